@@ -1,0 +1,431 @@
+//! RTPS messages and submessages (RTPS 2.5 §8.3, §9.4): zero-copy parsing and emission.
+//!
+//! TO BE IMPLEMENTED by the wire helper: the types and signatures below are the contract the
+//! core relies on; keep them (adding fields or helpers is fine).
+
+use crate::error::WireError;
+use crate::param::ParameterList;
+use crate::types::*;
+
+/// Submessage ids (RTPS 2.5 §9.4.5.1.1).
+pub mod id {
+    /// PAD
+    pub const PAD: u8 = 0x01;
+    /// ACKNACK
+    pub const ACKNACK: u8 = 0x06;
+    /// HEARTBEAT
+    pub const HEARTBEAT: u8 = 0x07;
+    /// GAP
+    pub const GAP: u8 = 0x08;
+    /// INFO_TS
+    pub const INFO_TS: u8 = 0x09;
+    /// INFO_SRC
+    pub const INFO_SRC: u8 = 0x0c;
+    /// INFO_REPLY_IP4
+    pub const INFO_REPLY_IP4: u8 = 0x0d;
+    /// INFO_DST
+    pub const INFO_DST: u8 = 0x0e;
+    /// INFO_REPLY
+    pub const INFO_REPLY: u8 = 0x0f;
+    /// NACK_FRAG
+    pub const NACK_FRAG: u8 = 0x12;
+    /// HEARTBEAT_FRAG
+    pub const HEARTBEAT_FRAG: u8 = 0x13;
+    /// DATA
+    pub const DATA: u8 = 0x15;
+    /// DATA_FRAG
+    pub const DATA_FRAG: u8 = 0x16;
+}
+
+/// The 20-byte RTPS message header (RTPS 2.5 §9.4.4).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Header {
+    /// Protocol version of the sender.
+    pub version: ProtocolVersion,
+    /// Vendor of the sender.
+    pub vendor: VendorId,
+    /// GUID prefix of the sending participant.
+    pub guid_prefix: GuidPrefix,
+}
+
+/// Length of the RTPS header.
+pub const HEADER_LEN: usize = 20;
+
+/// A set of up to 256 sequence numbers relative to `base` (RTPS 2.5 §9.4.2.6).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SequenceNumberSet {
+    /// bitmapBase; must be >= 1 on the wire.
+    pub base: SequenceNumber,
+    /// numBits, 0..=256.
+    pub num_bits: u32,
+    /// Bit i (MSB-first within each word, word i/32) says base+i is in the set.
+    pub bitmap: [u32; 8],
+}
+
+impl SequenceNumberSet {
+    /// An empty set with the given base.
+    pub fn new(base: SequenceNumber, num_bits: u32) -> Self {
+        todo!()
+    }
+    /// Adds `sn`; returns false if it is outside base..base+num_bits.
+    pub fn insert(&mut self, sn: SequenceNumber) -> bool {
+        todo!()
+    }
+    /// True if `sn` is in the set.
+    pub fn contains(&self, sn: SequenceNumber) -> bool {
+        todo!()
+    }
+    /// The members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = SequenceNumber> + '_ {
+        core::iter::empty()
+    }
+}
+
+/// A set of up to 256 fragment numbers relative to `base` (RTPS 2.5 §9.4.2.8). Fragment numbers start at 1.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FragmentNumberSet {
+    /// bitmapBase (>= 1).
+    pub base: u32,
+    /// numBits, 0..=256.
+    pub num_bits: u32,
+    /// As in [`SequenceNumberSet`].
+    pub bitmap: [u32; 8],
+}
+
+impl FragmentNumberSet {
+    /// An empty set.
+    pub fn new(base: u32, num_bits: u32) -> Self {
+        todo!()
+    }
+    /// Adds `n`; false if out of range.
+    pub fn insert(&mut self, n: u32) -> bool {
+        todo!()
+    }
+    /// True if `n` is in the set.
+    pub fn contains(&self, n: u32) -> bool {
+        todo!()
+    }
+    /// The members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        core::iter::empty()
+    }
+}
+
+/// DATA (RTPS 2.5 §8.3.8.2 / §9.4.5.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Data<'a> {
+    /// Destination reader (ENTITYID_UNKNOWN = all matched readers).
+    pub reader_id: EntityId,
+    /// Source writer.
+    pub writer_id: EntityId,
+    /// The sample's sequence number.
+    pub writer_sn: SequenceNumber,
+    /// Inline QoS (Q flag), e.g. PID_KEY_HASH and PID_STATUS_INFO.
+    pub inline_qos: Option<ParameterList<'a>>,
+    /// The serialized payload including its 4-byte encapsulation header (D or K flag).
+    pub payload: Option<&'a [u8]>,
+    /// K flag: the payload is a serialized key, not data.
+    pub key_flag: bool,
+    /// N flag: non-standard payload.
+    pub non_standard_flag: bool,
+}
+
+/// DATA_FRAG (RTPS 2.5 §8.3.8.3 / §9.4.5.4).
+#[derive(Clone, Copy, Debug)]
+pub struct DataFrag<'a> {
+    /// Destination reader.
+    pub reader_id: EntityId,
+    /// Source writer.
+    pub writer_id: EntityId,
+    /// The sample's sequence number.
+    pub writer_sn: SequenceNumber,
+    /// First fragment number in this submessage (1-based).
+    pub fragment_starting_num: u32,
+    /// Number of consecutive fragments carried.
+    pub fragments_in_submessage: u16,
+    /// Size of every fragment but possibly the last.
+    pub fragment_size: u16,
+    /// Total size of the serialized sample (including encapsulation header).
+    pub sample_size: u32,
+    /// Inline QoS.
+    pub inline_qos: Option<ParameterList<'a>>,
+    /// The fragment bytes (without trailing alignment padding beyond sample_size).
+    pub payload: &'a [u8],
+    /// K flag: key rather than data.
+    pub key_flag: bool,
+}
+
+/// HEARTBEAT (RTPS 2.5 §8.3.8.6).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Heartbeat {
+    /// Destination reader.
+    pub reader_id: EntityId,
+    /// Source writer.
+    pub writer_id: EntityId,
+    /// First available sequence number.
+    pub first_sn: SequenceNumber,
+    /// Last available sequence number.
+    pub last_sn: SequenceNumber,
+    /// Count, to detect duplicates.
+    pub count: i32,
+    /// F flag: no response required.
+    pub final_flag: bool,
+    /// L flag: liveliness assertion.
+    pub liveliness_flag: bool,
+}
+
+/// ACKNACK (RTPS 2.5 §8.3.8.1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct AckNack {
+    /// Source reader.
+    pub reader_id: EntityId,
+    /// Destination writer.
+    pub writer_id: EntityId,
+    /// All below base acknowledged; members negatively acknowledged.
+    pub reader_sn_state: SequenceNumberSet,
+    /// Count.
+    pub count: i32,
+    /// F flag.
+    pub final_flag: bool,
+}
+
+/// GAP (RTPS 2.5 §8.3.8.5).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Gap {
+    /// Destination reader.
+    pub reader_id: EntityId,
+    /// Source writer.
+    pub writer_id: EntityId,
+    /// First irrelevant sequence number; gap_start..gap_list.base are all irrelevant.
+    pub gap_start: SequenceNumber,
+    /// Further irrelevant sequence numbers.
+    pub gap_list: SequenceNumberSet,
+}
+
+/// NACK_FRAG (RTPS 2.5 §8.3.8.12).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct NackFrag {
+    /// Source reader.
+    pub reader_id: EntityId,
+    /// Destination writer.
+    pub writer_id: EntityId,
+    /// The sample concerned.
+    pub writer_sn: SequenceNumber,
+    /// Missing fragments.
+    pub fragment_number_state: FragmentNumberSet,
+    /// Count.
+    pub count: i32,
+}
+
+/// HEARTBEAT_FRAG (RTPS 2.5 §8.3.8.7).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct HeartbeatFrag {
+    /// Destination reader.
+    pub reader_id: EntityId,
+    /// Source writer.
+    pub writer_id: EntityId,
+    /// The sample concerned.
+    pub writer_sn: SequenceNumber,
+    /// Highest fragment number available.
+    pub last_fragment_num: u32,
+    /// Count.
+    pub count: i32,
+}
+
+/// INFO_SRC (RTPS 2.5 §8.3.8.9).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct InfoSrc {
+    /// Protocol version.
+    pub version: ProtocolVersion,
+    /// Vendor.
+    pub vendor: VendorId,
+    /// Source prefix for the following submessages.
+    pub guid_prefix: GuidPrefix,
+}
+
+/// Maximum number of locators kept from one INFO_REPLY list.
+pub const MAX_REPLY_LOCATORS: usize = 8;
+
+/// INFO_REPLY / INFO_REPLY_IP4 (RTPS 2.5 §8.3.8.8). Lists longer than
+/// [`MAX_REPLY_LOCATORS`] are truncated (not an error).
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct InfoReply {
+    /// Unicast reply locators.
+    pub unicast: Vec<Locator>,
+    /// Multicast reply locators (M flag).
+    pub multicast: Vec<Locator>,
+}
+
+/// One parsed submessage.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Submessage<'a> {
+    /// DATA
+    Data(Data<'a>),
+    /// DATA_FRAG
+    DataFrag(DataFrag<'a>),
+    /// HEARTBEAT
+    Heartbeat(Heartbeat),
+    /// HEARTBEAT_FRAG
+    HeartbeatFrag(HeartbeatFrag),
+    /// ACKNACK
+    AckNack(AckNack),
+    /// NACK_FRAG
+    NackFrag(NackFrag),
+    /// GAP
+    Gap(Gap),
+    /// INFO_TS; None when the I flag (invalidate) is set.
+    InfoTs(Option<Time>),
+    /// INFO_DST
+    InfoDst(GuidPrefix),
+    /// INFO_SRC
+    InfoSrc(InfoSrc),
+    /// INFO_REPLY or INFO_REPLY_IP4
+    InfoReply(InfoReply),
+    /// PAD
+    Pad,
+    /// A submessage id we do not know (skipped per RTPS 2.5 §8.3.4.1).
+    Unknown {
+        /// Its id.
+        id: u8,
+    },
+}
+
+/// A checked view of an RTPS message.
+pub struct Message<'a> {
+    /// The header.
+    pub header: Header,
+    body: &'a [u8],
+}
+
+impl<'a> Message<'a> {
+    /// Checks the header; submessages are checked one by one as they are iterated.
+    pub fn parse(bytes: &'a [u8]) -> Result<Message<'a>, WireError> {
+        todo!()
+    }
+    /// Iterates over submessages. An error item ends the iteration (the rest of the
+    /// message is invalid per §8.3.4.1); unknown submessage ids yield `Submessage::Unknown`.
+    pub fn submessages(&self) -> Submessages<'a> {
+        Submessages { rest: self.body }
+    }
+}
+
+/// Iterator over the submessages of a [`Message`].
+pub struct Submessages<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Submessages<'a> {
+    type Item = Result<Submessage<'a>, WireError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        todo!()
+    }
+}
+
+/// Builds an RTPS message into a reusable buffer; always little-endian.
+///
+/// Each `push_*` appends one submessage (header, body, padding to 4 bytes).
+pub struct MessageBuilder {
+    buf: Vec<u8>,
+}
+
+impl MessageBuilder {
+    /// Starts a message in `buf` (cleared first) with the given header.
+    pub fn new(mut buf: Vec<u8>, header: &Header) -> MessageBuilder {
+        buf.clear();
+        todo!()
+    }
+    /// Bytes written so far (header included).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    /// True if only the header has been written.
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() <= HEADER_LEN
+    }
+    /// Truncates back to `len` bytes (undoes submessages pushed after a `len()` snapshot).
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len.max(HEADER_LEN))
+    }
+    /// The message bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+    /// Finishes, returning the buffer.
+    pub fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+    /// INFO_TS with a timestamp, or with the I flag when `None`.
+    pub fn info_ts(&mut self, time: Option<Time>) {
+        todo!()
+    }
+    /// INFO_DST.
+    pub fn info_dst(&mut self, prefix: GuidPrefix) {
+        todo!()
+    }
+    /// INFO_SRC.
+    pub fn info_src(&mut self, src: &InfoSrc) {
+        todo!()
+    }
+    /// INFO_REPLY.
+    pub fn info_reply(&mut self, reply: &InfoReply) {
+        todo!()
+    }
+    /// DATA. `inline_qos` is an encoded little-endian parameter list body (parameters
+    /// followed by PID_SENTINEL, see [`crate::param::ParameterListWriter`]); `payload` is the
+    /// serialized payload including its encapsulation header.
+    #[allow(clippy::too_many_arguments)]
+    pub fn data(
+        &mut self,
+        reader_id: EntityId,
+        writer_id: EntityId,
+        writer_sn: SequenceNumber,
+        inline_qos: Option<&[u8]>,
+        payload: Option<&[u8]>,
+        key_flag: bool,
+    ) {
+        todo!()
+    }
+    /// DATA_FRAG carrying `payload` (fragments starting at `fragment_starting_num`, each
+    /// `fragment_size` long but possibly the last).
+    #[allow(clippy::too_many_arguments)]
+    pub fn data_frag(
+        &mut self,
+        reader_id: EntityId,
+        writer_id: EntityId,
+        writer_sn: SequenceNumber,
+        fragment_starting_num: u32,
+        fragments_in_submessage: u16,
+        fragment_size: u16,
+        sample_size: u32,
+        inline_qos: Option<&[u8]>,
+        payload: &[u8],
+        key_flag: bool,
+    ) {
+        todo!()
+    }
+    /// HEARTBEAT.
+    pub fn heartbeat(&mut self, hb: &Heartbeat) {
+        todo!()
+    }
+    /// HEARTBEAT_FRAG.
+    pub fn heartbeat_frag(&mut self, hb: &HeartbeatFrag) {
+        todo!()
+    }
+    /// ACKNACK (numBits words only are written).
+    pub fn acknack(&mut self, an: &AckNack) {
+        todo!()
+    }
+    /// NACK_FRAG.
+    pub fn nack_frag(&mut self, nf: &NackFrag) {
+        todo!()
+    }
+    /// GAP.
+    pub fn gap(&mut self, gap: &Gap) {
+        todo!()
+    }
+    /// PAD of `len` bytes of body (multiple of 4).
+    pub fn pad(&mut self, len: usize) {
+        todo!()
+    }
+}
