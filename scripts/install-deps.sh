@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Install the system and Python dependencies Halyard's tests need on a fresh
+# Debian 12 (bookworm) machine. Run as root. Idempotent: it installs only what
+# is missing, and runs `apt-get update` only when an apt package is missing.
+#
+#   cyclonedds-tools  ddsperf (Cyclone DDS 0.10.x), the interop reference peer
+#   cyclonedds-dev    Cyclone headers (and libddsc via dependency)
+#   libddsc0debian    libddsc.so.0 (Cyclone 0.10 core incl. security plugins)
+#   iproute2, nftables  network namespace / loss-injection helpers for tests
+#   python: cyclonedds  Cyclone 11 Python binding + `cyclonedds` CLI, used by
+#                       tests/peers/*.py
+set -euo pipefail
+
+log() { printf '[install-deps] %s\n' "$*"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+    log "not root: using sudo"
+else
+    SUDO=
+fi
+
+APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables)
+
+# Wait for any other apt/dpkg run (e.g. a background install) to finish instead
+# of fighting over the dpkg lock.
+wait_for_dpkg() {
+    local waited=0
+    while pgrep -x apt-get >/dev/null 2>&1 || pgrep -x apt >/dev/null 2>&1 \
+          || pgrep -x dpkg >/dev/null 2>&1 || pgrep -x unattended-upgr >/dev/null 2>&1; do
+        if [ "$waited" -eq 0 ]; then log "waiting for another apt/dpkg process to finish"; fi
+        sleep 2
+        waited=$((waited + 2))
+        if [ "$waited" -ge 900 ]; then log "gave up waiting for dpkg lock after 900 s"; break; fi
+    done
+}
+
+is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+wait_for_dpkg
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    if is_installed "$p"; then
+        log "apt: $p already installed ($(dpkg-query -W -f='${Version}' "$p"))"
+    else
+        missing+=("$p")
+    fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    log "apt: missing ${missing[*]}; running apt-get update"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update
+    wait_for_dpkg
+    log "apt: installing ${missing[*]}"
+    $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# Python binding (Cyclone DDS 11). Wait for a concurrent pip first.
+PYTHON=${PYTHON:-python3}
+waited=0
+while pgrep -f 'pip[0-9.]* install' >/dev/null 2>&1; do
+    if [ "$waited" -eq 0 ]; then log "waiting for another pip install to finish"; fi
+    sleep 2
+    waited=$((waited + 2))
+    if [ "$waited" -ge 900 ]; then break; fi
+done
+if "$PYTHON" -c 'import cyclonedds' >/dev/null 2>&1; then
+    log "pip: cyclonedds already importable ($("$PYTHON" -m pip show cyclonedds 2>/dev/null | sed -n 's/^Version: //p'))"
+else
+    log "pip: installing cyclonedds"
+    "$PYTHON" -m pip install cyclonedds
+fi
+
+log "ddsperf: $(command -v ddsperf || echo 'NOT FOUND')"
+log "done"
