@@ -1,11 +1,13 @@
 //! RTPS messages and submessages (RTPS 2.5 §8.3, §9.4): zero-copy parsing and emission.
 //!
-//! TO BE IMPLEMENTED by the wire helper: the types and signatures below are the contract the
-//! core relies on; keep them (adding fields or helpers is fine).
+//! Parsing lives in `message/parse.rs`, emission in `message/emit.rs`.
 
 use crate::error::WireError;
 use crate::param::ParameterList;
 use crate::types::*;
+
+mod emit;
+mod parse;
 
 /// Submessage ids (RTPS 2.5 §9.4.5.1.1).
 pub mod id {
@@ -51,6 +53,25 @@ pub struct Header {
 /// Length of the RTPS header.
 pub const HEADER_LEN: usize = 20;
 
+/// Sets bit `i` (< 256): word i/32, mask 1 << (31 - i%32).
+fn set_bit(bitmap: &mut [u32; 8], i: u32) {
+    if let Some(w) = bitmap.get_mut((i / 32) as usize) {
+        *w |= 1 << (31 - i % 32);
+    }
+}
+
+/// Reads bit `i` (false beyond 256).
+fn get_bit(bitmap: &[u32; 8], i: u32) -> bool {
+    bitmap
+        .get((i / 32) as usize)
+        .is_some_and(|w| w & (1 << (31 - i % 32)) != 0)
+}
+
+/// Indices of the set bits below `num_bits`, increasing.
+fn bits(bitmap: &[u32; 8], num_bits: u32) -> impl Iterator<Item = u32> + '_ {
+    (0..num_bits.min(256)).filter(move |&i| get_bit(bitmap, i))
+}
+
 /// A set of up to 256 sequence numbers relative to `base` (RTPS 2.5 §9.4.2.6).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct SequenceNumberSet {
@@ -63,21 +84,37 @@ pub struct SequenceNumberSet {
 }
 
 impl SequenceNumberSet {
-    /// An empty set with the given base.
+    /// An empty set with the given base (`num_bits` is clamped to 256).
     pub fn new(base: SequenceNumber, num_bits: u32) -> Self {
-        todo!()
+        SequenceNumberSet {
+            base,
+            num_bits: num_bits.min(256),
+            bitmap: [0; 8],
+        }
+    }
+    /// Bit index of `sn`, if within base..base+num_bits.
+    fn index(&self, sn: SequenceNumber) -> Option<u32> {
+        let d = sn.0.checked_sub(self.base.0)?;
+        (d >= 0 && d < self.num_bits as i64).then_some(d as u32)
     }
     /// Adds `sn`; returns false if it is outside base..base+num_bits.
     pub fn insert(&mut self, sn: SequenceNumber) -> bool {
-        todo!()
+        match self.index(sn) {
+            Some(i) => {
+                set_bit(&mut self.bitmap, i);
+                true
+            }
+            None => false,
+        }
     }
     /// True if `sn` is in the set.
     pub fn contains(&self, sn: SequenceNumber) -> bool {
-        todo!()
+        self.index(sn).is_some_and(|i| get_bit(&self.bitmap, i))
     }
     /// The members in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = SequenceNumber> + '_ {
-        core::iter::empty()
+        bits(&self.bitmap, self.num_bits)
+            .map(move |i| SequenceNumber(self.base.0.saturating_add(i as i64)))
     }
 }
 
@@ -93,21 +130,36 @@ pub struct FragmentNumberSet {
 }
 
 impl FragmentNumberSet {
-    /// An empty set.
+    /// An empty set (`num_bits` is clamped to 256).
     pub fn new(base: u32, num_bits: u32) -> Self {
-        todo!()
+        FragmentNumberSet {
+            base,
+            num_bits: num_bits.min(256),
+            bitmap: [0; 8],
+        }
+    }
+    /// Bit index of `n`, if within base..base+num_bits.
+    fn index(&self, n: u32) -> Option<u32> {
+        let d = n.checked_sub(self.base)?;
+        (d < self.num_bits).then_some(d)
     }
     /// Adds `n`; false if out of range.
     pub fn insert(&mut self, n: u32) -> bool {
-        todo!()
+        match self.index(n) {
+            Some(i) => {
+                set_bit(&mut self.bitmap, i);
+                true
+            }
+            None => false,
+        }
     }
     /// True if `n` is in the set.
     pub fn contains(&self, n: u32) -> bool {
-        todo!()
+        self.index(n).is_some_and(|i| get_bit(&self.bitmap, i))
     }
     /// The members in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        core::iter::empty()
+        bits(&self.bitmap, self.num_bits).map(move |i| self.base.saturating_add(i))
     }
 }
 
@@ -301,7 +353,8 @@ pub struct Message<'a> {
 impl<'a> Message<'a> {
     /// Checks the header; submessages are checked one by one as they are iterated.
     pub fn parse(bytes: &'a [u8]) -> Result<Message<'a>, WireError> {
-        todo!()
+        let (header, body) = parse::header(bytes)?;
+        Ok(Message { header, body })
     }
     /// Iterates over submessages. An error item ends the iteration (the rest of the
     /// message is invalid per §8.3.4.1); unknown submessage ids yield `Submessage::Unknown`.
@@ -315,117 +368,9 @@ pub struct Submessages<'a> {
     rest: &'a [u8],
 }
 
-impl<'a> Iterator for Submessages<'a> {
-    type Item = Result<Submessage<'a>, WireError>;
-    fn next(&mut self) -> Option<Self::Item> {
-        todo!()
-    }
-}
-
 /// Builds an RTPS message into a reusable buffer; always little-endian.
 ///
 /// Each `push_*` appends one submessage (header, body, padding to 4 bytes).
 pub struct MessageBuilder {
     buf: Vec<u8>,
-}
-
-impl MessageBuilder {
-    /// Starts a message in `buf` (cleared first) with the given header.
-    pub fn new(mut buf: Vec<u8>, header: &Header) -> MessageBuilder {
-        buf.clear();
-        todo!()
-    }
-    /// Bytes written so far (header included).
-    pub fn len(&self) -> usize {
-        self.buf.len()
-    }
-    /// True if only the header has been written.
-    pub fn is_empty(&self) -> bool {
-        self.buf.len() <= HEADER_LEN
-    }
-    /// Truncates back to `len` bytes (undoes submessages pushed after a `len()` snapshot).
-    pub fn truncate(&mut self, len: usize) {
-        self.buf.truncate(len.max(HEADER_LEN))
-    }
-    /// The message bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.buf
-    }
-    /// Finishes, returning the buffer.
-    pub fn finish(self) -> Vec<u8> {
-        self.buf
-    }
-    /// INFO_TS with a timestamp, or with the I flag when `None`.
-    pub fn info_ts(&mut self, time: Option<Time>) {
-        todo!()
-    }
-    /// INFO_DST.
-    pub fn info_dst(&mut self, prefix: GuidPrefix) {
-        todo!()
-    }
-    /// INFO_SRC.
-    pub fn info_src(&mut self, src: &InfoSrc) {
-        todo!()
-    }
-    /// INFO_REPLY.
-    pub fn info_reply(&mut self, reply: &InfoReply) {
-        todo!()
-    }
-    /// DATA. `inline_qos` is an encoded little-endian parameter list body (parameters
-    /// followed by PID_SENTINEL, see [`crate::param::ParameterListWriter`]); `payload` is the
-    /// serialized payload including its encapsulation header.
-    #[allow(clippy::too_many_arguments)]
-    pub fn data(
-        &mut self,
-        reader_id: EntityId,
-        writer_id: EntityId,
-        writer_sn: SequenceNumber,
-        inline_qos: Option<&[u8]>,
-        payload: Option<&[u8]>,
-        key_flag: bool,
-    ) {
-        todo!()
-    }
-    /// DATA_FRAG carrying `payload` (fragments starting at `fragment_starting_num`, each
-    /// `fragment_size` long but possibly the last).
-    #[allow(clippy::too_many_arguments)]
-    pub fn data_frag(
-        &mut self,
-        reader_id: EntityId,
-        writer_id: EntityId,
-        writer_sn: SequenceNumber,
-        fragment_starting_num: u32,
-        fragments_in_submessage: u16,
-        fragment_size: u16,
-        sample_size: u32,
-        inline_qos: Option<&[u8]>,
-        payload: &[u8],
-        key_flag: bool,
-    ) {
-        todo!()
-    }
-    /// HEARTBEAT.
-    pub fn heartbeat(&mut self, hb: &Heartbeat) {
-        todo!()
-    }
-    /// HEARTBEAT_FRAG.
-    pub fn heartbeat_frag(&mut self, hb: &HeartbeatFrag) {
-        todo!()
-    }
-    /// ACKNACK (numBits words only are written).
-    pub fn acknack(&mut self, an: &AckNack) {
-        todo!()
-    }
-    /// NACK_FRAG.
-    pub fn nack_frag(&mut self, nf: &NackFrag) {
-        todo!()
-    }
-    /// GAP.
-    pub fn gap(&mut self, gap: &Gap) {
-        todo!()
-    }
-    /// PAD of `len` bytes of body (multiple of 4).
-    pub fn pad(&mut self, len: usize) {
-        todo!()
-    }
 }

@@ -1,6 +1,4 @@
 //! Parameter lists (RTPS 2.5 §9.4.2.11) and the parameter ids used by Halyard.
-//!
-//! TO BE IMPLEMENTED by the wire helper; signatures are the contract.
 
 use crate::error::WireError;
 use crate::types::*;
@@ -86,32 +84,127 @@ pub struct ParameterList<'a> {
     pub little_endian: bool,
 }
 
+/// Reads a u16 at `at` in the given byte order, if the bytes are there.
+fn get_u16(bytes: &[u8], at: usize, le: bool) -> Option<u16> {
+    let b = bytes.get(at..at.checked_add(2)?)?;
+    let a = [b[0], b[1]];
+    Some(if le {
+        u16::from_le_bytes(a)
+    } else {
+        u16::from_be_bytes(a)
+    })
+}
+
+/// Iterator over the parameters of a [`ParameterList`].
+struct ParamIter<'a> {
+    rest: &'a [u8],
+    le: bool,
+    done: bool,
+}
+
+impl<'a> Iterator for ParamIter<'a> {
+    type Item = Result<Parameter<'a>, WireError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let (Some(id), Some(len)) = (
+                get_u16(self.rest, 0, self.le),
+                get_u16(self.rest, 2, self.le),
+            ) else {
+                self.done = true;
+                return Some(Err(WireError::BadParameterList));
+            };
+            if id == pid::SENTINEL {
+                self.done = true;
+                return None;
+            }
+            let end = 4 + len as usize;
+            let Some(value) = self.rest.get(4..end) else {
+                self.done = true;
+                return Some(Err(WireError::BadParameterList));
+            };
+            self.rest = &self.rest[end..];
+            if id != pid::PAD {
+                return Some(Ok(Parameter { id, value }));
+            }
+        }
+        None
+    }
+}
+
 impl<'a> ParameterList<'a> {
     /// Wraps bytes; nothing is checked until iteration.
     pub fn new(bytes: &'a [u8], little_endian: bool) -> Self {
-        ParameterList { bytes, little_endian }
+        ParameterList {
+            bytes,
+            little_endian,
+        }
     }
     /// Iterates parameters up to PID_SENTINEL (excluded; PID_PAD skipped). An error item
     /// (no sentinel, overrun) ends the iteration.
     pub fn iter(&self) -> impl Iterator<Item = Result<Parameter<'a>, WireError>> + 'a {
-        let _ = self;
-        core::iter::empty()
+        ParamIter {
+            rest: self.bytes,
+            le: self.little_endian,
+            done: false,
+        }
     }
     /// Byte length of the list including its sentinel (used to find the payload after inline QoS).
+    ///
+    /// The sentinel's own length field is ignored (Cyclone writes 0; the spec ignores it).
     pub fn encoded_len(&self) -> Result<usize, WireError> {
-        todo!()
+        let mut pos = 0usize;
+        loop {
+            let id = get_u16(self.bytes, pos, self.little_endian);
+            let len = get_u16(self.bytes, pos + 2, self.little_endian);
+            let (Some(id), Some(len)) = (id, len) else {
+                return Err(WireError::BadParameterList);
+            };
+            if id == pid::SENTINEL {
+                return Ok(pos + 4);
+            }
+            pos += 4 + len as usize;
+            if pos > self.bytes.len() {
+                return Err(WireError::BadParameterList);
+            }
+        }
     }
     /// The first parameter with this id (flags compared exactly).
     pub fn find(&self, id: u16) -> Result<Option<Parameter<'a>>, WireError> {
-        todo!()
+        for p in self.iter() {
+            let p = p?;
+            if p.id == id {
+                return Ok(Some(p));
+            }
+        }
+        Ok(None)
     }
     /// PID_KEY_HASH, if present and 16 bytes.
     pub fn key_hash(&self) -> Result<Option<[u8; 16]>, WireError> {
-        todo!()
+        match self.find(pid::KEY_HASH)? {
+            None => Ok(None),
+            Some(p) => {
+                let v = p
+                    .value
+                    .get(..16)
+                    .ok_or(WireError::InvalidField("key hash length"))?;
+                let mut k = [0u8; 16];
+                k.copy_from_slice(v);
+                Ok(Some(k))
+            }
+        }
     }
     /// PID_STATUS_INFO flags (big-endian on the wire per spec), 0 if absent.
     pub fn status_info(&self) -> Result<u32, WireError> {
-        todo!()
+        match self.find(pid::STATUS_INFO)? {
+            None => Ok(0),
+            Some(p) => {
+                let v = p
+                    .value
+                    .get(..4)
+                    .ok_or(WireError::InvalidField("status info length"))?;
+                Ok(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+            }
+        }
     }
 }
 
@@ -125,44 +218,126 @@ pub struct ValueReader<'a> {
 impl<'a> ValueReader<'a> {
     /// Starts reading `bytes`.
     pub fn new(bytes: &'a [u8], little_endian: bool) -> Self {
-        ValueReader { bytes, pos: 0, little_endian }
+        ValueReader {
+            bytes,
+            pos: 0,
+            little_endian,
+        }
+    }
+    /// Bytes not yet read (after aligning to `align`).
+    pub fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.pos)
+    }
+    /// Moves the position up to a multiple of `n` (relative to the value start).
+    fn align(&mut self, n: usize) {
+        self.pos = self.pos.div_ceil(n) * n;
+    }
+    /// Four bytes at a 4-aligned position.
+    fn four(&mut self) -> Result<[u8; 4], WireError> {
+        self.align(4);
+        let b = self.bytes(4)?;
+        Ok([b[0], b[1], b[2], b[3]])
     }
     /// u32 (4-byte aligned relative to the value start).
     pub fn u32(&mut self) -> Result<u32, WireError> {
-        todo!()
+        let b = self.four()?;
+        Ok(if self.little_endian {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        })
     }
     /// i32.
     pub fn i32(&mut self) -> Result<i32, WireError> {
-        todo!()
+        self.u32().map(|v| v as i32)
     }
     /// u16.
     pub fn u16(&mut self) -> Result<u16, WireError> {
-        todo!()
+        self.align(2);
+        let b = self.bytes(2)?;
+        let a = [b[0], b[1]];
+        Ok(if self.little_endian {
+            u16::from_le_bytes(a)
+        } else {
+            u16::from_be_bytes(a)
+        })
     }
     /// Raw bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], WireError> {
-        todo!()
+        let end = self.pos.checked_add(n).ok_or(WireError::Truncated)?;
+        let b = self.bytes.get(self.pos..end).ok_or(WireError::Truncated)?;
+        self.pos = end;
+        Ok(b)
     }
     /// CDR string (u32 length including NUL, bytes, NUL); must be valid UTF-8.
+    ///
+    /// A length of 0 is accepted as the empty string; one trailing NUL is stripped.
     pub fn string(&mut self) -> Result<&'a str, WireError> {
-        todo!()
+        let len = self.u32()? as usize;
+        let b = self.bytes(len)?;
+        let b = match b.split_last() {
+            Some((0, head)) => head,
+            _ => b,
+        };
+        core::str::from_utf8(b).map_err(|_| WireError::InvalidField("string not UTF-8"))
     }
     /// CDR sequence<octet>.
     pub fn octets(&mut self) -> Result<&'a [u8], WireError> {
-        todo!()
+        let len = self.u32()? as usize;
+        self.bytes(len)
     }
     /// Locator_t (kind, port, 16-byte address).
     pub fn locator(&mut self) -> Result<Locator, WireError> {
-        todo!()
+        let kind = self.i32()?;
+        let port = self.u32()?;
+        let mut address = [0u8; 16];
+        address.copy_from_slice(self.bytes(16)?);
+        Ok(Locator {
+            kind,
+            port,
+            address,
+        })
     }
     /// Duration_t.
     pub fn duration(&mut self) -> Result<Duration, WireError> {
-        todo!()
+        let seconds = self.i32()?;
+        let fraction = self.u32()?;
+        Ok(Duration { seconds, fraction })
     }
     /// 16-byte GUID.
     pub fn guid(&mut self) -> Result<Guid, WireError> {
-        todo!()
+        let mut g = [0u8; 16];
+        g.copy_from_slice(self.bytes(16)?);
+        Ok(Guid::from_bytes(g))
     }
+}
+
+/// Appends zeros to `buf` until `buf.len() - start` is a multiple of 4.
+pub(crate) fn pad4(buf: &mut Vec<u8>, start: usize) {
+    while (buf.len() - start) % 4 != 0 {
+        buf.push(0);
+    }
+}
+
+/// Appends a CDR string (length with NUL, bytes, NUL) at a 4-aligned position relative to `start`.
+pub(crate) fn put_string(buf: &mut Vec<u8>, start: usize, s: &str) {
+    pad4(buf, start);
+    buf.extend_from_slice(&(s.len() as u32 + 1).to_le_bytes());
+    buf.extend_from_slice(s.as_bytes());
+    buf.push(0);
+}
+
+/// Appends a Locator_t (little-endian).
+pub(crate) fn put_locator(buf: &mut Vec<u8>, l: &Locator) {
+    buf.extend_from_slice(&l.kind.to_le_bytes());
+    buf.extend_from_slice(&l.port.to_le_bytes());
+    buf.extend_from_slice(&l.address);
+}
+
+/// Appends a Duration_t (little-endian).
+pub(crate) fn put_duration(buf: &mut Vec<u8>, d: Duration) {
+    buf.extend_from_slice(&d.seconds.to_le_bytes());
+    buf.extend_from_slice(&d.fraction.to_le_bytes());
 }
 
 /// Appends a little-endian parameter list to a buffer. Each value is padded to 4 bytes;
@@ -178,38 +353,54 @@ impl<'b> ParameterListWriter<'b> {
     }
     /// A parameter with raw value bytes (padded to 4).
     pub fn raw(&mut self, id: u16, value: &[u8]) {
-        todo!()
+        self.with(id, |b| b.extend_from_slice(value));
     }
     /// A parameter whose value is written by `f` into the buffer (then padded to 4).
+    ///
+    /// Values longer than 65532 bytes cannot be represented; their length field saturates.
     pub fn with(&mut self, id: u16, f: impl FnOnce(&mut Vec<u8>)) {
-        todo!()
+        self.buf.extend_from_slice(&id.to_le_bytes());
+        let len_at = self.buf.len();
+        self.buf.extend_from_slice(&[0, 0]);
+        let start = self.buf.len();
+        f(self.buf);
+        pad4(self.buf, start);
+        let len = u16::try_from(self.buf.len() - start).unwrap_or(u16::MAX & !3);
+        self.buf[len_at..len_at + 2].copy_from_slice(&len.to_le_bytes());
     }
     /// A u32 value.
     pub fn u32(&mut self, id: u16, v: u32) {
-        todo!()
+        self.raw(id, &v.to_le_bytes());
     }
     /// A CDR string value.
     pub fn string(&mut self, id: u16, s: &str) {
-        todo!()
+        self.with(id, |b| {
+            let start = b.len();
+            put_string(b, start, s)
+        });
     }
     /// A sequence<octet> value.
     pub fn octets(&mut self, id: u16, v: &[u8]) {
-        todo!()
+        self.with(id, |b| {
+            b.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            b.extend_from_slice(v);
+        });
     }
     /// A locator value.
     pub fn locator(&mut self, id: u16, l: &Locator) {
-        todo!()
+        self.with(id, |b| put_locator(b, l));
     }
     /// A Duration_t value.
     pub fn duration(&mut self, id: u16, d: Duration) {
-        todo!()
+        self.with(id, |b| put_duration(b, d));
     }
     /// A GUID value.
     pub fn guid(&mut self, id: u16, g: Guid) {
-        todo!()
+        self.raw(id, &g.to_bytes());
     }
     /// PID_SENTINEL; ends the list.
     pub fn finish(self) {
-        todo!()
+        self.buf.extend_from_slice(&pid::SENTINEL.to_le_bytes());
+        self.buf.extend_from_slice(&[0, 0]);
     }
 }
