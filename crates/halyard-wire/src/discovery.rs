@@ -1,14 +1,75 @@
 //! SPDP and SEDP discovery data (RTPS 2.5 §8.5.3, §9.6.2): parse from and emit to PL_CDR.
 //!
-//! TO BE IMPLEMENTED by the wire helper; signatures are the contract.
+//! QoS parameters are handled in `discovery/qos_codec.rs`.
 //! Serialized payloads here include the 4-byte encapsulation header (PL_CDR_LE = 00 03 00 00
 //! when emitting; PL_CDR_BE and PL_CDR_LE accepted when parsing). Unknown parameters are
 //! skipped; unknown must-understand parameters reject the whole sample (RTPS 2.5 §9.6.2.2.1);
 //! vendor-specific parameters (0x8000 bit) are skipped unless understood.
 
 use crate::error::WireError;
+use crate::param::{pid, ParameterList, ParameterListWriter, ValueReader};
 use crate::qos::EndpointQos;
 use crate::types::*;
+
+mod qos_codec;
+
+/// Checks the PL_CDR encapsulation header and returns the parameter list behind it.
+fn open_pl(payload: &[u8]) -> Result<ParameterList<'_>, WireError> {
+    let (Some(h), Some(body)) = (payload.get(..4), payload.get(4..)) else {
+        return Err(WireError::Truncated);
+    };
+    match u16::from_be_bytes([h[0], h[1]]) {
+        0x0002 => Ok(ParameterList::new(body, false)),
+        0x0003 => Ok(ParameterList::new(body, true)),
+        other => Err(WireError::BadEncapsulation(other)),
+    }
+}
+
+/// Rejects an unknown parameter that is must-understand and not vendor-specific.
+fn check_unknown(id: u16) -> Result<(), WireError> {
+    if id & pid::MUST_UNDERSTAND_FLAG != 0 && id & pid::VENDOR_SPECIFIC_FLAG == 0 {
+        return Err(WireError::MustUnderstand(id));
+    }
+    Ok(())
+}
+
+/// Appends a locator unless the list already holds [`MAX_LOCATORS`].
+fn push_locator(list: &mut Vec<Locator>, r: &mut ValueReader<'_>) -> Result<(), WireError> {
+    let l = r.locator()?;
+    if list.len() < MAX_LOCATORS {
+        list.push(l);
+    }
+    Ok(())
+}
+
+/// PID_PROTOCOL_VERSION: major, minor (then padding).
+fn read_version(r: &mut ValueReader<'_>) -> Result<ProtocolVersion, WireError> {
+    let b = r.bytes(2)?;
+    Ok(ProtocolVersion { major: b[0], minor: b[1] })
+}
+
+/// PID_VENDORID: two bytes (then padding).
+fn read_vendor(r: &mut ValueReader<'_>) -> Result<VendorId, WireError> {
+    let b = r.bytes(2)?;
+    Ok(VendorId([b[0], b[1]]))
+}
+
+/// One-byte boolean (then padding).
+fn read_bool(r: &mut ValueReader<'_>) -> Result<bool, WireError> {
+    Ok(r.bytes(1)?[0] != 0)
+}
+
+/// Starts a PL_CDR_LE payload in `buf`.
+fn start_pl(buf: &mut Vec<u8>) -> ParameterListWriter<'_> {
+    buf.extend_from_slice(&[0x00, 0x03, 0x00, 0x00]);
+    ParameterListWriter::new(buf)
+}
+
+/// Writes PROTOCOL_VERSION and VENDORID.
+fn emit_version_vendor(w: &mut ParameterListWriter<'_>, v: ProtocolVersion, vendor: VendorId) {
+    w.raw(pid::PROTOCOL_VERSION, &[v.major, v.minor]);
+    w.raw(pid::VENDORID, &vendor.0);
+}
 
 /// Builtin endpoint set bits (RTPS 2.5 §8.5.3.2, Table 9.?).
 #[allow(missing_docs)]
@@ -66,13 +127,100 @@ pub const MAX_LOCATORS: usize = 16;
 pub const MAX_PARTITIONS: usize = 64;
 
 impl ParticipantData {
+    /// Defaults for everything but the GUID: version 2.5 (when PID_PROTOCOL_VERSION is
+    /// absent), unknown vendor, 100 s lease, no locators.
+    fn with_guid(guid: Guid) -> ParticipantData {
+        ParticipantData {
+            guid,
+            protocol_version: ProtocolVersion::V2_5,
+            vendor_id: VendorId::UNKNOWN,
+            domain_id: None,
+            domain_tag: String::new(),
+            expects_inline_qos: false,
+            metatraffic_unicast: Vec::new(),
+            metatraffic_multicast: Vec::new(),
+            default_unicast: Vec::new(),
+            default_multicast: Vec::new(),
+            builtin_endpoints: 0,
+            lease_duration: Duration { seconds: 100, fraction: 0 },
+            manual_liveliness_count: 0,
+            user_data: Vec::new(),
+            entity_name: None,
+        }
+    }
+    /// Applies one (non-vendor-specific) parameter.
+    fn apply(&mut self, id: u16, r: &mut ValueReader<'_>) -> Result<(), WireError> {
+        match id {
+            pid::PARTICIPANT_GUID => self.guid = r.guid()?,
+            pid::PROTOCOL_VERSION => self.protocol_version = read_version(r)?,
+            pid::VENDORID => self.vendor_id = read_vendor(r)?,
+            pid::DOMAIN_ID => self.domain_id = Some(r.u32()?),
+            pid::DOMAIN_TAG => self.domain_tag = r.string()?.to_owned(),
+            pid::EXPECTS_INLINE_QOS => self.expects_inline_qos = read_bool(r)?,
+            pid::METATRAFFIC_UNICAST_LOCATOR => push_locator(&mut self.metatraffic_unicast, r)?,
+            pid::METATRAFFIC_MULTICAST_LOCATOR => push_locator(&mut self.metatraffic_multicast, r)?,
+            pid::DEFAULT_UNICAST_LOCATOR => push_locator(&mut self.default_unicast, r)?,
+            pid::DEFAULT_MULTICAST_LOCATOR => push_locator(&mut self.default_multicast, r)?,
+            pid::BUILTIN_ENDPOINT_SET => self.builtin_endpoints = r.u32()?,
+            pid::PARTICIPANT_LEASE_DURATION => self.lease_duration = r.duration()?,
+            pid::PARTICIPANT_MANUAL_LIVELINESS_COUNT => self.manual_liveliness_count = r.i32()?,
+            pid::USER_DATA => self.user_data = r.octets()?.to_vec(),
+            pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
+            other => check_unknown(other)?,
+        }
+        Ok(())
+    }
     /// Parses a serialized payload (with encapsulation header).
     pub fn parse(payload: &[u8]) -> Result<ParticipantData, WireError> {
-        todo!()
+        let pl = open_pl(payload)?;
+        let mut d = ParticipantData::with_guid(Guid::default());
+        let mut have_guid = false;
+        for p in pl.iter() {
+            let p = p?;
+            if p.id & pid::VENDOR_SPECIFIC_FLAG != 0 {
+                continue;
+            }
+            have_guid |= p.id == pid::PARTICIPANT_GUID;
+            d.apply(p.id, &mut ValueReader::new(p.value, pl.little_endian))?;
+        }
+        if !have_guid {
+            return Err(WireError::MissingParameter(pid::PARTICIPANT_GUID));
+        }
+        Ok(d)
     }
     /// Appends the serialized payload (PL_CDR_LE encapsulation header, parameters, sentinel).
     pub fn emit(&self, buf: &mut Vec<u8>) {
-        todo!()
+        let mut w = start_pl(buf);
+        emit_version_vendor(&mut w, self.protocol_version, self.vendor_id);
+        w.guid(pid::PARTICIPANT_GUID, self.guid);
+        if let Some(id) = self.domain_id {
+            w.u32(pid::DOMAIN_ID, id);
+        }
+        if !self.domain_tag.is_empty() {
+            w.string(pid::DOMAIN_TAG, &self.domain_tag);
+        }
+        if self.expects_inline_qos {
+            w.raw(pid::EXPECTS_INLINE_QOS, &[1]);
+        }
+        let lists = [
+            (pid::METATRAFFIC_UNICAST_LOCATOR, &self.metatraffic_unicast),
+            (pid::METATRAFFIC_MULTICAST_LOCATOR, &self.metatraffic_multicast),
+            (pid::DEFAULT_UNICAST_LOCATOR, &self.default_unicast),
+            (pid::DEFAULT_MULTICAST_LOCATOR, &self.default_multicast),
+        ];
+        for (id, list) in lists {
+            list.iter().for_each(|l| w.locator(id, l));
+        }
+        w.u32(pid::BUILTIN_ENDPOINT_SET, self.builtin_endpoints);
+        w.duration(pid::PARTICIPANT_LEASE_DURATION, self.lease_duration);
+        w.u32(pid::PARTICIPANT_MANUAL_LIVELINESS_COUNT, self.manual_liveliness_count as u32);
+        if !self.user_data.is_empty() {
+            w.octets(pid::USER_DATA, &self.user_data);
+        }
+        if let Some(name) = &self.entity_name {
+            w.string(pid::ENTITY_NAME, name);
+        }
+        w.finish();
     }
 }
 
@@ -107,20 +255,125 @@ pub struct EndpointData {
 }
 
 impl EndpointData {
+    /// Defaults for an endpoint with this GUID (QoS defaults of its kind).
+    fn with_guid(guid: Guid) -> EndpointData {
+        let qos = if guid.entity.is_writer() {
+            EndpointQos::writer_default()
+        } else {
+            EndpointQos::reader_default()
+        };
+        EndpointData {
+            guid,
+            participant_guid: None,
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos,
+            unicast_locators: Vec::new(),
+            multicast_locators: Vec::new(),
+            expects_inline_qos: false,
+            protocol_version: None,
+            vendor_id: None,
+            type_max_size_serialized: None,
+            entity_name: None,
+        }
+    }
+    /// Applies one (non-vendor-specific) parameter, QoS included.
+    fn apply(&mut self, id: u16, r: &mut ValueReader<'_>) -> Result<(), WireError> {
+        match id {
+            pid::ENDPOINT_GUID => self.guid = r.guid()?,
+            pid::PARTICIPANT_GUID => self.participant_guid = Some(r.guid()?),
+            pid::TOPIC_NAME => self.topic_name = r.string()?.to_owned(),
+            pid::TYPE_NAME => self.type_name = r.string()?.to_owned(),
+            pid::UNICAST_LOCATOR => push_locator(&mut self.unicast_locators, r)?,
+            pid::MULTICAST_LOCATOR => push_locator(&mut self.multicast_locators, r)?,
+            pid::EXPECTS_INLINE_QOS => self.expects_inline_qos = read_bool(r)?,
+            pid::PROTOCOL_VERSION => self.protocol_version = Some(read_version(r)?),
+            pid::VENDORID => self.vendor_id = Some(read_vendor(r)?),
+            pid::TYPE_MAX_SIZE_SERIALIZED => self.type_max_size_serialized = Some(r.u32()?),
+            pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
+            other => {
+                if !qos_codec::parse(&mut self.qos, other, r)? {
+                    check_unknown(other)?
+                }
+            }
+        }
+        Ok(())
+    }
     /// Parses a serialized payload (with encapsulation header).
     pub fn parse(payload: &[u8]) -> Result<EndpointData, WireError> {
-        todo!()
+        let pl = open_pl(payload)?;
+        let guid =
+            pl.find(pid::ENDPOINT_GUID)?.ok_or(WireError::MissingParameter(pid::ENDPOINT_GUID))?;
+        let guid = ValueReader::new(guid.value, pl.little_endian).guid()?;
+        let mut d = EndpointData::with_guid(guid);
+        let (mut have_topic, mut have_type) = (false, false);
+        for p in pl.iter() {
+            let p = p?;
+            if p.id & pid::VENDOR_SPECIFIC_FLAG != 0 {
+                continue;
+            }
+            have_topic |= p.id == pid::TOPIC_NAME;
+            have_type |= p.id == pid::TYPE_NAME;
+            d.apply(p.id, &mut ValueReader::new(p.value, pl.little_endian))?;
+        }
+        if !have_topic {
+            return Err(WireError::MissingParameter(pid::TOPIC_NAME));
+        }
+        if !have_type {
+            return Err(WireError::MissingParameter(pid::TYPE_NAME));
+        }
+        Ok(d)
     }
     /// Appends the serialized payload. QoS policies equal to the default for the endpoint
     /// kind may be omitted, except RELIABILITY, DURABILITY, HISTORY and PARTITION (non-empty),
     /// which are always sent (peers differ in their defaults).
     pub fn emit(&self, buf: &mut Vec<u8>) {
-        todo!()
+        let mut w = start_pl(buf);
+        if let (Some(v), Some(vendor)) = (self.protocol_version, self.vendor_id) {
+            emit_version_vendor(&mut w, v, vendor);
+        } else {
+            self.protocol_version
+                .iter()
+                .for_each(|v| w.raw(pid::PROTOCOL_VERSION, &[v.major, v.minor]));
+            self.vendor_id.iter().for_each(|v| w.raw(pid::VENDORID, &v.0));
+        }
+        w.guid(pid::ENDPOINT_GUID, self.guid);
+        if let Some(g) = self.participant_guid {
+            w.guid(pid::PARTICIPANT_GUID, g);
+        }
+        w.string(pid::TOPIC_NAME, &self.topic_name);
+        w.string(pid::TYPE_NAME, &self.type_name);
+        qos_codec::emit(&mut w, &self.qos, self.guid.entity.is_writer());
+        self.unicast_locators.iter().for_each(|l| w.locator(pid::UNICAST_LOCATOR, l));
+        self.multicast_locators.iter().for_each(|l| w.locator(pid::MULTICAST_LOCATOR, l));
+        if self.expects_inline_qos {
+            w.raw(pid::EXPECTS_INLINE_QOS, &[1]);
+        }
+        if let Some(n) = self.type_max_size_serialized {
+            w.u32(pid::TYPE_MAX_SIZE_SERIALIZED, n);
+        }
+        if let Some(name) = &self.entity_name {
+            w.string(pid::ENTITY_NAME, name);
+        }
+        w.finish();
     }
 }
 
 /// Parses only the key of a disposed/unregistered discovery sample: a serialized key payload
 /// (PL_CDR with PID_ENDPOINT_GUID or PID_PARTICIPANT_GUID) or, failing that, None.
+///
+/// A CDR_BE / CDR_LE payload (encapsulation 0x0000 / 0x0001) is read as a bare 16-byte GUID.
 pub fn parse_key_guid(payload: &[u8]) -> Result<Option<Guid>, WireError> {
-    todo!()
+    let h = payload.get(..2).ok_or(WireError::Truncated)?;
+    if let 0x0000 | 0x0001 = u16::from_be_bytes([h[0], h[1]]) {
+        let mut g = [0u8; 16];
+        g.copy_from_slice(payload.get(4..20).ok_or(WireError::Truncated)?);
+        return Ok(Some(Guid::from_bytes(g)));
+    }
+    let pl = open_pl(payload)?;
+    let p = match pl.find(pid::ENDPOINT_GUID)? {
+        Some(p) => Some(p),
+        None => pl.find(pid::PARTICIPANT_GUID)?,
+    };
+    p.map(|p| ValueReader::new(p.value, pl.little_endian).guid()).transpose()
 }

@@ -62,9 +62,7 @@ fn set_bit(bitmap: &mut [u32; 8], i: u32) {
 
 /// Reads bit `i` (false beyond 256).
 fn get_bit(bitmap: &[u32; 8], i: u32) -> bool {
-    bitmap
-        .get((i / 32) as usize)
-        .is_some_and(|w| w & (1 << (31 - i % 32)) != 0)
+    bitmap.get((i / 32) as usize).is_some_and(|w| w & (1 << (31 - i % 32)) != 0)
 }
 
 /// Indices of the set bits below `num_bits`, increasing.
@@ -86,11 +84,7 @@ pub struct SequenceNumberSet {
 impl SequenceNumberSet {
     /// An empty set with the given base (`num_bits` is clamped to 256).
     pub fn new(base: SequenceNumber, num_bits: u32) -> Self {
-        SequenceNumberSet {
-            base,
-            num_bits: num_bits.min(256),
-            bitmap: [0; 8],
-        }
+        SequenceNumberSet { base, num_bits: num_bits.min(256), bitmap: [0; 8] }
     }
     /// Bit index of `sn`, if within base..base+num_bits.
     fn index(&self, sn: SequenceNumber) -> Option<u32> {
@@ -132,11 +126,7 @@ pub struct FragmentNumberSet {
 impl FragmentNumberSet {
     /// An empty set (`num_bits` is clamped to 256).
     pub fn new(base: u32, num_bits: u32) -> Self {
-        FragmentNumberSet {
-            base,
-            num_bits: num_bits.min(256),
-            bitmap: [0; 8],
-        }
+        FragmentNumberSet { base, num_bits: num_bits.min(256), bitmap: [0; 8] }
     }
     /// Bit index of `n`, if within base..base+num_bits.
     fn index(&self, n: u32) -> Option<u32> {

@@ -88,11 +88,7 @@ pub struct ParameterList<'a> {
 fn get_u16(bytes: &[u8], at: usize, le: bool) -> Option<u16> {
     let b = bytes.get(at..at.checked_add(2)?)?;
     let a = [b[0], b[1]];
-    Some(if le {
-        u16::from_le_bytes(a)
-    } else {
-        u16::from_be_bytes(a)
-    })
+    Some(if le { u16::from_le_bytes(a) } else { u16::from_be_bytes(a) })
 }
 
 /// Iterator over the parameters of a [`ParameterList`].
@@ -106,10 +102,9 @@ impl<'a> Iterator for ParamIter<'a> {
     type Item = Result<Parameter<'a>, WireError>;
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
-            let (Some(id), Some(len)) = (
-                get_u16(self.rest, 0, self.le),
-                get_u16(self.rest, 2, self.le),
-            ) else {
+            let (Some(id), Some(len)) =
+                (get_u16(self.rest, 0, self.le), get_u16(self.rest, 2, self.le))
+            else {
                 self.done = true;
                 return Some(Err(WireError::BadParameterList));
             };
@@ -134,19 +129,12 @@ impl<'a> Iterator for ParamIter<'a> {
 impl<'a> ParameterList<'a> {
     /// Wraps bytes; nothing is checked until iteration.
     pub fn new(bytes: &'a [u8], little_endian: bool) -> Self {
-        ParameterList {
-            bytes,
-            little_endian,
-        }
+        ParameterList { bytes, little_endian }
     }
     /// Iterates parameters up to PID_SENTINEL (excluded; PID_PAD skipped). An error item
     /// (no sentinel, overrun) ends the iteration.
     pub fn iter(&self) -> impl Iterator<Item = Result<Parameter<'a>, WireError>> + 'a {
-        ParamIter {
-            rest: self.bytes,
-            le: self.little_endian,
-            done: false,
-        }
+        ParamIter { rest: self.bytes, le: self.little_endian, done: false }
     }
     /// Byte length of the list including its sentinel (used to find the payload after inline QoS).
     ///
@@ -183,10 +171,7 @@ impl<'a> ParameterList<'a> {
         match self.find(pid::KEY_HASH)? {
             None => Ok(None),
             Some(p) => {
-                let v = p
-                    .value
-                    .get(..16)
-                    .ok_or(WireError::InvalidField("key hash length"))?;
+                let v = p.value.get(..16).ok_or(WireError::InvalidField("key hash length"))?;
                 let mut k = [0u8; 16];
                 k.copy_from_slice(v);
                 Ok(Some(k))
@@ -198,10 +183,7 @@ impl<'a> ParameterList<'a> {
         match self.find(pid::STATUS_INFO)? {
             None => Ok(0),
             Some(p) => {
-                let v = p
-                    .value
-                    .get(..4)
-                    .ok_or(WireError::InvalidField("status info length"))?;
+                let v = p.value.get(..4).ok_or(WireError::InvalidField("status info length"))?;
                 Ok(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
             }
         }
@@ -218,11 +200,7 @@ pub struct ValueReader<'a> {
 impl<'a> ValueReader<'a> {
     /// Starts reading `bytes`.
     pub fn new(bytes: &'a [u8], little_endian: bool) -> Self {
-        ValueReader {
-            bytes,
-            pos: 0,
-            little_endian,
-        }
+        ValueReader { bytes, pos: 0, little_endian }
     }
     /// Bytes not yet read (after aligning to `align`).
     pub fn remaining(&self) -> usize {
@@ -241,11 +219,7 @@ impl<'a> ValueReader<'a> {
     /// u32 (4-byte aligned relative to the value start).
     pub fn u32(&mut self) -> Result<u32, WireError> {
         let b = self.four()?;
-        Ok(if self.little_endian {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        })
+        Ok(if self.little_endian { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
     }
     /// i32.
     pub fn i32(&mut self) -> Result<i32, WireError> {
@@ -256,11 +230,7 @@ impl<'a> ValueReader<'a> {
         self.align(2);
         let b = self.bytes(2)?;
         let a = [b[0], b[1]];
-        Ok(if self.little_endian {
-            u16::from_le_bytes(a)
-        } else {
-            u16::from_be_bytes(a)
-        })
+        Ok(if self.little_endian { u16::from_le_bytes(a) } else { u16::from_be_bytes(a) })
     }
     /// Raw bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], WireError> {
@@ -292,11 +262,7 @@ impl<'a> ValueReader<'a> {
         let port = self.u32()?;
         let mut address = [0u8; 16];
         address.copy_from_slice(self.bytes(16)?);
-        Ok(Locator {
-            kind,
-            port,
-            address,
-        })
+        Ok(Locator { kind, port, address })
     }
     /// Duration_t.
     pub fn duration(&mut self) -> Result<Duration, WireError> {
@@ -314,9 +280,8 @@ impl<'a> ValueReader<'a> {
 
 /// Appends zeros to `buf` until `buf.len() - start` is a multiple of 4.
 pub(crate) fn pad4(buf: &mut Vec<u8>, start: usize) {
-    while (buf.len() - start) % 4 != 0 {
-        buf.push(0);
-    }
+    let len = buf.len() - start;
+    buf.resize(start + len.div_ceil(4) * 4, 0);
 }
 
 /// Appends a CDR string (length with NUL, bytes, NUL) at a 4-aligned position relative to `start`.
@@ -365,7 +330,7 @@ impl<'b> ParameterListWriter<'b> {
         let start = self.buf.len();
         f(self.buf);
         pad4(self.buf, start);
-        let len = u16::try_from(self.buf.len() - start).unwrap_or(u16::MAX & !3);
+        let len = u16::try_from(self.buf.len() - start).unwrap_or(0xfffc);
         self.buf[len_at..len_at + 2].copy_from_slice(&len.to_le_bytes());
     }
     /// A u32 value.

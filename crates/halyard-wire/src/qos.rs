@@ -65,11 +65,7 @@ pub struct ResourceLimits {
 
 impl Default for ResourceLimits {
     fn default() -> Self {
-        ResourceLimits {
-            max_samples: -1,
-            max_instances: -1,
-            max_samples_per_instance: -1,
-        }
+        ResourceLimits { max_samples: -1, max_instances: -1, max_samples_per_instance: -1 }
     }
 }
 
@@ -96,10 +92,7 @@ pub struct Liveliness {
 
 impl Default for Liveliness {
     fn default() -> Self {
-        Liveliness {
-            kind: LivelinessKind::Automatic,
-            lease_duration: Duration::INFINITE,
-        }
+        Liveliness { kind: LivelinessKind::Automatic, lease_duration: Duration::INFINITE }
     }
 }
 

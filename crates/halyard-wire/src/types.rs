@@ -96,10 +96,7 @@ impl Guid {
     pub fn from_bytes(b: [u8; 16]) -> Guid {
         let mut p = [0u8; 12];
         p.copy_from_slice(&b[..12]);
-        Guid {
-            prefix: GuidPrefix(p),
-            entity: EntityId([b[12], b[13], b[14], b[15]]),
-        }
+        Guid { prefix: GuidPrefix(p), entity: EntityId([b[12], b[13], b[14], b[15]]) }
     }
 }
 
@@ -156,11 +153,7 @@ impl Locator {
     pub fn udpv4(ip: [u8; 4], port: u16) -> Locator {
         let mut address = [0u8; 16];
         address[12..].copy_from_slice(&ip);
-        Locator {
-            kind: Self::KIND_UDPV4,
-            port: port as u32,
-            address,
-        }
+        Locator { kind: Self::KIND_UDPV4, port: port as u32, address }
     }
     /// The IPv4 address and port, for UDPv4 locators whose port fits 16 bits.
     pub fn as_udpv4(&self) -> Option<([u8; 4], u16)> {
@@ -184,18 +177,12 @@ pub struct Time {
 
 impl Time {
     /// TIME_INVALID.
-    pub const INVALID: Time = Time {
-        seconds: -1,
-        fraction: 0xffff_ffff,
-    };
+    pub const INVALID: Time = Time { seconds: -1, fraction: 0xffff_ffff };
     /// From nanoseconds since the Unix epoch.
     pub fn from_nanos(nanos: i64) -> Time {
         let seconds = nanos.div_euclid(1_000_000_000);
         let rem = nanos.rem_euclid(1_000_000_000) as u64;
-        Time {
-            seconds: seconds as i32,
-            fraction: ((rem << 32) / 1_000_000_000) as u32,
-        }
+        Time { seconds: seconds as i32, fraction: ((rem << 32) / 1_000_000_000) as u32 }
     }
     /// To nanoseconds since the Unix epoch.
     pub fn to_nanos(self) -> i64 {
@@ -214,35 +201,22 @@ pub struct Duration {
 
 impl Duration {
     /// DURATION_INFINITE.
-    pub const INFINITE: Duration = Duration {
-        seconds: 0x7fff_ffff,
-        fraction: 0xffff_ffff,
-    };
+    pub const INFINITE: Duration = Duration { seconds: 0x7fff_ffff, fraction: 0xffff_ffff };
     /// DURATION_ZERO.
-    pub const ZERO: Duration = Duration {
-        seconds: 0,
-        fraction: 0,
-    };
+    pub const ZERO: Duration = Duration { seconds: 0, fraction: 0 };
     /// From nanoseconds; saturates to INFINITE.
     pub fn from_nanos(nanos: i64) -> Duration {
         if nanos >= 0x7fff_ffff * 1_000_000_000 {
             return Self::INFINITE;
         }
         let t = Time::from_nanos(nanos);
-        Duration {
-            seconds: t.seconds,
-            fraction: t.fraction,
-        }
+        Duration { seconds: t.seconds, fraction: t.fraction }
     }
     /// To nanoseconds; INFINITE maps to i64::MAX.
     pub fn to_nanos(self) -> i64 {
         if self == Self::INFINITE {
             return i64::MAX;
         }
-        Time {
-            seconds: self.seconds,
-            fraction: self.fraction,
-        }
-        .to_nanos()
+        Time { seconds: self.seconds, fraction: self.fraction }.to_nanos()
     }
 }

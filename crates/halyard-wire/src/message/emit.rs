@@ -127,13 +127,7 @@ impl MessageBuilder {
     ) {
         let s = self.begin(
             id::DATA,
-            data_flags(
-                inline_qos.is_some(),
-                payload.is_some(),
-                key_flag,
-                0x04,
-                0x08,
-            ),
+            data_flags(inline_qos.is_some(), payload.is_some(), key_flag, 0x04, 0x08),
         );
         self.u16(0);
         self.u16(16);
@@ -208,10 +202,7 @@ impl MessageBuilder {
         self.ids(nf.reader_id, nf.writer_id);
         self.sn(nf.writer_sn);
         self.u32(nf.fragment_number_state.base);
-        self.bitmap(
-            nf.fragment_number_state.num_bits,
-            &nf.fragment_number_state.bitmap,
-        );
+        self.bitmap(nf.fragment_number_state.num_bits, &nf.fragment_number_state.bitmap);
         self.u32(nf.count as u32);
         self.end(s);
     }

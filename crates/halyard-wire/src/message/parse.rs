@@ -16,10 +16,7 @@ pub(super) fn header(bytes: &[u8]) -> Result<(Header, &[u8]), WireError> {
     let mut prefix = [0u8; 12];
     prefix.copy_from_slice(&h[8..20]);
     let header = Header {
-        version: ProtocolVersion {
-            major: h[4],
-            minor: h[5],
-        },
+        version: ProtocolVersion { major: h[4], minor: h[5] },
         vendor: VendorId([h[6], h[7]]),
         guid_prefix: GuidPrefix(prefix),
     };
@@ -32,9 +29,7 @@ impl<'a> Iterator for Submessages<'a> {
         if self.rest.is_empty() {
             return None;
         }
-        let result = self
-            .split_next()
-            .and_then(|(sid, flags, body)| submessage(sid, flags, body));
+        let result = self.split_next().and_then(|(sid, flags, body)| submessage(sid, flags, body));
         if result.is_err() {
             self.rest = &[];
         }
@@ -51,11 +46,7 @@ impl<'a> Submessages<'a> {
         };
         let (sid, flags) = (h[0], h[1]);
         let raw = [h[2], h[3]];
-        let len = if flags & 1 != 0 {
-            u16::from_le_bytes(raw)
-        } else {
-            u16::from_be_bytes(raw)
-        };
+        let len = if flags & 1 != 0 { u16::from_le_bytes(raw) } else { u16::from_be_bytes(raw) };
         let len = match (len, sid) {
             (0, id::PAD | id::INFO_TS) => 0,
             (0, _) => after.len(),
@@ -97,19 +88,11 @@ impl<'a> Cursor<'a> {
     }
     fn u16(&mut self) -> Result<u16, WireError> {
         let a = self.array::<2>()?;
-        Ok(if self.le {
-            u16::from_le_bytes(a)
-        } else {
-            u16::from_be_bytes(a)
-        })
+        Ok(if self.le { u16::from_le_bytes(a) } else { u16::from_be_bytes(a) })
     }
     fn u32(&mut self) -> Result<u32, WireError> {
         let a = self.array::<4>()?;
-        Ok(if self.le {
-            u32::from_le_bytes(a)
-        } else {
-            u32::from_be_bytes(a)
-        })
+        Ok(if self.le { u32::from_le_bytes(a) } else { u32::from_be_bytes(a) })
     }
     fn i32(&mut self) -> Result<i32, WireError> {
         self.u32().map(|v| v as i32)
@@ -134,11 +117,7 @@ impl<'a> Cursor<'a> {
         let words = num_bits.div_ceil(32) as usize;
         for (i, w) in bitmap.iter_mut().take(words).enumerate() {
             let valid = num_bits - 32 * i as u32;
-            let mask = if valid >= 32 {
-                u32::MAX
-            } else {
-                !(u32::MAX >> valid)
-            };
+            let mask = if valid >= 32 { u32::MAX } else { !(u32::MAX >> valid) };
             *w = self.u32()? & mask;
         }
         Ok(bitmap)
@@ -150,11 +129,7 @@ impl<'a> Cursor<'a> {
         }
         let num_bits = self.u32()?;
         let bitmap = self.bitmap(num_bits)?;
-        Ok(SequenceNumberSet {
-            base,
-            num_bits,
-            bitmap,
-        })
+        Ok(SequenceNumberSet { base, num_bits, bitmap })
     }
     fn frag_set(&mut self) -> Result<FragmentNumberSet, WireError> {
         let base = self.u32()?;
@@ -163,22 +138,14 @@ impl<'a> Cursor<'a> {
         }
         let num_bits = self.u32()?;
         let bitmap = self.bitmap(num_bits)?;
-        Ok(FragmentNumberSet {
-            base,
-            num_bits,
-            bitmap,
-        })
+        Ok(FragmentNumberSet { base, num_bits, bitmap })
     }
     /// Locator_t: kind, port, 16-byte address.
     fn locator(&mut self) -> Result<Locator, WireError> {
         let kind = self.i32()?;
         let port = self.u32()?;
         let address = self.array::<16>()?;
-        Ok(Locator {
-            kind,
-            port,
-            address,
-        })
+        Ok(Locator { kind, port, address })
     }
     /// u32 count then that many Locator_t, keeping at most MAX_REPLY_LOCATORS.
     fn locator_list(&mut self) -> Result<Vec<Locator>, WireError> {
@@ -198,11 +165,7 @@ impl<'a> Cursor<'a> {
         let port = self.u32()?;
         let mut address = [0u8; 16];
         address[12..].copy_from_slice(&addr.to_be_bytes());
-        Ok(Locator {
-            kind: Locator::KIND_UDPV4,
-            port,
-            address,
-        })
+        Ok(Locator { kind: Locator::KIND_UDPV4, port, address })
     }
 }
 
@@ -247,39 +210,25 @@ fn info_submessage<'a>(
 ) -> Result<Submessage<'a>, WireError> {
     Ok(match sid {
         id::INFO_TS if flags & 0x02 != 0 => Submessage::InfoTs(None),
-        id::INFO_TS => Submessage::InfoTs(Some(Time {
-            seconds: c.i32()?,
-            fraction: c.u32()?,
-        })),
+        id::INFO_TS => Submessage::InfoTs(Some(Time { seconds: c.i32()?, fraction: c.u32()? })),
         id::INFO_DST => Submessage::InfoDst(c.prefix()?),
         id::INFO_SRC => {
             c.u32()?;
             let v = c.array::<2>()?;
             Submessage::InfoSrc(InfoSrc {
-                version: ProtocolVersion {
-                    major: v[0],
-                    minor: v[1],
-                },
+                version: ProtocolVersion { major: v[0], minor: v[1] },
                 vendor: VendorId(c.array::<2>()?),
                 guid_prefix: c.prefix()?,
             })
         }
         id::INFO_REPLY => {
             let unicast = c.locator_list()?;
-            let multicast = if flags & 0x02 != 0 {
-                c.locator_list()?
-            } else {
-                Vec::new()
-            };
+            let multicast = if flags & 0x02 != 0 { c.locator_list()? } else { Vec::new() };
             Submessage::InfoReply(InfoReply { unicast, multicast })
         }
         id::INFO_REPLY_IP4 => {
             let unicast = vec![c.locator_udpv4()?];
-            let multicast = if flags & 0x02 != 0 {
-                vec![c.locator_udpv4()?]
-            } else {
-                Vec::new()
-            };
+            let multicast = if flags & 0x02 != 0 { vec![c.locator_udpv4()?] } else { Vec::new() };
             Submessage::InfoReply(InfoReply { unicast, multicast })
         }
         id::PAD => Submessage::Pad,
@@ -296,9 +245,7 @@ fn inline_qos_and_rest<'a>(
     q: bool,
 ) -> Result<(Option<ParameterList<'a>>, &'a [u8]), WireError> {
     let start = 4 + octets_to_inline_qos as usize;
-    let after = body
-        .get(start..)
-        .ok_or(WireError::InvalidField("octetsToInlineQos"))?;
+    let after = body.get(start..).ok_or(WireError::InvalidField("octetsToInlineQos"))?;
     if !q {
         return Ok((None, after));
     }
@@ -321,15 +268,7 @@ fn data<'a>(c: &mut Cursor<'a>, flags: u8) -> Result<Data<'a>, WireError> {
     let key_flag = flags & 0x08 != 0;
     let payload = (flags & 0x04 != 0 || key_flag).then_some(rest);
     let non_standard_flag = flags & 0x10 != 0;
-    Ok(Data {
-        reader_id,
-        writer_id,
-        writer_sn,
-        inline_qos,
-        payload,
-        key_flag,
-        non_standard_flag,
-    })
+    Ok(Data { reader_id, writer_id, writer_sn, inline_qos, payload, key_flag, non_standard_flag })
 }
 
 /// DATA_FRAG: Q=0x02, K=0x04, N=0x08.
@@ -398,10 +337,5 @@ fn gap(c: &mut Cursor<'_>) -> Result<Gap, WireError> {
         return Err(WireError::InvalidField("gapStart < 1"));
     }
     let gap_list = c.sn_set()?;
-    Ok(Gap {
-        reader_id,
-        writer_id,
-        gap_start,
-        gap_list,
-    })
+    Ok(Gap { reader_id, writer_id, gap_start, gap_list })
 }
