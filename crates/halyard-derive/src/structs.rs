@@ -1,0 +1,319 @@
+//! Code generation for structs: `CdrEncode`, `CdrDecode` and (for topics) `TopicType`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{Data, DeriveInput, Fields, Ident, Type};
+
+use crate::attrs::{ext_tokens, field_id, is_key, runtime_path, type_attrs, Ext, TypeAttrs};
+
+/// One named field and its CDR attributes.
+struct Member {
+    ident: Ident,
+    local: Ident,
+    ty: Type,
+    id: u32,
+    key: bool,
+    optional: bool,
+}
+
+/// Everything code generation needs about the struct.
+struct Model<'a> {
+    input: &'a DeriveInput,
+    attrs: TypeAttrs,
+    members: Vec<Member>,
+    cdr: TokenStream,
+}
+
+impl Model<'_> {
+    /// The explicitly `#[key]` members, in key-serialization order.
+    fn keys(&self) -> Vec<&Member> {
+        let mut keys: Vec<&Member> = self.members.iter().filter(|m| m.key).collect();
+        if self.attrs.ext == Ext::Mutable {
+            keys.sort_by_key(|m| m.id);
+        }
+        keys
+    }
+
+    /// The members serialized when this type is itself a key member: its keys, or all
+    /// members when it has none.
+    fn effective_keys(&self) -> Vec<&Member> {
+        let keys = self.keys();
+        if !keys.is_empty() {
+            return keys;
+        }
+        let mut all: Vec<&Member> = self.members.iter().collect();
+        if self.attrs.ext == Ext::Mutable {
+            all.sort_by_key(|m| m.id);
+        }
+        all
+    }
+}
+
+/// Expands `#[derive(Topic)]` (`topic`) or `#[derive(CdrType)]` on a struct.
+pub fn expand(input: &DeriveInput, topic: bool) -> syn::Result<TokenStream> {
+    let model = Model {
+        input,
+        attrs: type_attrs(input)?,
+        members: members(input)?,
+        cdr: runtime_path(),
+    };
+    let encode = encode_impl(&model);
+    let decode = decode_impl(&model);
+    let topic = if topic {
+        topic_impl(&model)
+    } else {
+        TokenStream::new()
+    };
+    Ok(quote!(#encode #decode #topic))
+}
+
+fn members(input: &DeriveInput) -> syn::Result<Vec<Member>> {
+    let fields = match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(named) => &named.named,
+            _ => return Err(syn::Error::new_spanned(input, "expected named fields")),
+        },
+        _ => return Err(syn::Error::new_spanned(input, "expected a struct")),
+    };
+    let mut out: Vec<Member> = Vec::new();
+    for (index, f) in fields.iter().enumerate() {
+        let ident = f.ident.clone().expect("named field");
+        let m = Member {
+            local: format_ident!("__f{}", index),
+            ty: f.ty.clone(),
+            id: field_id(f)?.unwrap_or(index as u32),
+            key: is_key(f),
+            optional: is_option(&f.ty),
+            ident,
+        };
+        if m.key && m.optional {
+            return Err(syn::Error::new_spanned(
+                f,
+                "a key member cannot be optional",
+            ));
+        }
+        if out.iter().any(|o| o.id == m.id) {
+            return Err(syn::Error::new_spanned(f, "duplicate member id"));
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Whether the type is spelled `Option<..>` (an optional member).
+fn is_option(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Option" && !s.arguments.is_empty()),
+        _ => false,
+    }
+}
+
+fn encode_impl(m: &Model) -> TokenStream {
+    let cdr = &m.cdr;
+    let name = &m.input.ident;
+    let (ig, tg, wc) = m.input.generics.split_for_impl();
+    let ext = ext_tokens(cdr, m.attrs.ext);
+    let writes = m.members.iter().map(|f| {
+        let (ident, id, key) = (&f.ident, f.id, f.key);
+        if f.optional {
+            quote!(__w.write_optional_member(&__scope, #id, ::core::option::Option::as_ref(&self.#ident))?;)
+        } else {
+            quote!(__w.write_member(&__scope, #id, #key, &self.#ident)?;)
+        }
+    });
+    let keys = m.effective_keys();
+    let key_writes = key_writes(cdr, &keys);
+    let key_max = key_max(cdr, &keys);
+    quote! {
+        #[automatically_derived]
+        impl #ig #cdr::CdrEncode for #name #tg #wc {
+            fn encode(&self, __w: &mut #cdr::CdrWriter<'_>) -> ::core::result::Result<(), #cdr::CdrError> {
+                let __scope = __w.begin_struct(#ext);
+                #(#writes)*
+                __w.end_struct(__scope)
+            }
+            fn encode_key_members(&self, __w: &mut #cdr::CdrWriter<'_>) -> ::core::result::Result<(), #cdr::CdrError> {
+                #key_writes
+            }
+            fn key_max_end(__offset: usize) -> ::core::option::Option<usize> {
+                #key_max
+            }
+        }
+    }
+}
+
+/// Statements writing `keys` as key members, ending in `Ok(())`.
+fn key_writes(cdr: &TokenStream, keys: &[&Member]) -> TokenStream {
+    let idents = keys.iter().map(|k| &k.ident);
+    quote! {
+        #( #cdr::CdrEncode::encode_key_members(&self.#idents, __w)?; )*
+        ::core::result::Result::Ok(())
+    }
+}
+
+/// Expression folding the key members' maximum end offsets from `__offset`.
+fn key_max(cdr: &TokenStream, keys: &[&Member]) -> TokenStream {
+    let tys = keys.iter().map(|k| &k.ty);
+    quote! {
+        #( let __offset = <#tys as #cdr::CdrEncode>::key_max_end(__offset)?; )*
+        ::core::option::Option::Some(__offset)
+    }
+}
+
+/// Statements reading `keys` then building `Self` with the other fields defaulted.
+fn key_reads(cdr: &TokenStream, members: &[Member], keys: &[&Member]) -> TokenStream {
+    let reads = keys.iter().map(|k| {
+        let (local, ty) = (&k.local, &k.ty);
+        quote!(let #local: #ty = #cdr::CdrDecode::decode_key_members(__r)?;)
+    });
+    let inits = members.iter().map(|f| {
+        let (ident, local) = (&f.ident, &f.local);
+        if keys.iter().any(|k| k.ident == f.ident) {
+            quote!(#ident: #local)
+        } else {
+            quote!(#ident: ::core::default::Default::default())
+        }
+    });
+    quote! {
+        #(#reads)*
+        ::core::result::Result::Ok(Self { #(#inits),* })
+    }
+}
+
+fn decode_impl(m: &Model) -> TokenStream {
+    let cdr = &m.cdr;
+    let name = &m.input.ident;
+    let (ig, tg, wc) = m.input.generics.split_for_impl();
+    let body = match m.attrs.ext {
+        Ext::Mutable => decode_mutable(m),
+        _ => decode_sequential(m),
+    };
+    let min_size = match m.attrs.ext {
+        Ext::Mutable => quote!(4),
+        _ => {
+            let tys = m.members.iter().map(|f| &f.ty);
+            quote!(0usize #( .saturating_add(<#tys as #cdr::CdrDecode>::min_size()) )*)
+        }
+    };
+    let key_reads = key_reads(cdr, &m.members, &m.effective_keys());
+    quote! {
+        #[automatically_derived]
+        impl #ig #cdr::CdrDecode for #name #tg #wc {
+            fn decode(__r: &mut #cdr::CdrReader<'_>) -> ::core::result::Result<Self, #cdr::CdrError> {
+                #body
+            }
+            fn min_size() -> usize {
+                #min_size
+            }
+            fn decode_key_members(__r: &mut #cdr::CdrReader<'_>) -> ::core::result::Result<Self, #cdr::CdrError> {
+                #key_reads
+            }
+        }
+    }
+}
+
+/// Decoding of final and appendable structs: members in declaration order.
+fn decode_sequential(m: &Model) -> TokenStream {
+    let cdr = &m.cdr;
+    let ext = ext_tokens(cdr, m.attrs.ext);
+    let reads = m.members.iter().map(|f| {
+        let (local, ty, id) = (&f.local, &f.ty, f.id);
+        if f.optional {
+            quote!(let #local: #ty = __r.read_optional_member(&__scope, #id)?;)
+        } else {
+            quote!(let #local: #ty = #cdr::CdrDecode::decode(__r)?;)
+        }
+    });
+    let inits = m.members.iter().map(|f| {
+        let (ident, local) = (&f.ident, &f.local);
+        quote!(#ident: #local)
+    });
+    quote! {
+        let __scope = __r.begin_struct(#ext)?;
+        #(#reads)*
+        __r.end_struct(__scope)?;
+        ::core::result::Result::Ok(Self { #(#inits),* })
+    }
+}
+
+/// Decoding of mutable structs: members by id in any order, unknown ones skipped.
+fn decode_mutable(m: &Model) -> TokenStream {
+    let cdr = &m.cdr;
+    let decls = m.members.iter().map(|f| {
+        let (local, ty) = (&f.local, &f.ty);
+        if f.optional {
+            quote!(let mut #local: #ty = ::core::option::Option::None;)
+        } else {
+            quote!(let mut #local: ::core::option::Option<#ty> = ::core::option::Option::None;)
+        }
+    });
+    let arms = m.members.iter().map(|f| {
+        let (local, id) = (&f.local, f.id);
+        quote!(#id => #local = ::core::option::Option::Some(__r.read_member_body(&__h)?),)
+    });
+    let inits = m.members.iter().map(|f| {
+        let (ident, local, id) = (&f.ident, &f.local, f.id);
+        if f.optional {
+            quote!(#ident: #local)
+        } else {
+            quote!(#ident: #local.ok_or(#cdr::CdrError::MissingMember(#id))?)
+        }
+    });
+    quote! {
+        let __scope = __r.begin_struct(#cdr::Extensibility::Mutable)?;
+        #(#decls)*
+        while let ::core::option::Option::Some(__h) = __r.next_member(&__scope)? {
+            match __h.id() {
+                #(#arms)*
+                _ => __r.skip_member(&__h)?,
+            }
+        }
+        __r.end_struct(__scope)?;
+        ::core::result::Result::Ok(Self { #(#inits),* })
+    }
+}
+
+fn topic_impl(m: &Model) -> TokenStream {
+    let cdr = &m.cdr;
+    let name = &m.input.ident;
+    let (ig, tg, wc) = m.input.generics.split_for_impl();
+    let type_name = m
+        .attrs
+        .type_name
+        .clone()
+        .unwrap_or_else(|| name.to_string());
+    let ext = ext_tokens(cdr, m.attrs.ext);
+    let keys = m.keys();
+    let has_key = !keys.is_empty();
+    let key_writes = key_writes(cdr, &keys);
+    let key_max = key_max(cdr, &keys);
+    let key_reads = key_reads(cdr, &m.members, &keys);
+    quote! {
+        #[automatically_derived]
+        impl #ig #cdr::TopicType for #name #tg #wc {
+            fn type_name() -> &'static str {
+                #type_name
+            }
+            fn extensibility() -> #cdr::Extensibility {
+                #ext
+            }
+            fn has_key() -> bool {
+                #has_key
+            }
+            fn encode_key(&self, __w: &mut #cdr::CdrWriter<'_>) -> ::core::result::Result<(), #cdr::CdrError> {
+                #key_writes
+            }
+            fn key_max_size() -> ::core::option::Option<usize> {
+                let __offset = 0usize;
+                #key_max
+            }
+            fn decode_key(__r: &mut #cdr::CdrReader<'_>) -> ::core::result::Result<Self, #cdr::CdrError> {
+                #key_reads
+            }
+        }
+    }
+}
