@@ -251,7 +251,7 @@ impl<'a> ValueReader<'a> {
         };
         core::str::from_utf8(b).map_err(|_| WireError::InvalidField("string not UTF-8"))
     }
-    /// CDR sequence<octet>.
+    /// CDR `sequence<octet>`.
     pub fn octets(&mut self) -> Result<&'a [u8], WireError> {
         let len = self.u32()? as usize;
         self.bytes(len)
@@ -344,7 +344,7 @@ impl<'b> ParameterListWriter<'b> {
             put_string(b, start, s)
         });
     }
-    /// A sequence<octet> value.
+    /// A `sequence<octet>` value.
     pub fn octets(&mut self, id: u16, v: &[u8]) {
         self.with(id, |b| {
             b.extend_from_slice(&(v.len() as u32).to_le_bytes());

@@ -192,7 +192,7 @@ pub struct EndpointQos {
     pub group_data: Vec<u8>,
     /// TRANSPORT_PRIORITY
     pub transport_priority: i32,
-    /// DATA_REPRESENTATION ids offered/accepted (0 = XCDR1, 2 = XCDR2); empty = [XCDR1].
+    /// DATA_REPRESENTATION ids offered/accepted (0 = XCDR1, 2 = XCDR2); empty = `[XCDR1]`.
     pub data_representation: Vec<i16>,
 }
 
