@@ -1,0 +1,121 @@
+//! Configuration of one participant's protocol state, with the limits that bound every cache.
+
+use core::time::Duration;
+use halyard_wire::{GuidPrefix, Locator};
+
+/// Standard port mapping constants (RTPS 2.5 §9.6.1.1).
+pub mod ports {
+    /// PB
+    pub const PORT_BASE: u32 = 7400;
+    /// DG
+    pub const DOMAIN_GAIN: u32 = 250;
+    /// PG
+    pub const PARTICIPANT_GAIN: u32 = 2;
+    /// d0: discovery multicast
+    pub const D0: u32 = 0;
+    /// d1: discovery unicast
+    pub const D1: u32 = 10;
+    /// d2: user multicast
+    pub const D2: u32 = 1;
+    /// d3: user unicast
+    pub const D3: u32 = 11;
+
+    /// SPDP multicast port for a domain.
+    pub fn spdp_multicast(domain: u32) -> u32 {
+        PORT_BASE + DOMAIN_GAIN * domain + D0
+    }
+    /// Metatraffic unicast port for a domain and participant index.
+    pub fn metatraffic_unicast(domain: u32, index: u32) -> u32 {
+        PORT_BASE + DOMAIN_GAIN * domain + D1 + PARTICIPANT_GAIN * index
+    }
+    /// User multicast port for a domain.
+    pub fn user_multicast(domain: u32) -> u32 {
+        PORT_BASE + DOMAIN_GAIN * domain + D2
+    }
+    /// User unicast port for a domain and participant index.
+    pub fn user_unicast(domain: u32, index: u32) -> u32 {
+        PORT_BASE + DOMAIN_GAIN * domain + D3 + PARTICIPANT_GAIN * index
+    }
+    /// The default SPDP multicast group 239.255.0.1.
+    pub const SPDP_MULTICAST_ADDRESS: [u8; 4] = [239, 255, 0, 1];
+}
+
+/// Everything the core needs to know about its participant; the driver fills in locators.
+#[derive(Clone, Debug)]
+pub struct ParticipantConfig {
+    /// DDS domain id.
+    pub domain_id: u32,
+    /// Our GUID prefix (the driver derives it from a seed or host/process identity).
+    pub guid_prefix: GuidPrefix,
+    /// Where peers send discovery traffic to us (unicast).
+    pub metatraffic_unicast: Vec<Locator>,
+    /// The discovery multicast locators we listen on.
+    pub metatraffic_multicast: Vec<Locator>,
+    /// Where peers send user data to us (unicast).
+    pub default_unicast: Vec<Locator>,
+    /// Where peers may send user data by multicast (empty: unicast only).
+    pub default_multicast: Vec<Locator>,
+    /// Where SPDP announcements go: the multicast group plus configured initial peers.
+    pub spdp_destinations: Vec<Locator>,
+    /// Lease duration we announce.
+    pub lease_duration: Duration,
+    /// Interval between SPDP announcements.
+    pub spdp_interval: Duration,
+    /// Interval between heartbeats of reliable writers with unacknowledged data.
+    pub heartbeat_period: Duration,
+    /// Largest datagram we build.
+    pub max_message_size: usize,
+    /// Fragment size for samples larger than one datagram (<= 65535).
+    pub fragment_size: usize,
+    /// Bytes of fragments sent for one sample before waiting for the reader's NACK_FRAG
+    /// (reliable writers only; the reader pulls the rest).
+    pub fragment_burst_bytes: usize,
+    /// Unacknowledged bytes at which a reliable writer blocks (flow control).
+    pub writer_high_water_bytes: usize,
+    /// Default cap on samples held by a KEEP_ALL writer when ResourceLimits is unlimited.
+    pub writer_max_samples_default: usize,
+    /// Out-of-order samples buffered per matched writer.
+    pub reader_max_pending_samples: usize,
+    /// Largest sample accepted for reassembly.
+    pub max_sample_size: usize,
+    /// Concurrent reassemblies per matched writer.
+    pub max_reassemblies_per_writer: usize,
+    /// Remote participants tracked at most.
+    pub max_remote_participants: usize,
+    /// Remote endpoints tracked at most.
+    pub max_remote_endpoints: usize,
+    /// Participant USER_DATA.
+    pub user_data: Vec<u8>,
+    /// Participant entity name (PID_ENTITY_NAME).
+    pub entity_name: Option<String>,
+}
+
+impl ParticipantConfig {
+    /// Defaults for `domain_id` and `guid_prefix`; locators are left empty for the driver.
+    pub fn new(domain_id: u32, guid_prefix: GuidPrefix) -> Self {
+        ParticipantConfig {
+            domain_id,
+            guid_prefix,
+            metatraffic_unicast: Vec::new(),
+            metatraffic_multicast: Vec::new(),
+            default_unicast: Vec::new(),
+            default_multicast: Vec::new(),
+            spdp_destinations: Vec::new(),
+            lease_duration: Duration::from_secs(10),
+            spdp_interval: Duration::from_secs(2),
+            heartbeat_period: Duration::from_millis(100),
+            max_message_size: 65_000,
+            fragment_size: 16_000,
+            fragment_burst_bytes: 1 << 20,
+            writer_high_water_bytes: 16 << 20,
+            writer_max_samples_default: 100_000,
+            reader_max_pending_samples: 8192,
+            max_sample_size: 256 << 20,
+            max_reassemblies_per_writer: 8,
+            max_remote_participants: 1024,
+            max_remote_endpoints: 16_384,
+            user_data: Vec::new(),
+            entity_name: None,
+        }
+    }
+}

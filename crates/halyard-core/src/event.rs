@@ -1,0 +1,160 @@
+//! What the core reports to the layer above: discovery, matching, QoS and reliability events,
+//! and received samples.
+
+use halyard_wire::discovery::{EndpointData, ParticipantData};
+use halyard_wire::{EntityId, Guid, GuidPrefix, SequenceNumber, Time};
+
+/// DDS QosPolicyId_t values (DDS 1.4 §2.3.3), reported with incompatible-QoS events.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[non_exhaustive]
+pub enum QosPolicyId {
+    /// DURABILITY (2)
+    Durability = 2,
+    /// PRESENTATION (3)
+    Presentation = 3,
+    /// DEADLINE (4)
+    Deadline = 4,
+    /// LATENCY_BUDGET (5)
+    LatencyBudget = 5,
+    /// OWNERSHIP (6)
+    Ownership = 6,
+    /// LIVELINESS (8)
+    Liveliness = 8,
+    /// RELIABILITY (11)
+    Reliability = 11,
+    /// DESTINATION_ORDER (12)
+    DestinationOrder = 12,
+    /// DATA_REPRESENTATION (23)
+    DataRepresentation = 23,
+}
+
+/// The kind of a change (RTPS 2.5 §8.2.1.2 ChangeKind_t).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ChangeKind {
+    /// A new value for the instance.
+    Alive,
+    /// The instance was disposed.
+    Disposed,
+    /// The writer unregistered the instance.
+    Unregistered,
+    /// Disposed and unregistered at once.
+    DisposedUnregistered,
+}
+
+impl ChangeKind {
+    /// From PID_STATUS_INFO flags.
+    pub fn from_status_info(flags: u32) -> ChangeKind {
+        match flags & 3 {
+            0 => ChangeKind::Alive,
+            1 => ChangeKind::Disposed,
+            2 => ChangeKind::Unregistered,
+            _ => ChangeKind::DisposedUnregistered,
+        }
+    }
+    /// To PID_STATUS_INFO flags.
+    pub fn status_info(self) -> u32 {
+        match self {
+            ChangeKind::Alive => 0,
+            ChangeKind::Disposed => 1,
+            ChangeKind::Unregistered => 2,
+            ChangeKind::DisposedUnregistered => 3,
+        }
+    }
+}
+
+/// A sample delivered to a local reader, in order per writer for reliable readers.
+#[derive(Clone, Debug)]
+pub struct ReceivedSample {
+    /// The local reader.
+    pub reader: EntityId,
+    /// The remote (or local) writer.
+    pub writer: Guid,
+    /// Its sequence number.
+    pub sn: SequenceNumber,
+    /// Alive, disposed or unregistered.
+    pub kind: ChangeKind,
+    /// PID_KEY_HASH if the writer sent one.
+    pub key_hash: Option<[u8; 16]>,
+    /// Serialized data (Alive) or serialized key (otherwise; may be empty), with the
+    /// encapsulation header.
+    pub payload: Vec<u8>,
+    /// INFO_TS in force when the sample arrived.
+    pub source_timestamp: Option<Time>,
+}
+
+/// An event for the API layer.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// A remote participant was discovered (or its data changed).
+    ParticipantDiscovered(Box<ParticipantData>),
+    /// A remote participant's lease expired or it said goodbye.
+    ParticipantLost(GuidPrefix),
+    /// A remote DataWriter was discovered.
+    PublicationDiscovered(Box<EndpointData>),
+    /// A remote DataWriter is gone.
+    PublicationLost(Guid),
+    /// A remote DataReader was discovered.
+    SubscriptionDiscovered(Box<EndpointData>),
+    /// A remote DataReader is gone.
+    SubscriptionLost(Guid),
+    /// A local writer matched (`matched = true`) or unmatched a reader.
+    PublicationMatched {
+        /// Local writer.
+        writer: EntityId,
+        /// The reader.
+        reader: Guid,
+        /// Matched or unmatched.
+        matched: bool,
+    },
+    /// A local reader matched or unmatched a writer.
+    SubscriptionMatched {
+        /// Local reader.
+        reader: EntityId,
+        /// The writer.
+        writer: Guid,
+        /// Matched or unmatched.
+        matched: bool,
+    },
+    /// A local writer offers QoS a discovered reader on its topic cannot accept.
+    OfferedIncompatibleQos {
+        /// Local writer.
+        writer: EntityId,
+        /// Remote reader.
+        reader: Guid,
+        /// First incompatible policy.
+        policy: QosPolicyId,
+    },
+    /// A local reader requests QoS a discovered writer on its topic does not offer.
+    RequestedIncompatibleQos {
+        /// Local reader.
+        reader: EntityId,
+        /// Remote writer.
+        writer: Guid,
+        /// First incompatible policy.
+        policy: QosPolicyId,
+    },
+    /// Samples of a writer that a reader will never receive.
+    SampleLost {
+        /// Local reader.
+        reader: EntityId,
+        /// The writer.
+        writer: Guid,
+        /// How many.
+        count: u64,
+    },
+    /// A matched writer of a local reader became alive or not alive (its participant's lease).
+    LivelinessChanged {
+        /// Local reader.
+        reader: EntityId,
+        /// The writer.
+        writer: Guid,
+        /// Alive now?
+        alive: bool,
+    },
+    /// Acknowledgments advanced for a local writer (blocked writes may proceed).
+    WriterAcknowledged {
+        /// Local writer.
+        writer: EntityId,
+    },
+}

@@ -1,0 +1,476 @@
+//! One DomainParticipant's protocol state: the sans-I/O entry points (`handle_*`, `poll_*`)
+//! and the dispatch of received submessages to local writers and readers.
+
+use crate::config::ParticipantConfig;
+use crate::event::{ChangeKind, Event, ReceivedSample};
+use crate::outbox::{Outbox, Transmit};
+use crate::reader::{Arrival, Reader, ReaderSpec};
+use crate::time::Instant;
+use crate::writer::{NewChange, WriteError, Writer, WriterSpec};
+use halyard_wire::discovery::ParticipantData;
+use halyard_wire::{
+    AckNack, Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, HeartbeatFrag,
+    Message, NackFrag, ProtocolVersion, SequenceNumber, Submessage, Time, VendorId,
+};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// Counters of what was received and dropped; malformed input never panics, it is counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Datagrams received.
+    pub datagrams: u64,
+    /// Datagrams whose RTPS header was invalid.
+    pub malformed_messages: u64,
+    /// Submessages that failed to parse (the rest of their message is dropped).
+    pub malformed_submessages: u64,
+    /// Discovery samples that failed to parse.
+    pub malformed_discovery: u64,
+    /// Inline QoS lists that failed to parse.
+    pub malformed_inline_qos: u64,
+    /// Samples or fragments for no matched reader.
+    pub unmatched_data: u64,
+    /// Remote participants or endpoints refused because a limit was reached.
+    pub discovery_refused: u64,
+}
+
+pub(crate) struct RemoteParticipant {
+    pub(crate) data: ParticipantData,
+    pub(crate) lease_deadline: Instant,
+}
+
+/// State of the receiver while walking one message (RTPS 2.5 §8.3.4).
+struct Receiver {
+    src: GuidPrefix,
+    for_us: bool,
+    timestamp: Option<Time>,
+}
+
+/// Bound on queued events and delivered samples not yet polled by the layer above.
+pub const MAX_QUEUED_EVENTS: usize = 65_536;
+
+/// The sans-I/O protocol state of one participant.
+pub struct Participant {
+    pub(crate) cfg: ParticipantConfig,
+    pub(crate) prefix: GuidPrefix,
+    pub(crate) out: Outbox,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) samples: VecDeque<ReceivedSample>,
+    pub(crate) writers: BTreeMap<EntityId, Writer>,
+    pub(crate) readers: BTreeMap<EntityId, Reader>,
+    /// Remote writer GUID -> local readers matched with it.
+    pub(crate) writer_index: HashMap<Guid, Vec<EntityId>>,
+    pub(crate) remote: BTreeMap<GuidPrefix, RemoteParticipant>,
+    pub(crate) remote_writers: BTreeMap<Guid, halyard_wire::discovery::EndpointData>,
+    pub(crate) remote_readers: BTreeMap<Guid, halyard_wire::discovery::EndpointData>,
+    /// Local writer -> local readers (same participant) it delivers to directly.
+    pub(crate) local_matches: BTreeMap<EntityId, Vec<EntityId>>,
+    next_entity_key: u32,
+    pub(crate) spdp_sn: i64,
+    pub(crate) spdp_next: Instant,
+    pub(crate) stats: Stats,
+    delivered: Vec<ReceivedSample>,
+}
+
+impl Participant {
+    /// Creates the participant; the first SPDP announcement is due at `now`.
+    pub fn new(cfg: ParticipantConfig, now: Instant) -> Participant {
+        let header = Header { version: ProtocolVersion::V2_5, vendor: VendorId::HALYARD, guid_prefix: cfg.guid_prefix };
+        let mut p = Participant {
+            prefix: cfg.guid_prefix,
+            out: Outbox::new(header, cfg.max_message_size),
+            cfg,
+            events: VecDeque::new(),
+            samples: VecDeque::new(),
+            writers: BTreeMap::new(),
+            readers: BTreeMap::new(),
+            writer_index: HashMap::new(),
+            remote: BTreeMap::new(),
+            remote_writers: BTreeMap::new(),
+            remote_readers: BTreeMap::new(),
+            local_matches: BTreeMap::new(),
+            next_entity_key: 1,
+            spdp_sn: 0,
+            spdp_next: now,
+            stats: Stats::default(),
+            delivered: Vec::new(),
+        };
+        p.create_builtin_endpoints();
+        p
+    }
+
+    /// Our GUID prefix.
+    pub fn guid_prefix(&self) -> GuidPrefix {
+        self.prefix
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ParticipantConfig {
+        &self.cfg
+    }
+
+    /// Receive and drop counters.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats;
+        s.discovery_refused += self.out.dropped;
+        s
+    }
+
+    fn allocate_entity(&mut self, kind: u8) -> EntityId {
+        let id = EntityId::new(self.next_entity_key, kind);
+        self.next_entity_key += 1;
+        id
+    }
+
+    /// Creates a local DataWriter, announces it by SEDP and matches it.
+    pub fn create_writer(&mut self, now: Instant, spec: WriterSpec) -> EntityId {
+        let kind = if spec.has_key { EntityId::KIND_WRITER_WITH_KEY } else { EntityId::KIND_WRITER_NO_KEY };
+        let id = self.allocate_entity(kind);
+        let guid = Guid::new(self.prefix, id);
+        self.writers.insert(id, Writer::new(guid, spec, false));
+        self.announce_writer(now, id);
+        self.match_local_writer(now, id);
+        id
+    }
+
+    /// Creates a local DataReader, announces it by SEDP and matches it.
+    pub fn create_reader(&mut self, now: Instant, spec: ReaderSpec) -> EntityId {
+        let kind = if spec.has_key { EntityId::KIND_READER_WITH_KEY } else { EntityId::KIND_READER_NO_KEY };
+        let id = self.allocate_entity(kind);
+        let guid = Guid::new(self.prefix, id);
+        self.readers.insert(id, Reader::new(guid, spec, false));
+        self.announce_reader(now, id);
+        self.match_local_reader(now, id);
+        id
+    }
+
+    /// Deletes a local writer: unmatches it and disposes its SEDP announcement.
+    pub fn delete_writer(&mut self, now: Instant, id: EntityId) {
+        if self.writers.remove(&id).is_none() {
+            return;
+        }
+        self.local_matches.remove(&id);
+        self.retract_endpoint(now, Guid::new(self.prefix, id), true);
+    }
+
+    /// Deletes a local reader.
+    pub fn delete_reader(&mut self, now: Instant, id: EntityId) {
+        let Some(r) = self.readers.remove(&id) else { return };
+        for w in r.proxies.keys() {
+            if let Some(v) = self.writer_index.get_mut(w) {
+                v.retain(|&x| x != id);
+            }
+        }
+        for v in self.local_matches.values_mut() {
+            v.retain(|&x| x != id);
+        }
+        self.retract_endpoint(now, Guid::new(self.prefix, id), false);
+    }
+
+    /// Writes a change. `Err(Full)` means: wait for [`Event::WriterAcknowledged`] and retry.
+    pub fn write(&mut self, now: Instant, writer: EntityId, change: NewChange) -> Result<SequenceNumber, WriteError> {
+        let w = self.writers.get_mut(&writer).ok_or(WriteError::UnknownWriter)?;
+        let local = self.local_matches.get(&writer).filter(|v| !v.is_empty()).cloned();
+        let copy = local.as_ref().map(|_| change.clone());
+        let sn = w.write(now, &mut self.out, &self.cfg, change)?;
+        if let (Some(readers), Some(c)) = (local, copy) {
+            let src = Guid::new(self.prefix, writer);
+            for r in readers {
+                self.samples.push_back(ReceivedSample {
+                    reader: r,
+                    writer: src,
+                    sn,
+                    kind: c.kind,
+                    key_hash: Some(c.key_hash),
+                    payload: c.payload.as_ref().clone(),
+                    source_timestamp: c.timestamp,
+                });
+            }
+        }
+        Ok(sn)
+    }
+
+    /// True if a write of `len` bytes would be accepted now.
+    pub fn writer_can_accept(&self, writer: EntityId, len: usize) -> bool {
+        self.writers.get(&writer).is_some_and(|w| w.can_accept(&self.cfg, len))
+    }
+
+    /// True when every matched reliable reader acknowledged all of `writer`'s changes.
+    pub fn writer_all_acked(&self, writer: EntityId) -> bool {
+        self.writers.get(&writer).is_none_or(|w| w.all_acked())
+    }
+
+    /// Changes held in a writer's history.
+    pub fn writer_history_len(&self, writer: EntityId) -> usize {
+        self.writers.get(&writer).map_or(0, |w| w.history_len())
+    }
+
+    /// Remote and local readers matched with a local writer.
+    pub fn matched_readers(&self, writer: EntityId) -> Vec<Guid> {
+        let mut v: Vec<Guid> = self.writers.get(&writer).map(|w| w.proxies.keys().copied().collect()).unwrap_or_default();
+        for r in self.local_matches.get(&writer).into_iter().flatten() {
+            v.push(Guid::new(self.prefix, *r));
+        }
+        v
+    }
+
+    /// Writers matched with a local reader.
+    pub fn matched_writers(&self, reader: EntityId) -> Vec<Guid> {
+        let mut v: Vec<Guid> = self.readers.get(&reader).map(|r| r.proxies.keys().copied().collect()).unwrap_or_default();
+        for (w, rs) in &self.local_matches {
+            if rs.contains(&reader) {
+                v.push(Guid::new(self.prefix, *w));
+            }
+        }
+        v
+    }
+
+    /// The next datagram to send, if any.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop()
+    }
+
+    /// Gives a sent datagram's buffer back for reuse.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.out.recycle(buf)
+    }
+
+    /// Datagrams waiting to be sent.
+    pub fn queued_transmits(&self) -> usize {
+        self.out.len()
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// The next received sample, if any.
+    pub fn poll_sample(&mut self) -> Option<ReceivedSample> {
+        self.samples.pop_front()
+    }
+
+    pub(crate) fn push_event(&mut self, e: Event) {
+        if self.events.len() < MAX_QUEUED_EVENTS {
+            self.events.push_back(e);
+        }
+    }
+
+    /// When `handle_timeout` must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = self.spdp_next;
+        for w in self.writers.values() {
+            if let Some(d) = w.hb_due {
+                t = t.min(d);
+            }
+        }
+        for r in self.remote.values() {
+            t = t.min(r.lease_deadline);
+        }
+        Some(t)
+    }
+
+    /// Runs timers: SPDP announcements, heartbeats, lease expiry.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if now >= self.spdp_next {
+            self.announce_participant(None);
+            self.spdp_next = now + self.cfg.spdp_interval;
+        }
+        for w in self.writers.values_mut() {
+            w.on_timeout(now, &mut self.out, &self.cfg);
+        }
+        let expired: Vec<GuidPrefix> = self.remote.iter().filter(|(_, r)| r.lease_deadline <= now).map(|(p, _)| *p).collect();
+        for p in expired {
+            self.remove_participant(now, p);
+        }
+    }
+
+    /// Processes one received datagram. Malformed input is counted and dropped.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        self.stats.datagrams += 1;
+        let msg = match Message::parse(bytes) {
+            Ok(m) => m,
+            Err(_) => {
+                self.stats.malformed_messages += 1;
+                return;
+            }
+        };
+        let sender = msg.header.guid_prefix;
+        if sender == self.prefix {
+            return;
+        }
+        let mut rx = Receiver { src: sender, for_us: true, timestamp: None };
+        for sm in msg.submessages() {
+            let Ok(sm) = sm else {
+                self.stats.malformed_submessages += 1;
+                break;
+            };
+            match sm {
+                Submessage::InfoTs(t) => rx.timestamp = t,
+                Submessage::InfoDst(p) => rx.for_us = p == GuidPrefix::UNKNOWN || p == self.prefix,
+                Submessage::InfoSrc(s) => rx.src = s.guid_prefix,
+                _ if !rx.for_us => {}
+                Submessage::Data(d) => self.on_data(now, &rx, &d),
+                Submessage::DataFrag(df) => self.on_data_frag(now, &rx, &df),
+                Submessage::Heartbeat(hb) => self.on_heartbeat(&rx, &hb),
+                Submessage::HeartbeatFrag(hf) => self.on_heartbeat_frag(&rx, &hf),
+                Submessage::AckNack(an) => self.on_acknack(now, &rx, &an),
+                Submessage::NackFrag(nf) => self.on_nackfrag(now, &rx, &nf),
+                Submessage::Gap(g) => self.on_gap(&rx, &g),
+                _ => {}
+            }
+        }
+        if let Some(r) = self.remote.get_mut(&sender) {
+            r.lease_deadline = now + crate::time::wire_to_std(r.data.lease_duration);
+        }
+        self.route_deliveries(now);
+    }
+
+    fn route_deliveries(&mut self, now: Instant) {
+        if self.delivered.is_empty() {
+            return;
+        }
+        let delivered = std::mem::take(&mut self.delivered);
+        for s in delivered {
+            match s.reader {
+                EntityId::SEDP_PUBLICATIONS_READER | EntityId::SEDP_SUBSCRIPTIONS_READER => self.on_sedp_sample(now, s),
+                _ => self.samples.push_back(s),
+            }
+        }
+    }
+
+    fn readers_for(&self, writer: &Guid, reader_id: EntityId) -> Vec<EntityId> {
+        match self.writer_index.get(writer) {
+            Some(v) if reader_id == EntityId::UNKNOWN => v.clone(),
+            Some(v) => v.iter().copied().filter(|&r| r == reader_id).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn inline_qos_of(&mut self, qos: Option<halyard_wire::param::ParameterList<'_>>) -> Option<(Option<[u8; 16]>, u32)> {
+        let Some(q) = qos else { return Some((None, 0)) };
+        match (q.key_hash(), q.status_info()) {
+            (Ok(k), Ok(s)) => Some((k, s)),
+            _ => {
+                self.stats.malformed_inline_qos += 1;
+                None
+            }
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, rx: &Receiver, d: &Data<'_>) {
+        let writer = Guid::new(rx.src, d.writer_id);
+        if d.writer_id == EntityId::SPDP_WRITER {
+            self.on_spdp(now, d);
+            return;
+        }
+        let Some((key_hash, status)) = self.inline_qos_of(d.inline_qos) else { return };
+        let readers = self.readers_for(&writer, d.reader_id);
+        if readers.is_empty() {
+            self.stats.unmatched_data += 1;
+            return;
+        }
+        let kind = if status != 0 {
+            ChangeKind::from_status_info(status)
+        } else if d.key_flag {
+            ChangeKind::Disposed
+        } else {
+            ChangeKind::Alive
+        };
+        let payload = d.payload.unwrap_or(&[]);
+        for r in readers {
+            let arrival = Arrival { kind, key_hash, payload: payload.to_vec(), timestamp: rx.timestamp };
+            self.deliver_arrival(r, writer, d.writer_sn.0, arrival);
+        }
+    }
+
+    fn deliver_arrival(&mut self, reader: EntityId, writer: Guid, sn: i64, arrival: Arrival) {
+        let Some(rd) = self.readers.get_mut(&reader) else { return };
+        let Some(proxy) = rd.proxies.get_mut(&writer) else { return };
+        let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut self.delivered);
+        if lost > 0 {
+            self.push_event(Event::SampleLost { reader, writer, count: lost });
+        }
+    }
+
+    fn on_data_frag(&mut self, _now: Instant, rx: &Receiver, df: &DataFrag<'_>) {
+        let writer = Guid::new(rx.src, df.writer_id);
+        let Some((key_hash, status)) = self.inline_qos_of(df.inline_qos) else { return };
+        let readers = self.readers_for(&writer, df.reader_id);
+        if readers.is_empty() {
+            self.stats.unmatched_data += 1;
+            return;
+        }
+        for r in readers {
+            let Some(rd) = self.readers.get_mut(&r) else { continue };
+            let Some(proxy) = rd.proxies.get_mut(&writer) else { continue };
+            if let Some((sn, arrival)) = proxy.on_fragment(&self.cfg, df, key_hash, status, rx.timestamp) {
+                self.deliver_arrival(r, writer, sn, arrival);
+            }
+        }
+    }
+
+    fn on_heartbeat(&mut self, rx: &Receiver, hb: &Heartbeat) {
+        let writer = Guid::new(rx.src, hb.writer_id);
+        for r in self.readers_for(&writer, hb.reader_id) {
+            let Some(rd) = self.readers.get_mut(&r) else { continue };
+            let Some(proxy) = rd.proxies.get_mut(&writer) else { continue };
+            let (lost, ack) = proxy.on_heartbeat(r, hb.first_sn.0, hb.last_sn.0, hb.count, hb.final_flag, &mut self.delivered);
+            if lost > 0 {
+                self.push_event(Event::SampleLost { reader: r, writer, count: lost });
+            }
+            if ack {
+                self.send_acknack(r, writer);
+            }
+        }
+    }
+
+    fn on_heartbeat_frag(&mut self, rx: &Receiver, hf: &HeartbeatFrag) {
+        let writer = Guid::new(rx.src, hf.writer_id);
+        for r in self.readers_for(&writer, hf.reader_id) {
+            self.send_acknack(r, writer);
+        }
+    }
+
+    /// Sends an ACKNACK (and NACK_FRAGs) from local reader `r` to `writer`.
+    pub(crate) fn send_acknack(&mut self, r: EntityId, writer: Guid) {
+        let Some(rd) = self.readers.get_mut(&r) else { return };
+        let Some(proxy) = rd.proxies.get_mut(&writer) else { return };
+        if !proxy.reliable {
+            return;
+        }
+        let an: AckNack = proxy.acknack(r);
+        let nfs = proxy.nack_frags(r);
+        let dests = proxy.locators.clone();
+        let mut mb = self.out.start(Some(writer.prefix));
+        mb.acknack(&an);
+        for nf in &nfs {
+            mb.nack_frag(nf);
+        }
+        self.out.push(mb, 0, &dests);
+    }
+
+    fn on_acknack(&mut self, now: Instant, rx: &Receiver, an: &AckNack) {
+        let reader = Guid::new(rx.src, an.reader_id);
+        let Some(w) = self.writers.get_mut(&an.writer_id) else { return };
+        let advanced = w.on_acknack(now, &mut self.out, &self.cfg, reader, &an.reader_sn_state, an.count, an.final_flag);
+        if advanced {
+            self.push_event(Event::WriterAcknowledged { writer: an.writer_id });
+        }
+    }
+
+    fn on_nackfrag(&mut self, now: Instant, rx: &Receiver, nf: &NackFrag) {
+        let reader = Guid::new(rx.src, nf.reader_id);
+        if let Some(w) = self.writers.get_mut(&nf.writer_id) {
+            w.on_nackfrag(now, &mut self.out, &self.cfg, reader, nf.writer_sn.0, &nf.fragment_number_state, nf.count);
+        }
+    }
+
+    fn on_gap(&mut self, rx: &Receiver, g: &Gap) {
+        let writer = Guid::new(rx.src, g.writer_id);
+        for r in self.readers_for(&writer, g.reader_id) {
+            let Some(rd) = self.readers.get_mut(&r) else { continue };
+            let Some(proxy) = rd.proxies.get_mut(&writer) else { continue };
+            proxy.on_gap(r, g.gap_start.0, &g.gap_list, &mut self.delivered);
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! Reader side of RTPS reliability (RTPS 2.5 §8.4.10 StatefulReader, §8.4.15).
+//!
+//! Design. Each matched writer has a proxy holding `next_sn`, the next sequence number to
+//! deliver: everything below it was delivered or declared irrelevant (GAP) or lost. Reliable
+//! proxies buffer out-of-order samples and GAP ranges in `pending` (bounded by
+//! `reader_max_pending_samples`) and deliver strictly in order, exactly once; best-effort
+//! proxies deliver anything newer than the last delivered sample and count the skipped ones as
+//! lost. Fragmented samples are reassembled per sequence number (bounded count and size).
+//!
+//! Repair: a HEARTBEAT [first, last] moves `next_sn` up to `first` (what the writer no longer
+//! has is lost) and, when something is missing or the writer asked for an answer, produces an
+//! ACKNACK whose bitmap names the missing changes and, for partly received samples, NACK_FRAGs
+//! naming the missing fragments.
+
+use crate::config::ParticipantConfig;
+use crate::event::{ChangeKind, ReceivedSample};
+use crate::reassembly::Reassembly;
+use halyard_wire::qos::{EndpointQos, ReliabilityKind};
+use halyard_wire::{
+    AckNack, DataFrag, EntityId, FragmentNumberSet, Guid, Locator, NackFrag, SequenceNumber,
+    SequenceNumberSet, Time,
+};
+use std::collections::BTreeMap;
+
+/// What a local reader subscribes to and how.
+#[derive(Clone, Debug)]
+pub struct ReaderSpec {
+    /// Topic name.
+    pub topic_name: String,
+    /// Registered type name.
+    pub type_name: String,
+    /// QoS (already validated by the API layer).
+    pub qos: EndpointQos,
+    /// True if the type has key fields.
+    pub has_key: bool,
+}
+
+/// A sample as it arrived, before ordering.
+pub(crate) struct Arrival {
+    pub(crate) kind: ChangeKind,
+    pub(crate) key_hash: Option<[u8; 16]>,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) timestamp: Option<Time>,
+}
+
+enum Pending {
+    Sample(Arrival),
+    /// Irrelevant up to (excluding) this sequence number.
+    Gap(i64),
+}
+
+pub(crate) struct WriterProxy {
+    pub(crate) guid: Guid,
+    pub(crate) locators: Vec<Locator>,
+    pub(crate) reliable: bool,
+    /// Skip to the heartbeat's end on first contact (non-Halyard writers, volatile reader).
+    sync_on_first_heartbeat: bool,
+    next_sn: i64,
+    pending: BTreeMap<i64, Pending>,
+    frags: BTreeMap<i64, Reassembly>,
+    highest_announced: i64,
+    last_hb: Option<i32>,
+    acknack_count: i32,
+    nackfrag_count: i32,
+    delivered_any: bool,
+    pub(crate) lost: u64,
+}
+
+impl WriterProxy {
+    pub(crate) fn new(guid: Guid, locators: Vec<Locator>, reliable: bool, sync_on_first_heartbeat: bool) -> Self {
+        WriterProxy {
+            guid,
+            locators,
+            reliable,
+            sync_on_first_heartbeat,
+            next_sn: 1,
+            pending: BTreeMap::new(),
+            frags: BTreeMap::new(),
+            highest_announced: 0,
+            last_hb: None,
+            acknack_count: 0,
+            nackfrag_count: 0,
+            delivered_any: false,
+            lost: 0,
+        }
+    }
+
+    fn deliver(&mut self, reader: EntityId, sn: i64, a: Arrival, out: &mut Vec<ReceivedSample>) {
+        self.delivered_any = true;
+        out.push(ReceivedSample {
+            reader,
+            writer: self.guid,
+            sn: SequenceNumber(sn),
+            kind: a.kind,
+            key_hash: a.key_hash,
+            payload: a.payload,
+            source_timestamp: a.timestamp,
+        });
+    }
+
+    /// A complete sample arrived. Returns the number of samples newly known lost.
+    pub(crate) fn on_sample(
+        &mut self,
+        cfg: &ParticipantConfig,
+        reader: EntityId,
+        sn: i64,
+        a: Arrival,
+        out: &mut Vec<ReceivedSample>,
+    ) -> u64 {
+        if sn < self.next_sn || self.pending.contains_key(&sn) {
+            return 0;
+        }
+        self.frags.remove(&sn);
+        if !self.reliable {
+            let lost = if self.delivered_any { (sn - self.next_sn) as u64 } else { 0 };
+            self.next_sn = sn + 1;
+            self.deliver(reader, sn, a, out);
+            self.frags = self.frags.split_off(&self.next_sn);
+            self.lost += lost;
+            return lost;
+        }
+        if sn == self.next_sn {
+            self.next_sn += 1;
+            self.deliver(reader, sn, a, out);
+            self.drain(reader, out);
+        } else if self.pending.len() < cfg.reader_max_pending_samples {
+            self.pending.insert(sn, Pending::Sample(a));
+        }
+        0
+    }
+
+    fn drain(&mut self, reader: EntityId, out: &mut Vec<ReceivedSample>) {
+        while let Some(entry) = self.pending.first_entry() {
+            let sn = *entry.key();
+            if sn > self.next_sn {
+                break;
+            }
+            match entry.remove() {
+                Pending::Sample(a) if sn == self.next_sn => {
+                    self.next_sn += 1;
+                    self.deliver(reader, sn, a, out);
+                }
+                Pending::Sample(_) => {}
+                Pending::Gap(end) => self.next_sn = self.next_sn.max(end),
+            }
+        }
+        if self.frags.first_key_value().is_some_and(|(&k, _)| k < self.next_sn) {
+            self.frags = self.frags.split_off(&self.next_sn);
+        }
+    }
+
+    /// GAP: `start..end` and the members of `set` are irrelevant.
+    pub(crate) fn on_gap(&mut self, reader: EntityId, start: i64, set: &SequenceNumberSet, out: &mut Vec<ReceivedSample>) {
+        if !self.reliable {
+            return;
+        }
+        let end = set.base.0;
+        if start <= self.next_sn {
+            self.next_sn = self.next_sn.max(end);
+        } else if end > start && self.pending.len() < 2 * 8192 {
+            self.pending.entry(start).or_insert(Pending::Gap(end));
+        }
+        for sn in set.iter() {
+            if sn.0 >= self.next_sn {
+                self.pending.entry(sn.0).or_insert(Pending::Gap(sn.0 + 1));
+            }
+        }
+        self.drain(reader, out);
+    }
+
+    /// HEARTBEAT: returns (samples declared lost, whether an ACKNACK is due).
+    pub(crate) fn on_heartbeat(
+        &mut self,
+        reader: EntityId,
+        first: i64,
+        last: i64,
+        count: i32,
+        final_flag: bool,
+        out: &mut Vec<ReceivedSample>,
+    ) -> (u64, bool) {
+        if !self.reliable {
+            return (0, false);
+        }
+        if self.last_hb.is_some_and(|c| count <= c) {
+            return (0, false);
+        }
+        let first_contact = self.last_hb.is_none() && !self.delivered_any;
+        self.last_hb = Some(count);
+        self.highest_announced = self.highest_announced.max(last);
+        let mut lost = 0;
+        if first_contact && self.sync_on_first_heartbeat {
+            let start = self.pending.keys().next().copied().unwrap_or(last + 1).min(last + 1);
+            self.next_sn = self.next_sn.max(start);
+            self.drain(reader, out);
+        } else if first > self.next_sn {
+            // Deliver what we hold below `first`; the rest is lost.
+            while let Some(entry) = self.pending.first_entry() {
+                let sn = *entry.key();
+                if sn >= first {
+                    break;
+                }
+                if let Pending::Sample(a) = entry.remove() {
+                    if sn >= self.next_sn {
+                        lost += (sn - self.next_sn) as u64;
+                        self.next_sn = sn + 1;
+                        self.deliver(reader, sn, a, out);
+                    }
+                }
+            }
+            if first > self.next_sn {
+                if self.delivered_any {
+                    lost += (first - self.next_sn) as u64;
+                }
+                self.next_sn = first;
+            }
+            self.drain(reader, out);
+        }
+        self.lost += lost;
+        let missing = self.highest_announced >= self.next_sn;
+        (lost, missing || !final_flag)
+    }
+
+    /// A fragment arrived; returns the completed sample if this finished it.
+    pub(crate) fn on_fragment(&mut self, cfg: &ParticipantConfig, df: &DataFrag<'_>, key_hash: Option<[u8; 16]>, status: u32, ts: Option<Time>) -> Option<(i64, Arrival)> {
+        let sn = df.writer_sn.0;
+        if sn < self.next_sn || self.pending.contains_key(&sn) {
+            return None;
+        }
+        if !self.frags.contains_key(&sn) {
+            if df.sample_size as usize > cfg.max_sample_size {
+                return None;
+            }
+            if self.frags.len() >= cfg.max_reassemblies_per_writer {
+                // Keep the oldest samples in progress: they unblock in-order delivery first.
+                let &newest = self.frags.keys().next_back()?;
+                if newest < sn {
+                    return None;
+                }
+                self.frags.remove(&newest);
+            }
+            let r = Reassembly::new(df.sample_size, df.fragment_size)?;
+            self.frags.insert(sn, r);
+        }
+        let r = self.frags.get_mut(&sn)?;
+        if df.fragment_starting_num == 1 {
+            r.key_hash = key_hash;
+            r.status_info = status;
+            r.key_flag = df.key_flag;
+        }
+        if ts.is_some() {
+            r.timestamp = ts;
+        }
+        let complete = r.insert(df.sample_size, df.fragment_size, df.fragment_starting_num, df.fragments_in_submessage, df.payload);
+        if complete != Ok(true) {
+            return None;
+        }
+        let r = self.frags.remove(&sn)?;
+        let kind = if r.key_flag { ChangeKind::from_status_info(r.status_info.max(1)) } else { ChangeKind::from_status_info(r.status_info) };
+        let arrival = Arrival { kind, key_hash: r.key_hash, timestamp: r.timestamp, payload: r.into_data() };
+        Some((sn, arrival))
+    }
+
+    /// The ACKNACK to send now (RTPS 2.5 §8.4.12.1.4): base = next_sn, bits = missing changes
+    /// that are not partially received.
+    pub(crate) fn acknack(&mut self, reader: EntityId) -> AckNack {
+        let base = self.next_sn;
+        let top = self.highest_announced.min(base + 255);
+        let bits = if top >= base { (top - base + 1) as u32 } else { 0 };
+        let mut set = SequenceNumberSet::new(SequenceNumber(base), bits);
+        for sn in base..base + bits as i64 {
+            if !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn) {
+                set.insert(SequenceNumber(sn));
+            }
+        }
+        let nothing_missing = set.iter().next().is_none() && !self.frags.keys().any(|&k| k <= top);
+        self.acknack_count = self.acknack_count.wrapping_add(1);
+        AckNack { reader_id: reader, writer_id: self.guid.entity, reader_sn_state: set, count: self.acknack_count, final_flag: nothing_missing }
+    }
+
+    /// NACK_FRAGs for partially received samples the writer announced.
+    pub(crate) fn nack_frags(&mut self, reader: EntityId) -> Vec<NackFrag> {
+        let mut v = Vec::new();
+        let highest = self.highest_announced;
+        let wanted: Vec<(i64, FragmentNumberSet)> = self
+            .frags
+            .range(..=highest)
+            .take(4)
+            .filter_map(|(&sn, r)| r.missing(r.total()).map(|m| (sn, m)))
+            .collect();
+        for (sn, set) in wanted {
+            self.nackfrag_count = self.nackfrag_count.wrapping_add(1);
+            v.push(NackFrag { reader_id: reader, writer_id: self.guid.entity, writer_sn: SequenceNumber(sn), fragment_number_state: set, count: self.nackfrag_count });
+        }
+        v
+    }
+
+    /// The next sequence number this proxy will deliver.
+    pub(crate) fn next_sn(&self) -> i64 {
+        self.next_sn
+    }
+}
+
+pub(crate) struct Reader {
+    pub(crate) guid: Guid,
+    pub(crate) spec: ReaderSpec,
+    pub(crate) proxies: BTreeMap<Guid, WriterProxy>,
+    pub(crate) builtin: bool,
+}
+
+impl Reader {
+    pub(crate) fn new(guid: Guid, spec: ReaderSpec, builtin: bool) -> Self {
+        Reader { guid, spec, proxies: BTreeMap::new(), builtin }
+    }
+
+    pub(crate) fn is_reliable(&self) -> bool {
+        self.spec.qos.reliability.kind == ReliabilityKind::Reliable
+    }
+}

@@ -1,0 +1,641 @@
+//! Writer side of RTPS reliability (RTPS 2.5 §8.4.7 StatefulWriter, §8.4.15).
+//!
+//! Design. A writer owns its history cache (WHC) of serialized changes, ordered by sequence
+//! number, with per-instance queues for KEEP_LAST eviction. New samples go out once, as one
+//! datagram with `readerId = UNKNOWN` to the union of the matched readers' locators (INFO_DST
+//! when they all belong to one participant). Each reliable reader has a proxy recording what it
+//! acknowledged (`acked_below`), what it asked for again, and the first sequence number relevant
+//! to it (`start_sn`: volatile readers are not owed the past and get a GAP for it).
+//!
+//! Repair is reader-driven: HEARTBEATs announce [first, last]; ACKNACKs name missing changes,
+//! which are resent directed at that reader (or answered with a GAP when no longer held).
+//! Large samples are fragmented; a reliable writer sends only `fragment_burst_bytes` of a
+//! sample's fragments at once, then a HEARTBEAT; the reader pulls the rest with NACK_FRAG. This
+//! is the flow control that keeps a 100 MB sample from overrunning socket buffers.
+//!
+//! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by
+//! `writer_high_water_bytes` of unacknowledged data; past either, `write` reports
+//! [`WriteError::Full`] and the API blocks up to max_blocking_time.
+
+use crate::config::ParticipantConfig;
+use crate::event::ChangeKind;
+use crate::outbox::Outbox;
+use crate::time::Instant;
+use halyard_wire::param::{pid, ParameterListWriter};
+use halyard_wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard_wire::{
+    EntityId, FragmentNumberSet, Gap, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder,
+    SequenceNumber, SequenceNumberSet, Time,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+/// What a local writer publishes and how.
+#[derive(Clone, Debug)]
+pub struct WriterSpec {
+    /// Topic name.
+    pub topic_name: String,
+    /// Registered type name.
+    pub type_name: String,
+    /// QoS (already validated by the API layer).
+    pub qos: EndpointQos,
+    /// True if the type has key fields.
+    pub has_key: bool,
+}
+
+/// Why a write was not accepted.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// No such local writer.
+    UnknownWriter,
+    /// History or flow-control limit reached; retry after acknowledgments arrive.
+    Full,
+    /// The sample exceeds the configured maximum sample size.
+    TooLarge,
+}
+
+/// A change as handed to [`crate::Participant::write`].
+#[derive(Clone, Debug)]
+pub struct NewChange {
+    /// Alive, disposed, unregistered.
+    pub kind: ChangeKind,
+    /// Key hash of the instance (zeros for keyless topics).
+    pub key_hash: [u8; 16],
+    /// Serialized data (Alive) or serialized key, with encapsulation header.
+    pub payload: Arc<Vec<u8>>,
+    /// Source timestamp to send in INFO_TS.
+    pub timestamp: Option<Time>,
+}
+
+pub(crate) struct CacheChange {
+    pub(crate) sn: i64,
+    pub(crate) change: NewChange,
+}
+
+pub(crate) struct ReaderProxy {
+    pub(crate) guid: Guid,
+    pub(crate) locators: Vec<Locator>,
+    pub(crate) reliable: bool,
+    pub(crate) acked_below: i64,
+    pub(crate) start_sn: i64,
+    pub(crate) requested: BTreeSet<i64>,
+    pub(crate) requested_frags: BTreeMap<i64, Vec<u32>>,
+    pub(crate) last_acknack: Option<i32>,
+    pub(crate) last_nackfrag: Option<i32>,
+}
+
+impl ReaderProxy {
+    pub(crate) fn new(guid: Guid, locators: Vec<Locator>, reliable: bool, start_sn: i64) -> Self {
+        ReaderProxy {
+            guid,
+            locators,
+            reliable,
+            acked_below: start_sn,
+            start_sn,
+            requested: BTreeSet::new(),
+            requested_frags: BTreeMap::new(),
+            last_acknack: None,
+            last_nackfrag: None,
+        }
+    }
+}
+
+/// Bytes reserved in each datagram for headers around a DATA payload.
+const DATA_OVERHEAD: usize = 20 + 16 + 12 + 24 + 64 + 32;
+/// Maximum requested sequence numbers remembered per reader.
+const MAX_REQUESTED: usize = 4096;
+
+pub(crate) struct Writer {
+    pub(crate) guid: Guid,
+    pub(crate) spec: WriterSpec,
+    changes: BTreeMap<i64, CacheChange>,
+    instances: HashMap<[u8; 16], VecDeque<i64>>,
+    unacked_bytes_cache: usize,
+    pub(crate) last_sn: i64,
+    pub(crate) proxies: BTreeMap<Guid, ReaderProxy>,
+    fanout: Vec<Locator>,
+    fanout_prefix: Option<GuidPrefix>,
+    hb_count: i32,
+    pub(crate) hb_due: Option<Instant>,
+    bytes_since_hb: usize,
+    last_hb_at: Instant,
+    pub(crate) builtin: bool,
+}
+
+impl Writer {
+    pub(crate) fn new(guid: Guid, spec: WriterSpec, builtin: bool) -> Self {
+        Writer {
+            guid,
+            spec,
+            changes: BTreeMap::new(),
+            instances: HashMap::new(),
+            unacked_bytes_cache: 0,
+            last_sn: 0,
+            proxies: BTreeMap::new(),
+            fanout: Vec::new(),
+            fanout_prefix: None,
+            hb_count: 0,
+            hb_due: None,
+            bytes_since_hb: 0,
+            last_hb_at: Instant::default(),
+            builtin,
+        }
+    }
+
+    fn is_reliable(&self) -> bool {
+        self.spec.qos.reliability.kind == ReliabilityKind::Reliable
+    }
+
+    fn keeps_history(&self) -> bool {
+        self.spec.qos.durability >= DurabilityKind::TransientLocal
+    }
+
+    /// Adds a matched reader. Volatile readers start after what is already written.
+    pub(crate) fn add_proxy(&mut self, now: Instant, mut proxy: ReaderProxy, durable: bool) {
+        proxy.reliable &= self.is_reliable();
+        let start = if durable && self.keeps_history() { 1 } else { self.last_sn + 1 };
+        proxy.start_sn = start;
+        proxy.acked_below = if durable && self.keeps_history() { 1 } else { start };
+        self.proxies.insert(proxy.guid, proxy);
+        self.recompute_fanout();
+        if self.is_reliable() {
+            self.hb_due = Some(now);
+        }
+    }
+
+    pub(crate) fn remove_proxy(&mut self, guid: &Guid) -> bool {
+        let removed = self.proxies.remove(guid).is_some();
+        if removed {
+            self.recompute_fanout();
+            self.collect_acked();
+        }
+        removed
+    }
+
+    fn recompute_fanout(&mut self) {
+        let mut dests: Vec<Locator> = Vec::new();
+        for p in self.proxies.values() {
+            for l in &p.locators {
+                if !dests.contains(l) {
+                    dests.push(*l);
+                }
+            }
+        }
+        self.fanout = dests;
+        let mut prefixes = self.proxies.keys().map(|g| g.prefix);
+        let first = prefixes.next();
+        self.fanout_prefix = match first {
+            Some(p) if prefixes.all(|q| q == p) => Some(p),
+            _ => None,
+        };
+    }
+
+    fn max_samples(&self, cfg: &ParticipantConfig) -> usize {
+        let rl = self.spec.qos.resource_limits.max_samples;
+        if rl > 0 {
+            rl as usize
+        } else {
+            cfg.writer_max_samples_default
+        }
+    }
+
+    fn has_reliable_proxy(&self) -> bool {
+        self.proxies.values().any(|p| p.reliable)
+    }
+
+    /// True if a change of `len` bytes can be added without exceeding a limit.
+    pub(crate) fn can_accept(&self, cfg: &ParticipantConfig, len: usize) -> bool {
+        let keep_all = self.spec.qos.history == History::KeepAll;
+        if keep_all && self.changes.len() >= self.max_samples(cfg) {
+            return false;
+        }
+        let unacked = self.unacked_bytes_cache;
+        !(self.has_reliable_proxy() && unacked > 0 && unacked + len > cfg.writer_high_water_bytes)
+    }
+
+    /// Adds a change to the history and sends it to all matched readers.
+    pub(crate) fn write(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        change: NewChange,
+    ) -> Result<SequenceNumber, WriteError> {
+        let len = change.payload.len();
+        if len > cfg.max_sample_size {
+            return Err(WriteError::TooLarge);
+        }
+        if !self.can_accept(cfg, len) {
+            return Err(WriteError::Full);
+        }
+        self.last_sn += 1;
+        let sn = self.last_sn;
+        self.insert_change(sn, change);
+        self.send_new(now, out, cfg, sn);
+        if !self.has_reliable_proxy() {
+            self.collect_acked();
+        }
+        Ok(SequenceNumber(sn))
+    }
+
+    fn insert_change(&mut self, sn: i64, change: NewChange) {
+        if let History::KeepLast(depth) = self.spec.qos.history {
+            let depth = depth.max(1) as usize;
+            let q = self.instances.entry(change.key_hash).or_default();
+            q.push_back(sn);
+            while q.len() > depth {
+                if let Some(old) = q.pop_front() {
+                    if let Some(c) = self.changes.remove(&old) {
+                        self.unacked_bytes_cache =
+                            self.unacked_bytes_cache.saturating_sub(c.change.payload.len());
+                    }
+                }
+            }
+            if change.kind != ChangeKind::Alive && !self.keeps_history() {
+                // Nothing to retain for a disposed/unregistered instance beyond this change.
+            }
+        }
+        self.unacked_bytes_cache += change.payload.len();
+        self.changes.insert(sn, CacheChange { sn, change });
+    }
+
+    /// Drops changes every reliable reader acknowledged (unless durability keeps them).
+    pub(crate) fn collect_acked(&mut self) {
+        let min_acked = self
+            .proxies
+            .values()
+            .filter(|p| p.reliable)
+            .map(|p| p.acked_below)
+            .min()
+            .unwrap_or(self.last_sn + 1);
+        let mut bytes = 0usize;
+        for c in self.changes.range(min_acked..).map(|(_, c)| c) {
+            bytes += c.change.payload.len();
+        }
+        self.unacked_bytes_cache = bytes;
+        if self.keeps_history() {
+            // KEEP_ALL TRANSIENT_LOCAL retains everything up to its limits; KEEP_LAST is
+            // bounded by the per-instance queues.
+            return;
+        }
+        while let Some((&sn, _)) = self.changes.first_key_value() {
+            if sn >= min_acked {
+                break;
+            }
+            if let Some(c) = self.changes.remove(&sn) {
+                self.forget_instance_entry(&c);
+            }
+        }
+    }
+
+    fn forget_instance_entry(&mut self, c: &CacheChange) {
+        if let Some(q) = self.instances.get_mut(&c.change.key_hash) {
+            q.retain(|&s| s != c.sn);
+            if q.is_empty() {
+                self.instances.remove(&c.change.key_hash);
+            }
+        }
+    }
+
+    fn first_available(&self) -> i64 {
+        self.changes.keys().next().copied().unwrap_or(self.last_sn + 1)
+    }
+
+    fn heartbeat(&mut self, reader_id: EntityId, final_flag: bool) -> Heartbeat {
+        self.hb_count = self.hb_count.wrapping_add(1);
+        Heartbeat {
+            reader_id,
+            writer_id: self.guid.entity,
+            first_sn: SequenceNumber(self.first_available()),
+            last_sn: SequenceNumber(self.last_sn),
+            count: self.hb_count,
+            final_flag,
+            liveliness_flag: false,
+        }
+    }
+
+    fn inline_qos(&self, change: &NewChange, buf: &mut Vec<u8>) -> bool {
+        let with_key = self.builtin || change.kind != ChangeKind::Alive;
+        if !with_key {
+            return false;
+        }
+        buf.clear();
+        let mut pl = ParameterListWriter::new(buf);
+        if self.spec.has_key || self.builtin {
+            pl.raw(pid::KEY_HASH, &change.key_hash);
+        }
+        if change.kind != ChangeKind::Alive {
+            pl.raw(pid::STATUS_INFO, &change.kind.status_info().to_be_bytes());
+        }
+        pl.finish();
+        true
+    }
+
+    /// Sends a new change to every matched reader (one datagram per fragment group).
+    fn send_new(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig, sn: i64) {
+        if self.fanout.is_empty() {
+            return;
+        }
+        let dests = std::mem::take(&mut self.fanout);
+        let prefix = self.fanout_prefix;
+        let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
+        self.bytes_since_hb += len;
+        let want_hb = self.has_reliable_proxy()
+            && (self.bytes_since_hb >= 256 * 1024
+                || now.saturating_duration_since(self.last_hb_at) >= cfg.heartbeat_period / 10
+                || len + DATA_OVERHEAD > cfg.max_message_size);
+        self.send_change(now, out, cfg, sn, EntityId::UNKNOWN, prefix, &dests, want_hb, None);
+        self.fanout = dests;
+        if self.has_reliable_proxy() && self.hb_due.is_none() {
+            self.hb_due = Some(now + cfg.heartbeat_period);
+        }
+    }
+
+    /// Sends change `sn` (whole or its first burst of fragments, or the given fragments),
+    /// followed by a HEARTBEAT when `with_hb`.
+    #[allow(clippy::too_many_arguments)]
+    fn send_change(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        sn: i64,
+        reader_id: EntityId,
+        prefix: Option<GuidPrefix>,
+        dests: &[Locator],
+        with_hb: bool,
+        frags: Option<&[u32]>,
+    ) {
+        let Some(cc) = self.changes.get(&sn) else { return };
+        let change = cc.change.clone();
+        let mut qos = Vec::new();
+        let has_qos = self.inline_qos(&change, &mut qos);
+        let qos_ref = has_qos.then_some(&qos[..]);
+        let key_flag = change.kind != ChangeKind::Alive;
+        let fits = change.payload.len() + qos.len() + DATA_OVERHEAD <= cfg.max_message_size;
+        if fits && frags.is_none() {
+            let mut mb = out.start(prefix);
+            mb.info_ts(change.timestamp);
+            mb.data(reader_id, self.guid.entity, SequenceNumber(sn), qos_ref, Some(&change.payload), key_flag);
+            if with_hb {
+                let hb = self.heartbeat(reader_id, false);
+                mb.heartbeat(&hb);
+                self.note_hb_sent(now);
+            }
+            out.push(mb, 0, dests);
+            return;
+        }
+        self.send_fragments(now, out, cfg, sn, &change, (reader_id, prefix, dests), qos_ref, frags);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_fragments(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        sn: i64,
+        change: &NewChange,
+        target: (EntityId, Option<GuidPrefix>, &[Locator]),
+        qos: Option<&[u8]>,
+        frags: Option<&[u32]>,
+    ) {
+        let (reader_id, prefix, dests) = target;
+        let frag_size = cfg.fragment_size.clamp(512, 65_535);
+        let total = change.payload.len().div_ceil(frag_size) as u32;
+        let per_msg = ((cfg.max_message_size.saturating_sub(DATA_OVERHEAD + qos.map_or(0, |q| q.len())))
+            / frag_size)
+            .max(1) as u32;
+        let reliable = self.has_reliable_proxy();
+        let budget_frags = if reliable {
+            (cfg.fragment_burst_bytes / frag_size).max(per_msg as usize) as u32
+        } else {
+            total
+        };
+        let wanted: Vec<u32> = match frags {
+            Some(f) => f.iter().copied().filter(|&n| n >= 1 && n <= total).collect(),
+            None => (1..=total.min(budget_frags)).collect(),
+        };
+        let mut sent = 0u32;
+        let mut i = 0usize;
+        while i < wanted.len() && sent < budget_frags {
+            // A run of consecutive fragment numbers, at most per_msg long.
+            let start = wanted[i];
+            let mut n = 1u32;
+            while i + (n as usize) < wanted.len() && wanted[i + n as usize] == start + n && n < per_msg {
+                n += 1;
+            }
+            let lo = (start as usize - 1) * frag_size;
+            let hi = ((start + n - 1) as usize * frag_size).min(change.payload.len());
+            let mut mb = out.start(prefix);
+            mb.info_ts(change.timestamp);
+            mb.data_frag(
+                reader_id,
+                self.guid.entity,
+                SequenceNumber(sn),
+                start,
+                n as u16,
+                frag_size as u16,
+                change.payload.len() as u32,
+                if start == 1 { qos } else { None },
+                &change.payload[lo..hi],
+                change.kind != ChangeKind::Alive,
+            );
+            out.push(mb, 0, dests);
+            i += n as usize;
+            sent += n;
+        }
+        if reliable {
+            let mut mb = out.start(prefix);
+            let hb = self.heartbeat(reader_id, false);
+            mb.heartbeat(&hb);
+            self.note_hb_sent(now);
+            out.push(mb, 0, dests);
+        }
+    }
+
+    fn note_hb_sent(&mut self, now: Instant) {
+        self.bytes_since_hb = 0;
+        self.last_hb_at = now;
+    }
+
+    /// Handles an ACKNACK from `reader` (RTPS 2.5 §8.4.15.4). Returns true if acknowledgments
+    /// advanced.
+    pub(crate) fn on_acknack(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+        set: &SequenceNumberSet,
+        count: i32,
+        final_flag: bool,
+    ) -> bool {
+        let last_sn = self.last_sn;
+        let Some(p) = self.proxies.get_mut(&reader) else { return false };
+        if p.last_acknack.is_some_and(|c| count <= c) {
+            return false;
+        }
+        p.last_acknack = Some(count);
+        let base = set.base.0.min(last_sn + 1);
+        let advanced = base > p.acked_below;
+        if advanced {
+            p.acked_below = base;
+            p.requested = p.requested.split_off(&base);
+        }
+        for sn in set.iter() {
+            if sn.0 <= last_sn && p.requested.len() < MAX_REQUESTED {
+                p.requested.insert(sn.0);
+            }
+        }
+        let wants_hb = set.num_bits == 0 && !final_flag && base <= last_sn;
+        if advanced {
+            self.collect_acked();
+        }
+        self.serve_requests(now, out, cfg, reader, wants_hb);
+        advanced
+    }
+
+    /// Handles a NACK_FRAG: resends the named fragments (at most one burst).
+    pub(crate) fn on_nackfrag(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+        sn: i64,
+        frags: &FragmentNumberSet,
+        count: i32,
+    ) {
+        let Some(p) = self.proxies.get_mut(&reader) else { return };
+        if p.last_nackfrag.is_some_and(|c| count <= c) {
+            return;
+        }
+        p.last_nackfrag = Some(count);
+        let list: Vec<u32> = frags.iter().collect();
+        let (dests, prefix) = (p.locators.clone(), p.guid.prefix);
+        if self.changes.contains_key(&sn) && sn >= p.start_sn {
+            self.send_change(now, out, cfg, sn, reader.entity, Some(prefix), &dests, true, Some(&list));
+        } else {
+            self.send_gap(out, reader, sn, sn + 1);
+        }
+    }
+
+    /// Resends what `reader` asked for: DATA when held, GAP otherwise, then a HEARTBEAT.
+    fn serve_requests(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig, reader: Guid, force_hb: bool) {
+        let Some(p) = self.proxies.get_mut(&reader) else { return };
+        let requested = std::mem::take(&mut p.requested);
+        let (dests, start_sn) = (p.locators.clone(), p.start_sn);
+        let prefix = Some(reader.prefix);
+        let mut mb = out.start(prefix);
+        let empty = mb.len();
+        let mut gap: Option<(i64, i64)> = None;
+        for sn in requested {
+            let held = sn >= start_sn && self.changes.contains_key(&sn);
+            if !held {
+                gap = match gap {
+                    Some((s, e)) if e == sn => Some((s, sn + 1)),
+                    Some((s, e)) => {
+                        push_gap(&mut mb, reader.entity, self.guid.entity, s, e);
+                        Some((sn, sn + 1))
+                    }
+                    None => Some((sn, sn + 1)),
+                };
+                continue;
+            }
+            let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
+            if len + DATA_OVERHEAD > cfg.max_message_size {
+                self.send_change(now, out, cfg, sn, reader.entity, prefix, &dests, false, None);
+                continue;
+            }
+            if mb.len() + len + DATA_OVERHEAD > cfg.max_message_size {
+                out.push(mb, empty, &dests);
+                mb = out.start(prefix);
+            }
+            if let Some(c) = self.changes.get(&sn) {
+                let mut qos = Vec::new();
+                let has_qos = self.inline_qos(&c.change, &mut qos);
+                mb.info_ts(c.change.timestamp);
+                let key_flag = c.change.kind != ChangeKind::Alive;
+                mb.data(reader.entity, self.guid.entity, SequenceNumber(sn), has_qos.then_some(&qos[..]), Some(&c.change.payload), key_flag);
+            }
+        }
+        if let Some((s, e)) = gap {
+            push_gap(&mut mb, reader.entity, self.guid.entity, s, e);
+        }
+        let sent_something = mb.len() > empty;
+        if sent_something || force_hb {
+            let hb = self.heartbeat(reader.entity, false);
+            mb.heartbeat(&hb);
+            self.note_hb_sent(now);
+        }
+        out.push(mb, empty, &dests);
+    }
+
+    fn send_gap(&mut self, out: &mut Outbox, reader: Guid, start: i64, end: i64) {
+        let Some(p) = self.proxies.get(&reader) else { return };
+        let dests = p.locators.clone();
+        let mut mb = out.start(Some(reader.prefix));
+        let empty = mb.len();
+        push_gap(&mut mb, reader.entity, self.guid.entity, start, end);
+        out.push(mb, empty, &dests);
+    }
+
+    /// Periodic duties: a HEARTBEAT while any reliable reader has not acknowledged everything.
+    pub(crate) fn on_timeout(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig) {
+        let Some(due) = self.hb_due else { return };
+        if now < due {
+            return;
+        }
+        let last = self.last_sn;
+        let unacked: Vec<Guid> = self
+            .proxies
+            .values()
+            .filter(|p| p.reliable && (p.acked_below <= last || p.last_acknack.is_none()))
+            .map(|p| p.guid)
+            .collect();
+        if unacked.is_empty() {
+            self.hb_due = None;
+            return;
+        }
+        if unacked.len() == self.proxies.len() && self.fanout.len() <= unacked.len() {
+            let dests = self.fanout.clone();
+            let mut mb = out.start(self.fanout_prefix);
+            let empty = mb.len();
+            let hb = self.heartbeat(EntityId::UNKNOWN, false);
+            mb.heartbeat(&hb);
+            out.push(mb, empty, &dests);
+        } else {
+            for g in unacked {
+                let dests = self.proxies.get(&g).map(|p| p.locators.clone()).unwrap_or_default();
+                let mut mb = out.start(Some(g.prefix));
+                let empty = mb.len();
+                let hb = self.heartbeat(g.entity, false);
+                mb.heartbeat(&hb);
+                out.push(mb, empty, &dests);
+            }
+        }
+        self.note_hb_sent(now);
+        self.hb_due = Some(now + cfg.heartbeat_period);
+    }
+
+    /// True when every reliable reader acknowledged everything written so far.
+    pub(crate) fn all_acked(&self) -> bool {
+        self.proxies.values().filter(|p| p.reliable).all(|p| p.acked_below > self.last_sn)
+    }
+
+    /// Number of changes held.
+    pub(crate) fn history_len(&self) -> usize {
+        self.changes.len()
+    }
+}
+
+fn push_gap(mb: &mut MessageBuilder, reader_id: EntityId, writer_id: EntityId, start: i64, end: i64) {
+    mb.gap(&Gap {
+        reader_id,
+        writer_id,
+        gap_start: SequenceNumber(start),
+        gap_list: SequenceNumberSet::new(SequenceNumber(end), 0),
+    });
+}
