@@ -176,6 +176,10 @@ fn data_inline_qos_errors() {
     b[2] = 200;
     let m = message(&sub(id::DATA, 0x04, &b));
     assert!(matches!(all(&m)[0], Err(WireError::InvalidField(_))));
+    // octetsToInlineQos overlapping the fixed fields.
+    b[2] = 12;
+    let m = message(&sub(id::DATA, 0x04, &b));
+    assert!(matches!(all(&m)[0], Err(WireError::InvalidField(_))));
 }
 
 #[test]

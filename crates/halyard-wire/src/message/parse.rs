@@ -238,14 +238,17 @@ fn info_submessage<'a>(
 
 /// The inline QoS (if `q`) of a DATA or DATA_FRAG `body` and the bytes following it; the
 /// inline QoS starts `4 + octetsToInlineQos` bytes from the start of the body.
+/// `fixed` is the length of the fixed fields after octetsToInlineQos (16 for DATA, 28 for
+/// DATA_FRAG); a smaller octetsToInlineQos is invalid.
 fn inline_qos_and_rest<'a>(
     body: &'a [u8],
-    octets_to_inline_qos: u16,
+    (octets_to_inline_qos, fixed): (u16, u16),
     le: bool,
     q: bool,
 ) -> Result<(Option<ParameterList<'a>>, &'a [u8]), WireError> {
     let start = 4 + octets_to_inline_qos as usize;
-    let after = body.get(start..).ok_or(WireError::InvalidField("octetsToInlineQos"))?;
+    let after = body.get(start..).filter(|_| octets_to_inline_qos >= fixed);
+    let after = after.ok_or(WireError::InvalidField("octetsToInlineQos"))?;
     if !q {
         return Ok((None, after));
     }
@@ -264,7 +267,7 @@ fn data<'a>(c: &mut Cursor<'a>, flags: u8) -> Result<Data<'a>, WireError> {
     let reader_id = c.entity()?;
     let writer_id = c.entity()?;
     let writer_sn = c.sn()?;
-    let (inline_qos, rest) = inline_qos_and_rest(body, otiq, c.le, flags & 0x02 != 0)?;
+    let (inline_qos, rest) = inline_qos_and_rest(body, (otiq, 16), c.le, flags & 0x02 != 0)?;
     let key_flag = flags & 0x08 != 0;
     let payload = (flags & 0x04 != 0 || key_flag).then_some(rest);
     let non_standard_flag = flags & 0x10 != 0;
@@ -293,7 +296,7 @@ fn data_frag<'a>(c: &mut Cursor<'a>, flags: u8) -> Result<DataFrag<'a>, WireErro
     if offset >= sample_size as u64 {
         return Err(WireError::InvalidField("fragment beyond sampleSize"));
     }
-    let (inline_qos, rest) = inline_qos_and_rest(body, otiq, c.le, flags & 0x02 != 0)?;
+    let (inline_qos, rest) = inline_qos_and_rest(body, (otiq, 28), c.le, flags & 0x02 != 0)?;
     let max =
         (fragments_in_submessage as u64 * fragment_size as u64).min(sample_size as u64 - offset);
     let payload = &rest[..rest.len().min(max as usize)];
