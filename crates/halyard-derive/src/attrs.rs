@@ -64,15 +64,15 @@ pub fn is_key(f: &Field) -> bool {
 
 /// The field's `#[id(N)]`, if any.
 pub fn field_id(f: &Field) -> syn::Result<Option<u32>> {
-    for a in f.attrs.iter().filter(|a| a.path().is_ident("id")) {
-        let lit: LitInt = a.parse_args()?;
-        let id: u32 = lit.base10_parse()?;
-        if id > 0x0fff_ffff {
-            return Err(syn::Error::new(lit.span(), "member id above 0x0fffffff"));
-        }
-        return Ok(Some(id));
+    let Some(a) = f.attrs.iter().find(|a| a.path().is_ident("id")) else {
+        return Ok(None);
+    };
+    let lit: LitInt = a.parse_args()?;
+    let id: u32 = lit.base10_parse()?;
+    if id > 0x0fff_ffff {
+        return Err(syn::Error::new(lit.span(), "member id above 0x0fffffff"));
     }
-    Ok(None)
+    Ok(Some(id))
 }
 
 /// The path of the runtime crate as seen from the crate being compiled.
