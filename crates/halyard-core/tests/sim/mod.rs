@@ -1,0 +1,495 @@
+//! Deterministic simulated network for `halyard-core`: virtual time, seeded faults, and an
+//! event loop that drives several sans-I/O participants against each other.
+//!
+//! Seeds: `HALYARD_SIM_SEED=<n or 0xhex>` replays one seed; otherwise each test loops over
+//! `HALYARD_SIM_SEEDS` seeds (default 50 so CI stays fast; long swarm runs set e.g.
+//! `HALYARD_SIM_SEEDS=10000`). A failing test prints `seed = 0x...` before re-raising the panic.
+#![allow(dead_code)]
+
+use halyard_core::wire::qos::{EndpointQos, History, ReliabilityKind};
+use halyard_core::wire::{GuidPrefix, Locator};
+use halyard_core::{Event, Instant, Participant, ParticipantConfig, ReceivedSample};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+/// The SPDP multicast locator every simulated node listens on.
+pub const SPDP_MULTICAST: [u8; 4] = [239, 255, 0, 1];
+/// Nanoseconds in a millisecond.
+pub const MS: u64 = 1_000_000;
+/// Nanoseconds in a second.
+pub const SEC: u64 = 1_000_000_000;
+
+/// splitmix64: small, fast, deterministic; good enough to draw faults from.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.unit() < p
+    }
+    /// Uniform in [lo, hi] (inclusive); `lo` if the range is empty.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        if hi <= lo {
+            lo
+        } else {
+            lo + self.next_u64() % (hi - lo + 1)
+        }
+    }
+}
+
+/// Per-datagram faults. All probabilities are per datagram per destination.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    pub loss: f64,
+    pub duplicate: f64,
+    /// Probability that a datagram gets an extra random delay in `0..=reorder_delay_ns`.
+    pub reorder: f64,
+    pub reorder_delay_ns: u64,
+    pub latency_ns: u64,
+    pub jitter_ns: u64,
+    /// Probability of flipping one random bit of the datagram.
+    pub corrupt: f64,
+}
+
+impl Faults {
+    /// A clean LAN: 100 µs latency, no faults.
+    pub fn none() -> Faults {
+        Faults {
+            latency_ns: 100_000,
+            ..Faults::default()
+        }
+    }
+    /// Only random loss on top of a clean LAN.
+    pub fn lossy(loss: f64) -> Faults {
+        Faults {
+            loss,
+            ..Faults::none()
+        }
+    }
+}
+
+/// Drop everything between nodes of `a` and nodes of `b` while `from <= now < until`.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    pub a: Vec<usize>,
+    pub b: Vec<usize>,
+    pub from: u64,
+    pub until: u64,
+}
+
+/// One simulated host: a participant plus everything it reported, stamped with virtual time.
+pub struct Node {
+    pub p: Participant,
+    pub alive: bool,
+    pub events: Vec<(u64, Event)>,
+    pub samples: Vec<(u64, ReceivedSample)>,
+    /// Outgoing link capacity in bytes per second (None: unlimited).
+    pub capacity: Option<u64>,
+    link_free_at: u64,
+}
+
+impl Node {
+    /// True if some recorded event satisfies `f`.
+    pub fn saw(&self, f: impl Fn(&Event) -> bool) -> bool {
+        self.events.iter().any(|(_, e)| f(e))
+    }
+}
+
+struct Flight {
+    at: u64,
+    seq: u64,
+    to: usize,
+    bytes: Vec<u8>,
+}
+
+impl PartialEq for Flight {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Flight {}
+impl PartialOrd for Flight {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Flight {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+/// Counters of what the network did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NetStats {
+    pub sent: u64,
+    pub delivered: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+    pub corrupted: u64,
+    pub partitioned: u64,
+}
+
+/// The simulated network with virtual time.
+pub struct SimNet {
+    pub seed: u64,
+    pub now: u64,
+    pub rng: Rng,
+    pub nodes: Vec<Node>,
+    pub faults: Faults,
+    pub partitions: Vec<Partition>,
+    pub stats: NetStats,
+    pub steps: u64,
+    pub max_steps: u64,
+    queue: BinaryHeap<Reverse<Flight>>,
+    seq: u64,
+}
+
+/// The configuration of simulated node `idx` (1-based host number 10.0.0.idx).
+pub fn node_config(idx: u8) -> ParticipantConfig {
+    let mut prefix = [0u8; 12];
+    prefix[0] = 0x01;
+    prefix[1] = 0x99;
+    prefix[11] = idx;
+    let mut cfg = ParticipantConfig::new(0, GuidPrefix(prefix));
+    let mc = Locator::udpv4(SPDP_MULTICAST, 7400);
+    cfg.metatraffic_unicast = vec![Locator::udpv4([10, 0, 0, idx], 7410)];
+    cfg.default_unicast = vec![Locator::udpv4([10, 0, 0, idx], 7411)];
+    cfg.metatraffic_multicast = vec![mc];
+    cfg.spdp_destinations = vec![mc];
+    cfg
+}
+
+impl SimNet {
+    pub fn new(seed: u64, faults: Faults) -> SimNet {
+        SimNet {
+            seed,
+            now: 0,
+            rng: Rng::new(seed),
+            nodes: Vec::new(),
+            faults,
+            partitions: Vec::new(),
+            stats: NetStats::default(),
+            steps: 0,
+            max_steps: 20_000_000,
+            queue: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
+    pub fn instant(&self) -> Instant {
+        Instant::from_nanos(self.now)
+    }
+
+    /// Adds a node whose participant starts now; returns its index.
+    pub fn add_node(&mut self, cfg: ParticipantConfig) -> usize {
+        let p = Participant::new(cfg, self.instant());
+        self.nodes.push(Node {
+            p,
+            alive: true,
+            events: Vec::new(),
+            samples: Vec::new(),
+            capacity: None,
+            link_free_at: 0,
+        });
+        let i = self.nodes.len() - 1;
+        self.flush();
+        i
+    }
+
+    /// Removes a node from the network without a goodbye (crash / cable pulled).
+    pub fn kill(&mut self, i: usize) {
+        self.nodes[i].alive = false;
+    }
+
+    pub fn node(&self, i: usize) -> &Node {
+        &self.nodes[i]
+    }
+
+    /// Mutable access to a node's participant for application actions; call `flush` after
+    /// (the `run_*` functions do it too).
+    pub fn p(&mut self, i: usize) -> &mut Participant {
+        &mut self.nodes[i].p
+    }
+
+    fn destinations(&self, loc: &Locator) -> Vec<usize> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let c = n.p.config();
+            let hit = c.metatraffic_unicast.contains(loc)
+                || c.default_unicast.contains(loc)
+                || c.metatraffic_multicast.contains(loc)
+                || c.default_multicast.contains(loc);
+            if hit {
+                v.push(i);
+            }
+        }
+        v
+    }
+
+    fn partitioned(&self, from: usize, to: usize) -> bool {
+        self.partitions.iter().any(|p| {
+            self.now >= p.from
+                && self.now < p.until
+                && ((p.a.contains(&from) && p.b.contains(&to))
+                    || (p.b.contains(&from) && p.a.contains(&to)))
+        })
+    }
+
+    fn delay(&mut self) -> u64 {
+        let f = &self.faults;
+        let (lat, jit, reo, reo_d) = (f.latency_ns, f.jitter_ns, f.reorder, f.reorder_delay_ns);
+        let mut d = lat + self.rng.range(0, jit);
+        if self.rng.chance(reo) {
+            d += self.rng.range(0, reo_d);
+        }
+        d
+    }
+
+    fn enqueue(&mut self, at: u64, to: usize, bytes: Vec<u8>) {
+        self.seq += 1;
+        self.queue.push(Reverse(Flight {
+            at,
+            seq: self.seq,
+            to,
+            bytes,
+        }));
+    }
+
+    /// Sends one datagram from node `from`, applying faults.
+    fn send(&mut self, from: usize, dests: &[Locator], payload: &[u8]) {
+        let mut targets: Vec<usize> = Vec::new();
+        for l in dests {
+            for t in self.destinations(l) {
+                if t != from && !targets.contains(&t) {
+                    targets.push(t);
+                }
+            }
+        }
+        // Link capacity: serialize the datagram onto the sender's link once.
+        let departure = match self.nodes[from].capacity {
+            Some(bps) if bps > 0 => {
+                let start = self.now.max(self.nodes[from].link_free_at);
+                let tx = (payload.len() as u64).saturating_mul(SEC) / bps;
+                self.nodes[from].link_free_at = start + tx;
+                start + tx
+            }
+            _ => self.now,
+        };
+        for to in targets {
+            self.stats.sent += 1;
+            if self.partitioned(from, to) {
+                self.stats.partitioned += 1;
+                continue;
+            }
+            if self.rng.chance(self.faults.loss) {
+                self.stats.lost += 1;
+                continue;
+            }
+            let copies = if self.rng.chance(self.faults.duplicate) {
+                2
+            } else {
+                1
+            };
+            if copies == 2 {
+                self.stats.duplicated += 1;
+            }
+            for _ in 0..copies {
+                let mut bytes = payload.to_vec();
+                if self.rng.chance(self.faults.corrupt) && !bytes.is_empty() {
+                    let bit = self.rng.range(0, bytes.len() as u64 * 8 - 1);
+                    bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
+                    self.stats.corrupted += 1;
+                }
+                let at = departure + self.delay();
+                self.enqueue(at, to, bytes);
+            }
+        }
+    }
+
+    /// Moves every node's queued datagrams into the network and collects events and samples.
+    pub fn flush(&mut self) {
+        for i in 0..self.nodes.len() {
+            if !self.nodes[i].alive {
+                // A dead node's output goes nowhere.
+                while let Some(t) = self.nodes[i].p.poll_transmit() {
+                    self.nodes[i].p.recycle(t.payload);
+                }
+                continue;
+            }
+            while let Some(t) = self.nodes[i].p.poll_transmit() {
+                self.send(i, &t.destinations, &t.payload);
+                self.nodes[i].p.recycle(t.payload);
+            }
+            let now = self.now;
+            let n = &mut self.nodes[i];
+            while let Some(e) = n.p.poll_event() {
+                n.events.push((now, e));
+            }
+            while let Some(s) = n.p.poll_sample() {
+                n.samples.push((now, s));
+            }
+        }
+    }
+
+    /// The time of the next network or timer action, if any.
+    fn next_time(&self) -> Option<u64> {
+        let mut t = self.queue.peek().map(|Reverse(f)| f.at);
+        for n in self.nodes.iter().filter(|n| n.alive) {
+            if let Some(d) = n.p.poll_timeout() {
+                let d = d.as_nanos().max(self.now);
+                t = Some(t.map_or(d, |x| x.min(d)));
+            }
+        }
+        t
+    }
+
+    /// Runs every action due at or before `limit`, then sets the clock to `limit`.
+    pub fn run_until_time(&mut self, limit: u64) {
+        while let Some(t) = self.next_time() {
+            if t > limit {
+                break;
+            }
+            self.step_at(t);
+        }
+        self.now = self.now.max(limit);
+    }
+
+    /// Runs for `d` nanoseconds of virtual time.
+    pub fn run_for(&mut self, d: u64) {
+        let limit = self.now + d;
+        self.run_until_time(limit);
+    }
+
+    /// Runs until `cond` holds (checked after every step) or `timeout` virtual ns elapse;
+    /// returns whether `cond` held.
+    pub fn run_until(&mut self, timeout: u64, mut cond: impl FnMut(&SimNet) -> bool) -> bool {
+        let limit = self.now + timeout;
+        loop {
+            if cond(self) {
+                return true;
+            }
+            match self.next_time() {
+                Some(t) if t <= limit => self.step_at(t),
+                _ => {
+                    self.now = self.now.max(limit);
+                    return cond(self);
+                }
+            }
+        }
+    }
+
+    fn step_at(&mut self, t: u64) {
+        self.steps += 1;
+        assert!(
+            self.steps <= self.max_steps,
+            "seed {:#x}: step bound {} exceeded at t={}ns",
+            self.seed,
+            self.max_steps,
+            self.now
+        );
+        self.now = self.now.max(t);
+        let now = self.instant();
+        let due = self.queue.peek().is_some_and(|Reverse(f)| f.at <= self.now);
+        if due {
+            let Reverse(f) = self.queue.pop().expect("peeked");
+            if self.nodes[f.to].alive {
+                self.stats.delivered += 1;
+                self.nodes[f.to].p.handle_datagram(now, &f.bytes);
+            }
+        } else {
+            for n in self.nodes.iter_mut().filter(|n| n.alive) {
+                if n.p.poll_timeout().is_some_and(|d| d.as_nanos() <= self.now) {
+                    n.p.handle_timeout(now);
+                }
+            }
+        }
+        self.flush();
+    }
+}
+
+/// Seeds to run: `HALYARD_SIM_SEED` alone, or `HALYARD_SIM_SEEDS` (default `default_n`) seeds.
+pub fn seeds(default_n: u64) -> Vec<u64> {
+    if let Ok(s) = std::env::var("HALYARD_SIM_SEED") {
+        let s = s.trim();
+        let v = match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => s.parse(),
+        };
+        return vec![v.expect("HALYARD_SIM_SEED must be a decimal or 0x-hex u64")];
+    }
+    let n = std::env::var("HALYARD_SIM_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_n);
+    let mut r = Rng::new(0xA11CE);
+    (0..n).map(|_| r.next_u64()).collect()
+}
+
+/// Runs `body` for each seed; on panic prints the seed (and how to replay it) and re-raises.
+pub fn for_each_seed(name: &str, default_n: u64, body: impl Fn(u64)) {
+    for seed in seeds(default_n) {
+        if let Err(e) = catch_unwind(AssertUnwindSafe(|| body(seed))) {
+            eprintln!("{name}: seed = {seed:#x}  (replay: HALYARD_SIM_SEED={seed:#x} cargo test -p halyard-core --test <file> {name})");
+            resume_unwind(e);
+        }
+    }
+}
+
+/// Reliable KEEP_ALL QoS for a writer.
+pub fn reliable_keep_all_writer() -> EndpointQos {
+    let mut q = EndpointQos::writer_default();
+    q.history = History::KeepAll;
+    q.reliability.kind = ReliabilityKind::Reliable;
+    q
+}
+
+/// Reliable KEEP_ALL QoS for a reader.
+pub fn reliable_keep_all_reader() -> EndpointQos {
+    let mut q = EndpointQos::reader_default();
+    q.history = History::KeepAll;
+    q.reliability.kind = ReliabilityKind::Reliable;
+    q
+}
+
+/// A payload carrying `index`: CDR encapsulation header, index as 8 LE bytes, then `len - 8`
+/// bytes derived from the index (so corruption or mix-ups are detectable).
+pub fn indexed_payload(index: u64, len: usize) -> Vec<u8> {
+    let len = len.max(8);
+    let mut v = Vec::with_capacity(4 + len);
+    v.extend_from_slice(&[0, 1, 0, 0]);
+    v.extend_from_slice(&index.to_le_bytes());
+    v.extend((0..len - 8).map(|j| (index as usize).wrapping_mul(31).wrapping_add(j) as u8));
+    v
+}
+
+/// The index in an `indexed_payload`, if its content is intact.
+pub fn parse_indexed(p: &[u8]) -> Option<u64> {
+    if p.len() < 12 || p[..4] != [0, 1, 0, 0] {
+        return None;
+    }
+    let index = u64::from_le_bytes(p[4..12].try_into().ok()?);
+    (indexed_payload(index, p.len() - 4) == p).then_some(index)
+}
+
+/// Duration helper.
+pub fn dur_ms(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}

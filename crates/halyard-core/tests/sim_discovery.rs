@@ -1,0 +1,57 @@
+//! Proves that two participants discover each other and match a writer with a reader on the
+//! same topic and type over a network that loses 20% of datagrams.
+
+mod sim;
+
+use halyard_core::wire::qos::EndpointQos;
+use halyard_core::{Event, ReaderSpec, WriterSpec};
+use sim::*;
+
+#[test]
+fn discovery_and_matching_with_20_percent_loss() {
+    for_each_seed("discovery_and_matching_with_20_percent_loss", 50, |seed| {
+        let mut net = SimNet::new(
+            seed,
+            Faults {
+                jitter_ns: 200_000,
+                ..Faults::lossy(0.2)
+            },
+        );
+        let a = net.add_node(node_config(1));
+        let b = net.add_node(node_config(2));
+        let (pa, pb) = (net.p(a).guid_prefix(), net.p(b).guid_prefix());
+        let now = net.instant();
+        let w = net.p(a).create_writer(
+            now,
+            WriterSpec {
+                topic_name: "Square".into(),
+                type_name: "ShapeType".into(),
+                qos: EndpointQos::writer_default(),
+                has_key: true,
+            },
+        );
+        let r = net.p(b).create_reader(
+            now,
+            ReaderSpec {
+                topic_name: "Square".into(),
+                type_name: "ShapeType".into(),
+                qos: EndpointQos::reader_default(),
+                has_key: true,
+            },
+        );
+        net.flush();
+        let ok = net.run_until(60 * SEC, |n| {
+            n.node(a).saw(|e| matches!(e, Event::ParticipantDiscovered(d) if d.guid.prefix == pb))
+                && n.node(b).saw(|e| matches!(e, Event::ParticipantDiscovered(d) if d.guid.prefix == pa))
+                && n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, reader, matched: true } if *writer == w && reader.prefix == pb && reader.entity == r))
+                && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, writer, matched: true } if *reader == r && writer.prefix == pa && writer.entity == w))
+        });
+        assert!(
+            ok,
+            "seed {seed:#x}: no discovery/match within 60 s virtual; stats {:?}",
+            net.stats
+        );
+        assert_eq!(net.p(a).matched_readers(w).len(), 1, "seed {seed:#x}");
+        assert_eq!(net.p(b).matched_writers(r).len(), 1, "seed {seed:#x}");
+    });
+}
