@@ -1,1 +1,39 @@
-//! placeholder
+//! Halyard: a Data Distribution Service (OMG DDS 1.4 DCPS) over RTPS 2.5/UDP.
+//!
+//! ```no_run
+//! use halyard::{DomainParticipant, GroupQos, qos::EndpointQos, Topic};
+//!
+//! #[derive(halyard::Topic, Clone, Debug, Default)]
+//! struct Reading { #[key] sensor: u32, value: f64 }
+//!
+//! let dp = DomainParticipant::new(0)?;
+//! let topic: Topic<Reading> = dp.create_topic("Readings")?;
+//! let writer = dp.create_publisher(GroupQos::default()).create_datawriter(&topic, EndpointQos::writer_default())?;
+//! writer.write(&Reading { sensor: 1, value: 21.5 })?;
+//! # Ok::<(), halyard::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+// The API layer is the driver: it reads clocks (the protocol core does not).
+#![allow(clippy::disallowed_methods)]
+
+pub mod error;
+mod participant;
+pub mod qos;
+mod reader;
+mod runtime;
+pub mod status;
+mod writer;
+
+pub use error::{Error, Result};
+pub use halyard_cdr as cdr;
+pub use halyard_cdr::{CdrType, Topic as TopicDerive};
+pub use halyard_derive::Topic;
+pub use halyard_core::{Event, QosPolicyId};
+pub use halyard_wire::{Guid, GuidPrefix, Time};
+pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};
+pub use qos::GroupQos;
+pub use reader::{DataReader, Sample, Selector};
+pub use runtime::{wall_clock, Listener};
+pub use status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
+pub use writer::DataWriter;

@@ -1,0 +1,67 @@
+//! The API's error type, mirroring DDS `ReturnCode_t` (DDS 1.4 §2.2.1.1).
+
+use halyard_cdr::CdrError;
+
+/// Errors of the DCPS API.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// RETCODE_BAD_PARAMETER / INCONSISTENT_POLICY: a QoS value is invalid.
+    BadQos {
+        /// The policy.
+        policy: &'static str,
+        /// Why.
+        reason: &'static str,
+    },
+    /// RETCODE_UNSUPPORTED: a valid value Halyard does not implement yet.
+    Unsupported {
+        /// The policy or feature.
+        feature: &'static str,
+        /// What exactly.
+        detail: &'static str,
+    },
+    /// RETCODE_TIMEOUT: a blocking operation ran out of time (e.g. a full KEEP_ALL writer).
+    Timeout,
+    /// RETCODE_OUT_OF_RESOURCES: a configured limit was reached.
+    OutOfResources(&'static str),
+    /// RETCODE_BAD_PARAMETER: an argument is invalid.
+    BadParameter(&'static str),
+    /// RETCODE_ALREADY_DELETED: the entity was deleted.
+    AlreadyDeleted,
+    /// A sample could not be serialized or deserialized.
+    Serialization(CdrError),
+    /// The network could not be set up.
+    Transport(halyard_net::TransportError),
+    /// No usable network interface.
+    Interface(halyard_net::InterfaceError),
+    /// A thread could not be started.
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::BadQos { policy, reason } => write!(f, "invalid {policy} QoS: {reason}"),
+            Error::Unsupported { feature, detail } => write!(f, "{feature} is not supported yet: {detail}"),
+            Error::Timeout => write!(f, "timed out"),
+            Error::OutOfResources(what) => write!(f, "out of resources: {what}"),
+            Error::BadParameter(what) => write!(f, "bad parameter: {what}"),
+            Error::AlreadyDeleted => write!(f, "entity already deleted"),
+            Error::Serialization(e) => write!(f, "serialization failed: {e}"),
+            Error::Transport(e) => write!(f, "transport: {e}"),
+            Error::Interface(e) => write!(f, "network interface: {e}"),
+            Error::Thread(e) => write!(f, "cannot start a thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<CdrError> for Error {
+    fn from(e: CdrError) -> Self {
+        Error::Serialization(e)
+    }
+}
+
+/// Result alias of the API.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,241 @@
+//! DomainParticipant, Topic, Publisher and Subscriber (DDS 1.4 §2.2.2.2).
+#![allow(clippy::disallowed_methods)] // GUID prefix entropy comes from the OS clock here
+
+use crate::error::{Error, Result};
+use crate::qos::{validate, DataReaderQos, DataWriterQos, GroupQos};
+use crate::reader::DataReader;
+use crate::runtime::Shared;
+use crate::status::{ReaderState, WriterState};
+use crate::writer::DataWriter;
+use halyard_cdr::TopicType;
+use halyard_core::{Participant, ParticipantConfig, ReaderSpec, WriterSpec};
+use halyard_net::{select_interface, UdpTransport};
+use halyard_wire::discovery::{EndpointData, ParticipantData};
+use halyard_wire::{GuidPrefix, Locator};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Options for creating a participant (Halyard's configuration, beyond DDS QoS).
+#[derive(Clone, Debug, Default)]
+pub struct ParticipantOptions {
+    /// Network interface name or IPv4 address (default: `HALYARD_INTERFACE`, else the first
+    /// up, multicast-capable, non-loopback interface).
+    pub interface: Option<String>,
+    /// Participant USER_DATA.
+    pub user_data: Vec<u8>,
+    /// Participant entity name.
+    pub entity_name: Option<String>,
+    /// Extra unicast SPDP destinations (initial peers), e.g. `127.0.0.1:7410`.
+    pub initial_peers: Vec<std::net::SocketAddrV4>,
+    /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults.
+    pub tuning: Option<fn(&mut ParticipantConfig)>,
+}
+
+/// A DDS DomainParticipant: the factory of topics, publishers and subscribers, with its own
+/// sockets and threads. Cloning gives another handle to the same participant.
+#[derive(Clone)]
+pub struct DomainParticipant {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) _guard: Arc<ShutdownGuard>,
+    domain_id: u32,
+}
+
+pub(crate) struct ShutdownGuard(Arc<Shared>);
+
+impl Drop for ShutdownGuard {
+    fn drop(&mut self) {
+        self.0.shutdown();
+    }
+}
+
+static PARTICIPANT_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn new_guid_prefix() -> GuidPrefix {
+    let pid = std::process::id();
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    let n = PARTICIPANT_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut x = t ^ ((pid as u64) << 32) ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // splitmix64 to spread the bits.
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let mut p = [0u8; 12];
+    p[0..2].copy_from_slice(&[0x01, 0x99]);
+    p[2..6].copy_from_slice(&(z as u32).to_be_bytes());
+    p[6..10].copy_from_slice(&pid.to_be_bytes());
+    p[10..12].copy_from_slice(&(n as u16).to_be_bytes());
+    GuidPrefix(p)
+}
+
+impl DomainParticipant {
+    /// Joins `domain_id` with default options.
+    pub fn new(domain_id: u32) -> Result<DomainParticipant> {
+        Self::with_options(domain_id, ParticipantOptions::default())
+    }
+
+    /// Joins `domain_id` with options.
+    pub fn with_options(domain_id: u32, opts: ParticipantOptions) -> Result<DomainParticipant> {
+        let iface = select_interface(opts.interface.as_deref()).map_err(Error::Interface)?;
+        let transport = UdpTransport::open(domain_id, iface).map_err(Error::Transport)?;
+        let mut cfg = ParticipantConfig::new(domain_id, new_guid_prefix());
+        cfg.metatraffic_unicast = vec![transport.unicast_locator];
+        cfg.default_unicast = vec![transport.unicast_locator];
+        cfg.metatraffic_multicast = vec![transport.spdp_locator];
+        cfg.spdp_destinations = vec![transport.spdp_locator];
+        for p in &opts.initial_peers {
+            cfg.spdp_destinations.push(Locator::udpv4(p.ip().octets(), p.port()));
+        }
+        cfg.user_data = opts.user_data.clone();
+        cfg.entity_name = opts.entity_name.clone();
+        if let Some(tune) = opts.tuning {
+            tune(&mut cfg);
+        }
+        let shared = Shared::new(Participant::new(cfg, halyard_core::Instant::default()), transport);
+        {
+            let mut st = shared.lock();
+            let now = shared.now();
+            st.core.handle_timeout(now);
+            shared.pump(&mut st);
+        }
+        shared.start_threads().map_err(Error::Thread)?;
+        Ok(DomainParticipant { _guard: Arc::new(ShutdownGuard(shared.clone())), shared, domain_id })
+    }
+
+    /// The domain id.
+    pub fn domain_id(&self) -> u32 {
+        self.domain_id
+    }
+
+    /// This participant's GUID prefix.
+    pub fn guid_prefix(&self) -> GuidPrefix {
+        self.shared.lock().core.guid_prefix()
+    }
+
+    /// The unicast locator peers reach us at.
+    pub fn unicast_locator(&self) -> Locator {
+        self.shared.transport.unicast_locator
+    }
+
+    /// Creates (or refers to) a topic.
+    pub fn create_topic<T: TopicType>(&self, name: &str) -> Result<Topic<T>> {
+        if name.is_empty() || name.len() > 256 {
+            return Err(Error::BadParameter("topic names are 1..=256 characters"));
+        }
+        Ok(Topic { name: name.to_string(), type_name: T::type_name().to_string(), _t: PhantomData })
+    }
+
+    /// Creates a publisher (partitions and group data apply to its writers).
+    pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
+        Publisher { participant: self.clone(), qos }
+    }
+
+    /// Creates a subscriber.
+    pub fn create_subscriber(&self, qos: GroupQos) -> Subscriber {
+        Subscriber { participant: self.clone(), qos }
+    }
+
+    /// DCPSParticipant: the remote participants discovered so far.
+    pub fn discovered_participants(&self) -> Vec<ParticipantData> {
+        self.shared.lock().core.remote_participants()
+    }
+
+    /// DCPSPublication: the remote writers discovered so far.
+    pub fn discovered_publications(&self) -> Vec<EndpointData> {
+        self.shared.lock().core.remote_publications()
+    }
+
+    /// DCPSSubscription: the remote readers discovered so far.
+    pub fn discovered_subscriptions(&self) -> Vec<EndpointData> {
+        self.shared.lock().core.remote_subscriptions()
+    }
+
+    /// Counters of received, malformed and dropped traffic.
+    pub fn stats(&self) -> halyard_core::Stats {
+        self.shared.lock().core.stats()
+    }
+}
+
+/// A topic: a name bound to a type.
+pub struct Topic<T> {
+    pub(crate) name: String,
+    pub(crate) type_name: String,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Topic<T> {
+    /// The topic name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The registered type name.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+}
+
+/// A publisher: groups writers under one PARTITION / GROUP_DATA.
+pub struct Publisher {
+    participant: DomainParticipant,
+    qos: GroupQos,
+}
+
+impl Publisher {
+    /// Creates a DataWriter. QoS is validated; unimplemented values are refused.
+    pub fn create_datawriter<T: TopicType>(&self, topic: &Topic<T>, mut qos: DataWriterQos) -> Result<DataWriter<T>> {
+        validate(&qos, true)?;
+        if qos.partition.is_empty() {
+            qos.partition = self.qos.partition.clone();
+        }
+        if qos.group_data.is_empty() {
+            qos.group_data = self.qos.group_data.clone();
+        }
+        if qos.data_representation.is_empty() {
+            qos.data_representation = vec![halyard_core::matching::XCDR1];
+        }
+        let shared = &self.participant.shared;
+        let spec = WriterSpec { topic_name: topic.name.clone(), type_name: topic.type_name.clone(), qos: qos.clone(), has_key: T::has_key() };
+        let mut st = shared.lock();
+        let now = shared.now();
+        let id = st.core.create_writer(now, spec);
+        st.writers.insert(id, WriterState { matched: Default::default(), incompatible: Default::default() });
+        // Events raised during creation refer to `id`; dispatch them now.
+        shared.pump(&mut st);
+        shared.finish(st);
+        Ok(DataWriter::new(self.participant.clone(), id, qos))
+    }
+}
+
+/// A subscriber: groups readers under one PARTITION / GROUP_DATA.
+pub struct Subscriber {
+    participant: DomainParticipant,
+    qos: GroupQos,
+}
+
+impl Subscriber {
+    /// Creates a DataReader. QoS is validated; unimplemented values are refused.
+    pub fn create_datareader<T: TopicType>(&self, topic: &Topic<T>, mut qos: DataReaderQos) -> Result<DataReader<T>> {
+        validate(&qos, false)?;
+        if qos.partition.is_empty() {
+            qos.partition = self.qos.partition.clone();
+        }
+        if qos.group_data.is_empty() {
+            qos.group_data = self.qos.group_data.clone();
+        }
+        if qos.data_representation.is_empty() {
+            qos.data_representation = vec![halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
+        }
+        let shared = &self.participant.shared;
+        let spec = ReaderSpec { topic_name: topic.name.clone(), type_name: topic.type_name.clone(), qos: qos.clone(), has_key: T::has_key() };
+        let key_fn: Option<crate::status::KeyFn> = if T::has_key() { Some(crate::reader::key_of::<T>) } else { None };
+        let mut st = shared.lock();
+        let now = shared.now();
+        let id = st.core.create_reader(now, spec);
+        st.readers.insert(id, ReaderState::new(qos, key_fn));
+        shared.pump(&mut st);
+        shared.finish(st);
+        Ok(DataReader::new(self.participant.clone(), id))
+    }
+}

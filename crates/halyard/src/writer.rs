@@ -1,0 +1,153 @@
+//! DataWriter<T> (DDS 1.4 §2.2.2.4.2).
+
+use crate::error::{Error, Result};
+use crate::participant::DomainParticipant;
+use crate::qos::DataWriterQos;
+use crate::runtime::wall_clock;
+use crate::status::{IncompatibleQosStatus, InstanceHandle, MatchedStatus};
+use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicType};
+use halyard_core::{time::wire_to_std, ChangeKind, NewChange, WriteError};
+use halyard_wire::{EntityId, Time};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Writes samples of `T` to a topic. Thread-safe; clone-free sharing via `Arc` if needed.
+pub struct DataWriter<T: TopicType> {
+    participant: DomainParticipant,
+    id: EntityId,
+    qos: DataWriterQos,
+    _t: PhantomData<fn(T)>,
+}
+
+impl<T: TopicType> DataWriter<T> {
+    pub(crate) fn new(participant: DomainParticipant, id: EntityId, qos: DataWriterQos) -> Self {
+        DataWriter { participant, id, qos, _t: PhantomData }
+    }
+
+    /// The writer's QoS.
+    pub fn qos(&self) -> &DataWriterQos {
+        &self.qos
+    }
+
+    /// Writes a sample stamped with the current time.
+    pub fn write(&self, sample: &T) -> Result<()> {
+        self.write_w_timestamp(sample, wall_clock())
+    }
+
+    /// Writes a sample with an explicit source timestamp.
+    pub fn write_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
+        let mut buf = Vec::with_capacity(64);
+        serialize(sample, DataRepresentation::Xcdr1, &mut buf)?;
+        let kh = if T::has_key() { key_hash(sample)? } else { [0; 16] };
+        self.submit(ChangeKind::Alive, kh, buf, timestamp)
+    }
+
+    /// Writes an already serialized sample (encapsulation header included) with its key hash.
+    /// Used by tools that relay data without decoding it.
+    pub fn write_serialized(&self, payload: Vec<u8>, key: [u8; 16], timestamp: Time) -> Result<()> {
+        self.submit(ChangeKind::Alive, key, payload, timestamp)
+    }
+
+    /// Registers an instance; returns its handle (the key hash).
+    pub fn register_instance(&self, sample: &T) -> Result<InstanceHandle> {
+        Ok(InstanceHandle(key_hash(sample)?))
+    }
+
+    /// Unregisters the instance of `sample`.
+    pub fn unregister_instance(&self, sample: &T) -> Result<()> {
+        self.key_change(sample, ChangeKind::Unregistered)
+    }
+
+    /// Disposes the instance of `sample`.
+    pub fn dispose(&self, sample: &T) -> Result<()> {
+        self.key_change(sample, ChangeKind::Disposed)
+    }
+
+    fn key_change(&self, sample: &T, kind: ChangeKind) -> Result<()> {
+        if !T::has_key() {
+            return Err(Error::BadParameter("dispose/unregister need a keyed topic type"));
+        }
+        let mut buf = Vec::with_capacity(32);
+        serialize_key(sample, DataRepresentation::Xcdr1, &mut buf)?;
+        self.submit(kind, key_hash(sample)?, buf, wall_clock())
+    }
+
+    fn submit(&self, kind: ChangeKind, key: [u8; 16], payload: Vec<u8>, timestamp: Time) -> Result<()> {
+        let shared = &self.participant.shared;
+        let change = NewChange { kind, key_hash: key, payload: Arc::new(payload), timestamp: Some(timestamp) };
+        let mut st = shared.lock();
+        let start = shared.now();
+        let deadline = start + wire_to_std(self.qos.reliability.max_blocking_time);
+        loop {
+            let now = shared.now();
+            match st.core.write(now, self.id, change.clone()) {
+                Ok(_) => {
+                    shared.pump(&mut st);
+                    shared.finish(st);
+                    return Ok(());
+                }
+                Err(WriteError::Full) => {
+                    if now >= deadline {
+                        return Err(Error::Timeout);
+                    }
+                    let wait = (deadline - now).min(Duration::from_millis(10));
+                    st = shared.changed.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+                }
+                Err(WriteError::TooLarge) => return Err(Error::OutOfResources("sample larger than the configured maximum sample size")),
+                Err(_) => return Err(Error::AlreadyDeleted),
+            }
+        }
+    }
+
+    /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`.
+    pub fn wait_for_acknowledgments(&self, timeout: Duration) -> Result<()> {
+        let shared = &self.participant.shared;
+        let deadline = std::time::Instant::now() + timeout;
+        let mut st = shared.lock();
+        while !st.core.writer_all_acked(self.id) {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Err(Error::Timeout);
+            }
+            st = shared.changed.wait_timeout(st, (deadline - now).min(Duration::from_millis(10))).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        Ok(())
+    }
+
+    /// PUBLICATION_MATCHED status.
+    pub fn publication_matched_status(&self) -> MatchedStatus {
+        self.participant.shared.lock().writers.get(&self.id).map(|w| w.matched.clone()).unwrap_or_default()
+    }
+
+    /// OFFERED_INCOMPATIBLE_QOS status.
+    pub fn offered_incompatible_qos_status(&self) -> IncompatibleQosStatus {
+        self.participant.shared.lock().writers.get(&self.id).map(|w| w.incompatible.clone()).unwrap_or_default()
+    }
+
+    /// Blocks until at least `n` readers are matched, or `timeout`.
+    pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
+        let shared = &self.participant.shared;
+        let deadline = std::time::Instant::now() + timeout;
+        let mut st = shared.lock();
+        while st.writers.get(&self.id).map_or(0, |w| w.matched.current_count) < n {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Err(Error::Timeout);
+            }
+            st = shared.changed.wait_timeout(st, (deadline - now).min(Duration::from_millis(20))).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        Ok(())
+    }
+}
+
+impl<T: TopicType> Drop for DataWriter<T> {
+    fn drop(&mut self) {
+        let shared = &self.participant.shared;
+        let mut st = shared.lock();
+        let now = shared.now();
+        st.core.delete_writer(now, self.id);
+        st.writers.remove(&self.id);
+        shared.pump(&mut st);
+    }
+}
