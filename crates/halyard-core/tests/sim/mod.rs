@@ -665,3 +665,74 @@ pub fn assert_intact_in_order(seed: u64, out: &StreamOutcome) -> usize {
     }
     bad
 }
+
+/// Two nodes (indices 0 and 1) with a writer on node 0 and a reader on node 1 on topic
+/// `topic`/`Blob`; runs until both sides report the match (panics with the seed otherwise).
+pub fn matched_pair(
+    net: &mut SimNet,
+    topic: &str,
+    wq: EndpointQos,
+    rq: EndpointQos,
+) -> (halyard_core::wire::EntityId, halyard_core::wire::EntityId) {
+    let now = net.instant();
+    let w = net.p(0).create_writer(
+        now,
+        halyard_core::WriterSpec {
+            topic_name: topic.into(),
+            type_name: "Blob".into(),
+            qos: wq,
+            has_key: false,
+        },
+    );
+    let r = net.p(1).create_reader(
+        now,
+        halyard_core::ReaderSpec {
+            topic_name: topic.into(),
+            type_name: "Blob".into(),
+            qos: rq,
+            has_key: false,
+        },
+    );
+    net.flush();
+    let seed = net.seed;
+    let ok = net.run_until(120 * SEC, |n| {
+        n.node(0)
+            .saw(|e| matches!(e, Event::PublicationMatched { matched: true, .. }))
+            && n.node(1)
+                .saw(|e| matches!(e, Event::SubscriptionMatched { matched: true, .. }))
+    });
+    assert!(
+        ok,
+        "seed {seed:#x}: no match within 120 s virtual; {:?}",
+        net.stats
+    );
+    (w, r)
+}
+
+/// Writes `payload` from `writer` on node `node`, retrying on `Err(Full)` as time advances.
+pub fn write_retrying(
+    net: &mut SimNet,
+    node: usize,
+    writer: halyard_core::wire::EntityId,
+    key_hash: [u8; 16],
+    payload: Vec<u8>,
+) -> i64 {
+    let change = halyard_core::NewChange {
+        kind: halyard_core::ChangeKind::Alive,
+        key_hash,
+        payload: std::sync::Arc::new(payload),
+        timestamp: None,
+    };
+    for _ in 0..1_000_000 {
+        let now = net.instant();
+        match net.p(node).write(now, writer, change.clone()) {
+            Ok(sn) => {
+                net.flush();
+                return sn.0;
+            }
+            Err(halyard_core::WriteError::Full) => net.run_for(MS),
+            Err(e) => panic!("seed {:#x}: write failed: {e:?}", net.seed),
+        }
+    }
+    panic!("seed {:#x}: write blocked for 1000 s virtual", net.seed);
+}
