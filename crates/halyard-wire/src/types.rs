@@ -178,15 +178,18 @@ pub struct Time {
 impl Time {
     /// TIME_INVALID.
     pub const INVALID: Time = Time { seconds: -1, fraction: 0xffff_ffff };
-    /// From nanoseconds since the Unix epoch.
+    /// From nanoseconds since the Unix epoch. The fraction is rounded up, and
+    /// [`Time::to_nanos`] rounds to nearest, so nanoseconds survive a round trip exactly
+    /// (as in Cyclone DDS; ddsperf uses the timestamp's lowest bit as a flag).
     pub fn from_nanos(nanos: i64) -> Time {
         let seconds = nanos.div_euclid(1_000_000_000);
         let rem = nanos.rem_euclid(1_000_000_000) as u64;
-        Time { seconds: seconds as i32, fraction: ((rem << 32) / 1_000_000_000) as u32 }
+        Time { seconds: seconds as i32, fraction: ((rem << 32).div_ceil(1_000_000_000)) as u32 }
     }
     /// To nanoseconds since the Unix epoch.
     pub fn to_nanos(self) -> i64 {
-        self.seconds as i64 * 1_000_000_000 + ((self.fraction as u64 * 1_000_000_000) >> 32) as i64
+        self.seconds as i64 * 1_000_000_000
+            + ((self.fraction as u64 * 1_000_000_000 + (1 << 31)) >> 32) as i64
     }
 }
 
@@ -218,5 +221,22 @@ impl Duration {
             return i64::MAX;
         }
         Time { seconds: self.seconds, fraction: self.fraction }.to_nanos()
+    }
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::Time;
+
+    #[test]
+    fn nanoseconds_survive_a_round_trip_exactly() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ns = (x % 2_000_000_000_000_000_000) as i64;
+            assert_eq!(Time::from_nanos(ns).to_nanos(), ns, "ns = {ns}");
+        }
     }
 }
