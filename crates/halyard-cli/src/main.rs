@@ -1,1 +1,23 @@
-fn main() {}
+//! The `halyard` command.
+#![forbid(unsafe_code)]
+#![allow(clippy::disallowed_methods)] // a command-line tool reads clocks
+
+mod demo;
+mod perf;
+
+fn usage() -> ! {
+    eprintln!(
+        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
+    );
+    std::process::exit(3)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.first().map(String::as_str) {
+        Some("perf") => perf::main(&args[1..]),
+        Some("demo") => demo::main(&args[1..]),
+        _ => usage(),
+    };
+    std::process::exit(code)
+}
