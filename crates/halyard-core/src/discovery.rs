@@ -40,7 +40,7 @@ impl Participant {
             let spec = WriterSpec { topic_name: String::new(), type_name: String::new(), qos: builtin_qos(), has_key: true };
             self.writers.insert(w, Writer::new(Guid::new(self.prefix, w), spec, true));
             let rspec = ReaderSpec { topic_name: String::new(), type_name: String::new(), qos: builtin_qos(), has_key: true };
-            self.readers.insert(r, Reader::new(Guid::new(self.prefix, r), rspec, true));
+            self.readers.insert(r, Reader::new(Guid::new(self.prefix, r), rspec));
         }
     }
 
@@ -243,8 +243,9 @@ impl Participant {
             }
             if data.builtin_endpoints & announcer != 0 {
                 let wg = Guid::new(prefix, w);
+                let epoch = self.next_count_epoch();
                 if let Some(rd) = self.readers.get_mut(&r) {
-                    rd.proxies.insert(wg, WriterProxy::new(wg, locs.clone(), true, false));
+                    rd.proxies.insert(wg, WriterProxy::new(wg, locs.clone(), true, false, epoch));
                     self.writer_index.entry(wg).or_default().push(r);
                 }
                 let _ = halyard;
@@ -416,8 +417,9 @@ impl Participant {
             let volatile = r.spec.qos.durability == DurabilityKind::Volatile;
             let foreign = self.remote.get(&remote.prefix).is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
             let locs = self.user_locators(ed);
+            let epoch = self.next_count_epoch();
             if let Some(r) = self.readers.get_mut(&local) {
-                r.proxies.insert(remote, WriterProxy::new(remote, locs, reliable, volatile && foreign));
+                r.proxies.insert(remote, WriterProxy::new(remote, locs, reliable, volatile && foreign, epoch));
             }
             self.writer_index.entry(remote).or_default().push(local);
             self.push_event(Event::SubscriptionMatched { reader: local, writer: remote, matched: true });

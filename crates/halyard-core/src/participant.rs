@@ -69,6 +69,8 @@ pub struct Participant {
     pub(crate) spdp_next: Instant,
     pub(crate) stats: Stats,
     delivered: Vec<ReceivedSample>,
+    /// Seed of the next writer proxy's counters (see `WriterProxy::new`).
+    count_epoch: i32,
 }
 
 impl Participant {
@@ -93,6 +95,7 @@ impl Participant {
             spdp_next: now,
             stats: Stats::default(),
             delivered: Vec::new(),
+            count_epoch: 0,
         };
         p.create_builtin_endpoints();
         p
@@ -137,7 +140,7 @@ impl Participant {
         let kind = if spec.has_key { EntityId::KIND_READER_WITH_KEY } else { EntityId::KIND_READER_NO_KEY };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
-        self.readers.insert(id, Reader::new(guid, spec, false));
+        self.readers.insert(id, Reader::new(guid, spec));
         self.announce_reader(now, id);
         self.match_local_reader(now, id);
         id
@@ -247,6 +250,13 @@ impl Participant {
     /// The next received sample, if any.
     pub fn poll_sample(&mut self) -> Option<ReceivedSample> {
         self.samples.pop_front()
+    }
+
+    /// Counter seed for a new writer proxy: each proxy generation starts 4096 above the last,
+    /// so a peer that still remembers an earlier generation's counts accepts the new ones.
+    pub(crate) fn next_count_epoch(&mut self) -> i32 {
+        self.count_epoch = self.count_epoch.wrapping_add(4096);
+        self.count_epoch
     }
 
     pub(crate) fn push_event(&mut self, e: Event) {
@@ -452,7 +462,7 @@ impl Participant {
     fn on_acknack(&mut self, now: Instant, rx: &Receiver, an: &AckNack) {
         let reader = Guid::new(rx.src, an.reader_id);
         let Some(w) = self.writers.get_mut(&an.writer_id) else { return };
-        let advanced = w.on_acknack(now, &mut self.out, &self.cfg, reader, &an.reader_sn_state, an.count, an.final_flag);
+        let advanced = w.on_acknack(now, &mut self.out, &self.cfg, reader, an);
         if advanced {
             self.push_event(Event::WriterAcknowledged { writer: an.writer_id });
         }
@@ -461,7 +471,7 @@ impl Participant {
     fn on_nackfrag(&mut self, now: Instant, rx: &Receiver, nf: &NackFrag) {
         let reader = Guid::new(rx.src, nf.reader_id);
         if let Some(w) = self.writers.get_mut(&nf.writer_id) {
-            w.on_nackfrag(now, &mut self.out, &self.cfg, reader, nf.writer_sn.0, &nf.fragment_number_state, nf.count);
+            w.on_nackfrag(now, &mut self.out, &self.cfg, reader, nf);
         }
     }
 

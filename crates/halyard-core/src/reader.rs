@@ -67,7 +67,9 @@ pub(crate) struct WriterProxy {
 }
 
 impl WriterProxy {
-    pub(crate) fn new(guid: Guid, locators: Vec<Locator>, reliable: bool, sync_on_first_heartbeat: bool) -> Self {
+    /// `first_count` seeds the ACKNACK/NACK_FRAG counters: it must exceed any count an earlier
+    /// proxy of this reader sent to the same writer (the writer may still remember it).
+    pub(crate) fn new(guid: Guid, locators: Vec<Locator>, reliable: bool, sync_on_first_heartbeat: bool, first_count: i32) -> Self {
         WriterProxy {
             guid,
             locators,
@@ -78,8 +80,8 @@ impl WriterProxy {
             frags: BTreeMap::new(),
             highest_announced: 0,
             last_hb: None,
-            acknack_count: 0,
-            nackfrag_count: 0,
+            acknack_count: first_count,
+            nackfrag_count: first_count,
             delivered_any: false,
             lost: 0,
         }
@@ -181,7 +183,7 @@ impl WriterProxy {
         if !self.reliable {
             return (0, false);
         }
-        if self.last_hb.is_some_and(|c| count <= c) {
+        if self.last_hb.is_some_and(|c| is_stale_count(count, c)) {
             return (0, false);
         }
         let first_contact = self.last_hb.is_none() && !self.delivered_any;
@@ -294,25 +296,29 @@ impl WriterProxy {
         v
     }
 
-    /// The next sequence number this proxy will deliver.
-    pub(crate) fn next_sn(&self) -> i64 {
-        self.next_sn
-    }
 }
 
 pub(crate) struct Reader {
     pub(crate) guid: Guid,
     pub(crate) spec: ReaderSpec,
     pub(crate) proxies: BTreeMap<Guid, WriterProxy>,
-    pub(crate) builtin: bool,
 }
 
 impl Reader {
-    pub(crate) fn new(guid: Guid, spec: ReaderSpec, builtin: bool) -> Self {
-        Reader { guid, spec, proxies: BTreeMap::new(), builtin }
+    pub(crate) fn new(guid: Guid, spec: ReaderSpec) -> Self {
+        Reader { guid, spec, proxies: BTreeMap::new() }
     }
 
     pub(crate) fn is_reliable(&self) -> bool {
         self.spec.qos.reliability.kind == ReliabilityKind::Reliable
     }
+}
+
+/// Counts (HEARTBEAT, ACKNACK, NACK_FRAG) only grow; a count at or below the last one is a
+/// duplicate or stale, unless it is implausibly far below (a peer restart or a corrupted count
+/// seen earlier), in which case it is accepted so one bad value cannot wedge the channel.
+pub(crate) fn is_stale_count(count: i32, last: i32) -> bool {
+    const PLAUSIBLE_REORDER: i64 = 1 << 16;
+    let behind = last as i64 - count as i64;
+    (0..PLAUSIBLE_REORDER).contains(&behind)
 }

@@ -24,7 +24,7 @@ use crate::time::Instant;
 use halyard_wire::param::{pid, ParameterListWriter};
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard_wire::{
-    EntityId, FragmentNumberSet, Gap, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder,
+    AckNack, EntityId, Gap, NackFrag, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder,
     SequenceNumber, SequenceNumberSet, Time,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -80,7 +80,6 @@ pub(crate) struct ReaderProxy {
     pub(crate) acked_below: i64,
     pub(crate) start_sn: i64,
     pub(crate) requested: BTreeSet<i64>,
-    pub(crate) requested_frags: BTreeMap<i64, Vec<u32>>,
     pub(crate) last_acknack: Option<i32>,
     pub(crate) last_nackfrag: Option<i32>,
 }
@@ -94,7 +93,6 @@ impl ReaderProxy {
             acked_below: start_sn,
             start_sn,
             requested: BTreeSet::new(),
-            requested_frags: BTreeMap::new(),
             last_acknack: None,
             last_nackfrag: None,
         }
@@ -468,13 +466,12 @@ impl Writer {
         out: &mut Outbox,
         cfg: &ParticipantConfig,
         reader: Guid,
-        set: &SequenceNumberSet,
-        count: i32,
-        final_flag: bool,
+        an: &AckNack,
     ) -> bool {
+        let (set, count, final_flag) = (&an.reader_sn_state, an.count, an.final_flag);
         let last_sn = self.last_sn;
         let Some(p) = self.proxies.get_mut(&reader) else { return false };
-        if p.last_acknack.is_some_and(|c| count <= c) {
+        if p.last_acknack.is_some_and(|c| crate::reader::is_stale_count(count, c)) {
             return false;
         }
         p.last_acknack = Some(count);
@@ -504,12 +501,11 @@ impl Writer {
         out: &mut Outbox,
         cfg: &ParticipantConfig,
         reader: Guid,
-        sn: i64,
-        frags: &FragmentNumberSet,
-        count: i32,
+        nf: &NackFrag,
     ) {
+        let (sn, frags, count) = (nf.writer_sn.0, &nf.fragment_number_state, nf.count);
         let Some(p) = self.proxies.get_mut(&reader) else { return };
-        if p.last_nackfrag.is_some_and(|c| count <= c) {
+        if p.last_nackfrag.is_some_and(|c| crate::reader::is_stale_count(count, c)) {
             return;
         }
         p.last_nackfrag = Some(count);

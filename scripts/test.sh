@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs Halyard's whole test suite: installs the real peers it tests against (Cyclone DDS
+# ddsperf, the cyclonedds Python package), then every crate's unit, simulation and interop
+# tests. All traffic stays on loopback (HALYARD_INTERFACE=lo, Cyclone configured for lo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+export HALYARD_INTERFACE=lo
+export CYCLONEDDS_URI='<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>'
+cargo build --release --workspace
+cargo test --release --workspace -- --test-threads=2
