@@ -107,7 +107,7 @@ impl ParticipantConfig {
             max_message_size: 65_000,
             fragment_size: 16_000,
             fragment_burst_bytes: 1 << 20,
-            writer_high_water_bytes: 16 << 20,
+            writer_high_water_bytes: 2 << 20,
             writer_max_samples_default: 100_000,
             reader_max_pending_samples: 8192,
             max_sample_size: 256 << 20,
