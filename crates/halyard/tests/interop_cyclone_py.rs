@@ -1,0 +1,854 @@
+//! Proves that Halyard's DCPS API interoperates with Cyclone DDS (python binding) processes on loopback: reliable and best-effort data both ways, keyed and unkeyed types, 1 MB fragmented samples, TRANSIENT_LOCAL late joiners, partition matching, and incompatible-QoS detection on both sides.
+
+// A test driver, not the protocol core: it may read the clock for its deadlines.
+#![allow(clippy::disallowed_methods)]
+
+use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard::status::IncompatibleQosStatus;
+use halyard::{DataReader, DomainParticipant, GroupQos, ParticipantOptions, QosPolicyId, Topic};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const CYCLONE_URI: &str =
+    r#"<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>"#;
+
+#[derive(halyard::Topic, Clone, Debug, Default)]
+#[topic(type_name = "HalyardKeyed")]
+struct Keyed {
+    #[key]
+    id: i32,
+    seq: u32,
+    payload: Vec<u8>,
+}
+
+#[derive(halyard::Topic, Clone, Debug, Default)]
+#[topic(type_name = "HalyardUnkeyed")]
+struct Unkeyed {
+    seq: u32,
+    payload: Vec<u8>,
+}
+
+/// Returns false (the test returns early) when python3 + cyclonedds are missing outside CI;
+/// panics when they are missing under CI.
+fn peer_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import cyclonedds.domain"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("python3 package `cyclonedds` is not installed but CI is set; run scripts/install-deps.sh");
+    }
+    eprintln!(
+        "SKIP: python3 with the `cyclonedds` package not found (see scripts/install-deps.sh)"
+    );
+    false
+}
+
+fn participant(domain: u32) -> DomainParticipant {
+    DomainParticipant::with_options(
+        domain,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            ..Default::default()
+        },
+    )
+    .expect("create participant")
+}
+
+fn payload(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i & 0xFF) as u8).collect()
+}
+
+/// A running python peer whose stdout lines are collected as they arrive.
+struct Peer {
+    what: String,
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    out_thread: Option<std::thread::JoinHandle<()>>,
+    err_thread: Option<std::thread::JoinHandle<String>>,
+    status: Option<String>,
+}
+
+impl Peer {
+    fn spawn(script: &str, args: &[&str]) -> Peer {
+        let path = format!("{}/../../tests/peers/{script}", env!("CARGO_MANIFEST_DIR"));
+        let what = format!("python3 {script} {}", args.join(" "));
+        let mut child = Command::new("python3")
+            .arg("-u")
+            .arg(&path)
+            .args(args)
+            .env("HALYARD_INTERFACE", "lo")
+            .env("CYCLONEDDS_URI", CYCLONE_URI)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let out = child.stdout.take().unwrap();
+        let l2 = lines.clone();
+        let out_thread = std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                l2.lock().unwrap().push(line);
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let err_thread = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Peer {
+            what,
+            child,
+            lines,
+            out_thread: Some(out_thread),
+            err_thread: Some(err_thread),
+            status: None,
+        }
+    }
+
+    /// Waits until some stdout line contains `needle`.
+    fn wait_line(&self, needle: &str, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if self
+                .lines
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.contains(needle))
+            {
+                return true;
+            }
+            sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Waits for exit (kills after `timeout`), returns the report text.
+    fn finish(&mut self, timeout: Duration) -> PeerOutput {
+        let end = Instant::now() + timeout;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => break (st.success(), format!("{st}")),
+                Ok(None) if Instant::now() >= end => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break (false, "KILLED after deadline".to_string());
+                }
+                Ok(None) => sleep(Duration::from_millis(20)),
+                Err(e) => break (false, format!("wait error: {e}")),
+            }
+        };
+        if let Some(t) = self.out_thread.take() {
+            let _ = t.join();
+        }
+        let stderr = self
+            .err_thread
+            .take()
+            .map(|t| t.join().unwrap_or_default())
+            .unwrap_or_default();
+        self.status = Some(status.1.clone());
+        PeerOutput {
+            ok: status.0,
+            report: format!(
+                "=== `{}` exited: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                self.what,
+                status.1,
+                self.lines.lock().unwrap().join("\n"),
+                stderr
+            ),
+            lines: self.lines.lock().unwrap().clone(),
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+struct PeerOutput {
+    ok: bool,
+    report: String,
+    lines: Vec<String>,
+}
+
+impl PeerOutput {
+    /// Sample lines `{"seq": .., "id": .., "len": ..}` as (seq, id, len).
+    fn samples(&self) -> Vec<(i64, Option<i64>, i64)> {
+        self.lines
+            .iter()
+            .filter(|l| l.contains("\"seq\""))
+            .map(|l| {
+                (
+                    json_int(l, "seq").unwrap(),
+                    json_int(l, "id"),
+                    json_int(l, "len").unwrap(),
+                )
+            })
+            .collect()
+    }
+    fn field(&self, key: &str) -> Option<i64> {
+        self.lines.iter().rev().find_map(|l| json_int(l, key))
+    }
+    fn check(&self, cond: bool, msg: &str) {
+        assert!(cond, "{msg}\n{}", self.report);
+    }
+}
+
+/// Integer value of `"key": N` in a flat JSON line (`null` -> None).
+fn json_int(line: &str, key: &str) -> Option<i64> {
+    let pat = format!("\"{key}\":");
+    let rest = line[line.find(&pat)? + pat.len()..].trim_start();
+    let end = rest
+        .find(|c: char| !(c == '-' || c.is_ascii_digit()))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+fn writer_qos(reliable: bool) -> EndpointQos {
+    let mut q = EndpointQos::writer_default();
+    if !reliable {
+        q.reliability.kind = ReliabilityKind::BestEffort;
+    }
+    q.history = History::KeepAll;
+    q
+}
+
+fn reader_qos(reliable: bool) -> EndpointQos {
+    let mut q = EndpointQos::reader_default();
+    q.reliability.kind = if reliable {
+        ReliabilityKind::Reliable
+    } else {
+        ReliabilityKind::BestEffort
+    };
+    q.history = History::KeepAll;
+    q
+}
+
+/// Takes samples until `n` valid ones arrived or `timeout` passed.
+fn take_n<T: halyard::cdr::TopicType>(rd: &DataReader<T>, n: usize, timeout: Duration) -> Vec<T> {
+    let end = Instant::now() + timeout;
+    let mut got = Vec::new();
+    while got.len() < n && Instant::now() < end {
+        rd.wait_for_data(Duration::from_millis(100));
+        for s in rd.take(1000).expect("take") {
+            if let Some(d) = s.data {
+                got.push(d);
+            }
+        }
+    }
+    got
+}
+
+/// Halyard writer of `n` keyed samples (id = seq % 4) to a python sub; returns the python output.
+fn halyard_to_python(
+    domain: u32,
+    n: u32,
+    size: usize,
+    reliable: bool,
+    extra: &[&str],
+) -> PeerOutput {
+    let dp = participant(domain);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, writer_qos(reliable))
+        .unwrap();
+    let count = n.to_string();
+    let d = domain.to_string();
+    let rel = if reliable {
+        "--reliable"
+    } else {
+        "--best-effort"
+    };
+    let mut args = vec![
+        "--domain",
+        &d,
+        "--topic",
+        "HalyardInterop",
+        "--type",
+        "keyed",
+        rel,
+        "--count",
+        &count,
+    ];
+    args.extend(["--timeout", "12", "--wait-match", "1"]);
+    args.extend(extra);
+    let mut py = Peer::spawn("cyclone_sub.py", &args);
+    let matched = wr.wait_for_matched(1, secs(10.0));
+    if matched.is_err() {
+        let o = py.finish(secs(15.0));
+        o.check(false, "Halyard writer never matched the python reader");
+    }
+    // Let the python reader discover the writer as well before data flows.
+    sleep(secs(1.0));
+    let data = payload(size);
+    for i in 0..n {
+        wr.write(&Keyed {
+            id: (i % 4) as i32,
+            seq: i,
+            payload: data.clone(),
+        })
+        .unwrap();
+        if !reliable {
+            sleep(Duration::from_millis(2));
+        }
+    }
+    if reliable {
+        let acked = wr.wait_for_acknowledgments(secs(10.0));
+        if acked.is_err() {
+            let o = py.finish(secs(15.0));
+            o.check(
+                false,
+                "python reader did not acknowledge all samples within 10 s",
+            );
+        }
+    }
+    let o = py.finish(secs(15.0));
+    o.check(o.ok, "python sub failed");
+    o
+}
+
+/// Asserts all seqs 0..n arrived, each instance in order, with payload length `size`.
+fn check_all_in_order(o: &PeerOutput, n: i64, size: i64) {
+    let s = o.samples();
+    o.check(
+        s.len() as i64 == n,
+        &format!("expected {n} samples, got {}", s.len()),
+    );
+    o.check(o.field("received") == Some(n), "final received count wrong");
+    let mut last: BTreeMap<Option<i64>, i64> = BTreeMap::new();
+    let mut seen = vec![false; n as usize];
+    for &(seq, id, len) in &s {
+        o.check(
+            len == size,
+            &format!("sample {seq} has len {len}, expected {size}"),
+        );
+        o.check(id == Some(seq % 4), &format!("sample {seq} has id {id:?}"));
+        if let Some(&prev) = last.get(&id) {
+            o.check(
+                seq > prev,
+                &format!("instance {id:?}: seq {seq} after {prev} (out of order)"),
+            );
+        }
+        last.insert(id, seq);
+        o.check(
+            (0..n).contains(&seq) && !seen[seq as usize],
+            &format!("bad or duplicate seq {seq}"),
+        );
+        seen[seq as usize] = true;
+    }
+}
+
+fn py_pub_args<'a>(
+    domain: &'a str,
+    ty: &'a str,
+    count: &'a str,
+    size: &'a str,
+    rel: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "--domain",
+        domain,
+        "--topic",
+        "HalyardInterop",
+        "--type",
+        ty,
+        rel,
+        "--count",
+        count,
+        "--size",
+        size,
+        "--timeout",
+        "15",
+        "--wait-match",
+        "1",
+    ]
+}
+
+// (1) Halyard keyed reliable writer -> python sub: 200 samples, all, in order.
+#[test]
+fn halyard_keyed_reliable_to_python() {
+    if !peer_available() {
+        return;
+    }
+    let o = halyard_to_python(31, 200, 16, true, &[]);
+    check_all_in_order(&o, 200, 16);
+}
+
+/// Python pub of `n` samples -> Halyard reliable reader; returns received (seq, len) and output.
+fn python_to_halyard<T>(
+    domain: u32,
+    ty: &str,
+    n: u32,
+    size: usize,
+    reliable: bool,
+) -> (Vec<T>, PeerOutput)
+where
+    T: halyard::cdr::TopicType,
+{
+    let dp = participant(domain);
+    let topic: Topic<T> = dp.create_topic("HalyardInterop").unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, reader_qos(reliable))
+        .unwrap();
+    let d = domain.to_string();
+    let c = n.to_string();
+    let sz = size.to_string();
+    let mut args = py_pub_args(
+        &d,
+        ty,
+        &c,
+        &sz,
+        if reliable {
+            "--reliable"
+        } else {
+            "--best-effort"
+        },
+    );
+    if !reliable {
+        args.extend(["--rate", "200"]);
+    }
+    let mut py = Peer::spawn("cyclone_pub.py", &args);
+    let got = take_n(&rd, n as usize, secs(15.0));
+    let o = py.finish(secs(20.0));
+    o.check(o.ok, "python pub failed");
+    (got, o)
+}
+
+// (2) python pub -> Halyard reader, keyed and unkeyed.
+#[test]
+fn python_keyed_reliable_to_halyard() {
+    if !peer_available() {
+        return;
+    }
+    let (got, o) = python_to_halyard::<Keyed>(32, "keyed", 50, 16, true);
+    o.check(
+        got.len() == 50,
+        &format!("Halyard received {} of 50", got.len()),
+    );
+    let mut last: BTreeMap<i32, u32> = BTreeMap::new();
+    let mut seqs: Vec<u32> = got.iter().map(|k| k.seq).collect();
+    for k in &got {
+        o.check(
+            k.id == (k.seq % 4) as i32 && k.payload == payload(16),
+            &format!("bad sample {k:?}"),
+        );
+        if let Some(&p) = last.get(&k.id) {
+            o.check(
+                k.seq > p,
+                &format!("instance {}: {} after {p}", k.id, k.seq),
+            );
+        }
+        last.insert(k.id, k.seq);
+    }
+    seqs.sort();
+    o.check(
+        seqs == (0..50).collect::<Vec<_>>(),
+        &format!("seqs {seqs:?}"),
+    );
+    o.check(o.field("written") == Some(50), "python wrote fewer than 50");
+}
+
+#[test]
+fn python_unkeyed_reliable_to_halyard() {
+    if !peer_available() {
+        return;
+    }
+    let (got, o) = python_to_halyard::<Unkeyed>(33, "unkeyed", 50, 16, true);
+    let seqs: Vec<u32> = got.iter().map(|k| k.seq).collect();
+    o.check(
+        seqs == (0..50).collect::<Vec<_>>(),
+        &format!("Halyard received seqs {seqs:?}"),
+    );
+    o.check(
+        got.iter().all(|k| k.payload == payload(16)),
+        "payload mismatch",
+    );
+}
+
+// (3) best-effort both ways: some delivery, no crash.
+#[test]
+fn best_effort_halyard_to_python() {
+    if !peer_available() {
+        return;
+    }
+    let o = halyard_to_python(34, 100, 16, false, &["--best-effort", "--timeout", "6"]);
+    let s = o.samples();
+    o.check(
+        !s.is_empty(),
+        "no best-effort sample reached the python reader",
+    );
+    o.check(s.iter().all(|&(_, _, len)| len == 16), "bad sample length");
+}
+
+#[test]
+fn best_effort_python_to_halyard() {
+    if !peer_available() {
+        return;
+    }
+    let (got, o) = python_to_halyard::<Keyed>(35, "keyed", 100, 16, false);
+    o.check(
+        !got.is_empty(),
+        "no best-effort sample reached the Halyard reader",
+    );
+    o.check(
+        got.iter().all(|k| k.payload == payload(16)),
+        "payload mismatch",
+    );
+}
+
+// (4) 1 MB samples both ways.
+#[test]
+fn large_1mb_python_to_halyard() {
+    if !peer_available() {
+        return;
+    }
+    let (got, o) = python_to_halyard::<Keyed>(36, "keyed", 5, 1 << 20, true);
+    o.check(
+        got.len() == 5,
+        &format!("Halyard received {} of 5 1 MB samples", got.len()),
+    );
+    let p = payload(1 << 20);
+    o.check(got.iter().all(|k| k.payload == p), "1 MB payload mismatch");
+}
+
+#[test]
+fn large_1mb_halyard_to_python() {
+    if !peer_available() {
+        return;
+    }
+    let o = halyard_to_python(37, 5, 1 << 20, true, &[]);
+    check_all_in_order(&o, 5, 1 << 20);
+}
+
+// (5) TRANSIENT_LOCAL late joiners.
+#[test]
+fn transient_local_halyard_writer_python_late_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(38);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let mut q = writer_qos(true);
+    q.durability = DurabilityKind::TransientLocal;
+    q.history = History::KeepLast(10);
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, q)
+        .unwrap();
+    for i in 0..10u32 {
+        wr.write(&Keyed {
+            id: (i % 4) as i32,
+            seq: i,
+            payload: payload(8),
+        })
+        .unwrap();
+    }
+    let mut py = Peer::spawn(
+        "cyclone_sub.py",
+        &[
+            "--domain",
+            "38",
+            "--topic",
+            "HalyardInterop",
+            "--type",
+            "keyed",
+            "--reliable",
+            "--transient-local",
+        ]
+        .into_iter()
+        .chain(["--count", "10", "--timeout", "8"])
+        .collect::<Vec<_>>(),
+    );
+    let o = py.finish(secs(15.0));
+    o.check(o.ok, "python sub failed");
+    check_all_in_order(&o, 10, 8);
+    drop(wr);
+}
+
+#[test]
+fn transient_local_python_writer_halyard_late_reader() {
+    if !peer_available() {
+        return;
+    }
+    let mut py = Peer::spawn(
+        "cyclone_pub.py",
+        &[
+            "--domain",
+            "39",
+            "--topic",
+            "HalyardInterop",
+            "--type",
+            "keyed",
+            "--reliable",
+            "--transient-local",
+            "--count",
+            "10",
+            "--size",
+            "8",
+            "--timeout",
+            "12",
+            "--linger",
+            "10",
+        ],
+    );
+    if !py.wait_line("\"wrote\"", secs(10.0)) {
+        let o = py.finish(secs(1.0));
+        o.check(false, "python TL writer did not write");
+    }
+    let dp = participant(39);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let mut q = reader_qos(true);
+    q.durability = DurabilityKind::TransientLocal;
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, q)
+        .unwrap();
+    let got = take_n(&rd, 10, secs(8.0));
+    let _ = py.child.kill();
+    let o = py.finish(secs(5.0));
+    let mut seqs: Vec<u32> = got.iter().map(|k| k.seq).collect();
+    seqs.sort();
+    o.check(
+        seqs == (0..10).collect::<Vec<_>>(),
+        &format!("late-joining Halyard TL reader got seqs {seqs:?}, expected 0..10"),
+    );
+    o.check(
+        got.iter().all(|k| k.payload == payload(8)),
+        "payload mismatch",
+    );
+}
+
+// (6) partitions.
+fn partition_case(
+    domain: u32,
+    halyard_partition: &str,
+    python_partition: &str,
+) -> (bool, PeerOutput) {
+    let dp = participant(domain);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let publ = dp.create_publisher(GroupQos {
+        partition: vec![halyard_partition.into()],
+        ..Default::default()
+    });
+    let wr = publ.create_datawriter(&topic, writer_qos(true)).unwrap();
+    let d = domain.to_string();
+    let mut py = Peer::spawn(
+        "cyclone_sub.py",
+        &[
+            "--domain",
+            &d,
+            "--topic",
+            "HalyardInterop",
+            "--type",
+            "keyed",
+            "--reliable",
+        ]
+        .into_iter()
+        .chain([
+            "--partition",
+            python_partition,
+            "--count",
+            "5",
+            "--timeout",
+            "5",
+            "--wait-match",
+            "1",
+        ])
+        .collect::<Vec<_>>(),
+    );
+    let matched = wr.wait_for_matched(1, secs(3.0)).is_ok();
+    if matched {
+        sleep(secs(1.0));
+        for i in 0..5u32 {
+            wr.write(&Keyed {
+                id: (i % 4) as i32,
+                seq: i,
+                payload: payload(4),
+            })
+            .unwrap();
+        }
+        let _ = wr.wait_for_acknowledgments(secs(5.0));
+    }
+    let o = py.finish(secs(10.0));
+    o.check(o.ok, "python sub failed");
+    (
+        matched && wr.publication_matched_status().total_count > 0,
+        o,
+    )
+}
+
+#[test]
+fn partition_exact_match() {
+    if !peer_available() {
+        return;
+    }
+    let (matched, o) = partition_case(40, "p1", "p1");
+    o.check(matched, "p1 vs p1 did not match");
+    check_all_in_order(&o, 5, 4);
+}
+
+#[test]
+fn partition_wildcard_match() {
+    if !peer_available() {
+        return;
+    }
+    let (matched, o) = partition_case(41, "p1", "p*");
+    o.check(matched, "p1 vs p* did not match");
+    check_all_in_order(&o, 5, 4);
+}
+
+#[test]
+fn partition_mismatch() {
+    if !peer_available() {
+        return;
+    }
+    let (matched, o) = partition_case(42, "p1", "p2");
+    o.check(!matched, "p1 vs p2 matched");
+    o.check(
+        o.samples().is_empty(),
+        "samples crossed partitions p1 -> p2",
+    );
+    o.check(
+        o.field("matched") == Some(0),
+        "python reader matched across partitions",
+    );
+}
+
+// (7) incompatible QoS.
+fn wait_status(f: impl Fn() -> IncompatibleQosStatus, timeout: Duration) -> IncompatibleQosStatus {
+    let end = Instant::now() + timeout;
+    loop {
+        let s = f();
+        if s.total_count > 0 || Instant::now() >= end {
+            return s;
+        }
+        sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn incompatible_halyard_best_effort_writer_python_reliable_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(43);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, writer_qos(false))
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_sub.py",
+        &[
+            "--domain",
+            "43",
+            "--topic",
+            "HalyardInterop",
+            "--type",
+            "keyed",
+            "--reliable",
+            "--count",
+            "1",
+            "--timeout",
+            "4",
+        ],
+    );
+    let st = wait_status(|| wr.offered_incompatible_qos_status(), secs(5.0));
+    let o = py.finish(secs(10.0));
+    o.check(
+        st.total_count > 0,
+        &format!("Halyard offered_incompatible_qos_status: {st:?}"),
+    );
+    o.check(
+        st.last_policy_id == Some(QosPolicyId::Reliability),
+        &format!("last policy {st:?}"),
+    );
+    o.check(
+        wr.publication_matched_status().total_count == 0,
+        "matched despite incompatible QoS",
+    );
+    o.check(
+        o.field("incompatible_qos").is_some_and(|c| c > 0),
+        "python did not report requested incompatible QoS",
+    );
+    o.check(
+        o.field("last_policy") == Some(QosPolicyId::Reliability as i64),
+        "python last_policy is not RELIABILITY",
+    );
+}
+
+#[test]
+fn incompatible_python_best_effort_writer_halyard_reliable_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(44);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, reader_qos(true))
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_pub.py",
+        &[
+            "--domain",
+            "44",
+            "--topic",
+            "HalyardInterop",
+            "--type",
+            "keyed",
+            "--best-effort",
+            "--count",
+            "1",
+            "--timeout",
+            "4",
+            "--wait-match",
+            "1",
+        ],
+    );
+    let st = wait_status(|| rd.requested_incompatible_qos_status(), secs(5.0));
+    let o = py.finish(secs(10.0));
+    o.check(
+        st.total_count > 0,
+        &format!("Halyard requested_incompatible_qos_status: {st:?}"),
+    );
+    o.check(
+        st.last_policy_id == Some(QosPolicyId::Reliability),
+        &format!("last policy {st:?}"),
+    );
+    o.check(
+        rd.subscription_matched_status().total_count == 0,
+        "matched despite incompatible QoS",
+    );
+    o.check(
+        o.field("incompatible_qos").is_some_and(|c| c > 0),
+        "python did not report offered incompatible QoS",
+    );
+    o.check(
+        o.field("written") == Some(0),
+        "python wrote although nothing matched",
+    );
+}

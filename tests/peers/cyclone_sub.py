@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Cyclone DDS (python binding) reader peer for Halyard interop tests.
+
+Prints one JSON line per received sample {"seq":..,"id":..,"len":..} then
+{"received": N, "matched": M} and {"incompatible_qos": C, "last_policy": P}
+(the latter from the reader's REQUESTED_INCOMPATIBLE_QOS status).
+"""
+import argparse
+import json
+import time
+from dataclasses import dataclass
+
+from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.idl.annotations import final, key
+from cyclonedds.idl.types import int32, sequence, uint8, uint32
+from cyclonedds.sub import DataReader, Subscriber
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+
+@dataclass
+@final
+class Keyed(IdlStruct, typename="HalyardKeyed"):
+    id: int32
+    key("id")
+    seq: uint32
+    payload: sequence[uint8]
+
+
+@dataclass
+@final
+class Unkeyed(IdlStruct, typename="HalyardUnkeyed"):
+    seq: uint32
+    payload: sequence[uint8]
+
+
+def out(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--domain", type=int, default=0)
+    ap.add_argument("--topic", default="HalyardInterop")
+    ap.add_argument("--type", choices=["keyed", "unkeyed"], default="keyed")
+    rel = ap.add_mutually_exclusive_group()
+    rel.add_argument("--reliable", dest="reliable", action="store_true", default=True)
+    rel.add_argument("--best-effort", dest="reliable", action="store_false")
+    ap.add_argument("--transient-local", action="store_true")
+    ap.add_argument("--partition", action="append", default=[])
+    ap.add_argument("--count", type=int, default=10, help="stop after this many samples")
+    ap.add_argument("--size", type=int, default=0, help="expected payload length (informational)")
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--wait-match", type=int, default=0)
+    a = ap.parse_args()
+
+    policies = [
+        Policy.Reliability.Reliable(max_blocking_time=duration(seconds=10))
+        if a.reliable
+        else Policy.Reliability.BestEffort,
+        Policy.Durability.TransientLocal if a.transient_local else Policy.Durability.Volatile,
+        Policy.History.KeepAll,
+    ]
+    dtype = Keyed if a.type == "keyed" else Unkeyed
+    dp = DomainParticipant(a.domain)
+    topic = Topic(dp, a.topic, dtype)
+    sub = Subscriber(dp, qos=Qos(Policy.Partition(partitions=a.partition))) if a.partition else Subscriber(dp)
+    rd = DataReader(sub, topic, qos=Qos(*policies))
+    out({"ready": True})
+
+    deadline = time.monotonic() + a.timeout
+    if a.wait_match > 0:
+        while time.monotonic() < deadline:
+            if rd.get_subscription_matched_status().current_count >= a.wait_match:
+                break
+            time.sleep(0.02)
+
+    received = 0
+    while received < a.count and time.monotonic() < deadline:
+        got = rd.take(N=100)
+        if not got:
+            time.sleep(0.005)
+            continue
+        for s in got:
+            if not s.sample_info.valid_data:
+                continue
+            received += 1
+            out({"seq": s.seq, "id": getattr(s, "id", None), "len": len(s.payload)})
+
+    m = rd.get_subscription_matched_status()
+    out({"received": received, "matched": m.total_count})
+    inc = rd.get_requested_incompatible_qos_status()
+    out({"incompatible_qos": inc.total_count, "last_policy": inc.last_policy_id})
+
+
+if __name__ == "__main__":
+    main()
