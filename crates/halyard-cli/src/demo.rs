@@ -6,7 +6,11 @@
 use std::process::{Command, Stdio};
 
 pub fn main(args: &[String]) -> i32 {
-    let secs: u32 = args.first().and_then(|s| s.parse().ok()).unwrap_or(5).max(2);
+    let secs: u32 = args
+        .first()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+        .max(2);
     if std::env::var_os("HALYARD_INTERFACE").is_none() {
         std::env::set_var("HALYARD_INTERFACE", "lo");
     }
@@ -20,7 +24,12 @@ pub fn main(args: &[String]) -> i32 {
     let run = |title: &str, child: &[&str], me: &[&str]| -> i32 {
         println!("== {title}");
         let d = format!("{}", secs + 1);
-        let mut c = match Command::new(&exe).args(["perf", "-D", &d]).args(child).stdin(Stdio::null()).spawn() {
+        let mut c = match Command::new(&exe)
+            .args(["perf", "-D", &d])
+            .args(child)
+            .stdin(Stdio::null())
+            .spawn()
+        {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("demo: cannot start the second process: {e}");
@@ -28,7 +37,12 @@ pub fn main(args: &[String]) -> i32 {
             }
         };
         let d = format!("{secs}");
-        let mine = Command::new(&exe).args(["perf", "-D", &d]).args(me).status().map(|s| s.code().unwrap_or(1)).unwrap_or(2);
+        let mine = Command::new(&exe)
+            .args(["perf", "-D", &d])
+            .args(me)
+            .status()
+            .map(|s| s.code().unwrap_or(1))
+            .unwrap_or(2);
         let theirs = c.wait().map(|s| s.code().unwrap_or(1)).unwrap_or(2);
         mine.max(theirs)
     };

@@ -11,36 +11,70 @@ use crate::participant::{Participant, RemoteParticipant};
 use crate::reader::{Reader, ReaderSpec, WriterProxy};
 use crate::time::{wire_to_std, Instant};
 use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
-use halyard_wire::discovery::{builtin_endpoint as be, parse_key_guid, EndpointData, ParticipantData};
-use halyard_wire::param::{pid, ParameterListWriter, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED};
+use halyard_wire::discovery::{
+    builtin_endpoint as be, parse_key_guid, EndpointData, ParticipantData,
+};
+use halyard_wire::param::{
+    pid, ParameterListWriter, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED,
+};
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
-use halyard_wire::{Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, SequenceNumber, VendorId};
+use halyard_wire::{
+    Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, SequenceNumber, VendorId,
+};
 use std::sync::Arc;
 
 fn builtin_qos() -> EndpointQos {
     let mut q = EndpointQos::writer_default();
     q.durability = DurabilityKind::TransientLocal;
     q.history = History::KeepLast(1);
-    q.reliability = Reliability { kind: ReliabilityKind::Reliable, max_blocking_time: halyard_wire::Duration::from_nanos(100_000_000) };
+    q.reliability = Reliability {
+        kind: ReliabilityKind::Reliable,
+        max_blocking_time: halyard_wire::Duration::from_nanos(100_000_000),
+    };
     q
 }
 
 const SEDP_PAIRS: [(EntityId, EntityId, u32, u32); 2] = [
-    (EntityId::SEDP_PUBLICATIONS_WRITER, EntityId::SEDP_PUBLICATIONS_READER, be::PUBLICATIONS_ANNOUNCER, be::PUBLICATIONS_DETECTOR),
-    (EntityId::SEDP_SUBSCRIPTIONS_WRITER, EntityId::SEDP_SUBSCRIPTIONS_READER, be::SUBSCRIPTIONS_ANNOUNCER, be::SUBSCRIPTIONS_DETECTOR),
+    (
+        EntityId::SEDP_PUBLICATIONS_WRITER,
+        EntityId::SEDP_PUBLICATIONS_READER,
+        be::PUBLICATIONS_ANNOUNCER,
+        be::PUBLICATIONS_DETECTOR,
+    ),
+    (
+        EntityId::SEDP_SUBSCRIPTIONS_WRITER,
+        EntityId::SEDP_SUBSCRIPTIONS_READER,
+        be::SUBSCRIPTIONS_ANNOUNCER,
+        be::SUBSCRIPTIONS_DETECTOR,
+    ),
 ];
 
 fn udp_only(v: &[Locator]) -> Vec<Locator> {
-    v.iter().copied().filter(|l| l.as_udpv4().is_some()).collect()
+    v.iter()
+        .copied()
+        .filter(|l| l.as_udpv4().is_some())
+        .collect()
 }
 
 impl Participant {
     pub(crate) fn create_builtin_endpoints(&mut self) {
         for (w, r, _, _) in SEDP_PAIRS {
-            let spec = WriterSpec { topic_name: String::new(), type_name: String::new(), qos: builtin_qos(), has_key: true };
-            self.writers.insert(w, Writer::new(Guid::new(self.prefix, w), spec, true));
-            let rspec = ReaderSpec { topic_name: String::new(), type_name: String::new(), qos: builtin_qos(), has_key: true };
-            self.readers.insert(r, Reader::new(Guid::new(self.prefix, r), rspec));
+            let spec = WriterSpec {
+                topic_name: String::new(),
+                type_name: String::new(),
+                qos: builtin_qos(),
+                has_key: true,
+            };
+            self.writers
+                .insert(w, Writer::new(Guid::new(self.prefix, w), spec, true));
+            let rspec = ReaderSpec {
+                topic_name: String::new(),
+                type_name: String::new(),
+                qos: builtin_qos(),
+                has_key: true,
+            };
+            self.readers
+                .insert(r, Reader::new(Guid::new(self.prefix, r), rspec));
         }
     }
 
@@ -62,7 +96,9 @@ impl Participant {
                 | be::PUBLICATIONS_DETECTOR
                 | be::SUBSCRIPTIONS_ANNOUNCER
                 | be::SUBSCRIPTIONS_DETECTOR,
-            lease_duration: halyard_wire::Duration::from_nanos(self.cfg.lease_duration.as_nanos() as i64),
+            lease_duration: halyard_wire::Duration::from_nanos(
+                self.cfg.lease_duration.as_nanos() as i64
+            ),
             manual_liveliness_count: 0,
             user_data: self.cfg.user_data.clone(),
             entity_name: self.cfg.entity_name.clone(),
@@ -80,7 +116,10 @@ impl Participant {
         self.spdp_sn += 1;
         let mut qos = Vec::with_capacity(48);
         let mut pl = ParameterListWriter::new(&mut qos);
-        pl.raw(pid::KEY_HASH, &Guid::new(self.prefix, EntityId::PARTICIPANT).to_bytes());
+        pl.raw(
+            pid::KEY_HASH,
+            &Guid::new(self.prefix, EntityId::PARTICIPANT).to_bytes(),
+        );
         if status != 0 {
             pl.raw(pid::STATUS_INFO, &status.to_be_bytes());
         }
@@ -97,23 +136,43 @@ impl Participant {
             d
         });
         let mut mb = self.out.start(None);
-        mb.data(EntityId::UNKNOWN, EntityId::SPDP_WRITER, SequenceNumber(self.spdp_sn), Some(&qos), Some(payload), status != 0);
+        mb.data(
+            EntityId::UNKNOWN,
+            EntityId::SPDP_WRITER,
+            SequenceNumber(self.spdp_sn),
+            Some(&qos),
+            Some(payload),
+            status != 0,
+        );
         self.out.push(mb, 0, &dests);
     }
 
     /// Announces that this participant is leaving (SPDP dispose + SEDP disposals).
     pub fn shutdown(&mut self, now: Instant) {
-        let ids: Vec<EntityId> = self.writers.keys().copied().filter(|e| !e.is_builtin()).collect();
+        let ids: Vec<EntityId> = self
+            .writers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect();
         for id in ids {
             self.delete_writer(now, id);
         }
-        let ids: Vec<EntityId> = self.readers.keys().copied().filter(|e| !e.is_builtin()).collect();
+        let ids: Vec<EntityId> = self
+            .readers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect();
         for id in ids {
             self.delete_reader(now, id);
         }
         let mut key = vec![0, 3, 0, 0];
         let mut pl = ParameterListWriter::new(&mut key);
-        pl.guid(pid::PARTICIPANT_GUID, Guid::new(self.prefix, EntityId::PARTICIPANT));
+        pl.guid(
+            pid::PARTICIPANT_GUID,
+            Guid::new(self.prefix, EntityId::PARTICIPANT),
+        );
         pl.finish();
         self.send_spdp(&key, STATUS_INFO_DISPOSED | STATUS_INFO_UNREGISTERED, None);
     }
@@ -147,7 +206,9 @@ impl Participant {
     }
 
     pub(crate) fn announce_reader(&mut self, now: Instant, id: EntityId) {
-        let Some(r) = self.readers.get(&id) else { return };
+        let Some(r) = self.readers.get(&id) else {
+            return;
+        };
         let ed = self.endpoint_data(r.guid, &r.spec.topic_name, &r.spec.type_name, &r.spec.qos);
         self.publish_sedp(now, EntityId::SEDP_SUBSCRIPTIONS_WRITER, &ed);
     }
@@ -155,7 +216,12 @@ impl Participant {
     fn publish_sedp(&mut self, now: Instant, writer: EntityId, ed: &EndpointData) {
         let mut payload = Vec::with_capacity(512);
         ed.emit(&mut payload);
-        let change = NewChange { kind: ChangeKind::Alive, key_hash: ed.guid.to_bytes(), payload: Arc::new(payload), timestamp: None };
+        let change = NewChange {
+            kind: ChangeKind::Alive,
+            key_hash: ed.guid.to_bytes(),
+            payload: Arc::new(payload),
+            timestamp: None,
+        };
         if let Some(w) = self.writers.get_mut(&writer) {
             // KEEP_LAST(1) per endpoint: never blocks on history; flow control is not applied
             // to discovery.
@@ -164,12 +230,21 @@ impl Participant {
     }
 
     pub(crate) fn retract_endpoint(&mut self, now: Instant, guid: Guid, is_writer: bool) {
-        let sedp = if is_writer { EntityId::SEDP_PUBLICATIONS_WRITER } else { EntityId::SEDP_SUBSCRIPTIONS_WRITER };
+        let sedp = if is_writer {
+            EntityId::SEDP_PUBLICATIONS_WRITER
+        } else {
+            EntityId::SEDP_SUBSCRIPTIONS_WRITER
+        };
         let mut key = vec![0, 3, 0, 0];
         let mut pl = ParameterListWriter::new(&mut key);
         pl.guid(pid::ENDPOINT_GUID, guid);
         pl.finish();
-        let change = NewChange { kind: ChangeKind::DisposedUnregistered, key_hash: guid.to_bytes(), payload: Arc::new(key), timestamp: None };
+        let change = NewChange {
+            kind: ChangeKind::DisposedUnregistered,
+            key_hash: guid.to_bytes(),
+            payload: Arc::new(key),
+            timestamp: None,
+        };
         if let Some(w) = self.writers.get_mut(&sedp) {
             let _ = w.write(now, &mut self.out, &self.cfg, change);
         }
@@ -196,7 +271,10 @@ impl Participant {
             }
         };
         let prefix = data.guid.prefix;
-        if prefix == self.prefix || data.domain_id.is_some_and(|id| id != self.cfg.domain_id) || !data.domain_tag.is_empty() {
+        if prefix == self.prefix
+            || data.domain_id.is_some_and(|id| id != self.cfg.domain_id)
+            || !data.domain_tag.is_empty()
+        {
             return;
         }
         let lease = now + wire_to_std(data.lease_duration);
@@ -213,7 +291,13 @@ impl Participant {
             return;
         }
         let reply_to = udp_only(&data.metatraffic_unicast);
-        self.remote.insert(prefix, RemoteParticipant { data: data.clone(), lease_deadline: lease });
+        self.remote.insert(
+            prefix,
+            RemoteParticipant {
+                data: data.clone(),
+                lease_deadline: lease,
+            },
+        );
         self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
         self.match_builtin(now, &data);
         if !reply_to.is_empty() {
@@ -245,7 +329,8 @@ impl Participant {
                 let wg = Guid::new(prefix, w);
                 let epoch = self.next_count_epoch();
                 if let Some(rd) = self.readers.get_mut(&r) {
-                    rd.proxies.insert(wg, WriterProxy::new(wg, locs.clone(), true, false, epoch));
+                    rd.proxies
+                        .insert(wg, WriterProxy::new(wg, locs.clone(), true, false, epoch));
                     self.writer_index.entry(wg).or_default().push(r);
                 }
                 let _ = halyard;
@@ -259,11 +344,19 @@ impl Participant {
         if self.remote.remove(&prefix).is_none() {
             return;
         }
-        let writers: Vec<Guid> = self.remote_writers.range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4]))).map(|(g, _)| *g).collect();
+        let writers: Vec<Guid> = self
+            .remote_writers
+            .range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4])))
+            .map(|(g, _)| *g)
+            .collect();
         for g in writers {
             self.forget_remote_writer(now, g, true);
         }
-        let readers: Vec<Guid> = self.remote_readers.range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4]))).map(|(g, _)| *g).collect();
+        let readers: Vec<Guid> = self
+            .remote_readers
+            .range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4])))
+            .map(|(g, _)| *g)
+            .collect();
         for g in readers {
             self.forget_remote_reader(g);
         }
@@ -283,7 +376,10 @@ impl Participant {
     pub(crate) fn on_sedp_sample(&mut self, now: Instant, s: ReceivedSample) {
         let is_pub = s.reader == EntityId::SEDP_PUBLICATIONS_READER;
         if s.kind != ChangeKind::Alive {
-            let guid = s.key_hash.map(Guid::from_bytes).or_else(|| parse_key_guid(&s.payload).ok().flatten());
+            let guid = s
+                .key_hash
+                .map(Guid::from_bytes)
+                .or_else(|| parse_key_guid(&s.payload).ok().flatten());
             if let Some(g) = guid {
                 if is_pub {
                     self.forget_remote_writer(now, g, false);
@@ -305,24 +401,36 @@ impl Participant {
         }
         let known = self.remote_writers.len() + self.remote_readers.len();
         if is_pub {
-            if !self.remote_writers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints {
+            if !self.remote_writers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints
+            {
                 self.stats.discovery_refused += 1;
                 return;
             }
             self.push_event(Event::PublicationDiscovered(Box::new(ed.clone())));
             self.remote_writers.insert(ed.guid, ed.clone());
-            let readers: Vec<EntityId> = self.readers.keys().copied().filter(|e| !e.is_builtin()).collect();
+            let readers: Vec<EntityId> = self
+                .readers
+                .keys()
+                .copied()
+                .filter(|e| !e.is_builtin())
+                .collect();
             for r in readers {
                 self.try_match(now, ed.guid, r, false);
             }
         } else {
-            if !self.remote_readers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints {
+            if !self.remote_readers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints
+            {
                 self.stats.discovery_refused += 1;
                 return;
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
             self.remote_readers.insert(ed.guid, ed.clone());
-            let writers: Vec<EntityId> = self.writers.keys().copied().filter(|e| !e.is_builtin()).collect();
+            let writers: Vec<EntityId> = self
+                .writers
+                .keys()
+                .copied()
+                .filter(|e| !e.is_builtin())
+                .collect();
             for w in writers {
                 self.try_match(now, ed.guid, w, true);
             }
@@ -338,9 +446,17 @@ impl Participant {
             if let Some(rd) = self.readers.get_mut(&r) {
                 if rd.proxies.remove(&g).is_some() {
                     if lease_expired {
-                        self.push_event(Event::LivelinessChanged { reader: r, writer: g, alive: false });
+                        self.push_event(Event::LivelinessChanged {
+                            reader: r,
+                            writer: g,
+                            alive: false,
+                        });
                     }
-                    self.push_event(Event::SubscriptionMatched { reader: r, writer: g, matched: false });
+                    self.push_event(Event::SubscriptionMatched {
+                        reader: r,
+                        writer: g,
+                        matched: false,
+                    });
                 }
             }
         }
@@ -351,11 +467,23 @@ impl Participant {
             return;
         }
         self.push_event(Event::SubscriptionLost(g));
-        let ids: Vec<EntityId> = self.writers.keys().copied().filter(|e| !e.is_builtin()).collect();
+        let ids: Vec<EntityId> = self
+            .writers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect();
         for w in ids {
-            let removed = self.writers.get_mut(&w).is_some_and(|wr| wr.remove_proxy(&g));
+            let removed = self
+                .writers
+                .get_mut(&w)
+                .is_some_and(|wr| wr.remove_proxy(&g));
             if removed {
-                self.push_event(Event::PublicationMatched { writer: w, reader: g, matched: false });
+                self.push_event(Event::PublicationMatched {
+                    writer: w,
+                    reader: g,
+                    matched: false,
+                });
                 self.push_event(Event::WriterAcknowledged { writer: w });
             }
         }
@@ -367,7 +495,9 @@ impl Participant {
         if !own.is_empty() {
             return own;
         }
-        let Some(p) = self.remote.get(&ed.guid.prefix) else { return Vec::new() };
+        let Some(p) = self.remote.get(&ed.guid.prefix) else {
+            return Vec::new();
+        };
         let u = udp_only(&p.data.default_unicast);
         if !u.is_empty() {
             return u;
@@ -383,15 +513,25 @@ impl Participant {
     /// `local_is_writer`), raising incompatible-QoS events on failure.
     fn try_match(&mut self, now: Instant, remote: Guid, local: EntityId, local_is_writer: bool) {
         if local_is_writer {
-            let (Some(w), Some(ed)) = (self.writers.get(&local), self.remote_readers.get(&remote)) else { return };
-            if w.proxies.contains_key(&remote) || w.spec.topic_name != ed.topic_name || w.spec.type_name != ed.type_name {
+            let (Some(w), Some(ed)) = (self.writers.get(&local), self.remote_readers.get(&remote))
+            else {
+                return;
+            };
+            if w.proxies.contains_key(&remote)
+                || w.spec.topic_name != ed.topic_name
+                || w.spec.type_name != ed.type_name
+            {
                 return;
             }
             if !partitions_match(&w.spec.qos.partition, &ed.qos.partition) {
                 return;
             }
             if let Some(policy) = incompatible_policy(&w.spec.qos, &ed.qos) {
-                self.push_event(Event::OfferedIncompatibleQos { writer: local, reader: remote, policy });
+                self.push_event(Event::OfferedIncompatibleQos {
+                    writer: local,
+                    reader: remote,
+                    policy,
+                });
                 return;
             }
             let reliable = ed.qos.reliability.kind == ReliabilityKind::Reliable;
@@ -400,30 +540,58 @@ impl Participant {
             if let Some(w) = self.writers.get_mut(&local) {
                 w.add_proxy(now, ReaderProxy::new(remote, locs, reliable, 1), durable);
             }
-            self.push_event(Event::PublicationMatched { writer: local, reader: remote, matched: true });
+            self.push_event(Event::PublicationMatched {
+                writer: local,
+                reader: remote,
+                matched: true,
+            });
         } else {
-            let (Some(r), Some(ed)) = (self.readers.get(&local), self.remote_writers.get(&remote)) else { return };
-            if r.proxies.contains_key(&remote) || r.spec.topic_name != ed.topic_name || r.spec.type_name != ed.type_name {
+            let (Some(r), Some(ed)) = (self.readers.get(&local), self.remote_writers.get(&remote))
+            else {
+                return;
+            };
+            if r.proxies.contains_key(&remote)
+                || r.spec.topic_name != ed.topic_name
+                || r.spec.type_name != ed.type_name
+            {
                 return;
             }
             if !partitions_match(&ed.qos.partition, &r.spec.qos.partition) {
                 return;
             }
             if let Some(policy) = incompatible_policy(&ed.qos, &r.spec.qos) {
-                self.push_event(Event::RequestedIncompatibleQos { reader: local, writer: remote, policy });
+                self.push_event(Event::RequestedIncompatibleQos {
+                    reader: local,
+                    writer: remote,
+                    policy,
+                });
                 return;
             }
             let reliable = r.is_reliable() && ed.qos.reliability.kind == ReliabilityKind::Reliable;
             let volatile = r.spec.qos.durability == DurabilityKind::Volatile;
-            let foreign = self.remote.get(&remote.prefix).is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
+            let foreign = self
+                .remote
+                .get(&remote.prefix)
+                .is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
             let locs = self.user_locators(ed);
             let epoch = self.next_count_epoch();
             if let Some(r) = self.readers.get_mut(&local) {
-                r.proxies.insert(remote, WriterProxy::new(remote, locs, reliable, volatile && foreign, epoch));
+                r.proxies.insert(
+                    remote,
+                    WriterProxy::new(remote, locs, reliable, volatile && foreign, epoch),
+                );
             }
             self.writer_index.entry(remote).or_default().push(local);
-            self.push_event(Event::SubscriptionMatched { reader: local, writer: remote, matched: true });
-            self.push_event(Event::LivelinessChanged { reader: local, writer: remote, alive: true });
+            self.push_event(Event::SubscriptionMatched {
+                reader: local,
+                writer: remote,
+                matched: true,
+            });
+            self.push_event(Event::LivelinessChanged {
+                reader: local,
+                writer: remote,
+                alive: true,
+            });
             if reliable {
                 self.send_acknack(local, remote);
             }
@@ -435,7 +603,12 @@ impl Participant {
         for g in remotes {
             self.try_match(now, g, id, true);
         }
-        let readers: Vec<EntityId> = self.readers.keys().copied().filter(|e| !e.is_builtin()).collect();
+        let readers: Vec<EntityId> = self
+            .readers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect();
         for r in readers {
             self.try_match_local(id, r);
         }
@@ -446,7 +619,12 @@ impl Participant {
         for g in remotes {
             self.try_match(now, g, id, false);
         }
-        let writers: Vec<EntityId> = self.writers.keys().copied().filter(|e| !e.is_builtin()).collect();
+        let writers: Vec<EntityId> = self
+            .writers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect();
         for w in writers {
             self.try_match_local(w, id);
         }
@@ -454,7 +632,9 @@ impl Participant {
 
     /// Matches a local writer with a local reader of this same participant (delivered directly).
     fn try_match_local(&mut self, w: EntityId, r: EntityId) {
-        let (Some(wr), Some(rd)) = (self.writers.get(&w), self.readers.get(&r)) else { return };
+        let (Some(wr), Some(rd)) = (self.writers.get(&w), self.readers.get(&r)) else {
+            return;
+        };
         if wr.spec.topic_name != rd.spec.topic_name || wr.spec.type_name != rd.spec.type_name {
             return;
         }
@@ -463,13 +643,29 @@ impl Participant {
         }
         let (wg, rg) = (wr.guid, rd.guid);
         if let Some(policy) = incompatible_policy(&wr.spec.qos, &rd.spec.qos) {
-            self.push_event(Event::OfferedIncompatibleQos { writer: w, reader: rg, policy });
-            self.push_event(Event::RequestedIncompatibleQos { reader: r, writer: wg, policy });
+            self.push_event(Event::OfferedIncompatibleQos {
+                writer: w,
+                reader: rg,
+                policy,
+            });
+            self.push_event(Event::RequestedIncompatibleQos {
+                reader: r,
+                writer: wg,
+                policy,
+            });
             return;
         }
         self.local_matches.entry(w).or_default().push(r);
-        self.push_event(Event::PublicationMatched { writer: w, reader: rg, matched: true });
-        self.push_event(Event::SubscriptionMatched { reader: r, writer: wg, matched: true });
+        self.push_event(Event::PublicationMatched {
+            writer: w,
+            reader: rg,
+            matched: true,
+        });
+        self.push_event(Event::SubscriptionMatched {
+            reader: r,
+            writer: wg,
+            matched: true,
+        });
     }
 
     /// Discovered remote participants.

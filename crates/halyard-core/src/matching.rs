@@ -42,7 +42,11 @@ pub fn incompatible_policy(offered: &EndpointQos, requested: &EndpointQos) -> Op
     {
         return Some(P::Presentation);
     }
-    let written = offered.data_representation.first().copied().unwrap_or(XCDR1);
+    let written = offered
+        .data_representation
+        .first()
+        .copied()
+        .unwrap_or(XCDR1);
     let accepted: &[i16] = if requested.data_representation.is_empty() {
         &[XCDR1]
     } else {
@@ -67,7 +71,8 @@ pub fn partitions_match(a: &[String], b: &[String]) -> bool {
     let default = [String::new()];
     let a = if a.is_empty() { &default[..] } else { a };
     let b = if b.is_empty() { &default[..] } else { b };
-    a.iter().any(|x| b.iter().any(|y| partition_pair_matches(x, y)))
+    a.iter()
+        .any(|x| b.iter().any(|y| partition_pair_matches(x, y)))
 }
 
 fn partition_pair_matches(x: &str, y: &str) -> bool {

@@ -28,7 +28,13 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     pub(crate) fn new(header: Header, max_message_size: usize) -> Self {
-        Outbox { header, queue: VecDeque::new(), free: Vec::new(), max_message_size, dropped: 0 }
+        Outbox {
+            header,
+            queue: VecDeque::new(),
+            free: Vec::new(),
+            max_message_size,
+            dropped: 0,
+        }
     }
 
     /// Starts a message, with INFO_DST when the destination participant is known.
@@ -52,7 +58,10 @@ impl Outbox {
             self.free.push(mb.finish());
             return;
         }
-        self.queue.push_back(Transmit { destinations: destinations.to_vec(), payload: mb.finish() });
+        self.queue.push_back(Transmit {
+            destinations: destinations.to_vec(),
+            payload: mb.finish(),
+        });
     }
 
     pub(crate) fn pop(&mut self) -> Option<Transmit> {

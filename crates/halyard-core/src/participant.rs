@@ -76,7 +76,11 @@ pub struct Participant {
 impl Participant {
     /// Creates the participant; the first SPDP announcement is due at `now`.
     pub fn new(cfg: ParticipantConfig, now: Instant) -> Participant {
-        let header = Header { version: ProtocolVersion::V2_5, vendor: VendorId::HALYARD, guid_prefix: cfg.guid_prefix };
+        let header = Header {
+            version: ProtocolVersion::V2_5,
+            vendor: VendorId::HALYARD,
+            guid_prefix: cfg.guid_prefix,
+        };
         let mut p = Participant {
             prefix: cfg.guid_prefix,
             out: Outbox::new(header, cfg.max_message_size),
@@ -126,7 +130,11 @@ impl Participant {
 
     /// Creates a local DataWriter, announces it by SEDP and matches it.
     pub fn create_writer(&mut self, now: Instant, spec: WriterSpec) -> EntityId {
-        let kind = if spec.has_key { EntityId::KIND_WRITER_WITH_KEY } else { EntityId::KIND_WRITER_NO_KEY };
+        let kind = if spec.has_key {
+            EntityId::KIND_WRITER_WITH_KEY
+        } else {
+            EntityId::KIND_WRITER_NO_KEY
+        };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
         self.writers.insert(id, Writer::new(guid, spec, false));
@@ -137,7 +145,11 @@ impl Participant {
 
     /// Creates a local DataReader, announces it by SEDP and matches it.
     pub fn create_reader(&mut self, now: Instant, spec: ReaderSpec) -> EntityId {
-        let kind = if spec.has_key { EntityId::KIND_READER_WITH_KEY } else { EntityId::KIND_READER_NO_KEY };
+        let kind = if spec.has_key {
+            EntityId::KIND_READER_WITH_KEY
+        } else {
+            EntityId::KIND_READER_NO_KEY
+        };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
         self.readers.insert(id, Reader::new(guid, spec));
@@ -157,7 +169,9 @@ impl Participant {
 
     /// Deletes a local reader.
     pub fn delete_reader(&mut self, now: Instant, id: EntityId) {
-        let Some(r) = self.readers.remove(&id) else { return };
+        let Some(r) = self.readers.remove(&id) else {
+            return;
+        };
         for w in r.proxies.keys() {
             if let Some(v) = self.writer_index.get_mut(w) {
                 v.retain(|&x| x != id);
@@ -170,9 +184,21 @@ impl Participant {
     }
 
     /// Writes a change. `Err(Full)` means: wait for [`Event::WriterAcknowledged`] and retry.
-    pub fn write(&mut self, now: Instant, writer: EntityId, change: NewChange) -> Result<SequenceNumber, WriteError> {
-        let w = self.writers.get_mut(&writer).ok_or(WriteError::UnknownWriter)?;
-        let local = self.local_matches.get(&writer).filter(|v| !v.is_empty()).cloned();
+    pub fn write(
+        &mut self,
+        now: Instant,
+        writer: EntityId,
+        change: NewChange,
+    ) -> Result<SequenceNumber, WriteError> {
+        let w = self
+            .writers
+            .get_mut(&writer)
+            .ok_or(WriteError::UnknownWriter)?;
+        let local = self
+            .local_matches
+            .get(&writer)
+            .filter(|v| !v.is_empty())
+            .cloned();
         let copy = local.as_ref().map(|_| change.clone());
         let sn = w.write(now, &mut self.out, &self.cfg, change)?;
         if let (Some(readers), Some(c)) = (local, copy) {
@@ -194,7 +220,9 @@ impl Participant {
 
     /// True if a write of `len` bytes would be accepted now.
     pub fn writer_can_accept(&self, writer: EntityId, len: usize) -> bool {
-        self.writers.get(&writer).is_some_and(|w| w.can_accept(&self.cfg, len))
+        self.writers
+            .get(&writer)
+            .is_some_and(|w| w.can_accept(&self.cfg, len))
     }
 
     /// True when every matched reliable reader acknowledged all of `writer`'s changes.
@@ -209,7 +237,11 @@ impl Participant {
 
     /// Remote and local readers matched with a local writer.
     pub fn matched_readers(&self, writer: EntityId) -> Vec<Guid> {
-        let mut v: Vec<Guid> = self.writers.get(&writer).map(|w| w.proxies.keys().copied().collect()).unwrap_or_default();
+        let mut v: Vec<Guid> = self
+            .writers
+            .get(&writer)
+            .map(|w| w.proxies.keys().copied().collect())
+            .unwrap_or_default();
         for r in self.local_matches.get(&writer).into_iter().flatten() {
             v.push(Guid::new(self.prefix, *r));
         }
@@ -218,7 +250,11 @@ impl Participant {
 
     /// Writers matched with a local reader.
     pub fn matched_writers(&self, reader: EntityId) -> Vec<Guid> {
-        let mut v: Vec<Guid> = self.readers.get(&reader).map(|r| r.proxies.keys().copied().collect()).unwrap_or_default();
+        let mut v: Vec<Guid> = self
+            .readers
+            .get(&reader)
+            .map(|r| r.proxies.keys().copied().collect())
+            .unwrap_or_default();
         for (w, rs) in &self.local_matches {
             if rs.contains(&reader) {
                 v.push(Guid::new(self.prefix, *w));
@@ -288,7 +324,12 @@ impl Participant {
         for w in self.writers.values_mut() {
             w.on_timeout(now, &mut self.out, &self.cfg);
         }
-        let expired: Vec<GuidPrefix> = self.remote.iter().filter(|(_, r)| r.lease_deadline <= now).map(|(p, _)| *p).collect();
+        let expired: Vec<GuidPrefix> = self
+            .remote
+            .iter()
+            .filter(|(_, r)| r.lease_deadline <= now)
+            .map(|(p, _)| *p)
+            .collect();
         for p in expired {
             self.remove_participant(now, p);
         }
@@ -308,7 +349,11 @@ impl Participant {
         if sender == self.prefix {
             return;
         }
-        let mut rx = Receiver { src: sender, for_us: true, timestamp: None };
+        let mut rx = Receiver {
+            src: sender,
+            for_us: true,
+            timestamp: None,
+        };
         for sm in msg.submessages() {
             let Ok(sm) = sm else {
                 self.stats.malformed_submessages += 1;
@@ -342,7 +387,9 @@ impl Participant {
         let delivered = std::mem::take(&mut self.delivered);
         for s in delivered {
             match s.reader {
-                EntityId::SEDP_PUBLICATIONS_READER | EntityId::SEDP_SUBSCRIPTIONS_READER => self.on_sedp_sample(now, s),
+                EntityId::SEDP_PUBLICATIONS_READER | EntityId::SEDP_SUBSCRIPTIONS_READER => {
+                    self.on_sedp_sample(now, s)
+                }
                 _ => self.samples.push_back(s),
             }
         }
@@ -356,7 +403,10 @@ impl Participant {
         }
     }
 
-    fn inline_qos_of(&mut self, qos: Option<halyard_wire::param::ParameterList<'_>>) -> Option<(Option<[u8; 16]>, u32)> {
+    fn inline_qos_of(
+        &mut self,
+        qos: Option<halyard_wire::param::ParameterList<'_>>,
+    ) -> Option<(Option<[u8; 16]>, u32)> {
         let Some(q) = qos else { return Some((None, 0)) };
         match (q.key_hash(), q.status_info()) {
             (Ok(k), Ok(s)) => Some((k, s)),
@@ -373,7 +423,9 @@ impl Participant {
             self.on_spdp(now, d);
             return;
         }
-        let Some((key_hash, status)) = self.inline_qos_of(d.inline_qos) else { return };
+        let Some((key_hash, status)) = self.inline_qos_of(d.inline_qos) else {
+            return;
+        };
         let readers = self.readers_for(&writer, d.reader_id);
         if readers.is_empty() {
             self.stats.unmatched_data += 1;
@@ -388,32 +440,53 @@ impl Participant {
         };
         let payload = d.payload.unwrap_or(&[]);
         for r in readers {
-            let arrival = Arrival { kind, key_hash, payload: payload.to_vec(), timestamp: rx.timestamp };
+            let arrival = Arrival {
+                kind,
+                key_hash,
+                payload: payload.to_vec(),
+                timestamp: rx.timestamp,
+            };
             self.deliver_arrival(r, writer, d.writer_sn.0, arrival);
         }
     }
 
     fn deliver_arrival(&mut self, reader: EntityId, writer: Guid, sn: i64, arrival: Arrival) {
-        let Some(rd) = self.readers.get_mut(&reader) else { return };
-        let Some(proxy) = rd.proxies.get_mut(&writer) else { return };
+        let Some(rd) = self.readers.get_mut(&reader) else {
+            return;
+        };
+        let Some(proxy) = rd.proxies.get_mut(&writer) else {
+            return;
+        };
         let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut self.delivered);
         if lost > 0 {
-            self.push_event(Event::SampleLost { reader, writer, count: lost });
+            self.push_event(Event::SampleLost {
+                reader,
+                writer,
+                count: lost,
+            });
         }
     }
 
     fn on_data_frag(&mut self, _now: Instant, rx: &Receiver, df: &DataFrag<'_>) {
         let writer = Guid::new(rx.src, df.writer_id);
-        let Some((key_hash, status)) = self.inline_qos_of(df.inline_qos) else { return };
+        let Some((key_hash, status)) = self.inline_qos_of(df.inline_qos) else {
+            return;
+        };
         let readers = self.readers_for(&writer, df.reader_id);
         if readers.is_empty() {
             self.stats.unmatched_data += 1;
             return;
         }
         for r in readers {
-            let Some(rd) = self.readers.get_mut(&r) else { continue };
-            let Some(proxy) = rd.proxies.get_mut(&writer) else { continue };
-            if let Some((sn, arrival)) = proxy.on_fragment(&self.cfg, df, key_hash, status, rx.timestamp) {
+            let Some(rd) = self.readers.get_mut(&r) else {
+                continue;
+            };
+            let Some(proxy) = rd.proxies.get_mut(&writer) else {
+                continue;
+            };
+            if let Some((sn, arrival)) =
+                proxy.on_fragment(&self.cfg, df, key_hash, status, rx.timestamp)
+            {
                 self.deliver_arrival(r, writer, sn, arrival);
             }
         }
@@ -422,11 +495,26 @@ impl Participant {
     fn on_heartbeat(&mut self, rx: &Receiver, hb: &Heartbeat) {
         let writer = Guid::new(rx.src, hb.writer_id);
         for r in self.readers_for(&writer, hb.reader_id) {
-            let Some(rd) = self.readers.get_mut(&r) else { continue };
-            let Some(proxy) = rd.proxies.get_mut(&writer) else { continue };
-            let (lost, ack) = proxy.on_heartbeat(r, hb.first_sn.0, hb.last_sn.0, hb.count, hb.final_flag, &mut self.delivered);
+            let Some(rd) = self.readers.get_mut(&r) else {
+                continue;
+            };
+            let Some(proxy) = rd.proxies.get_mut(&writer) else {
+                continue;
+            };
+            let (lost, ack) = proxy.on_heartbeat(
+                r,
+                hb.first_sn.0,
+                hb.last_sn.0,
+                hb.count,
+                hb.final_flag,
+                &mut self.delivered,
+            );
             if lost > 0 {
-                self.push_event(Event::SampleLost { reader: r, writer, count: lost });
+                self.push_event(Event::SampleLost {
+                    reader: r,
+                    writer,
+                    count: lost,
+                });
             }
             if ack {
                 self.send_acknack(r, writer);
@@ -443,8 +531,12 @@ impl Participant {
 
     /// Sends an ACKNACK (and NACK_FRAGs) from local reader `r` to `writer`.
     pub(crate) fn send_acknack(&mut self, r: EntityId, writer: Guid) {
-        let Some(rd) = self.readers.get_mut(&r) else { return };
-        let Some(proxy) = rd.proxies.get_mut(&writer) else { return };
+        let Some(rd) = self.readers.get_mut(&r) else {
+            return;
+        };
+        let Some(proxy) = rd.proxies.get_mut(&writer) else {
+            return;
+        };
         if !proxy.reliable {
             return;
         }
@@ -461,10 +553,14 @@ impl Participant {
 
     fn on_acknack(&mut self, now: Instant, rx: &Receiver, an: &AckNack) {
         let reader = Guid::new(rx.src, an.reader_id);
-        let Some(w) = self.writers.get_mut(&an.writer_id) else { return };
+        let Some(w) = self.writers.get_mut(&an.writer_id) else {
+            return;
+        };
         let advanced = w.on_acknack(now, &mut self.out, &self.cfg, reader, an);
         if advanced {
-            self.push_event(Event::WriterAcknowledged { writer: an.writer_id });
+            self.push_event(Event::WriterAcknowledged {
+                writer: an.writer_id,
+            });
         }
     }
 
@@ -478,8 +574,12 @@ impl Participant {
     fn on_gap(&mut self, rx: &Receiver, g: &Gap) {
         let writer = Guid::new(rx.src, g.writer_id);
         for r in self.readers_for(&writer, g.reader_id) {
-            let Some(rd) = self.readers.get_mut(&r) else { continue };
-            let Some(proxy) = rd.proxies.get_mut(&writer) else { continue };
+            let Some(rd) = self.readers.get_mut(&r) else {
+                continue;
+            };
+            let Some(proxy) = rd.proxies.get_mut(&writer) else {
+                continue;
+            };
             proxy.on_gap(r, g.gap_start.0, &g.gap_list, &mut self.delivered);
         }
     }

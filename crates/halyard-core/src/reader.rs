@@ -69,7 +69,13 @@ pub(crate) struct WriterProxy {
 impl WriterProxy {
     /// `first_count` seeds the ACKNACK/NACK_FRAG counters: it must exceed any count an earlier
     /// proxy of this reader sent to the same writer (the writer may still remember it).
-    pub(crate) fn new(guid: Guid, locators: Vec<Locator>, reliable: bool, sync_on_first_heartbeat: bool, first_count: i32) -> Self {
+    pub(crate) fn new(
+        guid: Guid,
+        locators: Vec<Locator>,
+        reliable: bool,
+        sync_on_first_heartbeat: bool,
+        first_count: i32,
+    ) -> Self {
         WriterProxy {
             guid,
             locators,
@@ -114,7 +120,11 @@ impl WriterProxy {
         }
         self.frags.remove(&sn);
         if !self.reliable {
-            let lost = if self.delivered_any { (sn - self.next_sn) as u64 } else { 0 };
+            let lost = if self.delivered_any {
+                (sn - self.next_sn) as u64
+            } else {
+                0
+            };
             self.next_sn = sn + 1;
             self.deliver(reader, sn, a, out);
             self.frags = self.frags.split_off(&self.next_sn);
@@ -146,13 +156,23 @@ impl WriterProxy {
                 Pending::Gap(end) => self.next_sn = self.next_sn.max(end),
             }
         }
-        if self.frags.first_key_value().is_some_and(|(&k, _)| k < self.next_sn) {
+        if self
+            .frags
+            .first_key_value()
+            .is_some_and(|(&k, _)| k < self.next_sn)
+        {
             self.frags = self.frags.split_off(&self.next_sn);
         }
     }
 
     /// GAP: `start..end` and the members of `set` are irrelevant.
-    pub(crate) fn on_gap(&mut self, reader: EntityId, start: i64, set: &SequenceNumberSet, out: &mut Vec<ReceivedSample>) {
+    pub(crate) fn on_gap(
+        &mut self,
+        reader: EntityId,
+        start: i64,
+        set: &SequenceNumberSet,
+        out: &mut Vec<ReceivedSample>,
+    ) {
         if !self.reliable {
             return;
         }
@@ -191,7 +211,13 @@ impl WriterProxy {
         self.highest_announced = self.highest_announced.max(last);
         let mut lost = 0;
         if first_contact && self.sync_on_first_heartbeat {
-            let start = self.pending.keys().next().copied().unwrap_or(last + 1).min(last + 1);
+            let start = self
+                .pending
+                .keys()
+                .next()
+                .copied()
+                .unwrap_or(last + 1)
+                .min(last + 1);
             self.next_sn = self.next_sn.max(start);
             self.drain(reader, out);
         } else if first > self.next_sn {
@@ -223,7 +249,14 @@ impl WriterProxy {
     }
 
     /// A fragment arrived; returns the completed sample if this finished it.
-    pub(crate) fn on_fragment(&mut self, cfg: &ParticipantConfig, df: &DataFrag<'_>, key_hash: Option<[u8; 16]>, status: u32, ts: Option<Time>) -> Option<(i64, Arrival)> {
+    pub(crate) fn on_fragment(
+        &mut self,
+        cfg: &ParticipantConfig,
+        df: &DataFrag<'_>,
+        key_hash: Option<[u8; 16]>,
+        status: u32,
+        ts: Option<Time>,
+    ) -> Option<(i64, Arrival)> {
         let sn = df.writer_sn.0;
         if sn < self.next_sn || self.pending.contains_key(&sn) {
             return None;
@@ -252,13 +285,28 @@ impl WriterProxy {
         if ts.is_some() {
             r.timestamp = ts;
         }
-        let complete = r.insert(df.sample_size, df.fragment_size, df.fragment_starting_num, df.fragments_in_submessage, df.payload);
+        let complete = r.insert(
+            df.sample_size,
+            df.fragment_size,
+            df.fragment_starting_num,
+            df.fragments_in_submessage,
+            df.payload,
+        );
         if complete != Ok(true) {
             return None;
         }
         let r = self.frags.remove(&sn)?;
-        let kind = if r.key_flag { ChangeKind::from_status_info(r.status_info.max(1)) } else { ChangeKind::from_status_info(r.status_info) };
-        let arrival = Arrival { kind, key_hash: r.key_hash, timestamp: r.timestamp, payload: r.into_data() };
+        let kind = if r.key_flag {
+            ChangeKind::from_status_info(r.status_info.max(1))
+        } else {
+            ChangeKind::from_status_info(r.status_info)
+        };
+        let arrival = Arrival {
+            kind,
+            key_hash: r.key_hash,
+            timestamp: r.timestamp,
+            payload: r.into_data(),
+        };
         Some((sn, arrival))
     }
 
@@ -267,7 +315,11 @@ impl WriterProxy {
     pub(crate) fn acknack(&mut self, reader: EntityId) -> AckNack {
         let base = self.next_sn;
         let top = self.highest_announced.min(base + 255);
-        let bits = if top >= base { (top - base + 1) as u32 } else { 0 };
+        let bits = if top >= base {
+            (top - base + 1) as u32
+        } else {
+            0
+        };
         let mut set = SequenceNumberSet::new(SequenceNumber(base), bits);
         for sn in base..base + bits as i64 {
             if !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn) {
@@ -276,7 +328,13 @@ impl WriterProxy {
         }
         let nothing_missing = set.iter().next().is_none() && !self.frags.keys().any(|&k| k <= top);
         self.acknack_count = self.acknack_count.wrapping_add(1);
-        AckNack { reader_id: reader, writer_id: self.guid.entity, reader_sn_state: set, count: self.acknack_count, final_flag: nothing_missing }
+        AckNack {
+            reader_id: reader,
+            writer_id: self.guid.entity,
+            reader_sn_state: set,
+            count: self.acknack_count,
+            final_flag: nothing_missing,
+        }
     }
 
     /// NACK_FRAGs for partially received samples the writer announced.
@@ -291,11 +349,16 @@ impl WriterProxy {
             .collect();
         for (sn, set) in wanted {
             self.nackfrag_count = self.nackfrag_count.wrapping_add(1);
-            v.push(NackFrag { reader_id: reader, writer_id: self.guid.entity, writer_sn: SequenceNumber(sn), fragment_number_state: set, count: self.nackfrag_count });
+            v.push(NackFrag {
+                reader_id: reader,
+                writer_id: self.guid.entity,
+                writer_sn: SequenceNumber(sn),
+                fragment_number_state: set,
+                count: self.nackfrag_count,
+            });
         }
         v
     }
-
 }
 
 pub(crate) struct Reader {
@@ -306,7 +369,11 @@ pub(crate) struct Reader {
 
 impl Reader {
     pub(crate) fn new(guid: Guid, spec: ReaderSpec) -> Self {
-        Reader { guid, spec, proxies: BTreeMap::new() }
+        Reader {
+            guid,
+            spec,
+            proxies: BTreeMap::new(),
+        }
     }
 
     pub(crate) fn is_reliable(&self) -> bool {

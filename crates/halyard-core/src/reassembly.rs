@@ -66,7 +66,10 @@ impl Reassembly {
         if start == 0 || start > self.total {
             return Err(FragError::OutOfRange);
         }
-        let last = start.saturating_add(count as u32).saturating_sub(1).min(self.total);
+        let last = start
+            .saturating_add(count as u32)
+            .saturating_sub(1)
+            .min(self.total);
         let offset = (start as usize - 1) * self.fragment_size as usize;
         let end = (last as usize * self.fragment_size as usize).min(self.sample_size as usize);
         let usable = bytes.len().min(end.saturating_sub(offset));
@@ -136,9 +139,18 @@ mod tests {
     #[test]
     fn bad_fragments_are_refused() {
         let mut r = Reassembly::new(2500, 1000).unwrap();
-        assert_eq!(r.insert(2600, 1000, 1, 1, &[0; 1000]), Err(FragError::Inconsistent));
-        assert_eq!(r.insert(2500, 1000, 4, 1, &[0; 1000]), Err(FragError::OutOfRange));
-        assert_eq!(r.insert(2500, 1000, 0, 1, &[0; 1000]), Err(FragError::OutOfRange));
+        assert_eq!(
+            r.insert(2600, 1000, 1, 1, &[0; 1000]),
+            Err(FragError::Inconsistent)
+        );
+        assert_eq!(
+            r.insert(2500, 1000, 4, 1, &[0; 1000]),
+            Err(FragError::OutOfRange)
+        );
+        assert_eq!(
+            r.insert(2500, 1000, 0, 1, &[0; 1000]),
+            Err(FragError::OutOfRange)
+        );
         // A short fragment does not count as received.
         assert!(!r.insert(2500, 1000, 1, 1, &[0; 10]).unwrap());
         assert_eq!(r.missing(3).unwrap().base, 1);

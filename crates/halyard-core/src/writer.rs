@@ -24,7 +24,7 @@ use crate::time::Instant;
 use halyard_wire::param::{pid, ParameterListWriter};
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard_wire::{
-    AckNack, EntityId, Gap, NackFrag, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder,
+    AckNack, EntityId, Gap, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder, NackFrag,
     SequenceNumber, SequenceNumberSet, Time,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -152,9 +152,17 @@ impl Writer {
     /// Adds a matched reader. Volatile readers start after what is already written.
     pub(crate) fn add_proxy(&mut self, now: Instant, mut proxy: ReaderProxy, durable: bool) {
         proxy.reliable &= self.is_reliable();
-        let start = if durable && self.keeps_history() { 1 } else { self.last_sn + 1 };
+        let start = if durable && self.keeps_history() {
+            1
+        } else {
+            self.last_sn + 1
+        };
         proxy.start_sn = start;
-        proxy.acked_below = if durable && self.keeps_history() { 1 } else { start };
+        proxy.acked_below = if durable && self.keeps_history() {
+            1
+        } else {
+            start
+        };
         self.proxies.insert(proxy.guid, proxy);
         self.recompute_fanout();
         if self.is_reliable() {
@@ -245,8 +253,9 @@ impl Writer {
             while q.len() > depth {
                 if let Some(old) = q.pop_front() {
                     if let Some(c) = self.changes.remove(&old) {
-                        self.unacked_bytes_cache =
-                            self.unacked_bytes_cache.saturating_sub(c.change.payload.len());
+                        self.unacked_bytes_cache = self
+                            .unacked_bytes_cache
+                            .saturating_sub(c.change.payload.len());
                     }
                 }
             }
@@ -297,7 +306,11 @@ impl Writer {
     }
 
     fn first_available(&self) -> i64 {
-        self.changes.keys().next().copied().unwrap_or(self.last_sn + 1)
+        self.changes
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(self.last_sn + 1)
     }
 
     fn heartbeat(&mut self, reader_id: EntityId, final_flag: bool) -> Heartbeat {
@@ -343,7 +356,17 @@ impl Writer {
             && (self.bytes_since_hb >= 256 * 1024
                 || now.saturating_duration_since(self.last_hb_at) >= cfg.heartbeat_period / 10
                 || len + DATA_OVERHEAD > cfg.max_message_size);
-        self.send_change(now, out, cfg, sn, EntityId::UNKNOWN, prefix, &dests, want_hb, None);
+        self.send_change(
+            now,
+            out,
+            cfg,
+            sn,
+            EntityId::UNKNOWN,
+            prefix,
+            &dests,
+            want_hb,
+            None,
+        );
         self.fanout = dests;
         if self.has_reliable_proxy() && self.hb_due.is_none() {
             self.hb_due = Some(now + cfg.heartbeat_period);
@@ -365,7 +388,9 @@ impl Writer {
         with_hb: bool,
         frags: Option<&[u32]>,
     ) {
-        let Some(cc) = self.changes.get(&sn) else { return };
+        let Some(cc) = self.changes.get(&sn) else {
+            return;
+        };
         let change = cc.change.clone();
         let mut qos = Vec::new();
         let has_qos = self.inline_qos(&change, &mut qos);
@@ -375,7 +400,14 @@ impl Writer {
         if fits && frags.is_none() {
             let mut mb = out.start(prefix);
             mb.info_ts(change.timestamp);
-            mb.data(reader_id, self.guid.entity, SequenceNumber(sn), qos_ref, Some(&change.payload), key_flag);
+            mb.data(
+                reader_id,
+                self.guid.entity,
+                SequenceNumber(sn),
+                qos_ref,
+                Some(&change.payload),
+                key_flag,
+            );
             if with_hb {
                 let hb = self.heartbeat(reader_id, false);
                 mb.heartbeat(&hb);
@@ -384,7 +416,16 @@ impl Writer {
             out.push(mb, 0, dests);
             return;
         }
-        self.send_fragments(now, out, cfg, sn, &change, (reader_id, prefix, dests), qos_ref, frags);
+        self.send_fragments(
+            now,
+            out,
+            cfg,
+            sn,
+            &change,
+            (reader_id, prefix, dests),
+            qos_ref,
+            frags,
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -402,7 +443,9 @@ impl Writer {
         let (reader_id, prefix, dests) = target;
         let frag_size = cfg.fragment_size.clamp(512, 65_535);
         let total = change.payload.len().div_ceil(frag_size) as u32;
-        let per_msg = ((cfg.max_message_size.saturating_sub(DATA_OVERHEAD + qos.map_or(0, |q| q.len())))
+        let per_msg = ((cfg
+            .max_message_size
+            .saturating_sub(DATA_OVERHEAD + qos.map_or(0, |q| q.len())))
             / frag_size)
             .max(1) as u32;
         let reliable = self.has_reliable_proxy();
@@ -412,7 +455,11 @@ impl Writer {
             total
         };
         let wanted: Vec<u32> = match frags {
-            Some(f) => f.iter().copied().filter(|&n| n >= 1 && n <= total).collect(),
+            Some(f) => f
+                .iter()
+                .copied()
+                .filter(|&n| n >= 1 && n <= total)
+                .collect(),
             None => (1..=total.min(budget_frags)).collect(),
         };
         let mut sent = 0u32;
@@ -421,7 +468,10 @@ impl Writer {
             // A run of consecutive fragment numbers, at most per_msg long.
             let start = wanted[i];
             let mut n = 1u32;
-            while i + (n as usize) < wanted.len() && wanted[i + n as usize] == start + n && n < per_msg {
+            while i + (n as usize) < wanted.len()
+                && wanted[i + n as usize] == start + n
+                && n < per_msg
+            {
                 n += 1;
             }
             let lo = (start as usize - 1) * frag_size;
@@ -470,8 +520,12 @@ impl Writer {
     ) -> bool {
         let (set, count, final_flag) = (&an.reader_sn_state, an.count, an.final_flag);
         let last_sn = self.last_sn;
-        let Some(p) = self.proxies.get_mut(&reader) else { return false };
-        if p.last_acknack.is_some_and(|c| crate::reader::is_stale_count(count, c)) {
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return false;
+        };
+        if p.last_acknack
+            .is_some_and(|c| crate::reader::is_stale_count(count, c))
+        {
             return false;
         }
         p.last_acknack = Some(count);
@@ -504,23 +558,46 @@ impl Writer {
         nf: &NackFrag,
     ) {
         let (sn, frags, count) = (nf.writer_sn.0, &nf.fragment_number_state, nf.count);
-        let Some(p) = self.proxies.get_mut(&reader) else { return };
-        if p.last_nackfrag.is_some_and(|c| crate::reader::is_stale_count(count, c)) {
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return;
+        };
+        if p.last_nackfrag
+            .is_some_and(|c| crate::reader::is_stale_count(count, c))
+        {
             return;
         }
         p.last_nackfrag = Some(count);
         let list: Vec<u32> = frags.iter().collect();
         let (dests, prefix) = (p.locators.clone(), p.guid.prefix);
         if self.changes.contains_key(&sn) && sn >= p.start_sn {
-            self.send_change(now, out, cfg, sn, reader.entity, Some(prefix), &dests, true, Some(&list));
+            self.send_change(
+                now,
+                out,
+                cfg,
+                sn,
+                reader.entity,
+                Some(prefix),
+                &dests,
+                true,
+                Some(&list),
+            );
         } else {
             self.send_gap(out, reader, sn, sn + 1);
         }
     }
 
     /// Resends what `reader` asked for: DATA when held, GAP otherwise, then a HEARTBEAT.
-    fn serve_requests(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig, reader: Guid, force_hb: bool) {
-        let Some(p) = self.proxies.get_mut(&reader) else { return };
+    fn serve_requests(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+        force_hb: bool,
+    ) {
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return;
+        };
         let requested = std::mem::take(&mut p.requested);
         let (dests, start_sn) = (p.locators.clone(), p.start_sn);
         let prefix = Some(reader.prefix);
@@ -542,7 +619,17 @@ impl Writer {
             }
             let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
             if len + DATA_OVERHEAD > cfg.max_message_size {
-                self.send_change(now, out, cfg, sn, reader.entity, prefix, &dests, false, None);
+                self.send_change(
+                    now,
+                    out,
+                    cfg,
+                    sn,
+                    reader.entity,
+                    prefix,
+                    &dests,
+                    false,
+                    None,
+                );
                 continue;
             }
             if mb.len() + len + DATA_OVERHEAD > cfg.max_message_size {
@@ -554,7 +641,14 @@ impl Writer {
                 let has_qos = self.inline_qos(&c.change, &mut qos);
                 mb.info_ts(c.change.timestamp);
                 let key_flag = c.change.kind != ChangeKind::Alive;
-                mb.data(reader.entity, self.guid.entity, SequenceNumber(sn), has_qos.then_some(&qos[..]), Some(&c.change.payload), key_flag);
+                mb.data(
+                    reader.entity,
+                    self.guid.entity,
+                    SequenceNumber(sn),
+                    has_qos.then_some(&qos[..]),
+                    Some(&c.change.payload),
+                    key_flag,
+                );
             }
         }
         if let Some((s, e)) = gap {
@@ -570,7 +664,9 @@ impl Writer {
     }
 
     fn send_gap(&mut self, out: &mut Outbox, reader: Guid, start: i64, end: i64) {
-        let Some(p) = self.proxies.get(&reader) else { return };
+        let Some(p) = self.proxies.get(&reader) else {
+            return;
+        };
         let dests = p.locators.clone();
         let mut mb = out.start(Some(reader.prefix));
         let empty = mb.len();
@@ -604,7 +700,11 @@ impl Writer {
             out.push(mb, empty, &dests);
         } else {
             for g in unacked {
-                let dests = self.proxies.get(&g).map(|p| p.locators.clone()).unwrap_or_default();
+                let dests = self
+                    .proxies
+                    .get(&g)
+                    .map(|p| p.locators.clone())
+                    .unwrap_or_default();
                 let mut mb = out.start(Some(g.prefix));
                 let empty = mb.len();
                 let hb = self.heartbeat(g.entity, false);
@@ -618,7 +718,10 @@ impl Writer {
 
     /// True when every reliable reader acknowledged everything written so far.
     pub(crate) fn all_acked(&self) -> bool {
-        self.proxies.values().filter(|p| p.reliable).all(|p| p.acked_below > self.last_sn)
+        self.proxies
+            .values()
+            .filter(|p| p.reliable)
+            .all(|p| p.acked_below > self.last_sn)
     }
 
     /// Number of changes held.
@@ -627,7 +730,13 @@ impl Writer {
     }
 }
 
-fn push_gap(mb: &mut MessageBuilder, reader_id: EntityId, writer_id: EntityId, start: i64, end: i64) {
+fn push_gap(
+    mb: &mut MessageBuilder,
+    reader_id: EntityId,
+    writer_id: EntityId,
+    start: i64,
+    end: i64,
+) {
     mb.gap(&Gap {
         reader_id,
         writer_id,

@@ -63,7 +63,11 @@ fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
     let mut last_ip: Option<Ipv4Addr> = None;
     for line in trie.lines() {
         let t = line.trim_start_matches([' ', '|', '-', '+']);
-        if let Some(ip) = t.split_whitespace().next().and_then(|w| w.parse::<Ipv4Addr>().ok()) {
+        if let Some(ip) = t
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse::<Ipv4Addr>().ok())
+        {
             last_ip = Some(ip);
         } else if t.contains("/32 host LOCAL") {
             if let Some(ip) = last_ip {
@@ -85,7 +89,11 @@ fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
             if f.len() < 8 {
                 continue;
             }
-            let (Ok(dst), Ok(mask)) = (u32::from_str_radix(f[1], 16), u32::from_str_radix(f[7], 16)) else { continue };
+            let (Ok(dst), Ok(mask)) =
+                (u32::from_str_radix(f[1], 16), u32::from_str_radix(f[7], 16))
+            else {
+                continue;
+            };
             let ipn = u32::from_le_bytes(ip.octets());
             if mask != 0 && ipn & mask == dst & mask && !out.iter().any(|(_, a)| *a == ip) {
                 out.push((f[0].to_string(), ip));
@@ -98,13 +106,21 @@ fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
 /// Chooses the interface: `requested` (name or address), else `HALYARD_INTERFACE`, else the
 /// Cyclone-style default.
 pub fn select_interface(requested: Option<&str>) -> Result<Interface, InterfaceError> {
-    let env = std::env::var("HALYARD_INTERFACE").ok().filter(|s| !s.is_empty());
+    let env = std::env::var("HALYARD_INTERFACE")
+        .ok()
+        .filter(|s| !s.is_empty());
     let wanted = requested.map(str::to_string).or(env);
     let addrs = ipv4_addresses()?;
-    let make = |name: &str, address: Ipv4Addr| Interface { name: name.to_string(), address, loopback: address.is_loopback() || flags(name) & IFF_LOOPBACK != 0 };
+    let make = |name: &str, address: Ipv4Addr| Interface {
+        name: name.to_string(),
+        address,
+        loopback: address.is_loopback() || flags(name) & IFF_LOOPBACK != 0,
+    };
     if let Some(w) = wanted {
         let hit = addrs.iter().find(|(n, a)| *n == w || a.to_string() == w);
-        return hit.map(|(n, a)| make(n, *a)).ok_or(InterfaceError::NotFound(w));
+        return hit
+            .map(|(n, a)| make(n, *a))
+            .ok_or(InterfaceError::NotFound(w));
     }
     let mut names: Vec<String> = fs::read_dir("/sys/class/net")
         .map_err(InterfaceError::Io)?
@@ -134,6 +150,9 @@ mod tests {
         assert!(by_name.loopback);
         let by_addr = select_interface(Some("127.0.0.1")).expect("127.0.0.1 exists");
         assert_eq!(by_addr.name, "lo");
-        assert!(matches!(select_interface(Some("no-such-if0")), Err(InterfaceError::NotFound(_))));
+        assert!(matches!(
+            select_interface(Some("no-such-if0")),
+            Err(InterfaceError::NotFound(_))
+        ));
     }
 }

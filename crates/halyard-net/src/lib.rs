@@ -8,4 +8,4 @@ pub mod interface;
 pub mod udp;
 
 pub use interface::{select_interface, Interface, InterfaceError};
-pub use udp::{UdpTransport, TransportError};
+pub use udp::{TransportError, UdpTransport};

@@ -33,8 +33,14 @@ pub enum TransportError {
 impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TransportError::NoFreeParticipantIndex { domain } => write!(f, "no free participant index in domain {domain} (ports 7410+ all in use)"),
-            TransportError::DomainOutOfRange(d) => write!(f, "domain id {d} is out of range (ports would exceed 65535; max 232)"),
+            TransportError::NoFreeParticipantIndex { domain } => write!(
+                f,
+                "no free participant index in domain {domain} (ports 7410+ all in use)"
+            ),
+            TransportError::DomainOutOfRange(d) => write!(
+                f,
+                "domain id {d} is out of range (ports would exceed 65535; max 232)"
+            ),
             TransportError::Io { what, source } => write!(f, "{what}: {source}"),
         }
     }
@@ -82,7 +88,10 @@ impl UdpTransport {
         let (unicast, index) = Self::open_unicast(domain, &interface)?;
         let mc_port = ports::spdp_multicast(domain) as u16;
         let multicast = Self::open_multicast(mc_port, &interface)?;
-        let port = unicast.local_addr().map_err(io_err("reading the unicast port"))?.port();
+        let port = unicast
+            .local_addr()
+            .map_err(io_err("reading the unicast port"))?
+            .port();
         Ok(UdpTransport {
             unicast,
             multicast,
@@ -96,27 +105,39 @@ impl UdpTransport {
     fn open_unicast(domain: u32, iface: &Interface) -> Result<(UdpSocket, u32), TransportError> {
         for index in 0..=MAX_PARTICIPANT_INDEX {
             let port = ports::metatraffic_unicast(domain, index) as u16;
-            let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io_err("creating the unicast socket"))?;
+            let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))
+                .map_err(io_err("creating the unicast socket"))?;
             let addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port);
             if s.bind(&SockAddr::from(addr)).is_err() {
                 continue;
             }
             big_buffers(&s);
-            s.set_multicast_if_v4(&iface.address).map_err(io_err("setting IP_MULTICAST_IF"))?;
-            s.set_multicast_loop_v4(true).map_err(io_err("setting IP_MULTICAST_LOOP"))?;
+            s.set_multicast_if_v4(&iface.address)
+                .map_err(io_err("setting IP_MULTICAST_IF"))?;
+            s.set_multicast_loop_v4(true)
+                .map_err(io_err("setting IP_MULTICAST_LOOP"))?;
             return Ok((s.into(), index));
         }
         Err(TransportError::NoFreeParticipantIndex { domain })
     }
 
     fn open_multicast(port: u16, iface: &Interface) -> Result<UdpSocket, TransportError> {
-        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io_err("creating the multicast socket"))?;
-        s.set_reuse_address(true).map_err(io_err("setting SO_REUSEADDR"))?;
-        s.set_reuse_port(true).map_err(io_err("setting SO_REUSEPORT"))?;
-        s.bind(&SockAddr::from(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))).map_err(io_err("binding the SPDP multicast port"))?;
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))
+            .map_err(io_err("creating the multicast socket"))?;
+        s.set_reuse_address(true)
+            .map_err(io_err("setting SO_REUSEADDR"))?;
+        s.set_reuse_port(true)
+            .map_err(io_err("setting SO_REUSEPORT"))?;
+        s.bind(&SockAddr::from(SocketAddrV4::new(
+            Ipv4Addr::UNSPECIFIED,
+            port,
+        )))
+        .map_err(io_err("binding the SPDP multicast port"))?;
         let group = Ipv4Addr::from(ports::SPDP_MULTICAST_ADDRESS);
-        s.join_multicast_v4(&group, &iface.address).map_err(io_err("joining 239.255.0.1"))?;
-        s.set_multicast_loop_v4(true).map_err(io_err("setting IP_MULTICAST_LOOP"))?;
+        s.join_multicast_v4(&group, &iface.address)
+            .map_err(io_err("joining 239.255.0.1"))?;
+        s.set_multicast_loop_v4(true)
+            .map_err(io_err("setting IP_MULTICAST_LOOP"))?;
         big_buffers(&s);
         Ok(s.into())
     }
@@ -125,7 +146,9 @@ impl UdpTransport {
     pub fn send(&self, destinations: &[Locator], payload: &[u8]) -> usize {
         let mut failures = 0;
         for d in destinations {
-            let Some((ip, port)) = d.as_udpv4() else { continue };
+            let Some((ip, port)) = d.as_udpv4() else {
+                continue;
+            };
             let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::from(ip), port));
             if self.unicast.send_to(payload, addr).is_err() {
                 failures += 1;
@@ -136,10 +159,18 @@ impl UdpTransport {
 
     /// Clones of the two receive sockets with a read timeout (so receive threads can stop).
     pub fn receivers(&self, timeout: Duration) -> Result<[UdpSocket; 2], TransportError> {
-        let a = self.unicast.try_clone().map_err(io_err("cloning the unicast socket"))?;
-        let b = self.multicast.try_clone().map_err(io_err("cloning the multicast socket"))?;
-        a.set_read_timeout(Some(timeout)).map_err(io_err("setting a read timeout"))?;
-        b.set_read_timeout(Some(timeout)).map_err(io_err("setting a read timeout"))?;
+        let a = self
+            .unicast
+            .try_clone()
+            .map_err(io_err("cloning the unicast socket"))?;
+        let b = self
+            .multicast
+            .try_clone()
+            .map_err(io_err("cloning the multicast socket"))?;
+        a.set_read_timeout(Some(timeout))
+            .map_err(io_err("setting a read timeout"))?;
+        b.set_read_timeout(Some(timeout))
+            .map_err(io_err("setting a read timeout"))?;
         Ok([a, b])
     }
 }

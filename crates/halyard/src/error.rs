@@ -42,7 +42,9 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::BadQos { policy, reason } => write!(f, "invalid {policy} QoS: {reason}"),
-            Error::Unsupported { feature, detail } => write!(f, "{feature} is not supported yet: {detail}"),
+            Error::Unsupported { feature, detail } => {
+                write!(f, "{feature} is not supported yet: {detail}")
+            }
             Error::Timeout => write!(f, "timed out"),
             Error::OutOfResources(what) => write!(f, "out of resources: {what}"),
             Error::BadParameter(what) => write!(f, "bad parameter: {what}"),

@@ -53,7 +53,10 @@ static PARTICIPANT_COUNTER: AtomicU32 = AtomicU32::new(0);
 
 fn new_guid_prefix() -> GuidPrefix {
     let pid = std::process::id();
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
     let n = PARTICIPANT_COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut x = t ^ ((pid as u64) << 32) ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     // splitmix64 to spread the bits.
@@ -86,14 +89,18 @@ impl DomainParticipant {
         cfg.metatraffic_multicast = vec![transport.spdp_locator];
         cfg.spdp_destinations = vec![transport.spdp_locator];
         for p in &opts.initial_peers {
-            cfg.spdp_destinations.push(Locator::udpv4(p.ip().octets(), p.port()));
+            cfg.spdp_destinations
+                .push(Locator::udpv4(p.ip().octets(), p.port()));
         }
         cfg.user_data = opts.user_data.clone();
         cfg.entity_name = opts.entity_name.clone();
         if let Some(tune) = opts.tuning {
             tune(&mut cfg);
         }
-        let shared = Shared::new(Participant::new(cfg, halyard_core::Instant::default()), transport);
+        let shared = Shared::new(
+            Participant::new(cfg, halyard_core::Instant::default()),
+            transport,
+        );
         {
             let mut st = shared.lock();
             let now = shared.now();
@@ -101,7 +108,11 @@ impl DomainParticipant {
             shared.pump(&mut st);
         }
         shared.start_threads().map_err(Error::Thread)?;
-        Ok(DomainParticipant { _guard: Arc::new(ShutdownGuard(shared.clone())), shared, domain_id })
+        Ok(DomainParticipant {
+            _guard: Arc::new(ShutdownGuard(shared.clone())),
+            shared,
+            domain_id,
+        })
     }
 
     /// The domain id.
@@ -124,17 +135,27 @@ impl DomainParticipant {
         if name.is_empty() || name.len() > 256 {
             return Err(Error::BadParameter("topic names are 1..=256 characters"));
         }
-        Ok(Topic { name: name.to_string(), type_name: T::type_name().to_string(), _t: PhantomData })
+        Ok(Topic {
+            name: name.to_string(),
+            type_name: T::type_name().to_string(),
+            _t: PhantomData,
+        })
     }
 
     /// Creates a publisher (partitions and group data apply to its writers).
     pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
-        Publisher { participant: self.clone(), qos }
+        Publisher {
+            participant: self.clone(),
+            qos,
+        }
     }
 
     /// Creates a subscriber.
     pub fn create_subscriber(&self, qos: GroupQos) -> Subscriber {
-        Subscriber { participant: self.clone(), qos }
+        Subscriber {
+            participant: self.clone(),
+            qos,
+        }
     }
 
     /// DCPSParticipant: the remote participants discovered so far.
@@ -184,7 +205,11 @@ pub struct Publisher {
 
 impl Publisher {
     /// Creates a DataWriter. QoS is validated; unimplemented values are refused.
-    pub fn create_datawriter<T: TopicType>(&self, topic: &Topic<T>, mut qos: DataWriterQos) -> Result<DataWriter<T>> {
+    pub fn create_datawriter<T: TopicType>(
+        &self,
+        topic: &Topic<T>,
+        mut qos: DataWriterQos,
+    ) -> Result<DataWriter<T>> {
         validate(&qos, true)?;
         if qos.partition.is_empty() {
             qos.partition = self.qos.partition.clone();
@@ -196,11 +221,22 @@ impl Publisher {
             qos.data_representation = vec![halyard_core::matching::XCDR1];
         }
         let shared = &self.participant.shared;
-        let spec = WriterSpec { topic_name: topic.name.clone(), type_name: topic.type_name.clone(), qos: qos.clone(), has_key: T::has_key() };
+        let spec = WriterSpec {
+            topic_name: topic.name.clone(),
+            type_name: topic.type_name.clone(),
+            qos: qos.clone(),
+            has_key: T::has_key(),
+        };
         let mut st = shared.lock();
         let now = shared.now();
         let id = st.core.create_writer(now, spec);
-        st.writers.insert(id, WriterState { matched: Default::default(), incompatible: Default::default() });
+        st.writers.insert(
+            id,
+            WriterState {
+                matched: Default::default(),
+                incompatible: Default::default(),
+            },
+        );
         // Events raised during creation refer to `id`; dispatch them now.
         shared.pump(&mut st);
         shared.finish(st);
@@ -216,7 +252,11 @@ pub struct Subscriber {
 
 impl Subscriber {
     /// Creates a DataReader. QoS is validated; unimplemented values are refused.
-    pub fn create_datareader<T: TopicType>(&self, topic: &Topic<T>, mut qos: DataReaderQos) -> Result<DataReader<T>> {
+    pub fn create_datareader<T: TopicType>(
+        &self,
+        topic: &Topic<T>,
+        mut qos: DataReaderQos,
+    ) -> Result<DataReader<T>> {
         validate(&qos, false)?;
         if qos.partition.is_empty() {
             qos.partition = self.qos.partition.clone();
@@ -225,11 +265,21 @@ impl Subscriber {
             qos.group_data = self.qos.group_data.clone();
         }
         if qos.data_representation.is_empty() {
-            qos.data_representation = vec![halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
+            qos.data_representation =
+                vec![halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
         }
         let shared = &self.participant.shared;
-        let spec = ReaderSpec { topic_name: topic.name.clone(), type_name: topic.type_name.clone(), qos: qos.clone(), has_key: T::has_key() };
-        let key_fn: Option<crate::status::KeyFn> = if T::has_key() { Some(crate::reader::key_of::<T>) } else { None };
+        let spec = ReaderSpec {
+            topic_name: topic.name.clone(),
+            type_name: topic.type_name.clone(),
+            qos: qos.clone(),
+            has_key: T::has_key(),
+        };
+        let key_fn: Option<crate::status::KeyFn> = if T::has_key() {
+            Some(crate::reader::key_of::<T>)
+        } else {
+            None
+        };
         let mut st = shared.lock();
         let now = shared.now();
         let id = st.core.create_reader(now, spec);

@@ -31,45 +31,84 @@ pub fn dds_duration(d: std::time::Duration) -> DdsDuration {
 pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
     if let History::KeepLast(d) = q.history {
         if d < 1 {
-            return Err(Error::BadQos { policy: "HISTORY", reason: "KEEP_LAST depth must be >= 1" });
+            return Err(Error::BadQos {
+                policy: "HISTORY",
+                reason: "KEEP_LAST depth must be >= 1",
+            });
         }
         let per_instance = q.resource_limits.max_samples_per_instance;
         if per_instance > 0 && d > per_instance {
-            return Err(Error::BadQos { policy: "HISTORY", reason: "depth exceeds RESOURCE_LIMITS.max_samples_per_instance" });
+            return Err(Error::BadQos {
+                policy: "HISTORY",
+                reason: "depth exceeds RESOURCE_LIMITS.max_samples_per_instance",
+            });
         }
     }
     let rl = q.resource_limits;
-    for v in [rl.max_samples, rl.max_instances, rl.max_samples_per_instance] {
+    for v in [
+        rl.max_samples,
+        rl.max_instances,
+        rl.max_samples_per_instance,
+    ] {
         if v == 0 || v < -1 {
-            return Err(Error::BadQos { policy: "RESOURCE_LIMITS", reason: "limits must be positive or -1 (unlimited)" });
+            return Err(Error::BadQos {
+                policy: "RESOURCE_LIMITS",
+                reason: "limits must be positive or -1 (unlimited)",
+            });
         }
     }
     if rl.max_samples > 0 && rl.max_samples_per_instance > rl.max_samples {
-        return Err(Error::BadQos { policy: "RESOURCE_LIMITS", reason: "max_samples_per_instance exceeds max_samples" });
+        return Err(Error::BadQos {
+            policy: "RESOURCE_LIMITS",
+            reason: "max_samples_per_instance exceeds max_samples",
+        });
     }
     if q.durability >= DurabilityKind::Transient {
         return Err(Error::Unsupported { feature: "DURABILITY", detail: "TRANSIENT and PERSISTENT need the durability service (not yet available); use VOLATILE or TRANSIENT_LOCAL" });
     }
     if q.deadline != DdsDuration::INFINITE {
-        return Err(Error::Unsupported { feature: "DEADLINE", detail: "only an infinite period is implemented" });
+        return Err(Error::Unsupported {
+            feature: "DEADLINE",
+            detail: "only an infinite period is implemented",
+        });
     }
-    if q.liveliness.kind != LivelinessKind::Automatic || q.liveliness.lease_duration != DdsDuration::INFINITE {
+    if q.liveliness.kind != LivelinessKind::Automatic
+        || q.liveliness.lease_duration != DdsDuration::INFINITE
+    {
         return Err(Error::Unsupported { feature: "LIVELINESS", detail: "only AUTOMATIC with an infinite lease is implemented (participant leases still apply)" });
     }
     if q.lifespan != DdsDuration::INFINITE {
-        return Err(Error::Unsupported { feature: "LIFESPAN", detail: "only an infinite lifespan is implemented" });
+        return Err(Error::Unsupported {
+            feature: "LIFESPAN",
+            detail: "only an infinite lifespan is implemented",
+        });
     }
     if q.ownership != OwnershipKind::Shared {
-        return Err(Error::Unsupported { feature: "OWNERSHIP", detail: "EXCLUSIVE ownership is not implemented" });
+        return Err(Error::Unsupported {
+            feature: "OWNERSHIP",
+            detail: "EXCLUSIVE ownership is not implemented",
+        });
     }
     if q.destination_order != DestinationOrderKind::ByReceptionTimestamp {
-        return Err(Error::Unsupported { feature: "DESTINATION_ORDER", detail: "BY_SOURCE_TIMESTAMP is not implemented" });
+        return Err(Error::Unsupported {
+            feature: "DESTINATION_ORDER",
+            detail: "BY_SOURCE_TIMESTAMP is not implemented",
+        });
     }
     if q.time_based_filter != DdsDuration::ZERO && !is_writer {
-        return Err(Error::Unsupported { feature: "TIME_BASED_FILTER", detail: "only a zero minimum separation is implemented" });
+        return Err(Error::Unsupported {
+            feature: "TIME_BASED_FILTER",
+            detail: "only a zero minimum separation is implemented",
+        });
     }
-    if q.presentation.coherent_access || q.presentation.ordered_access || q.presentation.access_scope != 0 {
-        return Err(Error::Unsupported { feature: "PRESENTATION", detail: "only INSTANCE scope without coherent/ordered access is implemented" });
+    if q.presentation.coherent_access
+        || q.presentation.ordered_access
+        || q.presentation.access_scope != 0
+    {
+        return Err(Error::Unsupported {
+            feature: "PRESENTATION",
+            detail: "only INSTANCE scope without coherent/ordered access is implemented",
+        });
     }
     Ok(())
 }
@@ -83,15 +122,39 @@ mod tests {
         let mut q = EndpointQos::writer_default();
         assert!(validate(&q, true).is_ok());
         q.durability = DurabilityKind::Persistent;
-        assert!(matches!(validate(&q, true), Err(Error::Unsupported { feature: "DURABILITY", .. })));
+        assert!(matches!(
+            validate(&q, true),
+            Err(Error::Unsupported {
+                feature: "DURABILITY",
+                ..
+            })
+        ));
         let mut q = EndpointQos::reader_default();
         q.ownership = OwnershipKind::Exclusive;
-        assert!(matches!(validate(&q, false), Err(Error::Unsupported { feature: "OWNERSHIP", .. })));
+        assert!(matches!(
+            validate(&q, false),
+            Err(Error::Unsupported {
+                feature: "OWNERSHIP",
+                ..
+            })
+        ));
         let mut q = EndpointQos::reader_default();
         q.history = History::KeepLast(0);
-        assert!(matches!(validate(&q, false), Err(Error::BadQos { policy: "HISTORY", .. })));
+        assert!(matches!(
+            validate(&q, false),
+            Err(Error::BadQos {
+                policy: "HISTORY",
+                ..
+            })
+        ));
         let mut q = EndpointQos::reader_default();
         q.resource_limits.max_samples = 0;
-        assert!(matches!(validate(&q, false), Err(Error::BadQos { policy: "RESOURCE_LIMITS", .. })));
+        assert!(matches!(
+            validate(&q, false),
+            Err(Error::BadQos {
+                policy: "RESOURCE_LIMITS",
+                ..
+            })
+        ));
     }
 }

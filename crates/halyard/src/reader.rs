@@ -3,7 +3,9 @@
 use crate::error::{Error, Result};
 use crate::participant::DomainParticipant;
 use crate::runtime::Listener;
-use crate::status::{IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus, MatchedStatus, SampleInfo};
+use crate::status::{
+    IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus, MatchedStatus, SampleInfo,
+};
 use halyard_cdr::{deserialize, deserialize_key, key_hash, TopicType};
 use halyard_wire::EntityId;
 use std::marker::PhantomData;
@@ -21,7 +23,9 @@ pub struct Sample<T> {
 }
 
 pub(crate) fn key_of<T: TopicType>(payload: &[u8]) -> Option<[u8; 16]> {
-    let v: T = deserialize(payload).or_else(|_| deserialize_key(payload)).ok()?;
+    let v: T = deserialize(payload)
+        .or_else(|_| deserialize_key(payload))
+        .ok()?;
     key_hash(&v).ok()
 }
 
@@ -43,17 +47,31 @@ pub struct Selector {
 
 impl<T: TopicType> DataReader<T> {
     pub(crate) fn new(participant: DomainParticipant, id: EntityId) -> Self {
-        DataReader { participant, id, _t: PhantomData }
+        DataReader {
+            participant,
+            id,
+            _t: PhantomData,
+        }
     }
 
     fn collect(&self, max: usize, take: bool, sel: Selector) -> Result<Vec<Sample<T>>> {
         let mut out = Vec::new();
         let mut st = self.participant.shared.lock();
         let r = st.readers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
-        r.collect(max, take, sel.only_unread, sel.instance.map(|h| h.0), |c, info| {
-            let data = if info.valid_data { deserialize::<T>(&c.payload).ok() } else { None };
-            out.push(Sample { data, info });
-        });
+        r.collect(
+            max,
+            take,
+            sel.only_unread,
+            sel.instance.map(|h| h.0),
+            |c, info| {
+                let data = if info.valid_data {
+                    deserialize::<T>(&c.payload).ok()
+                } else {
+                    None
+                };
+                out.push(Sample { data, info });
+            },
+        );
         Ok(out)
     }
 
@@ -78,7 +96,11 @@ impl<T: TopicType> DataReader<T> {
     }
 
     /// Takes the raw serialized samples (for tools that measure without decoding).
-    pub fn take_serialized(&self, max: usize, mut f: impl FnMut(&[u8], &SampleInfo)) -> Result<usize> {
+    pub fn take_serialized(
+        &self,
+        max: usize,
+        mut f: impl FnMut(&[u8], &SampleInfo),
+    ) -> Result<usize> {
         let mut st = self.participant.shared.lock();
         let r = st.readers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
         let mut n = 0;
@@ -107,7 +129,11 @@ impl<T: TopicType> DataReader<T> {
             if now >= deadline {
                 return false;
             }
-            st = shared.changed.wait_timeout(st, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+            st = shared
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 
@@ -126,27 +152,55 @@ impl<T: TopicType> DataReader<T> {
 
     /// SUBSCRIPTION_MATCHED status.
     pub fn subscription_matched_status(&self) -> MatchedStatus {
-        self.participant.shared.lock().readers.get(&self.id).map(|r| r.matched.clone()).unwrap_or_default()
+        self.participant
+            .shared
+            .lock()
+            .readers
+            .get(&self.id)
+            .map(|r| r.matched.clone())
+            .unwrap_or_default()
     }
 
     /// REQUESTED_INCOMPATIBLE_QOS status.
     pub fn requested_incompatible_qos_status(&self) -> IncompatibleQosStatus {
-        self.participant.shared.lock().readers.get(&self.id).map(|r| r.incompatible.clone()).unwrap_or_default()
+        self.participant
+            .shared
+            .lock()
+            .readers
+            .get(&self.id)
+            .map(|r| r.incompatible.clone())
+            .unwrap_or_default()
     }
 
     /// LIVELINESS_CHANGED status.
     pub fn liveliness_changed_status(&self) -> LivelinessChangedStatus {
-        self.participant.shared.lock().readers.get(&self.id).map(|r| r.liveliness.clone()).unwrap_or_default()
+        self.participant
+            .shared
+            .lock()
+            .readers
+            .get(&self.id)
+            .map(|r| r.liveliness.clone())
+            .unwrap_or_default()
     }
 
     /// SAMPLE_LOST total count.
     pub fn sample_lost_count(&self) -> u64 {
-        self.participant.shared.lock().readers.get(&self.id).map_or(0, |r| r.sample_lost)
+        self.participant
+            .shared
+            .lock()
+            .readers
+            .get(&self.id)
+            .map_or(0, |r| r.sample_lost)
     }
 
     /// SAMPLE_REJECTED total count.
     pub fn sample_rejected_count(&self) -> u64 {
-        self.participant.shared.lock().readers.get(&self.id).map_or(0, |r| r.sample_rejected)
+        self.participant
+            .shared
+            .lock()
+            .readers
+            .get(&self.id)
+            .map_or(0, |r| r.sample_rejected)
     }
 
     /// Blocks until at least `n` writers are matched, or `timeout`.
@@ -154,12 +208,21 @@ impl<T: TopicType> DataReader<T> {
         let shared = &self.participant.shared;
         let deadline = std::time::Instant::now() + timeout;
         let mut st = shared.lock();
-        while st.readers.get(&self.id).map_or(0, |r| r.matched.current_count) < n {
+        while st
+            .readers
+            .get(&self.id)
+            .map_or(0, |r| r.matched.current_count)
+            < n
+        {
             let now = std::time::Instant::now();
             if now >= deadline {
                 return Err(Error::Timeout);
             }
-            st = shared.changed.wait_timeout(st, (deadline - now).min(Duration::from_millis(20))).unwrap_or_else(|p| p.into_inner()).0;
+            st = shared
+                .changed
+                .wait_timeout(st, (deadline - now).min(Duration::from_millis(20)))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         Ok(())
     }

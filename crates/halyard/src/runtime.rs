@@ -41,14 +41,23 @@ pub(crate) struct Shared {
 
 /// Wall-clock time now, as an RTPS timestamp.
 pub fn wall_clock() -> Time {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     Time::from_nanos(d.as_nanos() as i64)
 }
 
 impl Shared {
     pub(crate) fn new(core: Participant, transport: UdpTransport) -> Arc<Shared> {
         Arc::new(Shared {
-            state: Mutex::new(State { core, readers: HashMap::new(), writers: HashMap::new(), timer_deadline: None, send_failures: 0, pending_listeners: Vec::new() }),
+            state: Mutex::new(State {
+                core,
+                readers: HashMap::new(),
+                writers: HashMap::new(),
+                timer_deadline: None,
+                send_failures: 0,
+                pending_listeners: Vec::new(),
+            }),
             changed: Condvar::new(),
             timer: Condvar::new(),
             transport,
@@ -105,15 +114,30 @@ impl Shared {
     }
 
     pub(crate) fn start_threads(self: &Arc<Self>) -> std::io::Result<()> {
-        let receivers = self.transport.receivers(Duration::from_millis(200)).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let receivers = self
+            .transport
+            .receivers(Duration::from_millis(200))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         for (i, sock) in receivers.into_iter().enumerate() {
             let me = Arc::clone(self);
-            let name = if i == 0 { "halyard-rx-uc" } else { "halyard-rx-mc" };
-            threads.push(std::thread::Builder::new().name(name.into()).spawn(move || me.receive_loop(sock))?);
+            let name = if i == 0 {
+                "halyard-rx-uc"
+            } else {
+                "halyard-rx-mc"
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn(move || me.receive_loop(sock))?,
+            );
         }
         let me = Arc::clone(self);
-        threads.push(std::thread::Builder::new().name("halyard-timer".into()).spawn(move || me.timer_loop())?);
+        threads.push(
+            std::thread::Builder::new()
+                .name("halyard-timer".into())
+                .spawn(move || me.timer_loop())?,
+        );
         Ok(())
     }
 
@@ -152,8 +176,16 @@ impl Shared {
                 }
                 self.changed.notify_all();
             }
-            let wait = st.timer_deadline.map_or(Duration::from_millis(100), |d| d - now).min(Duration::from_millis(100)).max(Duration::from_micros(50));
-            st = self.timer.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+            let wait = st
+                .timer_deadline
+                .map_or(Duration::from_millis(100), |d| d - now)
+                .min(Duration::from_millis(100))
+                .max(Duration::from_micros(50));
+            st = self
+                .timer
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 
@@ -179,12 +211,20 @@ impl Shared {
 
 fn dispatch_event(st: &mut State, e: Event) {
     match e {
-        Event::PublicationMatched { writer, reader, matched } => {
+        Event::PublicationMatched {
+            writer,
+            reader,
+            matched,
+        } => {
             if let Some(w) = st.writers.get_mut(&writer) {
                 w.matched.update(reader, matched);
             }
         }
-        Event::SubscriptionMatched { reader, writer, matched } => {
+        Event::SubscriptionMatched {
+            reader,
+            writer,
+            matched,
+        } => {
             if let Some(r) = st.readers.get_mut(&reader) {
                 r.matched.update(writer, matched);
                 if !matched {

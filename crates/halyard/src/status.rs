@@ -34,7 +34,11 @@ pub struct MatchedStatus {
 
 impl MatchedStatus {
     pub(crate) fn update(&mut self, peer: Guid, matched: bool) {
-        let changed = if matched { self.peers.insert(peer) } else { self.peers.remove(&peer) };
+        let changed = if matched {
+            self.peers.insert(peer)
+        } else {
+            self.peers.remove(&peer)
+        };
         if changed && matched {
             self.total_count += 1;
         }
@@ -204,7 +208,12 @@ impl ReaderState {
             (None, None) => [0; 16],
         };
         let max_samples = self.max_samples();
-        let inst = self.instances.entry(key).or_insert(Instance { state: InstanceState::Alive, viewed: false, writers: BTreeSet::new(), count: 0 });
+        let inst = self.instances.entry(key).or_insert(Instance {
+            state: InstanceState::Alive,
+            viewed: false,
+            writers: BTreeSet::new(),
+            count: 0,
+        });
         match s.kind {
             ChangeKind::Alive => {
                 if inst.state != InstanceState::Alive {
@@ -213,7 +222,9 @@ impl ReaderState {
                 inst.state = InstanceState::Alive;
                 inst.writers.insert(s.writer);
             }
-            ChangeKind::Disposed | ChangeKind::DisposedUnregistered => inst.state = InstanceState::NotAliveDisposed,
+            ChangeKind::Disposed | ChangeKind::DisposedUnregistered => {
+                inst.state = InstanceState::NotAliveDisposed
+            }
             ChangeKind::Unregistered => {
                 inst.writers.remove(&s.writer);
                 if inst.writers.is_empty() && inst.state == InstanceState::Alive {
@@ -232,14 +243,25 @@ impl ReaderState {
             }
             History::KeepAll => {
                 let per_inst = self.qos.resource_limits.max_samples_per_instance;
-                if self.samples.len() >= max_samples || (per_inst > 0 && inst.count >= per_inst as usize) {
+                if self.samples.len() >= max_samples
+                    || (per_inst > 0 && inst.count >= per_inst as usize)
+                {
                     self.sample_rejected += 1;
                     return false;
                 }
             }
         }
         inst.count += 1;
-        self.samples.push_back(Cached { payload: s.payload, key, writer: s.writer, kind: s.kind, source_ts: s.source_timestamp, reception_ts: now, read: false, sn: s.sn.0 });
+        self.samples.push_back(Cached {
+            payload: s.payload,
+            key,
+            writer: s.writer,
+            kind: s.kind,
+            source_ts: s.source_timestamp,
+            reception_ts: now,
+            read: false,
+            sn: s.sn.0,
+        });
         self.data_available = true;
         true
     }
@@ -247,7 +269,10 @@ impl ReaderState {
     /// A matched writer went away: its instances may become NOT_ALIVE_NO_WRITERS.
     pub(crate) fn writer_gone(&mut self, w: Guid) {
         for inst in self.instances.values_mut() {
-            if inst.writers.remove(&w) && inst.writers.is_empty() && inst.state == InstanceState::Alive {
+            if inst.writers.remove(&w)
+                && inst.writers.is_empty()
+                && inst.state == InstanceState::Alive
+            {
                 inst.state = InstanceState::NotAliveNoWriters;
             }
         }
@@ -256,8 +281,16 @@ impl ReaderState {
     pub(crate) fn info(&self, c: &Cached) -> SampleInfo {
         let inst = self.instances.get(&c.key);
         SampleInfo {
-            sample_state: if c.read { SampleState::Read } else { SampleState::NotRead },
-            view_state: if inst.is_some_and(|i| i.viewed) { ViewState::NotNew } else { ViewState::New },
+            sample_state: if c.read {
+                SampleState::Read
+            } else {
+                SampleState::NotRead
+            },
+            view_state: if inst.is_some_and(|i| i.viewed) {
+                ViewState::NotNew
+            } else {
+                ViewState::New
+            },
             instance_state: inst.map_or(InstanceState::Alive, |i| i.state),
             source_timestamp: c.source_ts,
             reception_timestamp: c.reception_ts,
@@ -269,7 +302,14 @@ impl ReaderState {
     }
 
     /// Removes (take) or marks (read) up to `max` samples matching `filter`; `f` sees each.
-    pub(crate) fn collect(&mut self, max: usize, take: bool, only_unread: bool, instance: Option<[u8; 16]>, mut f: impl FnMut(&Cached, SampleInfo)) {
+    pub(crate) fn collect(
+        &mut self,
+        max: usize,
+        take: bool,
+        only_unread: bool,
+        instance: Option<[u8; 16]>,
+        mut f: impl FnMut(&Cached, SampleInfo),
+    ) {
         let mut n = 0;
         let mut i = 0;
         let mut viewed: Vec<[u8; 16]> = Vec::new();

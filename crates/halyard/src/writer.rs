@@ -22,7 +22,12 @@ pub struct DataWriter<T: TopicType> {
 
 impl<T: TopicType> DataWriter<T> {
     pub(crate) fn new(participant: DomainParticipant, id: EntityId, qos: DataWriterQos) -> Self {
-        DataWriter { participant, id, qos, _t: PhantomData }
+        DataWriter {
+            participant,
+            id,
+            qos,
+            _t: PhantomData,
+        }
     }
 
     /// The writer's QoS.
@@ -39,7 +44,11 @@ impl<T: TopicType> DataWriter<T> {
     pub fn write_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
         let mut buf = Vec::with_capacity(64);
         serialize(sample, DataRepresentation::Xcdr1, &mut buf)?;
-        let kh = if T::has_key() { key_hash(sample)? } else { [0; 16] };
+        let kh = if T::has_key() {
+            key_hash(sample)?
+        } else {
+            [0; 16]
+        };
         self.submit(ChangeKind::Alive, kh, buf, timestamp)
     }
 
@@ -66,16 +75,29 @@ impl<T: TopicType> DataWriter<T> {
 
     fn key_change(&self, sample: &T, kind: ChangeKind) -> Result<()> {
         if !T::has_key() {
-            return Err(Error::BadParameter("dispose/unregister need a keyed topic type"));
+            return Err(Error::BadParameter(
+                "dispose/unregister need a keyed topic type",
+            ));
         }
         let mut buf = Vec::with_capacity(32);
         serialize_key(sample, DataRepresentation::Xcdr1, &mut buf)?;
         self.submit(kind, key_hash(sample)?, buf, wall_clock())
     }
 
-    fn submit(&self, kind: ChangeKind, key: [u8; 16], payload: Vec<u8>, timestamp: Time) -> Result<()> {
+    fn submit(
+        &self,
+        kind: ChangeKind,
+        key: [u8; 16],
+        payload: Vec<u8>,
+        timestamp: Time,
+    ) -> Result<()> {
         let shared = &self.participant.shared;
-        let change = NewChange { kind, key_hash: key, payload: Arc::new(payload), timestamp: Some(timestamp) };
+        let change = NewChange {
+            kind,
+            key_hash: key,
+            payload: Arc::new(payload),
+            timestamp: Some(timestamp),
+        };
         let mut st = shared.lock();
         let start = shared.now();
         let deadline = start + wire_to_std(self.qos.reliability.max_blocking_time);
@@ -92,9 +114,17 @@ impl<T: TopicType> DataWriter<T> {
                         return Err(Error::Timeout);
                     }
                     let wait = (deadline - now).min(Duration::from_millis(10));
-                    st = shared.changed.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+                    st = shared
+                        .changed
+                        .wait_timeout(st, wait)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
                 }
-                Err(WriteError::TooLarge) => return Err(Error::OutOfResources("sample larger than the configured maximum sample size")),
+                Err(WriteError::TooLarge) => {
+                    return Err(Error::OutOfResources(
+                        "sample larger than the configured maximum sample size",
+                    ))
+                }
                 Err(_) => return Err(Error::AlreadyDeleted),
             }
         }
@@ -110,19 +140,35 @@ impl<T: TopicType> DataWriter<T> {
             if now >= deadline {
                 return Err(Error::Timeout);
             }
-            st = shared.changed.wait_timeout(st, (deadline - now).min(Duration::from_millis(10))).unwrap_or_else(|p| p.into_inner()).0;
+            st = shared
+                .changed
+                .wait_timeout(st, (deadline - now).min(Duration::from_millis(10)))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         Ok(())
     }
 
     /// PUBLICATION_MATCHED status.
     pub fn publication_matched_status(&self) -> MatchedStatus {
-        self.participant.shared.lock().writers.get(&self.id).map(|w| w.matched.clone()).unwrap_or_default()
+        self.participant
+            .shared
+            .lock()
+            .writers
+            .get(&self.id)
+            .map(|w| w.matched.clone())
+            .unwrap_or_default()
     }
 
     /// OFFERED_INCOMPATIBLE_QOS status.
     pub fn offered_incompatible_qos_status(&self) -> IncompatibleQosStatus {
-        self.participant.shared.lock().writers.get(&self.id).map(|w| w.incompatible.clone()).unwrap_or_default()
+        self.participant
+            .shared
+            .lock()
+            .writers
+            .get(&self.id)
+            .map(|w| w.incompatible.clone())
+            .unwrap_or_default()
     }
 
     /// Blocks until at least `n` readers are matched, or `timeout`.
@@ -130,12 +176,21 @@ impl<T: TopicType> DataWriter<T> {
         let shared = &self.participant.shared;
         let deadline = std::time::Instant::now() + timeout;
         let mut st = shared.lock();
-        while st.writers.get(&self.id).map_or(0, |w| w.matched.current_count) < n {
+        while st
+            .writers
+            .get(&self.id)
+            .map_or(0, |w| w.matched.current_count)
+            < n
+        {
             let now = std::time::Instant::now();
             if now >= deadline {
                 return Err(Error::Timeout);
             }
-            st = shared.changed.wait_timeout(st, (deadline - now).min(Duration::from_millis(20))).unwrap_or_else(|p| p.into_inner()).0;
+            st = shared
+                .changed
+                .wait_timeout(st, (deadline - now).min(Duration::from_millis(20)))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         Ok(())
     }

@@ -24,7 +24,8 @@ pub struct PerfArgs {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Rate(pub Option<f64>);
 
-pub const USAGE: &str = "usage: halyard perf [-D DUR] [-u] [-k all|N] [-T KS] [-i DOMAIN] [-n N] MODE...\n\
+pub const USAGE: &str =
+    "usage: halyard perf [-D DUR] [-u] [-k all|N] [-T KS] [-i DOMAIN] [-n N] MODE...\n\
 modes: ping [R[Hz|kHz]|inf] [size S]   pong   sub   pub [R[Hz|kHz]|inf] [size S] [burst N]\n\
 S accepts B, k, M, kB, KiB, MB, MiB suffixes (k = 1024); size is 12 + baggage bytes.\n\
 Wire- and output-compatible with Cyclone DDS ddsperf (topics DDSPerf{R,U}{Data,Ping,Pong}KS).";
@@ -60,17 +61,28 @@ fn parse_rate(s: &str) -> Option<Rate> {
     } else {
         (s, 1.0)
     };
-    num.parse::<f64>().ok().filter(|v| *v >= 0.0).map(|v| Rate(Some(v * mult)))
+    num.parse::<f64>()
+        .ok()
+        .filter(|v| *v >= 0.0)
+        .map(|v| Rate(Some(v * mult)))
 }
 
 pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
-    let mut a = PerfArgs { reliable: true, nkeys: 1, size: 12, burst: 1, ..Default::default() };
+    let mut a = PerfArgs {
+        reliable: true,
+        nkeys: 1,
+        size: 12,
+        burst: 1,
+        ..Default::default()
+    };
     let mut i = 0;
     while i < args.len() && args[i].starts_with('-') {
         let opt = args[i].as_str();
         let mut val = || {
             i += 1;
-            args.get(i).cloned().ok_or(format!("{opt} needs an argument"))
+            args.get(i)
+                .cloned()
+                .ok_or(format!("{opt} needs an argument"))
         };
         match opt {
             "-D" => {
@@ -80,17 +92,28 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             "-u" => a.reliable = false,
             "-k" => {
                 let v = val()?;
-                let n: i32 = if v == "all" { 0 } else { v.parse().map_err(|_| "-k: expected all or N")? };
+                let n: i32 = if v == "all" {
+                    0
+                } else {
+                    v.parse().map_err(|_| "-k: expected all or N")?
+                };
                 a.keep_last = (n > 0).then_some(n);
             }
             "-T" => {
                 let t = val()?;
                 if t != "KS" {
-                    return Err(format!("-T {t}: only KS (KeyedSeq) is supported by halyard perf so far"));
+                    return Err(format!(
+                        "-T {t}: only KS (KeyedSeq) is supported by halyard perf so far"
+                    ));
                 }
             }
             "-i" => a.domain = val()?.parse().map_err(|_| "-i: invalid domain id")?,
-            "-n" => a.nkeys = val()?.parse::<u32>().map_err(|_| "-n: invalid key count")?.max(1),
+            "-n" => {
+                a.nkeys = val()?
+                    .parse::<u32>()
+                    .map_err(|_| "-n: invalid key count")?
+                    .max(1)
+            }
             other => return Err(format!("{other}: option not supported by halyard perf")),
         }
         i += 1;
@@ -110,7 +133,11 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
                 }
                 "burst" => {
                     i += 1;
-                    a.burst = args.get(i).and_then(|s| s.parse().ok()).filter(|&b| b >= 1).ok_or("burst needs a positive count")?;
+                    a.burst = args
+                        .get(i)
+                        .and_then(|s| s.parse().ok())
+                        .filter(|&b| b >= 1)
+                        .ok_or("burst needs a positive count")?;
                 }
                 "waitset" | "listener" | "polling" => {}
                 r => rate = parse_rate(r).ok_or(format!("{r}: unexpected argument to {mode}"))?,

@@ -6,7 +6,9 @@ mod args;
 mod stats;
 
 use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
-use halyard::{DataReader, DataWriter, DomainParticipant, GroupQos, GuidPrefix, ParticipantOptions, Time};
+use halyard::{
+    DataReader, DataWriter, DomainParticipant, GroupQos, GuidPrefix, ParticipantOptions, Time,
+};
 use stats::{Latencies, SubStats};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -47,7 +49,9 @@ pub struct CPUStats {
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "?".into())
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
 }
 
 /// ddsperf's GUID partition string: 32 hex digits in 4 groups of 8 joined by `_`.
@@ -55,7 +59,10 @@ pub fn guid_partition(prefix: GuidPrefix) -> String {
     let mut b = [0u8; 16];
     b[..12].copy_from_slice(&prefix.0);
     b[12..].copy_from_slice(&[0, 0, 1, 0xc1]);
-    let hex: Vec<String> = b.chunks(4).map(|c| c.iter().map(|x| format!("{x:02x}")).collect()).collect();
+    let hex: Vec<String> = b
+        .chunks(4)
+        .map(|c| c.iter().map(|x| format!("{x:02x}")).collect())
+        .collect();
     hex.join("_")
 }
 
@@ -83,8 +90,16 @@ struct Perf {
 }
 
 fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
-    let mut q = if writer { EndpointQos::writer_default() } else { EndpointQos::reader_default() };
-    q.reliability.kind = if a.reliable { ReliabilityKind::Reliable } else { ReliabilityKind::BestEffort };
+    let mut q = if writer {
+        EndpointQos::writer_default()
+    } else {
+        EndpointQos::reader_default()
+    };
+    q.reliability.kind = if a.reliable {
+        ReliabilityKind::Reliable
+    } else {
+        ReliabilityKind::BestEffort
+    };
     q.reliability.max_blocking_time = dds_duration(Duration::from_secs(10));
     q.history = a.keep_last.map_or(History::KeepAll, History::KeepLast);
     q.resource_limits.max_samples = 10_000;
@@ -121,7 +136,13 @@ pub fn main(argv: &[String]) -> i32 {
 fn run(a: args::PerfArgs) -> halyard::Result<i32> {
     let pid = std::process::id();
     let user_data = format!("DDSPerf:{}:{}:{}", a.sub as u8, pid, hostname()).into_bytes();
-    let dp = DomainParticipant::with_options(a.domain, ParticipantOptions { user_data, ..Default::default() })?;
+    let dp = DomainParticipant::with_options(
+        a.domain,
+        ParticipantOptions {
+            user_data,
+            ..Default::default()
+        },
+    )?;
     let rel = if a.reliable { 'R' } else { 'U' };
     let data_t = dp.create_topic::<KeyedSeq>(&format!("DDSPerf{rel}DataKS"))?;
     let ping_t = dp.create_topic::<KeyedSeq>(&format!("DDSPerf{rel}PingKS"))?;
@@ -135,10 +156,17 @@ fn run(a: args::PerfArgs) -> halyard::Result<i32> {
     let data_writer = publisher.create_datawriter(&data_t, data_qos(&a, true))?;
     let ping_writer = publisher.create_datawriter(&ping_t, keep_last1(&a, true))?;
     let own = guid_partition(dp.guid_prefix());
-    let pong_sub = dp.create_subscriber(GroupQos { partition: vec![own], ..Default::default() });
+    let pong_sub = dp.create_subscriber(GroupQos {
+        partition: vec![own],
+        ..Default::default()
+    });
     let pong_reader = pong_sub.create_datareader(&pong_t, data_qos(&a, false))?;
     let ping_reader = subscriber.create_datareader(&ping_t, keep_last1(&a, false))?;
-    let data_reader = if a.sub { Some(subscriber.create_datareader(&data_t, data_qos(&a, false))?) } else { None };
+    let data_reader = if a.sub {
+        Some(subscriber.create_datareader(&data_t, data_qos(&a, false))?)
+    } else {
+        None
+    };
 
     let perf = Arc::new(Perf {
         prefix: format!("[{pid}]"),
@@ -191,28 +219,52 @@ impl Perf {
             if parts.next() != Some("DDSPerf") || prefix == own {
                 continue;
             }
-            let (_, pid, host) = (parts.next(), parts.next().unwrap_or("?"), parts.next().unwrap_or("?"));
+            let (_, pid, host) = (
+                parts.next(),
+                parts.next().unwrap_or("?"),
+                parts.next().unwrap_or("?"),
+            );
             let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
             if peers.contains_key(&prefix) {
                 continue;
             }
             let name = format!("{host}:{pid}");
-            println!("{} {:.3} participant {name}: new", self.prefix, self.elapsed());
+            println!(
+                "{} {:.3} participant {name}: new",
+                self.prefix,
+                self.elapsed()
+            );
             let mut q = keep_last1(&self.a, true);
             q.partition = vec![guid_partition(prefix)];
             match publisher.create_datawriter(pong_t, q) {
                 Ok(w) => {
-                    peers.insert(prefix, Peer { name, pong_writer: Arc::new(w) });
+                    peers.insert(
+                        prefix,
+                        Peer {
+                            name,
+                            pong_writer: Arc::new(w),
+                        },
+                    );
                 }
                 Err(e) => eprintln!("{} error: cannot create pong writer: {e}", self.prefix),
             }
         }
-        let alive: Vec<GuidPrefix> = self.dp.discovered_participants().iter().map(|p| p.guid.prefix).collect();
+        let alive: Vec<GuidPrefix> = self
+            .dp
+            .discovered_participants()
+            .iter()
+            .map(|p| p.guid.prefix)
+            .collect();
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
         peers.retain(|k, v| {
             let keep = alive.contains(k);
             if !keep {
-                println!("{} {:.3} participant {}: gone", self.prefix, self.start.elapsed().as_secs_f64(), v.name);
+                println!(
+                    "{} {:.3} participant {}: gone",
+                    self.prefix,
+                    self.start.elapsed().as_secs_f64(),
+                    v.name
+                );
             }
             keep
         });
@@ -222,9 +274,20 @@ impl Perf {
     fn answer_pings(&self, r: &DataReader<KeyedSeq>) {
         let Ok(samples) = r.take(256) else { return };
         for s in samples {
-            let (Some(d), Some(ts)) = (s.data, s.info.source_timestamp) else { continue };
-            let from = GuidPrefix(s.info.publication_handle.0[..12].try_into().unwrap_or([0; 12]));
-            let w = self.peers.lock().unwrap_or_else(|e| e.into_inner()).get(&from).map(|p| p.pong_writer.clone());
+            let (Some(d), Some(ts)) = (s.data, s.info.source_timestamp) else {
+                continue;
+            };
+            let from = GuidPrefix(
+                s.info.publication_handle.0[..12]
+                    .try_into()
+                    .unwrap_or([0; 12]),
+            );
+            let w = self
+                .peers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&from)
+                .map(|p| p.pong_writer.clone());
             if let Some(w) = w {
                 let _ = w.write_w_timestamp(&d, Time::from_nanos(ts.to_nanos() | 1));
             }
@@ -233,10 +296,19 @@ impl Perf {
 
     fn send_ping(&self) {
         let seq = self.ping_seq.fetch_add(1, Ordering::SeqCst) + 1;
-        self.ping_answered.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        let sample = KeyedSeq { seq, keyval: 0, baggage: vec![0xee; self.a.size as usize - 12] };
+        self.ping_answered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        let sample = KeyedSeq {
+            seq,
+            keyval: 0,
+            baggage: vec![0xee; self.a.size as usize - 12],
+        };
         self.last_ping_ns.store(now_ns() as u64, Ordering::SeqCst);
-        let _ = self.ping_writer.write_w_timestamp(&sample, Time::from_nanos(now_ns() | 1));
+        let _ = self
+            .ping_writer
+            .write_w_timestamp(&sample, Time::from_nanos(now_ns() | 1));
     }
 
     /// Ping: record (now - ts)/2 per ponging peer; ping again once all answered.
@@ -245,10 +317,21 @@ impl Perf {
         let now = now_ns();
         let mut all = false;
         for s in samples {
-            let (Some(d), Some(ts)) = (s.data, s.info.source_timestamp) else { continue };
-            let from = GuidPrefix(s.info.publication_handle.0[..12].try_into().unwrap_or([0; 12]));
+            let (Some(d), Some(ts)) = (s.data, s.info.source_timestamp) else {
+                continue;
+            };
+            let from = GuidPrefix(
+                s.info.publication_handle.0[..12]
+                    .try_into()
+                    .unwrap_or([0; 12]),
+            );
             let lat = (now - ts.to_nanos()).max(0) as u64 / 2;
-            self.latencies.lock().unwrap_or_else(|e| e.into_inner()).entry(from).or_default().add(lat, d.baggage.len() as u32 + 12);
+            self.latencies
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(from)
+                .or_default()
+                .add(lat, d.baggage.len() as u32 + 12);
             if d.seq == self.ping_seq.load(Ordering::SeqCst) {
                 let mut answered = self.ping_answered.lock().unwrap_or_else(|e| e.into_inner());
                 if !answered.contains(&from) {
@@ -265,11 +348,17 @@ impl Perf {
 
     fn on_data(&self, r: &DataReader<KeyedSeq>) {
         let mut st = self.sub_stats.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = r.take_serialized(usize::MAX, |payload, info| st.record(payload, info.publication_handle));
+        let _ = r.take_serialized(usize::MAX, |payload, info| {
+            st.record(payload, info.publication_handle)
+        });
     }
 
     fn publish(&self, w: &DataWriter<KeyedSeq>, rate: args::Rate) {
-        let mut sample = KeyedSeq { seq: 0, keyval: 0, baggage: vec![0xee; self.a.size as usize - 12] };
+        let mut sample = KeyedSeq {
+            seq: 0,
+            keyval: 0,
+            baggage: vec![0xee; self.a.size as usize - 12],
+        };
         let start = Instant::now();
         let mut count: u64 = 0;
         let deadline = self.a.duration.map(|d| self.start + d);
@@ -279,7 +368,9 @@ impl Perf {
             }
             for _ in 0..self.a.burst {
                 sample.keyval = sample.seq % self.a.nkeys;
-                if let Err(halyard::Error::Timeout) = w.write_w_timestamp(&sample, Time::from_nanos(now_ns() & !1)) {
+                if let Err(halyard::Error::Timeout) =
+                    w.write_w_timestamp(&sample, Time::from_nanos(now_ns() & !1))
+                {
                     continue;
                 }
                 sample.seq = sample.seq.wrapping_add(1);
@@ -299,7 +390,10 @@ impl Perf {
 
     fn main_loop(&self, publisher: &halyard::Publisher) -> i32 {
         let rel = if self.a.reliable { 'R' } else { 'U' };
-        let pong_t = match self.dp.create_topic::<KeyedSeq>(&format!("DDSPerf{rel}PongKS")) {
+        let pong_t = match self
+            .dp
+            .create_topic::<KeyedSeq>(&format!("DDSPerf{rel}PongKS"))
+        {
             Ok(t) => t,
             Err(_) => return 2,
         };
@@ -312,7 +406,8 @@ impl Perf {
                 break;
             }
             if let Some(args::Rate(rate)) = self.a.ping {
-                let since = (now_ns() as u64).saturating_sub(self.last_ping_ns.load(Ordering::SeqCst));
+                let since =
+                    (now_ns() as u64).saturating_sub(self.last_ping_ns.load(Ordering::SeqCst));
                 match rate {
                     Some(r) if r > 0.0 && t >= next_ping => {
                         self.send_ping();
@@ -326,9 +421,15 @@ impl Perf {
                 self.print_stats(t);
                 next_print += 1.0;
             }
-            std::thread::sleep(Duration::from_millis(1).min(Duration::from_secs_f64((next_print - t).max(0.0))));
+            std::thread::sleep(
+                Duration::from_millis(1).min(Duration::from_secs_f64((next_print - t).max(0.0))),
+            );
         }
-        let lost = self.sub_stats.lock().unwrap_or_else(|e| e.into_inner()).lost;
+        let lost = self
+            .sub_stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lost;
         if lost > 0 && self.a.reliable && self.a.keep_last.is_none() && self.a.sub {
             println!("{} error: {lost} samples lost", self.prefix);
             return 1;
@@ -341,12 +442,19 @@ impl Perf {
         let mut lat = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
         for (prefix, l) in lat.iter_mut() {
             if let Some(line) = l.line() {
-                let name = peers.get(prefix).map_or_else(|| format!("{:x?}", &prefix.0[..4]), |p| p.name.clone());
+                let name = peers
+                    .get(prefix)
+                    .map_or_else(|| format!("{:x?}", &prefix.0[..4]), |p| p.name.clone());
                 println!("{} {t:.3}  {name} {line}", self.prefix);
             }
         }
         drop((peers, lat));
-        if let Some(line) = self.sub_stats.lock().unwrap_or_else(|e| e.into_inner()).line() {
+        if let Some(line) = self
+            .sub_stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .line()
+        {
             println!("{} {t:.3}  {line}", self.prefix);
         }
     }

@@ -40,8 +40,8 @@ impl Latencies {
             self.sum as f64 / self.count as f64 / 1e3,
             us(r[0]),
             us(r[n - n.div_ceil(2)]),
-            us(r[n - (n + 9) / 10]),
-            us(r[n - (n + 99) / 100]),
+            us(r[n - n.div_ceil(10)]),
+            us(r[n - n.div_ceil(100)]),
             us(r[n - 1]),
             self.count
         );
@@ -66,7 +66,18 @@ pub struct SubStats {
 
 impl SubStats {
     pub fn new(nkeys: u32) -> Self {
-        SubStats { nkeys, expected: HashMap::new(), total: 0, lost: 0, delta: 0, delta_lost: 0, delta_bytes: 0, size: 0, last: std::time::Instant::now(), history: VecDeque::new() }
+        SubStats {
+            nkeys,
+            expected: HashMap::new(),
+            total: 0,
+            lost: 0,
+            delta: 0,
+            delta_lost: 0,
+            delta_bytes: 0,
+            size: 0,
+            last: std::time::Instant::now(),
+            history: VecDeque::new(),
+        }
     }
 
     /// Records one serialized KeyedSeq (CDR, either endianness).
@@ -77,11 +88,18 @@ impl SubStats {
         let le = payload[1] & 1 == 1;
         let u32_at = |o: usize| {
             let b = [payload[o], payload[o + 1], payload[o + 2], payload[o + 3]];
-            if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) }
+            if le {
+                u32::from_le_bytes(b)
+            } else {
+                u32::from_be_bytes(b)
+            }
         };
         let (seq, key, baglen) = (u32_at(4), u32_at(8), u32_at(12));
         self.size = 12u32.saturating_add(baglen);
-        let exp = self.expected.entry((writer, key % self.nkeys)).or_insert(seq);
+        let exp = self
+            .expected
+            .entry((writer, key % self.nkeys))
+            .or_insert(seq);
         let lost = seq.wrapping_sub(*exp);
         if lost < u32::MAX / 2 {
             self.lost += lost as u64;
@@ -104,7 +122,10 @@ impl SubStats {
         if self.history.len() > 10 {
             self.history.pop_front();
         }
-        let (hs, hb): (u64, u64) = self.history.iter().fold((0, 0), |a, h| (a.0 + h.0, a.1 + h.1));
+        let (hs, hb): (u64, u64) = self
+            .history
+            .iter()
+            .fold((0, 0), |a, h| (a.0 + h.0, a.1 + h.1));
         let line = format!(
             "size {} total {} lost {} delta {} lost {} rate {:.2} kS/s {:.2} Mb/s ({:.2} kS/s {:.2} Mb/s)",
             self.size,
