@@ -230,6 +230,13 @@ impl Participant {
         self.writers.get(&writer).is_none_or(|w| w.all_acked())
     }
 
+    /// Matched readers of `writer` that have shown they matched it too: best-effort readers
+    /// count at once, reliable readers once they sent an ACKNACK. Local readers always count.
+    pub fn writer_synced_readers(&self, writer: EntityId) -> usize {
+        let local = self.local_matches.get(&writer).map_or(0, Vec::len);
+        local + self.writers.get(&writer).map_or(0, |w| w.synced_readers())
+    }
+
     /// Changes held in a writer's history.
     pub fn writer_history_len(&self, writer: EntityId) -> usize {
         self.writers.get(&writer).map_or(0, |w| w.history_len())

@@ -724,6 +724,14 @@ impl Writer {
             .all(|p| p.acked_below > self.last_sn)
     }
 
+    /// Readers known to have matched us (reliable ones acknowledged at least once).
+    pub(crate) fn synced_readers(&self) -> usize {
+        self.proxies
+            .values()
+            .filter(|p| !p.reliable || p.last_acknack.is_some())
+            .count()
+    }
+
     /// Number of changes held.
     pub(crate) fn history_len(&self) -> usize {
         self.changes.len()
