@@ -186,11 +186,11 @@ fn cyclone_batched_data_and_fragments_decode() {
     let bytes = capture("cyclone-datafrag-last.bin");
     let last = submessages(&bytes)
         .into_iter()
-        .filter_map(|s| match s {
+        .rev()
+        .find_map(|s| match s {
             Submessage::DataFrag(d) => Some(d),
             _ => None,
         })
-        .last()
         .expect("DATA_FRAG");
     assert_eq!(last.fragment_starting_num, 781);
     assert_eq!(last.payload.len(), 1_048_580 - 780 * 1344, "last fragment trimmed to the sample");
