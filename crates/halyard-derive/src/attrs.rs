@@ -78,7 +78,9 @@ pub fn field_id(f: &Field) -> syn::Result<Option<u32>> {
 /// The path of the runtime crate as seen from the crate being compiled.
 pub fn runtime_path() -> TokenStream {
     match crate_name("halyard") {
-        Ok(FoundCrate::Itself) => return quote!(crate::cdr),
+        // Inside the `halyard` package (its lib declares `extern crate self as halyard`, and its
+        // doctests and integration tests link it as `halyard`), the absolute path works too.
+        Ok(FoundCrate::Itself) => return quote!(::halyard::cdr),
         Ok(FoundCrate::Name(n)) => {
             let id = format_ident!("{}", n);
             return quote!(::#id::cdr);

@@ -17,7 +17,7 @@
 //! other field, so non-key field types must implement `Default`.
 //!
 //! Generated code names the runtime as `::halyard::cdr` when the crate depends on `halyard`,
-//! else `::halyard_cdr`.
+//! else `::halyard_cdr`. Inside the `halyard` package itself the path is also `::halyard::cdr`.
 
 mod attrs;
 mod enums;

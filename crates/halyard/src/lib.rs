@@ -17,6 +17,9 @@
 // The API layer is the driver: it reads clocks (the protocol core does not).
 #![allow(clippy::disallowed_methods)]
 
+// Lets `#[derive(Topic)]`'s `::halyard::cdr` paths resolve inside this crate too.
+extern crate self as halyard;
+
 pub mod error;
 mod participant;
 pub mod qos;
