@@ -8,4 +8,4 @@ bash scripts/install-deps.sh
 export HALYARD_INTERFACE=lo
 export CYCLONEDDS_URI='<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>'
 cargo build --release --workspace
-cargo test --release --workspace -- --test-threads=2
+cargo test --release --workspace --no-fail-fast -- --test-threads=2
