@@ -308,7 +308,6 @@ fn halyard_ping_halyard_pong() {
 // ---- pub/sub, reliable ----
 
 #[test]
-#[ignore = "open bug: under CPU contention (parallel interop tests) ddsperf sub reports 500-600 samples lost in the first second of a full-speed 12-byte Halyard reliable stream; passes when run alone (cargo test -p halyard-cli --test interop_ddsperf -- --ignored)"]
 fn halyard_pub_ddsperf_sub() {
     if ddsperf_available() {
         pub_sub(15, Prog::Halyard, Prog::Ddsperf, None, false);

@@ -528,6 +528,10 @@ impl Writer {
         {
             return false;
         }
+        // A reader's first ACKNACK proves it matched us: answer with a HEARTBEAT at once so it
+        // synchronises on our sequence numbers before data flows (otherwise a volatile reader
+        // syncs on the first heartbeat piggy-backed on data and skips what was lost before it).
+        let first_contact = p.last_acknack.is_none();
         p.last_acknack = Some(count);
         let base = set.base.0.min(last_sn + 1);
         let advanced = base > p.acked_below;
@@ -540,7 +544,7 @@ impl Writer {
                 p.requested.insert(sn.0);
             }
         }
-        let wants_hb = set.num_bits == 0 && !final_flag && base <= last_sn;
+        let wants_hb = first_contact || (set.num_bits == 0 && !final_flag && base <= last_sn);
         if advanced {
             self.collect_acked();
         }
