@@ -20,7 +20,10 @@
 // Lets `#[derive(Topic)]`'s `::halyard::cdr` paths resolve inside this crate too.
 extern crate self as halyard;
 
+pub mod builtin;
+pub mod condition;
 pub mod error;
+pub mod listener;
 mod participant;
 pub mod qos;
 mod reader;
@@ -28,12 +31,18 @@ mod runtime;
 pub mod status;
 mod writer;
 
+pub use builtin::{
+    BuiltinReader, BuiltinTopic, ParticipantBuiltinTopicData, PublicationBuiltinTopicData,
+    SubscriptionBuiltinTopicData,
+};
+pub use condition::{Condition, GuardCondition, ReadCondition, StatusCondition, WaitSet};
 pub use error::{Error, Result};
 pub use halyard_cdr as cdr;
 pub use halyard_cdr::{CdrType, Topic as TopicDerive};
 pub use halyard_core::{Event, QosPolicyId};
 pub use halyard_derive::Topic;
 pub use halyard_wire::{Guid, GuidPrefix, Time};
+pub use listener::{DataReaderListener, DataWriterListener, StatusMask};
 pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};
 pub use qos::GroupQos;
 pub use reader::{DataReader, Sample, Selector};

@@ -1,7 +1,12 @@
 //! DomainParticipant, Topic, Publisher and Subscriber (DDS 1.4 §2.2.2.2).
 #![allow(clippy::disallowed_methods)] // GUID prefix entropy comes from the OS clock here
 
+use crate::builtin::{
+    BuiltinReader, BuiltinTopic, ParticipantBuiltinTopicData, PublicationBuiltinTopicData,
+    SubscriptionBuiltinTopicData,
+};
 use crate::error::{Error, Result};
+use crate::listener::{DataReaderListener, DataWriterListener};
 use crate::qos::{validate, DataReaderQos, DataWriterQos, GroupQos};
 use crate::reader::DataReader;
 use crate::runtime::Shared;
@@ -173,6 +178,21 @@ impl DomainParticipant {
         self.shared.lock().core.remote_subscriptions()
     }
 
+    /// A reader of the DCPSParticipant builtin topic (seeded with what is already known).
+    pub fn builtin_participant_reader(&self) -> BuiltinReader<ParticipantBuiltinTopicData> {
+        BuiltinReader::new(self.clone(), BuiltinTopic::Participant)
+    }
+
+    /// A reader of the DCPSPublication builtin topic.
+    pub fn builtin_publication_reader(&self) -> BuiltinReader<PublicationBuiltinTopicData> {
+        BuiltinReader::new(self.clone(), BuiltinTopic::Publication)
+    }
+
+    /// A reader of the DCPSSubscription builtin topic.
+    pub fn builtin_subscription_reader(&self) -> BuiltinReader<SubscriptionBuiltinTopicData> {
+        BuiltinReader::new(self.clone(), BuiltinTopic::Subscription)
+    }
+
     /// Counters of received, malformed and dropped traffic.
     pub fn stats(&self) -> halyard_core::Stats {
         self.shared.lock().core.stats()
@@ -208,7 +228,17 @@ impl Publisher {
     pub fn create_datawriter<T: TopicType>(
         &self,
         topic: &Topic<T>,
+        qos: DataWriterQos,
+    ) -> Result<DataWriter<T>> {
+        self.create_datawriter_with_listener(topic, qos, None)
+    }
+
+    /// Creates a DataWriter whose listener is in place before it can match anything.
+    pub fn create_datawriter_with_listener<T: TopicType>(
+        &self,
+        topic: &Topic<T>,
         mut qos: DataWriterQos,
+        listener: Option<Arc<dyn DataWriterListener>>,
     ) -> Result<DataWriter<T>> {
         validate(&qos, true)?;
         if qos.partition.is_empty() {
@@ -233,8 +263,8 @@ impl Publisher {
         st.writers.insert(
             id,
             WriterState {
-                matched: Default::default(),
-                incompatible: Default::default(),
+                listener,
+                ..WriterState::default()
             },
         );
         // Events raised during creation refer to `id`; dispatch them now.
@@ -255,7 +285,17 @@ impl Subscriber {
     pub fn create_datareader<T: TopicType>(
         &self,
         topic: &Topic<T>,
+        qos: DataReaderQos,
+    ) -> Result<DataReader<T>> {
+        self.create_datareader_with_listener(topic, qos, None)
+    }
+
+    /// Creates a DataReader whose listener is in place before it can match anything.
+    pub fn create_datareader_with_listener<T: TopicType>(
+        &self,
+        topic: &Topic<T>,
         mut qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
     ) -> Result<DataReader<T>> {
         validate(&qos, false)?;
         if qos.partition.is_empty() {
@@ -283,7 +323,9 @@ impl Subscriber {
         let mut st = shared.lock();
         let now = shared.now();
         let id = st.core.create_reader(now, spec);
-        st.readers.insert(id, ReaderState::new(qos, key_fn));
+        let mut state = ReaderState::new(qos, key_fn);
+        state.listener = listener;
+        st.readers.insert(id, state);
         shared.pump(&mut st);
         shared.finish(st);
         Ok(DataReader::new(self.participant.clone(), id))

@@ -1,6 +1,8 @@
 //! DataReader<T> (DDS 1.4 §2.2.2.5.3).
 
+use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};
+use crate::listener::{DataAvailableFn, DataReaderListener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::runtime::Listener;
 use crate::status::{
@@ -118,113 +120,105 @@ impl<T: TopicType> DataReader<T> {
 
     /// Blocks until unread data is available or `timeout` elapses; returns whether it is.
     pub fn wait_for_data(&self, timeout: Duration) -> bool {
-        let shared = &self.participant.shared;
-        let deadline = std::time::Instant::now() + timeout;
-        let mut st = shared.lock();
-        loop {
-            if st.readers.get(&self.id).is_some_and(|r| r.data_available) {
-                return true;
-            }
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            st = shared
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        let id = self.id;
+        self.participant.shared.wait_until(timeout, |st| {
+            st.readers.get(&id).is_some_and(|r| r.data_available)
+        })
     }
 
-    /// Sets (or clears) the data-available listener; it runs on Halyard's receive thread,
+    /// Sets (or clears) a data-available callback; it runs on Halyard's receive thread,
     /// outside its locks, so it may call `take` and write.
     pub fn set_listener(&self, listener: Option<Listener>) {
+        self.set_reader_listener(
+            listener.map(|l| Arc::new(DataAvailableFn(l)) as Arc<dyn DataReaderListener>),
+        );
+    }
+
+    /// Sets (or clears) the full listener.
+    pub fn set_reader_listener(&self, listener: Option<Arc<dyn DataReaderListener>>) {
         if let Some(r) = self.participant.shared.lock().readers.get_mut(&self.id) {
             r.listener = listener;
         }
     }
 
-    /// Convenience: a listener from a closure.
+    /// Convenience: a data-available listener from a closure.
     pub fn on_data_available(&self, f: impl Fn() + Send + Sync + 'static) {
         self.set_listener(Some(Arc::new(f)));
     }
 
+    /// The reader's StatusCondition (all statuses enabled initially).
+    pub fn status_condition(&self) -> StatusCondition {
+        StatusCondition::new(self.participant.shared.clone(), Target::Reader(self.id))
+    }
+
+    /// A ReadCondition triggering while samples (only unread ones if `only_unread`) are held.
+    pub fn create_readcondition(&self, only_unread: bool) -> ReadCondition {
+        ReadCondition::new(self.participant.shared.clone(), self.id, only_unread)
+    }
+
+    /// Takes the samples a ReadCondition selects.
+    pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
+        self.collect(
+            max,
+            true,
+            Selector {
+                only_unread: c.only_unread(),
+                instance: None,
+            },
+        )
+    }
+
+    /// Reads a status under the lock and clears its changed flag.
+    fn status<S: Default>(
+        &self,
+        bit: StatusMask,
+        f: impl FnOnce(&crate::status::ReaderState) -> S,
+    ) -> S {
+        let mut st = self.participant.shared.lock();
+        st.readers.get_mut(&self.id).map_or_else(S::default, |r| {
+            r.changes.0 &= !bit.0;
+            f(r)
+        })
+    }
+
     /// SUBSCRIPTION_MATCHED status.
     pub fn subscription_matched_status(&self) -> MatchedStatus {
-        self.participant
-            .shared
-            .lock()
-            .readers
-            .get(&self.id)
-            .map(|r| r.matched.clone())
-            .unwrap_or_default()
+        self.status(StatusMask::SUBSCRIPTION_MATCHED, |r| r.matched.clone())
     }
 
     /// REQUESTED_INCOMPATIBLE_QOS status.
     pub fn requested_incompatible_qos_status(&self) -> IncompatibleQosStatus {
-        self.participant
-            .shared
-            .lock()
-            .readers
-            .get(&self.id)
-            .map(|r| r.incompatible.clone())
-            .unwrap_or_default()
+        self.status(StatusMask::REQUESTED_INCOMPATIBLE_QOS, |r| {
+            r.incompatible.clone()
+        })
     }
 
     /// LIVELINESS_CHANGED status.
     pub fn liveliness_changed_status(&self) -> LivelinessChangedStatus {
-        self.participant
-            .shared
-            .lock()
-            .readers
-            .get(&self.id)
-            .map(|r| r.liveliness.clone())
-            .unwrap_or_default()
+        self.status(StatusMask::LIVELINESS_CHANGED, |r| r.liveliness.clone())
     }
 
     /// SAMPLE_LOST total count.
     pub fn sample_lost_count(&self) -> u64 {
-        self.participant
-            .shared
-            .lock()
-            .readers
-            .get(&self.id)
-            .map_or(0, |r| r.sample_lost)
+        self.status(StatusMask::SAMPLE_LOST, |r| r.sample_lost)
     }
 
     /// SAMPLE_REJECTED total count.
     pub fn sample_rejected_count(&self) -> u64 {
-        self.participant
-            .shared
-            .lock()
-            .readers
-            .get(&self.id)
-            .map_or(0, |r| r.sample_rejected)
+        self.status(StatusMask::SAMPLE_REJECTED, |r| r.sample_rejected)
     }
 
     /// Blocks until at least `n` writers are matched, or `timeout`.
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
-        let shared = &self.participant.shared;
-        let deadline = std::time::Instant::now() + timeout;
-        let mut st = shared.lock();
-        while st
-            .readers
-            .get(&self.id)
-            .map_or(0, |r| r.matched.current_count)
-            < n
-        {
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return Err(Error::Timeout);
-            }
-            st = shared
-                .changed
-                .wait_timeout(st, (deadline - now).min(Duration::from_millis(20)))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        let id = self.id;
+        let ok = self.participant.shared.wait_until(timeout, |st| {
+            st.readers.get(&id).map_or(0, |r| r.matched.current_count) >= n
+        });
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Timeout)
         }
-        Ok(())
     }
 }
 

@@ -25,8 +25,14 @@ pub(crate) struct State {
     pub(crate) writers: HashMap<EntityId, WriterState>,
     pub(crate) timer_deadline: Option<Instant>,
     pub(crate) send_failures: u64,
-    pending_listeners: Vec<Listener>,
+    /// Listener calls to run once the lock is released.
+    pending_calls: Vec<PendingCall>,
+    /// Builtin-topic caches (present once the application asked for a builtin reader).
+    pub(crate) builtin: crate::builtin::BuiltinCaches,
 }
+
+/// A deferred listener invocation.
+pub(crate) type PendingCall = Box<dyn FnOnce() + Send>;
 
 pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
@@ -36,6 +42,9 @@ pub(crate) struct Shared {
     pub(crate) transport: UdpTransport,
     stop: AtomicBool,
     epoch: std::time::Instant,
+    /// WaitSets with a condition on this participant.
+    waitsets: Mutex<Vec<std::sync::Weak<crate::condition::Notifier>>>,
+    has_waitsets: AtomicBool,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -56,13 +65,16 @@ impl Shared {
                 writers: HashMap::new(),
                 timer_deadline: None,
                 send_failures: 0,
-                pending_listeners: Vec::new(),
+                pending_calls: Vec::new(),
+                builtin: Default::default(),
             }),
             changed: Condvar::new(),
             timer: Condvar::new(),
             transport,
             stop: AtomicBool::new(false),
             epoch: std::time::Instant::now(),
+            waitsets: Mutex::new(Vec::new()),
+            has_waitsets: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
         })
     }
@@ -84,15 +96,27 @@ impl Shared {
             st.core.recycle(t.payload);
         }
         while let Some(e) = st.core.poll_event() {
-            dispatch_event(st, e);
+            st.builtin.on_event(&e);
+            if let Some(call) = dispatch_event(st, e) {
+                st.pending_calls.push(call);
+            }
         }
         let now_wall = wall_clock();
         while let Some(s) = st.core.poll_sample() {
-            if let Some(r) = st.readers.get_mut(&s.reader) {
-                if r.insert(s, now_wall) {
-                    if let Some(l) = &r.listener {
-                        st.pending_listeners.push(l.clone());
-                    }
+            let Some(r) = st.readers.get_mut(&s.reader) else {
+                continue;
+            };
+            let rejected_before = r.sample_rejected;
+            if r.insert(s, now_wall) {
+                if let Some(l) = r.listener.clone() {
+                    st.pending_calls
+                        .push(Box::new(move || l.on_data_available()));
+                }
+            } else if r.sample_rejected > rejected_before {
+                if let Some(l) = r.listener.clone() {
+                    let total = r.sample_rejected;
+                    st.pending_calls
+                        .push(Box::new(move || l.on_sample_rejected(total)));
                 }
             }
         }
@@ -105,12 +129,64 @@ impl Shared {
 
     /// Releases the lock, wakes waiters and runs listeners.
     pub(crate) fn finish(&self, mut st: MutexGuard<'_, State>) {
-        let listeners = std::mem::take(&mut st.pending_listeners);
+        let calls = std::mem::take(&mut st.pending_calls);
         drop(st);
-        self.changed.notify_all();
-        for l in listeners {
-            l();
+        self.wake();
+        for call in calls {
+            call();
         }
+    }
+
+    /// Wakes threads blocked in API calls and attached WaitSets.
+    pub(crate) fn wake(&self) {
+        self.changed.notify_all();
+        if self.has_waitsets.load(Ordering::Relaxed) {
+            let mut ws = self.waitsets.lock().unwrap_or_else(|p| p.into_inner());
+            ws.retain(|w| match w.upgrade() {
+                Some(n) => {
+                    n.notify();
+                    true
+                }
+                None => false,
+            });
+            self.has_waitsets.store(!ws.is_empty(), Ordering::Relaxed);
+        }
+    }
+
+    /// Blocks until `pred` holds (checked under the lock after every change) or `timeout`
+    /// elapses; returns whether it holds.
+    pub(crate) fn wait_until(
+        &self,
+        timeout: Duration,
+        mut pred: impl FnMut(&mut State) -> bool,
+    ) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut st = self.lock();
+        loop {
+            if pred(&mut st) {
+                return true;
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            // Bounded: some predicates change without a notification (e.g. core-internal acks).
+            let wait = (deadline - now).min(Duration::from_millis(20));
+            st = self
+                .changed
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Registers a WaitSet to be woken on every change.
+    pub(crate) fn add_waitset(&self, n: &Arc<crate::condition::Notifier>) {
+        let mut ws = self.waitsets.lock().unwrap_or_else(|p| p.into_inner());
+        if !ws.iter().any(|w| w.as_ptr() == Arc::as_ptr(n)) {
+            ws.push(Arc::downgrade(n));
+        }
+        self.has_waitsets.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn start_threads(self: &Arc<Self>) -> std::io::Result<()> {
@@ -164,17 +240,9 @@ impl Shared {
                 st.core.handle_timeout(now);
                 st.timer_deadline = None;
                 self.pump(&mut st);
-                let listeners = std::mem::take(&mut st.pending_listeners);
-                if !listeners.is_empty() {
-                    drop(st);
-                    self.changed.notify_all();
-                    for l in listeners {
-                        l();
-                    }
-                    st = self.lock();
-                    continue;
-                }
-                self.changed.notify_all();
+                self.finish(st);
+                st = self.lock();
+                continue;
             }
             let wait = st
                 .timer_deadline
@@ -198,7 +266,7 @@ impl Shared {
         }
         self.stop.store(true, Ordering::Relaxed);
         self.timer.notify_all();
-        self.changed.notify_all();
+        self.wake();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
         let me = std::thread::current().id();
         for t in threads {
@@ -209,49 +277,63 @@ impl Shared {
     }
 }
 
-fn dispatch_event(st: &mut State, e: Event) {
+/// Applies an event to entity statuses; returns the listener call it triggers, if any.
+fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
+    use crate::listener::StatusMask as M;
     match e {
         Event::PublicationMatched {
             writer,
             reader,
             matched,
         } => {
-            if let Some(w) = st.writers.get_mut(&writer) {
-                w.matched.update(reader, matched);
-            }
+            let w = st.writers.get_mut(&writer)?;
+            w.matched.update(reader, matched);
+            w.changes |= M::PUBLICATION_MATCHED;
+            let (l, s) = (w.listener.clone()?, w.matched.clone());
+            Some(Box::new(move || l.on_publication_matched(s)))
         }
         Event::SubscriptionMatched {
             reader,
             writer,
             matched,
         } => {
-            if let Some(r) = st.readers.get_mut(&reader) {
-                r.matched.update(writer, matched);
-                if !matched {
-                    r.writer_gone(writer);
-                }
+            let r = st.readers.get_mut(&reader)?;
+            r.matched.update(writer, matched);
+            if !matched {
+                r.writer_gone(writer);
             }
+            r.changes |= M::SUBSCRIPTION_MATCHED;
+            let (l, s) = (r.listener.clone()?, r.matched.clone());
+            Some(Box::new(move || l.on_subscription_matched(s)))
         }
         Event::OfferedIncompatibleQos { writer, policy, .. } => {
-            if let Some(w) = st.writers.get_mut(&writer) {
-                w.incompatible.record(policy);
-            }
+            let w = st.writers.get_mut(&writer)?;
+            w.incompatible.record(policy);
+            w.changes |= M::OFFERED_INCOMPATIBLE_QOS;
+            let (l, s) = (w.listener.clone()?, w.incompatible.clone());
+            Some(Box::new(move || l.on_offered_incompatible_qos(s)))
         }
         Event::RequestedIncompatibleQos { reader, policy, .. } => {
-            if let Some(r) = st.readers.get_mut(&reader) {
-                r.incompatible.record(policy);
-            }
+            let r = st.readers.get_mut(&reader)?;
+            r.incompatible.record(policy);
+            r.changes |= M::REQUESTED_INCOMPATIBLE_QOS;
+            let (l, s) = (r.listener.clone()?, r.incompatible.clone());
+            Some(Box::new(move || l.on_requested_incompatible_qos(s)))
         }
         Event::SampleLost { reader, count, .. } => {
-            if let Some(r) = st.readers.get_mut(&reader) {
-                r.sample_lost += count;
-            }
+            let r = st.readers.get_mut(&reader)?;
+            r.sample_lost += count;
+            r.changes |= M::SAMPLE_LOST;
+            let (l, total) = (r.listener.clone()?, r.sample_lost);
+            Some(Box::new(move || l.on_sample_lost(total)))
         }
         Event::LivelinessChanged { reader, alive, .. } => {
-            if let Some(r) = st.readers.get_mut(&reader) {
-                r.liveliness.update(alive);
-            }
+            let r = st.readers.get_mut(&reader)?;
+            r.liveliness.update(alive);
+            r.changes |= M::LIVELINESS_CHANGED;
+            let (l, s) = (r.listener.clone()?, r.liveliness.clone());
+            Some(Box::new(move || l.on_liveliness_changed(s)))
         }
-        _ => {}
+        _ => None,
     }
 }

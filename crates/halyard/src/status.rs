@@ -165,9 +165,11 @@ pub(crate) struct ReaderState {
     pub(crate) liveliness: LivelinessChangedStatus,
     pub(crate) sample_lost: u64,
     pub(crate) sample_rejected: u64,
-    pub(crate) listener: Option<crate::runtime::Listener>,
+    pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataReaderListener>>,
     pub(crate) key_fn: Option<KeyFn>,
     pub(crate) data_available: bool,
+    /// Statuses changed since their last read (for StatusConditions).
+    pub(crate) changes: crate::listener::StatusMask,
 }
 
 impl ReaderState {
@@ -184,6 +186,7 @@ impl ReaderState {
             listener: None,
             key_fn,
             data_available: false,
+            changes: crate::listener::StatusMask::NONE,
         }
     }
 
@@ -247,6 +250,7 @@ impl ReaderState {
                     || (per_inst > 0 && inst.count >= per_inst as usize)
                 {
                     self.sample_rejected += 1;
+                    self.changes |= crate::listener::StatusMask::SAMPLE_REJECTED;
                     return false;
                 }
             }
@@ -263,6 +267,7 @@ impl ReaderState {
             sn: s.sn.0,
         });
         self.data_available = true;
+        self.changes |= crate::listener::StatusMask::DATA_AVAILABLE;
         true
     }
 
@@ -340,10 +345,15 @@ impl ReaderState {
             }
         }
         self.data_available = self.samples.iter().any(|c| !c.read);
+        self.changes.0 &= !crate::listener::StatusMask::DATA_AVAILABLE.0;
     }
 }
 
+#[derive(Default)]
 pub(crate) struct WriterState {
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
+    pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
+    /// Statuses changed since their last read (for StatusConditions).
+    pub(crate) changes: crate::listener::StatusMask,
 }

@@ -1,6 +1,8 @@
 //! DataWriter<T> (DDS 1.4 §2.2.2.4.2).
 
+use crate::condition::{StatusCondition, Target};
 use crate::error::{Error, Result};
+use crate::listener::{DataWriterListener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::qos::DataWriterQos;
 use crate::runtime::wall_clock;
@@ -132,67 +134,65 @@ impl<T: TopicType> DataWriter<T> {
 
     /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`.
     pub fn wait_for_acknowledgments(&self, timeout: Duration) -> Result<()> {
-        let shared = &self.participant.shared;
-        let deadline = std::time::Instant::now() + timeout;
-        let mut st = shared.lock();
-        while !st.core.writer_all_acked(self.id) {
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return Err(Error::Timeout);
-            }
-            st = shared
-                .changed
-                .wait_timeout(st, (deadline - now).min(Duration::from_millis(10)))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        let id = self.id;
+        if self
+            .participant
+            .shared
+            .wait_until(timeout, |st| st.core.writer_all_acked(id))
+        {
+            Ok(())
+        } else {
+            Err(Error::Timeout)
         }
-        Ok(())
+    }
+
+    /// Sets (or clears) the listener.
+    pub fn set_listener(&self, listener: Option<Arc<dyn DataWriterListener>>) {
+        if let Some(w) = self.participant.shared.lock().writers.get_mut(&self.id) {
+            w.listener = listener;
+        }
+    }
+
+    /// The writer's StatusCondition (all statuses enabled initially).
+    pub fn status_condition(&self) -> StatusCondition {
+        StatusCondition::new(self.participant.shared.clone(), Target::Writer(self.id))
+    }
+
+    fn status<S: Default>(
+        &self,
+        bit: StatusMask,
+        f: impl FnOnce(&crate::status::WriterState) -> S,
+    ) -> S {
+        let mut st = self.participant.shared.lock();
+        st.writers.get_mut(&self.id).map_or_else(S::default, |w| {
+            w.changes.0 &= !bit.0;
+            f(w)
+        })
     }
 
     /// PUBLICATION_MATCHED status.
     pub fn publication_matched_status(&self) -> MatchedStatus {
-        self.participant
-            .shared
-            .lock()
-            .writers
-            .get(&self.id)
-            .map(|w| w.matched.clone())
-            .unwrap_or_default()
+        self.status(StatusMask::PUBLICATION_MATCHED, |w| w.matched.clone())
     }
 
     /// OFFERED_INCOMPATIBLE_QOS status.
     pub fn offered_incompatible_qos_status(&self) -> IncompatibleQosStatus {
-        self.participant
-            .shared
-            .lock()
-            .writers
-            .get(&self.id)
-            .map(|w| w.incompatible.clone())
-            .unwrap_or_default()
+        self.status(StatusMask::OFFERED_INCOMPATIBLE_QOS, |w| {
+            w.incompatible.clone()
+        })
     }
 
-    /// Blocks until at least `n` readers are matched, or `timeout`.
+    /// Blocks until at least `n` readers are matched in both directions (a reliable reader
+    /// counts once it acknowledged us, so samples written now are not lost to it), or `timeout`.
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
-        let shared = &self.participant.shared;
-        let deadline = std::time::Instant::now() + timeout;
-        let mut st = shared.lock();
-        while st
-            .writers
-            .get(&self.id)
-            .map_or(0, |w| w.matched.current_count)
-            < n
-        {
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return Err(Error::Timeout);
-            }
-            st = shared
-                .changed
-                .wait_timeout(st, (deadline - now).min(Duration::from_millis(20)))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        let id = self.id;
+        if self.participant.shared.wait_until(timeout, |st| {
+            st.core.writer_synced_readers(id) >= n as usize
+        }) {
+            Ok(())
+        } else {
+            Err(Error::Timeout)
         }
-        Ok(())
     }
 }
 

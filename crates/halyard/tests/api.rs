@@ -1,0 +1,257 @@
+//! Proves the DCPS API's waiting and notification machinery between two participants over
+//! loopback UDP: WaitSets with Read-, Status- and GuardConditions, reader and writer listeners,
+//! and the DCPSParticipant / DCPSPublication builtin-topic readers.
+#![allow(clippy::disallowed_methods)] // tests above the core may read the clock
+
+use halyard::qos::{EndpointQos, ReliabilityKind};
+use halyard::{
+    Condition, DataReaderListener, DataWriterListener, DomainParticipant, GroupQos, GuardCondition,
+    InstanceState, ParticipantOptions, StatusMask, WaitSet,
+};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(type_name = "ApiTest")]
+struct ApiTest {
+    #[key]
+    id: u32,
+    text: String,
+}
+
+fn participant(domain: u32, user_data: &str) -> DomainParticipant {
+    DomainParticipant::with_options(
+        domain,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            user_data: user_data.as_bytes().to_vec(),
+            ..Default::default()
+        },
+    )
+    .expect("participant on lo")
+}
+
+fn reliable_reader_qos() -> EndpointQos {
+    let mut q = EndpointQos::reader_default();
+    q.reliability.kind = ReliabilityKind::Reliable;
+    q
+}
+
+const T: Duration = Duration::from_secs(10);
+
+#[test]
+fn waitset_wakes_on_read_condition_and_times_out_without_data() {
+    let (a, b) = (participant(81, "a"), participant(81, "b"));
+    let topic = a.create_topic::<ApiTest>("WaitSetTopic").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    let topic_b = b.create_topic::<ApiTest>("WaitSetTopic").unwrap();
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic_b, reliable_reader_qos())
+        .unwrap();
+    w.wait_for_matched(1, T).expect("matched");
+
+    let ws = WaitSet::new();
+    let rc = r.create_readcondition(true);
+    ws.attach_condition(rc.clone()).unwrap();
+    let start = Instant::now();
+    assert!(matches!(
+        ws.wait(Duration::from_millis(200)),
+        Err(halyard::Error::Timeout)
+    ));
+    assert!(start.elapsed() >= Duration::from_millis(190));
+
+    w.write(&ApiTest {
+        id: 7,
+        text: "hello".into(),
+    })
+    .unwrap();
+    let triggered = ws.wait(T).expect("the read condition triggers");
+    assert_eq!(triggered.len(), 1);
+    let samples = r.take_w_condition(10, &rc).unwrap();
+    assert_eq!(samples[0].data.as_ref().unwrap().text, "hello");
+    assert!(!rc.trigger_value(), "taken: nothing unread remains");
+    ws.detach_condition(&Condition::Read(rc.clone())).unwrap();
+    assert!(
+        ws.detach_condition(&Condition::Read(rc)).is_err(),
+        "detaching twice is an error"
+    );
+}
+
+#[test]
+fn status_condition_tracks_matching_until_the_status_is_read() {
+    let (a, b) = (participant(82, "a"), participant(82, "b"));
+    let topic = a.create_topic::<ApiTest>("StatusTopic").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    let sc = w.status_condition();
+    sc.set_enabled_statuses(StatusMask::PUBLICATION_MATCHED);
+    assert!(!sc.trigger_value());
+    let ws = WaitSet::new();
+    ws.attach_condition(sc.clone()).unwrap();
+
+    let topic_b = b.create_topic::<ApiTest>("StatusTopic").unwrap();
+    let _r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic_b, reliable_reader_qos())
+        .unwrap();
+    ws.wait(T)
+        .expect("PUBLICATION_MATCHED triggers the status condition");
+    assert!(sc
+        .changed_statuses()
+        .intersects(StatusMask::PUBLICATION_MATCHED));
+    let status = w.publication_matched_status();
+    assert_eq!((status.current_count, status.total_count), (1, 1));
+    assert!(
+        !sc.trigger_value(),
+        "reading the status resets its changed flag"
+    );
+}
+
+#[test]
+fn guard_condition_wakes_a_waiting_thread() {
+    let ws = Arc::new(WaitSet::new());
+    let g = GuardCondition::new();
+    ws.attach_condition(g.clone()).unwrap();
+    let ws2 = ws.clone();
+    let waiter = std::thread::spawn(move || ws2.wait(T).map(|v| v.len()));
+    std::thread::sleep(Duration::from_millis(50));
+    g.set_trigger_value(true);
+    assert_eq!(waiter.join().unwrap().unwrap(), 1);
+}
+
+#[derive(Default)]
+struct Counts {
+    data: AtomicU32,
+    matched: AtomicU32,
+    incompatible: AtomicU32,
+    liveliness: AtomicU32,
+}
+
+impl DataReaderListener for Counts {
+    fn on_data_available(&self) {
+        self.data.fetch_add(1, Ordering::SeqCst);
+    }
+    fn on_subscription_matched(&self, s: halyard::status::MatchedStatus) {
+        self.matched.store(s.current_count, Ordering::SeqCst);
+    }
+    fn on_requested_incompatible_qos(&self, s: halyard::status::IncompatibleQosStatus) {
+        self.incompatible.store(s.total_count, Ordering::SeqCst);
+    }
+    fn on_liveliness_changed(&self, s: halyard::status::LivelinessChangedStatus) {
+        self.liveliness.store(s.alive_count, Ordering::SeqCst);
+    }
+}
+
+impl DataWriterListener for Counts {
+    fn on_publication_matched(&self, s: halyard::status::MatchedStatus) {
+        self.matched.store(s.current_count, Ordering::SeqCst);
+    }
+    fn on_offered_incompatible_qos(&self, s: halyard::status::IncompatibleQosStatus) {
+        self.incompatible.store(s.total_count, Ordering::SeqCst);
+    }
+}
+
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + T;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn listeners_report_matches_data_liveliness_and_incompatible_qos() {
+    let (a, b) = (participant(83, "a"), participant(83, "b"));
+    let topic = a.create_topic::<ApiTest>("ListenerTopic").unwrap();
+    let topic_b = b.create_topic::<ApiTest>("ListenerTopic").unwrap();
+    let wl = Arc::new(Counts::default());
+    let rl = Arc::new(Counts::default());
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter_with_listener(&topic, EndpointQos::writer_default(), Some(wl.clone()))
+        .unwrap();
+    let _r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader_with_listener(&topic_b, reliable_reader_qos(), Some(rl.clone()))
+        .unwrap();
+    eventually("writer on_publication_matched", || {
+        wl.matched.load(Ordering::SeqCst) == 1
+    });
+    eventually("reader on_subscription_matched", || {
+        rl.matched.load(Ordering::SeqCst) == 1
+    });
+    eventually("reader on_liveliness_changed", || {
+        rl.liveliness.load(Ordering::SeqCst) == 1
+    });
+    w.wait_for_matched(1, T).unwrap();
+    w.write(&ApiTest {
+        id: 1,
+        text: "x".into(),
+    })
+    .unwrap();
+    eventually("reader on_data_available", || {
+        rl.data.load(Ordering::SeqCst) >= 1
+    });
+
+    // A best-effort writer against a reliable reader: both sides hear about it.
+    let mut be = EndpointQos::writer_default();
+    be.reliability.kind = ReliabilityKind::BestEffort;
+    let wl2 = Arc::new(Counts::default());
+    let _w2 = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter_with_listener(&topic, be, Some(wl2.clone()))
+        .unwrap();
+    eventually("writer on_offered_incompatible_qos", || {
+        wl2.incompatible.load(Ordering::SeqCst) >= 1
+    });
+    eventually("reader on_requested_incompatible_qos", || {
+        rl.incompatible.load(Ordering::SeqCst) >= 1
+    });
+}
+
+#[test]
+fn builtin_readers_show_discovered_participants_and_publications() {
+    let a = participant(84, "observer");
+    let parts = a.builtin_participant_reader();
+    let pubs = a.builtin_publication_reader();
+    let b = participant(84, "peer-b");
+    let topic_b = b.create_topic::<ApiTest>("BuiltinTopic").unwrap();
+    let _w = b
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic_b, EndpointQos::writer_default())
+        .unwrap();
+
+    assert!(parts.wait_for_data(T), "DCPSParticipant sample");
+    let seen = parts.read(100);
+    let peer = seen
+        .iter()
+        .find_map(|s| s.data.as_ref().filter(|p| p.user_data == b"peer-b"))
+        .expect("peer-b discovered");
+    assert_eq!(peer.guid.prefix, b.guid_prefix());
+
+    eventually("DCPSPublication of BuiltinTopic", || {
+        pubs.read(100).iter().any(|s| {
+            s.data
+                .as_ref()
+                .is_some_and(|p| p.topic_name == "BuiltinTopic" && p.type_name == "ApiTest")
+        })
+    });
+
+    let prefix = b.guid_prefix();
+    drop(_w);
+    drop(b);
+    eventually("a disposal notice for peer-b", || {
+        parts.take(100).iter().any(|s| {
+            !s.info.valid_data
+                && s.info.instance_state == InstanceState::NotAliveDisposed
+                && s.info.instance_handle.0[..12] == prefix.0
+        })
+    });
+}
