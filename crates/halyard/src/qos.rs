@@ -110,6 +110,19 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
             detail: "only INSTANCE scope without coherent/ordered access is implemented",
         });
     }
+    let known = [halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
+    if q.data_representation.iter().any(|r| !known.contains(r)) {
+        return Err(Error::BadQos {
+            policy: "DATA_REPRESENTATION",
+            reason: "only XCDR1 (0) and XCDR2 (2) exist",
+        });
+    }
+    if is_writer && q.data_representation.len() > 1 {
+        return Err(Error::BadQos {
+            policy: "DATA_REPRESENTATION",
+            reason: "a writer offers exactly one representation",
+        });
+    }
     Ok(())
 }
 

@@ -19,15 +19,22 @@ pub struct DataWriter<T: TopicType> {
     participant: DomainParticipant,
     id: EntityId,
     qos: DataWriterQos,
+    /// Encoding chosen from DATA_REPRESENTATION (its first entry).
+    representation: DataRepresentation,
     _t: PhantomData<fn(T)>,
 }
 
 impl<T: TopicType> DataWriter<T> {
     pub(crate) fn new(participant: DomainParticipant, id: EntityId, qos: DataWriterQos) -> Self {
+        let representation = match qos.data_representation.first() {
+            Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
+            _ => DataRepresentation::Xcdr1,
+        };
         DataWriter {
             participant,
             id,
             qos,
+            representation,
             _t: PhantomData,
         }
     }
@@ -45,7 +52,7 @@ impl<T: TopicType> DataWriter<T> {
     /// Writes a sample with an explicit source timestamp.
     pub fn write_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
         let mut buf = Vec::with_capacity(64);
-        serialize(sample, DataRepresentation::Xcdr1, &mut buf)?;
+        serialize(sample, self.representation, &mut buf)?;
         let kh = if T::has_key() {
             key_hash(sample)?
         } else {
@@ -82,7 +89,7 @@ impl<T: TopicType> DataWriter<T> {
             ));
         }
         let mut buf = Vec::with_capacity(32);
-        serialize_key(sample, DataRepresentation::Xcdr1, &mut buf)?;
+        serialize_key(sample, self.representation, &mut buf)?;
         self.submit(kind, key_hash(sample)?, buf, wall_clock())
     }
 

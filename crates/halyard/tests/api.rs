@@ -255,3 +255,55 @@ fn builtin_readers_show_discovered_participants_and_publications() {
         })
     });
 }
+
+#[test]
+fn xcdr2_writers_reach_readers_that_accept_xcdr2_and_are_refused_by_xcdr1_only_readers() {
+    let (a, b) = (participant(85, "a"), participant(85, "b"));
+    let topic = a.create_topic::<ApiTest>("Xcdr2Topic").unwrap();
+    let topic_b = b.create_topic::<ApiTest>("Xcdr2Topic").unwrap();
+    let mut wq = EndpointQos::writer_default();
+    wq.data_representation = vec![2]; // XCDR2
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    let sub = b.create_subscriber(GroupQos::default());
+    let r = sub
+        .create_datareader(&topic_b, reliable_reader_qos())
+        .unwrap();
+    let mut only1 = reliable_reader_qos();
+    only1.data_representation = vec![0];
+    let r1 = sub.create_datareader(&topic_b, only1).unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    w.write(&ApiTest {
+        id: 3,
+        text: "two".into(),
+    })
+    .unwrap();
+    assert!(r.wait_for_data(T));
+    let s = r.take(1).unwrap();
+    assert_eq!(
+        s[0].data,
+        Some(ApiTest {
+            id: 3,
+            text: "two".into()
+        })
+    );
+    eventually(
+        "XCDR1-only reader reports DATA_REPRESENTATION incompatibility",
+        || {
+            r1.requested_incompatible_qos_status().last_policy_id
+                == Some(halyard::QosPolicyId::DataRepresentation)
+        },
+    );
+    let mut bad = EndpointQos::writer_default();
+    bad.data_representation = vec![1];
+    assert!(matches!(
+        a.create_publisher(GroupQos::default())
+            .create_datawriter(&topic, bad),
+        Err(halyard::Error::BadQos {
+            policy: "DATA_REPRESENTATION",
+            ..
+        })
+    ));
+}
