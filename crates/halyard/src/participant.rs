@@ -33,6 +33,9 @@ pub struct ParticipantOptions {
     pub entity_name: Option<String>,
     /// Extra unicast SPDP destinations (initial peers), e.g. `127.0.0.1:7410`.
     pub initial_peers: Vec<std::net::SocketAddrV4>,
+    /// Discover by unicast to `initial_peers` only: no SPDP multicast is sent or announced
+    /// (for networks without multicast).
+    pub disable_multicast: bool,
     /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults.
     pub tuning: Option<fn(&mut ParticipantConfig)>,
 }
@@ -91,8 +94,14 @@ impl DomainParticipant {
         let mut cfg = ParticipantConfig::new(domain_id, new_guid_prefix());
         cfg.metatraffic_unicast = vec![transport.unicast_locator];
         cfg.default_unicast = vec![transport.unicast_locator];
-        cfg.metatraffic_multicast = vec![transport.spdp_locator];
-        cfg.spdp_destinations = vec![transport.spdp_locator];
+        if !opts.disable_multicast {
+            cfg.metatraffic_multicast = vec![transport.spdp_locator];
+            cfg.spdp_destinations = vec![transport.spdp_locator];
+        } else if opts.initial_peers.is_empty() {
+            return Err(Error::BadParameter(
+                "disable_multicast needs at least one initial peer",
+            ));
+        }
         for p in &opts.initial_peers {
             cfg.spdp_destinations
                 .push(Locator::udpv4(p.ip().octets(), p.port()));

@@ -307,3 +307,58 @@ fn xcdr2_writers_reach_readers_that_accept_xcdr2_and_are_refused_by_xcdr1_only_r
         })
     ));
 }
+
+#[test]
+fn unicast_initial_peers_discover_without_multicast() {
+    // Domain 86: unicast ports are 7410 + 250*86 + 2*index; list the first few indexes as peers.
+    let base = 7410 + 250 * 86;
+    let peers: Vec<std::net::SocketAddrV4> = (0..6)
+        .map(|i| std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, (base + 2 * i) as u16))
+        .collect();
+    let opts = |name: &str| ParticipantOptions {
+        interface: Some("lo".into()),
+        user_data: name.as_bytes().to_vec(),
+        initial_peers: peers.clone(),
+        disable_multicast: true,
+        ..Default::default()
+    };
+    let a = DomainParticipant::with_options(86, opts("a")).unwrap();
+    let b = DomainParticipant::with_options(86, opts("b")).unwrap();
+    eventually("unicast discovery", || {
+        a.discovered_participants()
+            .iter()
+            .any(|p| p.user_data == b"b")
+    });
+    let seen = a.discovered_participants();
+    let pb = seen.iter().find(|p| p.user_data == b"b").unwrap();
+    assert!(
+        pb.metatraffic_multicast.is_empty(),
+        "b announced no multicast locator"
+    );
+    let topic = a.create_topic::<ApiTest>("UnicastTopic").unwrap();
+    let topic_b = b.create_topic::<ApiTest>("UnicastTopic").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic_b, reliable_reader_qos())
+        .unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    w.write(&ApiTest {
+        id: 1,
+        text: "unicast".into(),
+    })
+    .unwrap();
+    assert!(r.wait_for_data(T));
+    let no_peers = ParticipantOptions {
+        interface: Some("lo".into()),
+        disable_multicast: true,
+        ..Default::default()
+    };
+    assert!(matches!(
+        DomainParticipant::with_options(86, no_peers),
+        Err(halyard::Error::BadParameter(_))
+    ));
+}
