@@ -362,3 +362,66 @@ fn unicast_initial_peers_discover_without_multicast() {
         Err(halyard::Error::BadParameter(_))
     ));
 }
+
+#[test]
+fn entity_handles_are_thread_safe() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<DomainParticipant>();
+    send_sync::<halyard::DataWriter<ApiTest>>();
+    send_sync::<halyard::DataReader<ApiTest>>();
+    send_sync::<halyard::Publisher>();
+    send_sync::<halyard::Subscriber>();
+    send_sync::<halyard::Topic<ApiTest>>();
+    send_sync::<WaitSet>();
+    send_sync::<halyard::StatusCondition>();
+    send_sync::<halyard::ReadCondition>();
+    send_sync::<GuardCondition>();
+    // And used from several threads at once: four writers' threads share one DataWriter.
+    let (a, b) = (participant(87, "a"), participant(87, "b"));
+    let topic = a.create_topic::<ApiTest>("SharedWriter").unwrap();
+    let topic_b = b.create_topic::<ApiTest>("SharedWriter").unwrap();
+    let mut wq = EndpointQos::writer_default();
+    wq.history = halyard::qos::History::KeepAll;
+    let w = Arc::new(
+        a.create_publisher(GroupQos::default())
+            .create_datawriter(&topic, wq)
+            .unwrap(),
+    );
+    let mut rq = reliable_reader_qos();
+    rq.history = halyard::qos::History::KeepAll;
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic_b, rq)
+        .unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let w = w.clone();
+            std::thread::spawn(move || {
+                for i in 0..250 {
+                    w.write(&ApiTest {
+                        id: t,
+                        text: format!("{i}"),
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    let mut got = 0;
+    let mut last = [-1i64; 4];
+    while got < 1000 {
+        assert!(r.wait_for_data(T), "only {got} of 1000 samples arrived");
+        for s in r.take(1000).unwrap() {
+            let d = s.data.unwrap();
+            let i: i64 = d.text.parse().unwrap();
+            assert!(i > last[d.id as usize], "per-instance order");
+            last[d.id as usize] = i;
+            got += 1;
+        }
+    }
+}
