@@ -8,7 +8,7 @@
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::matching::{incompatible_policy, partitions_match};
 use crate::participant::{Participant, RemoteParticipant};
-use crate::reader::{Reader, ReaderSpec, WriterProxy};
+use crate::reader::{Arrival, Reader, ReaderSpec, WriterProxy};
 use crate::time::{wire_to_std, Instant};
 use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
 use halyard_wire::discovery::{
@@ -281,8 +281,12 @@ impl Participant {
         if let Some(r) = self.remote.get_mut(&prefix) {
             r.lease_deadline = lease;
             if r.data != data {
+                // Locators or the builtin endpoint set changed (a real change, or a damaged
+                // announcement that the next one undoes): every proxy follows the latest.
                 r.data = data.clone();
-                self.push_event(Event::ParticipantDiscovered(Box::new(data)));
+                self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
+                self.match_builtin(now, &data);
+                self.refresh_user_locators(prefix);
             }
             return;
         }
@@ -314,28 +318,86 @@ impl Participant {
         }
     }
 
+    /// Brings the builtin SEDP proxies for a remote participant in line with its SPDP data:
+    /// adds the ones it announces, drops the ones it no longer announces, and points the
+    /// remaining ones at its current metatraffic locators. Idempotent.
     fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
         let locs = Self::metatraffic_locators(data);
         let prefix = data.guid.prefix;
-        let halyard = data.vendor_id == VendorId::HALYARD;
         for (w, r, announcer, detector) in SEDP_PAIRS {
-            if data.builtin_endpoints & detector != 0 {
-                let rg = Guid::new(prefix, r);
-                if let Some(wr) = self.writers.get_mut(&w) {
+            let rg = Guid::new(prefix, r);
+            if let Some(wr) = self.writers.get_mut(&w) {
+                if data.builtin_endpoints & detector == 0 {
+                    wr.remove_proxy(&rg);
+                } else if !wr.set_proxy_locators(&rg, &locs) {
                     wr.add_proxy(now, ReaderProxy::new(rg, locs.clone(), true, 1), true);
                 }
             }
-            if data.builtin_endpoints & announcer != 0 {
-                let wg = Guid::new(prefix, w);
-                let epoch = self.next_count_epoch();
+            let wg = Guid::new(prefix, w);
+            if data.builtin_endpoints & announcer == 0 {
                 if let Some(rd) = self.readers.get_mut(&r) {
-                    rd.proxies
-                        .insert(wg, WriterProxy::new(wg, locs.clone(), true, false, epoch));
-                    self.writer_index.entry(wg).or_default().push(r);
+                    rd.proxies.remove(&wg);
                 }
-                let _ = halyard;
-                // A pre-emptive ACKNACK makes the remote writer send its history promptly.
-                self.send_acknack(r, wg);
+                self.writer_index.remove(&wg);
+                continue;
+            }
+            let known = match self
+                .readers
+                .get_mut(&r)
+                .and_then(|rd| rd.proxies.get_mut(&wg))
+            {
+                Some(p) => {
+                    p.locators = locs.clone();
+                    true
+                }
+                None => false,
+            };
+            if known {
+                continue;
+            }
+            let epoch = self.next_count_epoch();
+            if let Some(rd) = self.readers.get_mut(&r) {
+                rd.proxies
+                    .insert(wg, WriterProxy::new(wg, locs.clone(), true, false, epoch));
+                let idx = self.writer_index.entry(wg).or_default();
+                if !idx.contains(&r) {
+                    idx.push(r);
+                }
+            }
+            // A pre-emptive ACKNACK makes the remote writer send its history promptly.
+            self.send_acknack(r, wg);
+        }
+    }
+
+    /// Re-derives the locators of the proxies of a remote participant's user endpoints (they
+    /// may come from its SPDP default locators, which changed).
+    fn refresh_user_locators(&mut self, prefix: GuidPrefix) {
+        let lo = Guid::new(prefix, EntityId([0; 4]));
+        let hi = Guid::new(prefix, EntityId([0xff; 4]));
+        let readers: Vec<(Guid, Vec<Locator>)> = self
+            .remote_readers
+            .range(lo..=hi)
+            .map(|(g, ed)| (*g, self.user_locators(ed)))
+            .collect();
+        for (g, locs) in readers {
+            for w in self.writers.values_mut().filter(|w| !w.builtin) {
+                w.set_proxy_locators(&g, &locs);
+            }
+        }
+        let writers: Vec<(Guid, Vec<Locator>)> = self
+            .remote_writers
+            .range(lo..=hi)
+            .map(|(g, ed)| (*g, self.user_locators(ed)))
+            .collect();
+        for (g, locs) in writers {
+            for r in self.writer_index.get(&g).into_iter().flatten() {
+                if let Some(p) = self
+                    .readers
+                    .get_mut(r)
+                    .and_then(|rd| rd.proxies.get_mut(&g))
+                {
+                    p.locators = locs.clone();
+                }
             }
         }
     }
@@ -371,6 +433,31 @@ impl Participant {
             self.writer_index.remove(&wg);
         }
         self.push_event(Event::ParticipantLost(prefix));
+    }
+
+    /// False for a SEDP sample that `on_sedp_sample` could not use (its payload does not
+    /// parse, or names an endpoint of another participant than its writer's): such a sample
+    /// was damaged in transit (RTPS has no checksum of its own) and must be received again.
+    /// Samples for other readers are always acceptable.
+    pub(crate) fn builtin_sample_acceptable(
+        &self,
+        reader: EntityId,
+        writer: Guid,
+        a: &Arrival,
+    ) -> bool {
+        if reader != EntityId::SEDP_PUBLICATIONS_READER
+            && reader != EntityId::SEDP_SUBSCRIPTIONS_READER
+        {
+            return true;
+        }
+        if a.kind != ChangeKind::Alive {
+            let guid = a
+                .key_hash
+                .map(Guid::from_bytes)
+                .or_else(|| parse_key_guid(&a.payload).ok().flatten());
+            return guid.is_some_and(|g| g.prefix == writer.prefix);
+        }
+        EndpointData::parse(&a.payload).is_ok_and(|ed| ed.guid.prefix == writer.prefix)
     }
 
     pub(crate) fn on_sedp_sample(&mut self, now: Instant, s: ReceivedSample) {

@@ -71,7 +71,12 @@ pub struct Participant {
     delivered: Vec<ReceivedSample>,
     /// Seed of the next writer proxy's counters (see `WriterProxy::new`).
     count_epoch: i32,
+    /// SEDP samples (writer, sequence number) refused as damaged, with how often.
+    sedp_rejects: HashMap<(Guid, i64), u8>,
 }
+
+/// How often an unusable SEDP sample is asked for again before it is taken as it is.
+const MAX_SEDP_REJECTS: u8 = 8;
 
 impl Participant {
     /// Creates the participant; the first SPDP announcement is due at `now`.
@@ -100,6 +105,7 @@ impl Participant {
             stats: Stats::default(),
             delivered: Vec::new(),
             count_epoch: 0,
+            sedp_rejects: HashMap::new(),
         };
         p.create_builtin_endpoints();
         p
@@ -458,6 +464,24 @@ impl Participant {
     }
 
     fn deliver_arrival(&mut self, reader: EntityId, writer: Guid, sn: i64, arrival: Arrival) {
+        if !self.builtin_sample_acceptable(reader, writer, &arrival) {
+            // Treated as lost, not delivered: the reliable builtin reader keeps asking for it,
+            // so the writer resends it. Accepting it would acknowledge an announcement we
+            // threw away, and the writer would never send it again. A sample that arrives
+            // unusable again and again is not damage but something we cannot parse: it is
+            // then accepted (and dropped by discovery) so it does not block the channel.
+            let key = (writer, sn);
+            let seen = self.sedp_rejects.get(&key).copied().unwrap_or(0);
+            if seen < MAX_SEDP_REJECTS {
+                if self.sedp_rejects.len() >= 1024 {
+                    self.sedp_rejects.clear();
+                }
+                self.sedp_rejects.insert(key, seen + 1);
+                self.stats.malformed_discovery += 1;
+                return;
+            }
+            self.sedp_rejects.remove(&key);
+        }
         let Some(rd) = self.readers.get_mut(&reader) else {
             return;
         };

@@ -179,6 +179,19 @@ impl Writer {
         removed
     }
 
+    /// Points the proxy of `guid` at `locators` (and the fanout with it). Returns false if
+    /// there is no such proxy.
+    pub(crate) fn set_proxy_locators(&mut self, guid: &Guid, locators: &[Locator]) -> bool {
+        let Some(p) = self.proxies.get_mut(guid) else {
+            return false;
+        };
+        if p.locators != locators {
+            p.locators = locators.to_vec();
+            self.recompute_fanout();
+        }
+        true
+    }
+
     fn recompute_fanout(&mut self) {
         let mut dests: Vec<Locator> = Vec::new();
         for p in self.proxies.values() {

@@ -147,6 +147,9 @@ pub struct NetStats {
     pub partitioned: u64,
 }
 
+/// A crafted-fault hook, see [`SimNet::tamper`].
+pub type Tamper = Box<dyn FnMut(usize, usize, &mut Vec<u8>)>;
+
 /// The simulated network with virtual time.
 pub struct SimNet {
     pub seed: u64,
@@ -158,6 +161,9 @@ pub struct SimNet {
     pub stats: NetStats,
     pub steps: u64,
     pub max_steps: u64,
+    /// Crafted faults: called on every datagram copy (`from`, `to`, bytes) after the random
+    /// faults; it may rewrite the bytes.
+    pub tamper: Option<Tamper>,
     queue: BinaryHeap<Reverse<Flight>>,
     seq: u64,
 }
@@ -189,6 +195,7 @@ impl SimNet {
             stats: NetStats::default(),
             steps: 0,
             max_steps: 20_000_000,
+            tamper: None,
             queue: BinaryHeap::new(),
             seq: 0,
         }
@@ -317,6 +324,9 @@ impl SimNet {
                     let bit = self.rng.range(0, bytes.len() as u64 * 8 - 1);
                     bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
                     self.stats.corrupted += 1;
+                }
+                if let Some(t) = self.tamper.as_mut() {
+                    t(from, to, &mut bytes);
                 }
                 let at = departure + self.delay();
                 self.enqueue(at, to, bytes);
