@@ -36,8 +36,36 @@ pub struct ParticipantOptions {
     /// Discover by unicast to `initial_peers` only: no SPDP multicast is sent or announced
     /// (for networks without multicast).
     pub disable_multicast: bool,
-    /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults.
+    /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults. SPDP is
+    /// announced at least three times per lease: `spdp_interval` is capped at a third of
+    /// `lease_duration`.
     pub tuning: Option<fn(&mut ParticipantConfig)>,
+}
+
+/// Checks the core configuration after tuning, and keeps announcements within the lease: peers
+/// renew our lease only when they hear from us, so an interval close to the lease lets a late
+/// timer expire it.
+fn validate_config(cfg: &mut ParticipantConfig) -> Result<()> {
+    if cfg.lease_duration < std::time::Duration::from_millis(100) {
+        return Err(Error::BadParameter(
+            "lease_duration must be at least 100 ms",
+        ));
+    }
+    if cfg.fragment_size < 512
+        || cfg.fragment_size > 65_535
+        || cfg.fragment_size + 200 > cfg.max_message_size
+    {
+        return Err(Error::BadParameter(
+            "fragment_size must be 512..=65535 and fit a datagram (max_message_size)",
+        ));
+    }
+    if cfg.max_message_size > 65_000 {
+        return Err(Error::BadParameter(
+            "max_message_size must fit a UDP datagram (<= 65000)",
+        ));
+    }
+    cfg.spdp_interval = cfg.spdp_interval.min(cfg.lease_duration / 3);
+    Ok(())
 }
 
 /// A DDS DomainParticipant: the factory of topics, publishers and subscribers, with its own
@@ -111,6 +139,7 @@ impl DomainParticipant {
         if let Some(tune) = opts.tuning {
             tune(&mut cfg);
         }
+        validate_config(&mut cfg)?;
         let shared = Shared::new(
             Participant::new(cfg, halyard_core::Instant::default()),
             transport,

@@ -425,3 +425,43 @@ fn entity_handles_are_thread_safe() {
         }
     }
 }
+
+#[test]
+fn bad_core_configuration_is_rejected_with_a_reason() {
+    let tuned = |tune: fn(&mut halyard_core::ParticipantConfig)| {
+        DomainParticipant::with_options(
+            88,
+            ParticipantOptions {
+                interface: Some("lo".into()),
+                tuning: Some(tune),
+                ..Default::default()
+            },
+        )
+    };
+    assert!(matches!(
+        tuned(|c| c.fragment_size = 100),
+        Err(halyard::Error::BadParameter(_))
+    ));
+    assert!(matches!(
+        tuned(|c| c.max_message_size = 70_000),
+        Err(halyard::Error::BadParameter(_))
+    ));
+    assert!(matches!(
+        tuned(|c| c.lease_duration = Duration::from_millis(10)),
+        Err(halyard::Error::BadParameter(_))
+    ));
+    assert!(
+        tuned(|c| c.lease_duration = Duration::from_secs(1)).is_ok(),
+        "a short lease is fine: SPDP follows it"
+    );
+    assert!(matches!(
+        DomainParticipant::with_options(
+            88,
+            ParticipantOptions {
+                interface: Some("no-such-if9".into()),
+                ..Default::default()
+            }
+        ),
+        Err(halyard::Error::Interface(_))
+    ));
+}
