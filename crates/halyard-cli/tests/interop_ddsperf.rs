@@ -62,6 +62,19 @@ impl Side {
         Side { prog, args }
     }
 
+    /// Adds options (before the mode words).
+    fn opts(mut self, extra: &[&str]) -> Side {
+        let at = self
+            .args
+            .iter()
+            .position(|a| !a.starts_with('-') && a.parse::<f64>().is_err());
+        let at = at.unwrap_or(self.args.len()).max(4);
+        for (i, o) in extra.iter().enumerate() {
+            self.args.insert(at + i, o.to_string());
+        }
+        self
+    }
+
     fn describe(&self) -> String {
         match self.prog {
             Prog::Halyard => format!("halyard perf {}", self.args.join(" ")),
@@ -351,5 +364,175 @@ fn halyard_pub_halyard_sub_1m() {
 fn ddsperf_pub_halyard_sub_best_effort() {
     if ddsperf_available() {
         pub_sub(21, Prog::Ddsperf, Prog::Halyard, None, true);
+    }
+}
+
+// ---- other topic types (-T), keys (-n), CPU statistics, exit codes ----
+
+fn assert_exit_ok(outs: &[&Output]) {
+    for o in outs {
+        if o.status != "exit status: 0" {
+            fail(&format!("`{}` did not exit 0", o.what), outs);
+        }
+        if o.stdout.contains("failed to match") {
+            fail(&format!("`{}` reported a matching failure", o.what), outs);
+        }
+    }
+}
+
+/// Halyard pub -> ddsperf sub with `opts`; lost 0, both exit 0.
+fn typed_pub_sub(domain: u32, pub_prog: Prog, sub_prog: Prog, opts: &[&str], size: f64) {
+    let sub = Side::new(sub_prog, domain, 4, false, &["sub"]).opts(opts);
+    let publ = Side::new(pub_prog, domain, 3, false, &["pub"]).opts(opts);
+    let (sub_out, pub_out) = run_pair(sub, publ);
+    check_sub(&sub_out, &pub_out, true, Some(size));
+    assert_exit_ok(&[&sub_out, &pub_out]);
+    println!("{sub_out}{pub_out}");
+}
+
+/// ddsperf ping <-> Halyard pong with `opts`; latency lines of `size`, both exit 0.
+fn typed_ping_pong(domain: u32, opts: &[&str], size: f64) {
+    let pong = Side::new(Prog::Halyard, domain, 4, false, &["pong"]).opts(opts);
+    let ping = Side::new(Prog::Ddsperf, domain, 3, false, &["ping"]).opts(opts);
+    let (pong_out, ping_out) = run_pair(pong, ping);
+    check_ping(&ping_out, &pong_out, Some(size));
+    assert_exit_ok(&[&ping_out, &pong_out]);
+    println!("{ping_out}{pong_out}");
+}
+
+#[test]
+fn halyard_pub_ddsperf_sub_k256() {
+    if ddsperf_available() {
+        typed_pub_sub(22, Prog::Halyard, Prog::Ddsperf, &["-T", "K256"], 256.0);
+    }
+}
+
+#[test]
+fn halyard_pub_ddsperf_sub_ou() {
+    if ddsperf_available() {
+        typed_pub_sub(23, Prog::Halyard, Prog::Ddsperf, &["-T", "OU"], 4.0);
+    }
+}
+
+#[test]
+fn ddsperf_ping_halyard_pong_k256() {
+    if ddsperf_available() {
+        typed_ping_pong(24, &["-T", "K256"], 256.0);
+    }
+}
+
+#[test]
+fn ddsperf_ping_halyard_pong_ou() {
+    if ddsperf_available() {
+        typed_ping_pong(25, &["-T", "OU"], 4.0);
+    }
+}
+
+#[test]
+fn ddsperf_pub_halyard_sub_s4k() {
+    if ddsperf_available() {
+        typed_pub_sub(26, Prog::Ddsperf, Prog::Halyard, &["-T", "S4k"], 8464.0);
+    }
+}
+
+#[test]
+fn halyard_pub_ddsperf_sub_4keys() {
+    if ddsperf_available() {
+        typed_pub_sub(27, Prog::Halyard, Prog::Ddsperf, &["-n", "4"], 12.0);
+    }
+}
+
+#[test]
+fn ddsperf_pub_halyard_sub_4keys() {
+    if ddsperf_available() {
+        typed_pub_sub(28, Prog::Ddsperf, Prog::Halyard, &["-n", "4"], 12.0);
+    }
+}
+
+/// ddsperf `-c` decodes the CPUStats samples Halyard publishes and prints them as
+/// `@HOST:PID rss:...`; Halyard prints its own CPU line.
+#[test]
+fn ddsperf_reads_halyard_cpu_stats() {
+    if !ddsperf_available() {
+        return;
+    }
+    let sub = Side::new(Prog::Ddsperf, 29, 5, false, &["sub"]).opts(&["-c"]);
+    // A moderate rate: this test is about CPUStats, not throughput.
+    let publ = Side::new(Prog::Halyard, 29, 4, false, &["pub", "5kHz"]);
+    let (sub_out, pub_out) = run_pair(sub, publ);
+    let pid = pub_out
+        .stdout
+        .split(']')
+        .next()
+        .and_then(|s| s.strip_prefix('['))
+        .unwrap_or("?")
+        .to_string();
+    let remote = format!(":{pid} rss:");
+    if !sub_out
+        .stdout
+        .lines()
+        .any(|l| l.contains(" @") && l.contains(&remote) && l.contains(" vcsw:"))
+    {
+        fail(
+            "ddsperf -c printed no CPU line for the Halyard peer",
+            &[&sub_out, &pub_out],
+        );
+    }
+    if !pub_out.stdout.lines().any(|l| {
+        l.contains("  rss:") && l.contains(" vcsw:") && l.contains(" ivcsw:") && l.contains('%')
+    }) {
+        fail("halyard printed no CPU line", &[&sub_out, &pub_out]);
+    }
+    assert_exit_ok(&[&pub_out]);
+    if sub_out.stdout.contains("failed to match") {
+        fail("ddsperf reported a matching failure", &[&sub_out, &pub_out]);
+    }
+    println!("{sub_out}{pub_out}");
+}
+
+/// Bad arguments exit 3, as ddsperf.
+#[test]
+fn bad_arguments_exit_3() {
+    for args in [
+        &["-T", "K64", "sub"][..],
+        &["-T", "K32", "pub", "size", "1k"],
+        &["-T", "OU", "-n", "2", "pub"],
+        &[],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_halyard"))
+            .arg("perf")
+            .args(args)
+            .env("HALYARD_INTERFACE", "lo")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "halyard perf {args:?}");
+    }
+}
+
+/// A reliable and a best-effort ddsperf peer discover each other but match no endpoint:
+/// both report `failed to match in 5.000s`; Halyard, ending while the peer still exists,
+/// prints the final error and exits 1 (as ddsperf does in that position).
+#[test]
+fn unmatched_peer_fails_like_ddsperf() {
+    if !ddsperf_available() {
+        return;
+    }
+    let h = Side::new(Prog::Halyard, 30, 7, true, &["pong"]);
+    let d = Side::new(Prog::Ddsperf, 30, 7, false, &["pong"]);
+    let (h_out, d_out) = run_pair(h, d);
+    for o in [&d_out, &h_out] {
+        if !o.stdout.contains("failed to match in 5.000s") {
+            fail(
+                &format!("`{}` did not report the match failure", o.what),
+                &[&h_out, &d_out],
+            );
+        }
+    }
+    if h_out.status != "exit status: 1"
+        || !h_out
+            .stdout
+            .contains(" failed to match ping reader, pong reader, ping writer, pong writer")
+    {
+        fail("halyard did not fail like ddsperf", &[&h_out, &d_out]);
     }
 }

@@ -18,17 +18,30 @@ pub struct PerfArgs {
     /// Total sample size (12 + baggage).
     pub size: u32,
     pub burst: u32,
+    /// `-T`: topic type suffix (KS K32 K256 OU UK16 UK1024 S16 S256 S4k S32k).
+    pub topic: String,
+    /// `-c`: subscribe to and print peers' CPU statistics.
+    pub cpu_stats: bool,
+    /// `-1`: print sub statistics every second even without data.
+    pub sub_every_second: bool,
 }
+
+/// The `-T` values ddsperf accepts.
+pub const TOPICS: [&str; 10] = [
+    "KS", "K32", "K256", "OU", "UK16", "UK1024", "S16", "S256", "S4k", "S32k",
+];
 
 /// A rate: None = as fast as possible.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Rate(pub Option<f64>);
 
 pub const USAGE: &str =
-    "usage: halyard perf [-D DUR] [-u] [-k all|N] [-T KS] [-i DOMAIN] [-n N] MODE...\n\
+    "usage: halyard perf [-D DUR] [-u] [-c] [-1] [-k all|N] [-T TOPIC] [-i DOMAIN] [-n N] MODE...\n\
+TOPIC: KS (default) K32 K256 OU UK16 UK1024 S16 S256 S4k S32k (size only applies to KS)\n\
 modes: ping [R[Hz|kHz]|inf] [size S]   pong   sub   pub [R[Hz|kHz]|inf] [size S] [burst N]\n\
 S accepts B, k, M, kB, KiB, MB, MiB suffixes (k = 1024); size is 12 + baggage bytes.\n\
-Wire- and output-compatible with Cyclone DDS ddsperf (topics DDSPerf{R,U}{Data,Ping,Pong}KS).";
+Wire- and output-compatible with Cyclone DDS ddsperf (topics DDSPerf{R,U}{Data,Ping,Pong}TOPIC).\n\
+exit status: 0 ok, 1 matching failure or sample loss, 2 DDS failure, 3 bad arguments";
 
 pub fn parse_size(s: &str) -> Result<u32, String> {
     let s = s.trim();
@@ -73,8 +86,10 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
         nkeys: 1,
         size: 12,
         burst: 1,
+        topic: "KS".into(),
         ..Default::default()
     };
+    let mut size_given = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with('-') {
         let opt = args[i].as_str();
@@ -101,12 +116,13 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             }
             "-T" => {
                 let t = val()?;
-                if t != "KS" {
-                    return Err(format!(
-                        "-T {t}: only KS (KeyedSeq) is supported by halyard perf so far"
-                    ));
+                if !TOPICS.contains(&t.as_str()) {
+                    return Err(format!("-T {t}: unknown topic"));
                 }
+                a.topic = t;
             }
+            "-c" => a.cpu_stats = true,
+            "-1" => a.sub_every_second = true,
             "-i" => a.domain = val()?.parse().map_err(|_| "-i: invalid domain id")?,
             "-n" => {
                 a.nkeys = val()?
@@ -114,6 +130,7 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
                     .map_err(|_| "-n: invalid key count")?
                     .max(1)
             }
+            "-h" => return Err(String::new()),
             other => return Err(format!("{other}: option not supported by halyard perf")),
         }
         i += 1;
@@ -130,6 +147,7 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
                 "size" => {
                     i += 1;
                     a.size = parse_size(args.get(i).ok_or("size needs an argument")?)?;
+                    size_given |= !args[i].trim().starts_with('0');
                 }
                 "burst" => {
                     i += 1;
@@ -152,6 +170,15 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             "help" => return Err(String::new()),
             m => return Err(format!("{m}: unknown mode")),
         }
+    }
+    if a.topic == "OU" && a.nkeys != 1 {
+        return Err(format!("-n {} invalid: topic OU has no key", a.nkeys));
+    }
+    if a.topic != "KS" && size_given {
+        return Err(format!(
+            "size {} invalid: only topic KS has a sequence",
+            a.size
+        ));
     }
     Ok(a)
 }
@@ -178,7 +205,11 @@ mod tests {
         assert!(a.sub);
         assert_eq!(a.size, 1 << 20);
         assert!(parse(&v("pub size 5")).is_err());
-        assert!(parse(&v("-T K32 sub")).is_err());
+        assert_eq!(parse(&v("-T K32 sub")).unwrap().topic, "K32");
+        assert!(parse(&v("-T K64 sub")).is_err());
+        assert!(parse(&v("-T K256 pub size 1k")).is_err());
+        assert!(parse(&v("-T OU -n 2 pub")).is_err());
+        assert!(parse(&v("-c -1 -T S32k pub")).unwrap().cpu_stats);
         assert_eq!(parse_size("0").unwrap(), 12);
         assert_eq!(parse_size("63000").unwrap(), 63000);
     }

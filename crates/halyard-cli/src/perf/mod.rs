@@ -3,50 +3,23 @@
 //! docs/ddsperf-conventions.md records the conventions followed.
 
 mod args;
+mod cpu;
 mod stats;
+mod types;
+
+pub use cpu::CPUStats;
+pub use types::*;
 
 use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
 use halyard::{
-    DataReader, DataWriter, DomainParticipant, GroupQos, GuidPrefix, ParticipantOptions, Time,
+    DataReader, DataWriter, DomainParticipant, GroupQos, GuidPrefix, InstanceHandle, InstanceState,
+    ParticipantOptions, SampleState, Selector, Time,
 };
-use stats::{Latencies, SubStats};
+use stats::{Hist, Latencies, SubStats};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// ddsperf's default type: `struct KeyedSeq { uint32 seq; @key uint32 keyval; sequence<octet> baggage; }`.
-#[derive(halyard::Topic, Clone, Debug, Default)]
-#[topic(type_name = "KeyedSeq")]
-pub struct KeyedSeq {
-    pub seq: u32,
-    #[key]
-    pub keyval: u32,
-    pub baggage: Vec<u8>,
-}
-
-/// ddsperf's per-thread CPU record.
-#[derive(halyard::CdrType, Clone, Debug, Default)]
-pub struct CPUStatThread {
-    pub name: String,
-    pub u_pct: i32,
-    pub s_pct: i32,
-}
-
-/// ddsperf's CPU statistics type (the writer must exist for ddsperf peers to match us).
-#[derive(halyard::Topic, Clone, Debug, Default)]
-#[topic(type_name = "CPUStats")]
-pub struct CPUStats {
-    #[key]
-    pub hostname: String,
-    #[key]
-    pub pid: u32,
-    pub maxrss: f64,
-    pub vcsw: u32,
-    pub ivcsw: u32,
-    pub some_above: bool,
-    pub cpu: Vec<CPUStatThread>,
-}
 
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -70,23 +43,69 @@ fn now_ns() -> i64 {
     halyard::wall_clock().to_nanos()
 }
 
-struct Peer {
-    name: String,
-    pong_writer: Arc<DataWriter<KeyedSeq>>,
+fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-struct Perf {
+fn prefix_of(h: InstanceHandle) -> GuidPrefix {
+    GuidPrefix(h.0[..12].try_into().unwrap_or([0; 12]))
+}
+
+// ddsperf's match mask bits: which of a peer's endpoints matched ours.
+const MM_RD_DATA: u32 = 1;
+const MM_RD_PING: u32 = 2;
+const MM_RD_PONG: u32 = 4;
+const MM_WR_DATA: u32 = 8;
+const MM_WR_PING: u32 = 16;
+const MM_WR_PONG: u32 = 32;
+const MM_ALL: u32 = 63;
+
+fn match_mask_names(mask: u32) -> String {
+    let names = [
+        (MM_RD_DATA, "data reader"),
+        (MM_RD_PING, "ping reader"),
+        (MM_RD_PONG, "pong reader"),
+        (MM_WR_DATA, "data writer"),
+        (MM_WR_PING, "ping writer"),
+        (MM_WR_PONG, "pong writer"),
+    ];
+    names
+        .iter()
+        .filter(|(b, _)| mask & b != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How long a discovered peer has to match all endpoints (ddsperf: 5 s).
+const MATCH_DEADLINE: Duration = Duration::from_secs(5);
+
+struct Peer<T: PerfType> {
+    name: String,
+    pong_writer: Arc<DataWriter<T>>,
+    has_reader: bool,
+    tdisc: Instant,
+    /// Expected endpoints of this peer not matched yet (MM_* bits).
+    unmatched: u32,
+    deadline_passed: bool,
+}
+
+struct Perf<T: PerfType> {
     a: args::PerfArgs,
     dp: DomainParticipant,
+    own: GuidPrefix,
     prefix: String,
     start: Instant,
-    peers: Mutex<HashMap<GuidPrefix, Peer>>,
-    ping_writer: DataWriter<KeyedSeq>,
+    names: [String; 3],
+    peers: Mutex<HashMap<GuidPrefix, Peer<T>>>,
+    ping_writer: DataWriter<T>,
     ping_seq: AtomicU32,
     ping_answered: Mutex<Vec<GuidPrefix>>,
     last_ping_ns: AtomicU64,
     latencies: Mutex<HashMap<GuidPrefix, Latencies>>,
     sub_stats: Mutex<SubStats>,
+    pub_hist: Mutex<Hist>,
+    stop: AtomicBool,
 }
 
 fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
@@ -124,18 +143,31 @@ pub fn main(argv: &[String]) -> i32 {
             return 3;
         }
     };
-    match run(a) {
+    let r = match a.topic.as_str() {
+        "K32" => run::<Keyed32>(a),
+        "K256" => run::<Keyed256>(a),
+        "OU" => run::<OneULong>(a),
+        "UK16" => run::<Unkeyed16>(a),
+        "UK1024" => run::<Unkeyed1024>(a),
+        "S16" => run::<Struct16>(a),
+        "S256" => run::<Struct256>(a),
+        "S4k" => run::<Struct4k>(a),
+        "S32k" => run::<Struct32k>(a),
+        _ => run::<KeyedSeq>(a),
+    };
+    match r {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("[{}] error: {e}", std::process::id());
+            println!("[{}] error: {e}", std::process::id());
             2
         }
     }
 }
 
-fn run(a: args::PerfArgs) -> halyard::Result<i32> {
+fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
     let pid = std::process::id();
-    let user_data = format!("DDSPerf:{}:{}:{}", a.sub as u8, pid, hostname()).into_bytes();
+    let host = hostname();
+    let user_data = format!("DDSPerf:{}:{}:{}", a.sub as u8, pid, host).into_bytes();
     let dp = DomainParticipant::with_options(
         a.domain,
         ParticipantOptions {
@@ -143,21 +175,32 @@ fn run(a: args::PerfArgs) -> halyard::Result<i32> {
             ..Default::default()
         },
     )?;
+    // ddsperf sees itself in DCPSParticipant first of all.
+    println!("[{pid}] participant {host}:{pid}: new (self)");
     let rel = if a.reliable { 'R' } else { 'U' };
-    let data_t = dp.create_topic::<KeyedSeq>(&format!("DDSPerf{rel}DataKS"))?;
-    let ping_t = dp.create_topic::<KeyedSeq>(&format!("DDSPerf{rel}PingKS"))?;
-    let pong_t = dp.create_topic::<KeyedSeq>(&format!("DDSPerf{rel}PongKS"))?;
+    let names = ["Data", "Ping", "Pong"].map(|k| format!("DDSPerf{rel}{k}{}", T::SUFFIX));
+    let data_t = dp.create_topic::<T>(&names[0])?;
+    let ping_t = dp.create_topic::<T>(&names[1])?;
+    let pong_t = dp.create_topic::<T>(&names[2])?;
     let cpu_t = dp.create_topic::<CPUStats>("DDSPerfCPUStats")?;
     let publisher = dp.create_publisher(GroupQos::default());
     let subscriber = dp.create_subscriber(GroupQos::default());
     let mut cpu_qos = EndpointQos::writer_default();
     cpu_qos.history = History::KeepLast(1);
-    let _cpu_writer = publisher.create_datawriter(&cpu_t, cpu_qos)?;
+    let cpu_writer = publisher.create_datawriter(&cpu_t, cpu_qos)?;
+    let cpu_reader = if a.cpu_stats {
+        let mut q = EndpointQos::reader_default();
+        q.reliability.kind = ReliabilityKind::Reliable;
+        q.history = History::KeepLast(1);
+        Some(subscriber.create_datareader(&cpu_t, q)?)
+    } else {
+        None
+    };
     let data_writer = publisher.create_datawriter(&data_t, data_qos(&a, true))?;
     let ping_writer = publisher.create_datawriter(&ping_t, keep_last1(&a, true))?;
-    let own = guid_partition(dp.guid_prefix());
+    let own = dp.guid_prefix();
     let pong_sub = dp.create_subscriber(GroupQos {
-        partition: vec![own],
+        partition: vec![guid_partition(own)],
         ..Default::default()
     });
     let pong_reader = pong_sub.create_datareader(&pong_t, data_qos(&a, false))?;
@@ -171,6 +214,8 @@ fn run(a: args::PerfArgs) -> halyard::Result<i32> {
     let perf = Arc::new(Perf {
         prefix: format!("[{pid}]"),
         start: Instant::now(),
+        names,
+        own,
         peers: Mutex::new(HashMap::new()),
         ping_writer,
         ping_seq: AtomicU32::new(0),
@@ -178,6 +223,8 @@ fn run(a: args::PerfArgs) -> halyard::Result<i32> {
         last_ping_ns: AtomicU64::new(0),
         latencies: Mutex::new(HashMap::new()),
         sub_stats: Mutex::new(SubStats::new(a.nkeys)),
+        pub_hist: Mutex::new(Hist::default()),
+        stop: AtomicBool::new(false),
         dp: dp.clone(),
         a: a.clone(),
     });
@@ -196,98 +243,154 @@ fn run(a: args::PerfArgs) -> halyard::Result<i32> {
         let (p, r) = (perf.clone(), dr.clone());
         dr.on_data_available(move || p.on_data(&r));
     }
-    let publisher_thread = a.publish.map(|rate| {
+    let publishing = a.publish.filter(|r| r.0 != Some(0.0));
+    let publisher_thread = publishing.map(|rate| {
         let p = perf.clone();
-        std::thread::spawn(move || p.publish(&data_writer, rate))
+        std::thread::Builder::new()
+            .name("pub".into())
+            .spawn(move || p.publish(&data_writer, rate))
     });
-    let code = perf.main_loop(&publisher);
-    drop(publisher_thread);
+    let publisher_thread = match publisher_thread {
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => return Err(halyard::Error::Thread(e)),
+        None => None,
+    };
+    let cpu = cpu::CpuRecorder::new(host);
+    let code = perf.main_loop(&publisher, &pong_t, cpu, &cpu_writer, cpu_reader.as_ref());
+    perf.stop.store(true, Ordering::SeqCst);
+    if let Some(h) = publisher_thread {
+        let _ = h.join();
+    }
     Ok(code)
 }
 
-impl Perf {
+impl<T: PerfType> Perf<T> {
     fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
 
-    fn discover(&self, publisher: &halyard::Publisher, pong_t: &halyard::Topic<KeyedSeq>) {
-        let own = self.dp.guid_prefix();
-        for p in self.dp.discovered_participants() {
+    /// Tracks ddsperf peers (user data `DDSPerf:S:PID:HOST`): a pong writer in each one's
+    /// GUID partition, `new`/`gone` lines. Returns true when the peer set changed.
+    fn discover(&self, publisher: &halyard::Publisher, pong_t: &halyard::Topic<T>) -> bool {
+        let mut changed = false;
+        let discovered = self.dp.discovered_participants();
+        for p in &discovered {
             let prefix = p.guid.prefix;
             let ud = String::from_utf8_lossy(&p.user_data).to_string();
             let mut parts = ud.splitn(4, ':');
-            if parts.next() != Some("DDSPerf") || prefix == own {
+            if parts.next() != Some("DDSPerf") || prefix == self.own {
                 continue;
             }
-            let (_, pid, host) = (
+            let (has_reader, pid, host) = (
+                parts.next().and_then(|s| s.parse::<i32>().ok()),
+                parts.next().and_then(|s| s.parse::<i64>().ok()),
                 parts.next(),
-                parts.next().unwrap_or("?"),
-                parts.next().unwrap_or("?"),
             );
-            let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+            let (Some(has_reader), Some(pid), Some(host)) = (has_reader, pid, host) else {
+                continue;
+            };
+            let mut peers = lock(&self.peers);
             if peers.contains_key(&prefix) {
                 continue;
             }
-            let name = format!("{host}:{pid}");
-            println!(
-                "{} {:.3} participant {name}: new",
-                self.prefix,
-                self.elapsed()
-            );
+            let name = format!("{host}:{}", pid as u32);
+            println!("{} participant {name}: new", self.prefix);
             let mut q = keep_last1(&self.a, true);
             q.partition = vec![guid_partition(prefix)];
             match publisher.create_datawriter(pong_t, q) {
                 Ok(w) => {
+                    let mut unmatched = MM_ALL;
+                    if has_reader == 0 {
+                        unmatched &= !MM_RD_DATA;
+                    }
+                    if !self.a.sub {
+                        unmatched &= !MM_WR_DATA;
+                    }
                     peers.insert(
                         prefix,
                         Peer {
                             name,
                             pong_writer: Arc::new(w),
+                            has_reader: has_reader != 0,
+                            tdisc: Instant::now(),
+                            unmatched,
+                            deadline_passed: false,
                         },
                     );
+                    changed = true;
                 }
-                Err(e) => eprintln!("{} error: cannot create pong writer: {e}", self.prefix),
+                Err(e) => println!("{} error: cannot create pong writer: {e}", self.prefix),
             }
         }
-        let alive: Vec<GuidPrefix> = self
-            .dp
-            .discovered_participants()
-            .iter()
-            .map(|p| p.guid.prefix)
-            .collect();
-        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut peers = lock(&self.peers);
         peers.retain(|k, v| {
-            let keep = alive.contains(k);
+            let keep = discovered.iter().any(|p| p.guid.prefix == *k);
             if !keep {
-                println!(
-                    "{} {:.3} participant {}: gone",
-                    self.prefix,
-                    self.start.elapsed().as_secs_f64(),
-                    v.name
-                );
+                println!("{} participant {}: gone", self.prefix, v.name);
+                changed = true;
             }
             keep
         });
+        changed
+    }
+
+    /// ddsperf's matching check: every expected endpoint of every peer must match within
+    /// 5 s of discovering it (`failed to match in 5.000s` otherwise). Matches are sticky.
+    fn check_matching(&self) {
+        let mut peers = lock(&self.peers);
+        if peers.values().all(|p| p.unmatched == 0) {
+            return;
+        }
+        let pubs = self.dp.discovered_publications();
+        let subs = self.dp.discovered_subscriptions();
+        let own_part = guid_partition(self.own);
+        let [data, ping, pong] = &self.names;
+        for (prefix, p) in peers.iter_mut() {
+            if p.unmatched == 0 {
+                continue;
+            }
+            let peer_part = guid_partition(*prefix);
+            let mut found = 0;
+            for e in pubs.iter().filter(|e| e.guid.prefix == *prefix) {
+                if &e.topic_name == data && self.a.sub {
+                    found |= MM_WR_DATA;
+                } else if &e.topic_name == ping {
+                    found |= MM_WR_PING;
+                } else if &e.topic_name == pong && e.qos.partition.contains(&own_part) {
+                    found |= MM_WR_PONG;
+                }
+            }
+            for e in subs.iter().filter(|e| e.guid.prefix == *prefix) {
+                if &e.topic_name == data && p.has_reader {
+                    found |= MM_RD_DATA;
+                } else if &e.topic_name == ping {
+                    found |= MM_RD_PING;
+                } else if &e.topic_name == pong && e.qos.partition.contains(&peer_part) {
+                    found |= MM_RD_PONG;
+                }
+            }
+            p.unmatched &= !found;
+            if p.unmatched != 0 && !p.deadline_passed && p.tdisc.elapsed() > MATCH_DEADLINE {
+                p.deadline_passed = true;
+                println!(
+                    "{} participant {}: failed to match in {:.3}s",
+                    self.prefix,
+                    p.name,
+                    MATCH_DEADLINE.as_secs_f64()
+                );
+            }
+        }
     }
 
     /// Pong: echo every ping to the pinging participant, timestamp `ts | 1`.
-    fn answer_pings(&self, r: &DataReader<KeyedSeq>) {
+    fn answer_pings(&self, r: &DataReader<T>) {
         let Ok(samples) = r.take(256) else { return };
         for s in samples {
             let (Some(d), Some(ts)) = (s.data, s.info.source_timestamp) else {
                 continue;
             };
-            let from = GuidPrefix(
-                s.info.publication_handle.0[..12]
-                    .try_into()
-                    .unwrap_or([0; 12]),
-            );
-            let w = self
-                .peers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&from)
-                .map(|p| p.pong_writer.clone());
+            let from = prefix_of(s.info.publication_handle);
+            let w = lock(&self.peers).get(&from).map(|p| p.pong_writer.clone());
             if let Some(w) = w {
                 let _ = w.write_w_timestamp(&d, Time::from_nanos(ts.to_nanos() | 1));
             }
@@ -296,15 +399,9 @@ impl Perf {
 
     fn send_ping(&self) {
         let seq = self.ping_seq.fetch_add(1, Ordering::SeqCst) + 1;
-        self.ping_answered
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-        let sample = KeyedSeq {
-            seq,
-            keyval: 0,
-            baggage: vec![0xee; self.a.size as usize - 12],
-        };
+        lock(&self.ping_answered).clear();
+        let mut sample = T::initial(self.a.size);
+        sample.set_seq(seq);
         self.last_ping_ns.store(now_ns() as u64, Ordering::SeqCst);
         let _ = self
             .ping_writer
@@ -312,32 +409,27 @@ impl Perf {
     }
 
     /// Ping: record (now - ts)/2 per ponging peer; ping again once all answered.
-    fn on_pongs(&self, r: &DataReader<KeyedSeq>) {
-        let Ok(samples) = r.take(256) else { return };
+    fn on_pongs(&self, r: &DataReader<T>) {
         let now = now_ns();
+        let mut pongs = Vec::new();
+        let _ = r.take_serialized(256, |payload, info| {
+            if let (Some((seq, _, size)), Some(ts)) = (T::peek(payload), info.source_timestamp) {
+                pongs.push((seq, size, ts.to_nanos(), prefix_of(info.publication_handle)));
+            }
+        });
         let mut all = false;
-        for s in samples {
-            let (Some(d), Some(ts)) = (s.data, s.info.source_timestamp) else {
-                continue;
-            };
-            let from = GuidPrefix(
-                s.info.publication_handle.0[..12]
-                    .try_into()
-                    .unwrap_or([0; 12]),
-            );
-            let lat = (now - ts.to_nanos()).max(0) as u64 / 2;
-            self.latencies
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+        for (seq, size, ts, from) in pongs {
+            let lat = (now - ts).max(0) as u64 / 2;
+            lock(&self.latencies)
                 .entry(from)
                 .or_default()
-                .add(lat, d.baggage.len() as u32 + 12);
-            if d.seq == self.ping_seq.load(Ordering::SeqCst) {
-                let mut answered = self.ping_answered.lock().unwrap_or_else(|e| e.into_inner());
+                .add(lat, size);
+            if ts & 1 == 1 && seq == self.ping_seq.load(Ordering::SeqCst) {
+                let mut answered = lock(&self.ping_answered);
                 if !answered.contains(&from) {
                     answered.push(from);
                 }
-                let expected = self.peers.lock().unwrap_or_else(|e| e.into_inner()).len();
+                let expected = lock(&self.peers).len();
                 all = answered.len() >= expected.max(1);
             }
         }
@@ -346,64 +438,111 @@ impl Perf {
         }
     }
 
-    fn on_data(&self, r: &DataReader<KeyedSeq>) {
-        let mut st = self.sub_stats.lock().unwrap_or_else(|e| e.into_inner());
+    fn on_data(&self, r: &DataReader<T>) {
+        let mut st = lock(&self.sub_stats);
+        let mut err = None;
         let _ = r.take_serialized(usize::MAX, |payload, info| {
-            st.record(payload, info.publication_handle)
-        });
-    }
-
-    fn publish(&self, w: &DataWriter<KeyedSeq>, rate: args::Rate) {
-        let mut sample = KeyedSeq {
-            seq: 0,
-            keyval: 0,
-            baggage: vec![0xee; self.a.size as usize - 12],
-        };
-        let start = Instant::now();
-        let mut count: u64 = 0;
-        let deadline = self.a.duration.map(|d| self.start + d);
-        loop {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            // ddsperf ignores its own participant's data (ignore-local).
+            if err.is_some() || prefix_of(info.publication_handle) == self.own {
                 return;
             }
-            for _ in 0..self.a.burst {
-                sample.keyval = sample.seq % self.a.nkeys;
-                if let Err(halyard::Error::Timeout) =
-                    w.write_w_timestamp(&sample, Time::from_nanos(now_ns() & !1))
-                {
+            if let Some((seq, key, size)) = T::peek(payload) {
+                if let Err(e) = st.record(seq, key, size, info.publication_handle) {
+                    err = Some(e);
+                }
+            }
+        });
+        if let Some(e) = err {
+            println!("{e}");
+            std::process::exit(3);
+        }
+    }
+
+    fn publish(&self, w: &DataWriter<T>, rate: args::Rate) {
+        let mut sample = T::initial(self.a.size);
+        let nkeys = self.a.nkeys;
+        for k in 0..nkeys {
+            sample.set_keyval(k);
+            let _ = w.register_instance(&sample);
+        }
+        sample.set_keyval(0);
+        let burst = self.a.burst.max(1);
+        let start = Instant::now();
+        let mut count: u64 = 0;
+        let mut in_burst = 0;
+        while !self.stop.load(Ordering::Relaxed) {
+            let t_write = Instant::now();
+            match w.write_w_timestamp(&sample, Time::from_nanos(now_ns() & !1)) {
+                Ok(()) => {}
+                Err(halyard::Error::Timeout) => {
+                    println!("write error: timeout");
                     continue;
                 }
-                sample.seq = sample.seq.wrapping_add(1);
-                count += 1;
+                Err(e) => {
+                    println!("write error: {e}");
+                    std::process::exit(2);
+                }
+            }
+            lock(&self.pub_hist).record(t_write.elapsed().as_nanos() as u64);
+            count += 1;
+            sample.set_seq(sample.seq().wrapping_add(1));
+            if T::KEY_OFF.is_some() {
+                sample.set_keyval((sample.keyval() + 1) % nkeys);
             }
             if let Some(r) = rate.0 {
-                if r <= 0.0 {
-                    std::thread::sleep(Duration::from_millis(100));
-                    continue;
-                }
-                while (count as f64) / (start.elapsed().as_secs_f64() + 0.005) > r {
-                    std::thread::sleep(Duration::from_millis(1));
+                in_burst += 1;
+                if in_burst == burst {
+                    in_burst = 0;
+                    while ((count / burst as u64) as f64) / (start.elapsed().as_secs_f64() + 0.005)
+                        > r
+                        && !self.stop.load(Ordering::Relaxed)
+                    {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                 }
             }
         }
     }
 
-    fn main_loop(&self, publisher: &halyard::Publisher) -> i32 {
-        let rel = if self.a.reliable { 'R' } else { 'U' };
-        let pong_t = match self
-            .dp
-            .create_topic::<KeyedSeq>(&format!("DDSPerf{rel}PongKS"))
-        {
-            Ok(t) => t,
-            Err(_) => return 2,
-        };
+    fn main_loop(
+        &self,
+        publisher: &halyard::Publisher,
+        pong_t: &halyard::Topic<T>,
+        mut cpu: cpu::CpuRecorder,
+        cpu_writer: &DataWriter<CPUStats>,
+        cpu_reader: Option<&DataReader<CPUStats>>,
+    ) -> i32 {
         let mut next_print = 1.0;
+        let mut last_print = 0.0;
         let mut next_ping = 1.0;
+        let mut next_disc = 0.0;
+        let mut next_match = 0.0;
+        let mut twarn_ping = 0.0;
+        let mut ping_timeouts = 0u32;
         loop {
-            self.discover(publisher, &pong_t);
             let t = self.elapsed();
-            if self.a.duration.is_some_and(|d| t >= d.as_secs_f64()) {
+            let done = self.a.duration.is_some_and(|d| t >= d.as_secs_f64());
+            if t >= next_print {
+                self.print_stats(t, t - last_print, &mut cpu, cpu_writer, cpu_reader);
+                last_print = t;
+                next_print = if t > next_print + 0.5 {
+                    t + 1.0
+                } else {
+                    next_print + 1.0
+                };
+            }
+            if done {
                 break;
+            }
+            if t >= next_disc {
+                if self.discover(publisher, pong_t) {
+                    twarn_ping = t + 3.333;
+                }
+                next_disc = t + 0.01;
+            }
+            if t >= next_match {
+                self.check_matching();
+                next_match = t + 0.1;
             }
             if let Some(args::Rate(rate)) = self.a.ping {
                 let since =
@@ -413,49 +552,131 @@ impl Perf {
                         self.send_ping();
                         next_ping = t.max(next_ping) + 1.0 / r;
                     }
-                    None if t >= 1.0 && since > 1_000_000_000 => self.send_ping(),
+                    None if t >= 1.0 && since > 1_000_000_000 => {
+                        let expected = lock(&self.peers).len();
+                        if self.ping_seq.load(Ordering::SeqCst) > 0
+                            && lock(&self.ping_answered).len() < expected
+                        {
+                            ping_timeouts += 1;
+                            if t > twarn_ping {
+                                println!(
+                                    "{} ping timed out (total {ping_timeouts} times) ... sending new ping",
+                                    self.prefix
+                                );
+                                twarn_ping = t + 1.0;
+                            }
+                        }
+                        self.send_ping()
+                    }
                     _ => {}
                 }
             }
-            if t >= next_print {
-                self.print_stats(t);
-                next_print += 1.0;
+            let t = self.elapsed();
+            let mut wake = next_print.min(next_disc).min(next_match);
+            if self.a.ping.is_some() {
+                wake = wake.min(next_ping.max(t + 0.001));
             }
-            std::thread::sleep(
-                Duration::from_millis(1).min(Duration::from_secs_f64((next_print - t).max(0.0))),
-            );
+            if let Some(d) = self.a.duration {
+                wake = wake.min(d.as_secs_f64());
+            }
+            std::thread::sleep(Duration::from_secs_f64((wake - t).clamp(0.0, 0.01)));
         }
-        let lost = self
-            .sub_stats
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .lost;
-        if lost > 0 && self.a.reliable && self.a.keep_last.is_none() && self.a.sub {
+        self.stop.store(true, Ordering::SeqCst);
+        self.check_matching();
+        let mut ok = true;
+        for p in lock(&self.peers).values() {
+            if p.unmatched != 0 {
+                println!(
+                    "{} error: {} failed to match {}",
+                    self.prefix,
+                    p.name,
+                    match_mask_names(p.unmatched)
+                );
+                ok = false;
+            }
+        }
+        let lost = lock(&self.sub_stats).lost;
+        if lost > 0 && self.a.reliable && self.a.keep_last.is_none() {
             println!("{} error: {lost} samples lost", self.prefix);
-            return 1;
+            ok = false;
         }
-        0
+        if ok {
+            0
+        } else {
+            1
+        }
     }
 
-    fn print_stats(&self, t: f64) {
-        let peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
-        let mut lat = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
+    fn print_stats(
+        &self,
+        t: f64,
+        dt: f64,
+        cpu: &mut cpu::CpuRecorder,
+        cpu_writer: &DataWriter<CPUStats>,
+        cpu_reader: Option<&DataReader<CPUStats>>,
+    ) {
+        let pfx = format!("{} {t:.3} ", self.prefix);
+        if self.a.publish.is_some_and(|r| r.0 != Some(0.0)) {
+            println!("{pfx}{}", lock(&self.pub_hist).line(dt));
+        }
+        if self.a.sub {
+            if let Some(line) = lock(&self.sub_stats).line(self.a.sub_every_second) {
+                println!("{pfx} {line}");
+            }
+        }
+        let peers = lock(&self.peers);
+        let mut lat = lock(&self.latencies);
         for (prefix, l) in lat.iter_mut() {
             if let Some(line) = l.line() {
-                let name = peers
-                    .get(prefix)
-                    .map_or_else(|| format!("{:x?}", &prefix.0[..4]), |p| p.name.clone());
-                println!("{} {t:.3}  {name} {line}", self.prefix);
+                let name = peers.get(prefix).map_or_else(
+                    || prefix.0.iter().map(|b| format!("{b:02x}")).collect(),
+                    |p| p.name.clone(),
+                );
+                println!("{pfx} {name} {line}");
             }
         }
         drop((peers, lat));
-        if let Some(line) = self
-            .sub_stats
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .line()
-        {
-            println!("{} {t:.3}  {line}", self.prefix);
+        if let Some(line) = cpu.record() {
+            println!("{pfx}{line}");
+        }
+        let _ = cpu_writer.write(&cpu.sample);
+        if let Some(r) = cpu_reader {
+            self.print_remote_cpu(&pfx, r);
+        }
+    }
+
+    /// `-c`: the latest CPUStats of every peer, `(stale)` when not updated since last time.
+    fn print_remote_cpu(&self, pfx: &str, r: &DataReader<CPUStats>) {
+        let Ok(samples) = r.read(40) else { return };
+        for s in samples {
+            if prefix_of(s.info.publication_handle) == self.own {
+                let _ = r.take_with(
+                    1,
+                    Selector {
+                        instance: Some(s.info.instance_handle),
+                        ..Default::default()
+                    },
+                );
+                continue;
+            }
+            let fresh = s.info.sample_state == SampleState::NotRead;
+            let alive = s.info.instance_state == InstanceState::Alive;
+            if let Some(d) = &s.data {
+                if alive || fresh {
+                    if let Some(line) = cpu::format_cpu(d, true, fresh) {
+                        println!("{pfx}{line}");
+                    }
+                }
+            }
+            if !alive {
+                let _ = r.take_with(
+                    1,
+                    Selector {
+                        instance: Some(s.info.instance_handle),
+                        ..Default::default()
+                    },
+                );
+            }
         }
     }
 }

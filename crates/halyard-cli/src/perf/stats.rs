@@ -53,7 +53,7 @@ impl Latencies {
 /// Subscriber statistics over all writers.
 pub struct SubStats {
     nkeys: u32,
-    expected: HashMap<(InstanceHandle, u32), u32>,
+    expected: HashMap<InstanceHandle, Vec<u32>>,
     pub total: u64,
     pub lost: u64,
     delta: u64,
@@ -80,47 +80,59 @@ impl SubStats {
         }
     }
 
-    /// Records one serialized KeyedSeq (CDR, either endianness).
-    pub fn record(&mut self, payload: &[u8], writer: InstanceHandle) {
-        if payload.len() < 16 {
-            return;
+    /// Records one sample (seq, keyval, ddsperf size) from `writer`, as ddsperf's
+    /// `check_eseq`: per writer and key the next expected seq; the first sample of a writer
+    /// sets the expectation of every key consistently with `nkeys`. A key >= nkeys is an
+    /// error (ddsperf exits 3).
+    pub fn record(
+        &mut self,
+        seq: u32,
+        key: u32,
+        size: u32,
+        writer: InstanceHandle,
+    ) -> Result<(), String> {
+        let n = self.nkeys;
+        if key >= n {
+            return Err(format!("received key {key} >= nkeys {n}"));
         }
-        let le = payload[1] & 1 == 1;
-        let u32_at = |o: usize| {
-            let b = [payload[o], payload[o + 1], payload[o + 2], payload[o + 3]];
-            if le {
-                u32::from_le_bytes(b)
-            } else {
-                u32::from_be_bytes(b)
+        self.size = size;
+        match self.expected.get_mut(&writer) {
+            Some(e) => {
+                let lost = seq.wrapping_sub(e[key as usize]);
+                // A sample older than expected (e.g. a duplicate) is not a loss.
+                if lost < u32::MAX / 2 {
+                    self.lost += lost as u64;
+                    self.delta_lost += lost as u64;
+                }
+                e[key as usize] = seq.wrapping_add(n);
             }
-        };
-        let (seq, key, baglen) = (u32_at(4), u32_at(8), u32_at(12));
-        self.size = 12u32.saturating_add(baglen);
-        let exp = self
-            .expected
-            .entry((writer, key % self.nkeys))
-            .or_insert(seq);
-        let lost = seq.wrapping_sub(*exp);
-        if lost < u32::MAX / 2 {
-            self.lost += lost as u64;
-            self.delta_lost += lost as u64;
+            None => {
+                let e = (0..n)
+                    .map(|i| {
+                        seq.wrapping_add(i.wrapping_sub(key))
+                            .wrapping_add(if i <= key { n } else { 0 })
+                    })
+                    .collect();
+                self.expected.insert(writer, e);
+            }
         }
-        *exp = seq.wrapping_add(self.nkeys);
         self.total += 1;
         self.delta += 1;
-        self.delta_bytes += self.size as u64;
+        self.delta_bytes += size as u64;
+        Ok(())
     }
 
     /// ddsperf's sub line, then starts a new interval.
-    pub fn line(&mut self) -> Option<String> {
+    /// `always`: print even when nothing arrived (`-1`).
+    pub fn line(&mut self, always: bool) -> Option<String> {
         let dt = self.last.elapsed().as_secs_f64().max(1e-9);
         self.last = std::time::Instant::now();
-        if self.delta == 0 {
-            return None;
-        }
         self.history.push_back((self.delta, self.delta_bytes, dt));
         if self.history.len() > 10 {
             self.history.pop_front();
+        }
+        if self.delta == 0 && !always {
+            return None;
         }
         let (hs, hb): (u64, u64) = self
             .history
@@ -142,5 +154,166 @@ impl SubStats {
         self.delta_lost = 0;
         self.delta_bytes = 0;
         Some(line)
+    }
+}
+
+/// ddsperf's publisher write-latency histogram: 30 bins of 1 us from 0, plus overflow.
+pub struct Hist {
+    bins: [u64; 30],
+    over: u64,
+    min: u64,
+    max: u64,
+}
+
+impl Default for Hist {
+    fn default() -> Self {
+        Hist {
+            bins: [0; 30],
+            over: 0,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
+}
+
+/// C's `printf("%W.Pg", v)`.
+pub fn fmt_g(v: f64, width: usize, prec: usize) -> String {
+    let p = prec.max(1);
+    let s = if v == 0.0 {
+        "0".to_string()
+    } else {
+        let e = format!("{:.*e}", p - 1, v);
+        let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+        let x: i32 = exp.parse().unwrap_or(0);
+        if x < -4 || x >= p as i32 {
+            let m = strip_zeros(mant);
+            format!("{m}e{}{:02}", if x < 0 { '-' } else { '+' }, x.abs())
+        } else {
+            strip_zeros(&format!("{:.*}", (p as i32 - 1 - x).max(0) as usize, v))
+        }
+    };
+    format!("{s:>width$}")
+}
+
+fn strip_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+fn fmt_ns(v: u64) -> String {
+    if v < 1000 {
+        format!("{v:3}n")
+    } else if v + 500 < 1_000_000 {
+        format!("{:3}u", (v + 500) / 1000)
+    } else if v + 500_000 < 1_000_000_000 {
+        format!("{:3}m", (v + 500_000) / 1_000_000)
+    } else {
+        format!("{:3}s", (v + 500_000_000) / 1_000_000_000)
+    }
+}
+
+impl Hist {
+    pub fn record(&mut self, ns: u64) {
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
+        match self.bins.get_mut((ns / 1000) as usize) {
+            Some(b) => *b += 1,
+            None => self.over += 1,
+        }
+    }
+
+    /// `RATE/s MIN |HISTOGRAM| PCT% MAX` over an interval of `dt` seconds, then resets.
+    pub fn line(&mut self, dt: f64) -> String {
+        let cnt = self.over + self.bins.iter().sum::<u64>();
+        let peak = self.bins.iter().copied().max().unwrap_or(0);
+        let (p1, p10, p20, p40, p60, p80) = (
+            peak / 100,
+            peak / 10,
+            peak / 5,
+            2 * peak / 5,
+            3 * peak / 5,
+            4 * peak / 5,
+        );
+        let hist: String = self
+            .bins
+            .iter()
+            .map(|&b| match b {
+                0 => ' ',
+                b if b <= p1 => '.',
+                b if b <= p10 => '_',
+                b if b <= p20 => '-',
+                b if b <= p40 => '=',
+                b if b <= p60 => 'x',
+                b if b <= p80 => 'X',
+                _ => '@',
+            })
+            .collect();
+        let avg = cnt as f64 / dt;
+        let mut l = if avg < 999.5 {
+            fmt_g(avg, 5, 3)
+        } else if avg < 1e6 {
+            format!("{}k", fmt_g(avg / 1e3, 4, 3))
+        } else {
+            format!("{}M", fmt_g(avg / 1e6, 4, 3))
+        };
+        l.push_str("/s ");
+        if self.min == u64::MAX {
+            l.push_str(" inf ");
+        } else {
+            l.push_str(&fmt_ns(self.min));
+            l.push(' ');
+        }
+        let pct = 100 * (self.over + cnt / 2).checked_div(cnt).unwrap_or(0);
+        l.push_str(&format!("|{hist}| {pct:3}% {}", fmt_ns(self.max)));
+        *self = Hist::default();
+        l
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_g() {
+        assert_eq!(fmt_g(101.0, 5, 3), "  101");
+        assert_eq!(fmt_g(99.5, 5, 3), " 99.5");
+        assert_eq!(fmt_g(1.0, 4, 3), "   1");
+        assert_eq!(fmt_g(12.3456, 4, 3), "12.3");
+        assert_eq!(fmt_g(999.9, 4, 3), "1e+03");
+        assert_eq!(fmt_g(0.0, 5, 3), "    0");
+    }
+
+    #[test]
+    fn hist_line_format() {
+        let mut h = Hist::default();
+        for ns in [4_000u64, 4_100, 10_000, 47_000] {
+            h.record(ns);
+        }
+        assert_eq!(
+            h.line(1.0),
+            "    4/s   4u |    @     x                   |   0%  47u"
+        );
+        assert_eq!(
+            h.line(1.0),
+            "    0/s  inf |                              |   0%   0n"
+        );
+    }
+
+    #[test]
+    fn keys_expectations_as_ddsperf() {
+        let w = InstanceHandle([1; 16]);
+        let mut s = SubStats::new(4);
+        // first sample seen is key 2 seq 6: earlier ones are not counted lost
+        for (seq, key) in [(6, 2), (7, 3), (8, 0), (9, 1), (10, 2), (12, 0)] {
+            s.record(seq, key, 12, w).unwrap();
+        }
+        assert_eq!((s.total, s.lost), (6, 0));
+        s.record(17, 1, 12, w).unwrap(); // key 1 expected 13
+        assert_eq!(s.lost, 4);
+        assert!(s.record(1, 4, 12, w).is_err());
     }
 }
