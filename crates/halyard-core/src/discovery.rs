@@ -277,9 +277,8 @@ impl Participant {
         {
             return;
         }
-        let lease = now + wire_to_std(data.lease_duration);
         if let Some(r) = self.remote.get_mut(&prefix) {
-            r.lease_deadline = lease;
+            r.prev_lease = wire_to_std(r.data.lease_duration);
             if r.data != data {
                 // Locators or the builtin endpoint set changed (a real change, or a damaged
                 // announcement that the next one undoes): every proxy follows the latest.
@@ -287,6 +286,9 @@ impl Participant {
                 self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
                 self.match_builtin(now, &data);
                 self.refresh_user_locators(prefix);
+            }
+            if let Some(r) = self.remote.get_mut(&prefix) {
+                r.lease_deadline = now + r.lease();
             }
             return;
         }
@@ -299,7 +301,8 @@ impl Participant {
             prefix,
             RemoteParticipant {
                 data: data.clone(),
-                lease_deadline: lease,
+                lease_deadline: now + wire_to_std(data.lease_duration),
+                prev_lease: wire_to_std(data.lease_duration),
             },
         );
         self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));

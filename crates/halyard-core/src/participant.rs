@@ -36,6 +36,17 @@ pub struct Stats {
 pub(crate) struct RemoteParticipant {
     pub(crate) data: ParticipantData,
     pub(crate) lease_deadline: Instant,
+    /// The lease duration of the announcement before `data`'s.
+    pub(crate) prev_lease: std::time::Duration,
+}
+
+impl RemoteParticipant {
+    /// The lease in force: the longer of the last two announced. A lease changes only once two
+    /// announcements agree, so one damaged announcement (a tiny lease would drop a live peer,
+    /// a huge one keep a dead peer forever) is undone by the next.
+    pub(crate) fn lease(&self) -> std::time::Duration {
+        crate::time::wire_to_std(self.data.lease_duration).max(self.prev_lease)
+    }
 }
 
 /// State of the receiver while walking one message (RTPS 2.5 §8.3.4).
@@ -388,7 +399,7 @@ impl Participant {
             }
         }
         if let Some(r) = self.remote.get_mut(&sender) {
-            r.lease_deadline = now + crate::time::wire_to_std(r.data.lease_duration);
+            r.lease_deadline = now + r.lease();
         }
         self.route_deliveries(now);
     }

@@ -547,6 +547,9 @@ impl Writer {
         let first_contact = p.last_acknack.is_none();
         p.last_acknack = Some(count);
         let base = set.base.0.min(last_sn + 1);
+        // The reader is behind what it acknowledged before: it lost its state for us (a new
+        // proxy after its lease on us expired, or a restart) and knows nothing to ask for.
+        let went_back = base < p.acked_below;
         let advanced = base > p.acked_below;
         if advanced {
             p.acked_below = base;
@@ -557,7 +560,8 @@ impl Writer {
                 p.requested.insert(sn.0);
             }
         }
-        let wants_hb = first_contact || (set.num_bits == 0 && !final_flag && base <= last_sn);
+        let wants_hb =
+            first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
         if advanced {
             self.collect_acked();
         }
