@@ -651,22 +651,18 @@ pub fn assert_exactly_once_in_order(seed: u64, delivered: &[Option<u64>], n: u64
 }
 
 /// The safety property that survives undetectable corruption: samples whose content is intact
-/// are delivered at their own sequence number, in strictly increasing order, at most once.
-/// Returns how many deliveries carried corrupted content.
+/// and that arrive at their own sequence number are delivered in strictly increasing order, at
+/// most once. A delivery with corrupted content, or with intact content at another sequence
+/// number (a bit flip in the DATA header: RTPS has no checksum of its own, UDP's catches this
+/// on real networks), is counted as corrupted. Returns how many deliveries were.
 pub fn assert_intact_in_order(seed: u64, out: &StreamOutcome) -> usize {
     let mut last: Option<u64> = None;
     let mut bad = 0;
     for (pos, (_, s)) in out.net.node(out.reader_node).samples.iter().enumerate() {
-        let Some(i) = parse_indexed(&s.payload) else {
+        let Some(i) = parse_indexed(&s.payload).filter(|&i| s.sn.0 == i as i64 + 1) else {
             bad += 1;
             continue;
         };
-        assert_eq!(
-            s.sn.0,
-            i as i64 + 1,
-            "seed {seed:#x}: delivery #{pos}: index {i} arrived as sn {}",
-            s.sn.0
-        );
         assert!(
             last.is_none_or(|l| i > l),
             "seed {seed:#x}: delivery #{pos}: index {i} after {last:?}"
