@@ -466,6 +466,10 @@ impl<T: PerfType> Perf<T> {
             let _ = w.register_instance(&sample);
         }
         sample.set_keyval(0);
+        // Do not outrun discovery: give a subscriber that is already running up to 2 s to
+        // match in both directions (a reliable reader counts once it acknowledged us), so the
+        // first samples are not lost to it. ddsperf's -Qinitwait is the explicit form of this.
+        let _ = w.wait_for_matched(1, Duration::from_secs(2));
         let burst = self.a.burst.max(1);
         let start = Instant::now();
         let mut count: u64 = 0;
