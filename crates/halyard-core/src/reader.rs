@@ -59,7 +59,7 @@ pub(crate) struct WriterProxy {
     pending: BTreeMap<i64, Pending>,
     frags: BTreeMap<i64, Reassembly>,
     highest_announced: i64,
-    last_hb: Option<i32>,
+    hb_counts: CountFilter,
     acknack_count: i32,
     nackfrag_count: i32,
     delivered_any: bool,
@@ -85,7 +85,7 @@ impl WriterProxy {
             pending: BTreeMap::new(),
             frags: BTreeMap::new(),
             highest_announced: 0,
-            last_hb: None,
+            hb_counts: CountFilter::default(),
             acknack_count: first_count,
             nackfrag_count: first_count,
             delivered_any: false,
@@ -203,11 +203,10 @@ impl WriterProxy {
         if !self.reliable {
             return (0, false);
         }
-        if self.last_hb.is_some_and(|c| is_stale_count(count, c)) {
+        let first_contact = !self.hb_counts.seen() && !self.delivered_any;
+        if !self.hb_counts.accept(count) {
             return (0, false);
         }
-        let first_contact = self.last_hb.is_none() && !self.delivered_any;
-        self.last_hb = Some(count);
         self.highest_announced = self.highest_announced.max(last);
         let mut lost = 0;
         if first_contact && self.sync_on_first_heartbeat {
@@ -385,7 +384,109 @@ impl Reader {
 /// duplicate or stale, unless it is implausibly far below (a peer restart or a corrupted count
 /// seen earlier), in which case it is accepted so one bad value cannot wedge the channel.
 pub(crate) fn is_stale_count(count: i32, last: i32) -> bool {
-    const PLAUSIBLE_REORDER: i64 = 1 << 16;
     let behind = last as i64 - count as i64;
     (0..PLAUSIBLE_REORDER).contains(&behind)
+}
+
+/// How far below the last count a count may be and still be taken as a reordered duplicate.
+const PLAUSIBLE_REORDER: i64 = 1 << 16;
+
+/// Stale counts, each newer than the one before, after which the recorded count is taken as
+/// bogus and the peer's current count adopted.
+const STALE_RUN_RESYNC: u8 = 3;
+
+/// The duplicate filter for one peer's HEARTBEAT, ACKNACK or NACK_FRAG counts.
+///
+/// A count that is not newer than the last accepted one is stale ([`is_stale_count`]). But the
+/// last accepted count may itself be damaged: a bit flip that pushed it up by less than
+/// [`PLAUSIBLE_REORDER`] (0x3007 -> 0x13007) makes every genuine count after it "stale" for up
+/// to 65 535 submessages, and the channel is wedged. A peer's genuine counts keep growing while
+/// reordered duplicates do not, so a run of stale counts that themselves keep growing proves
+/// the recorded count wrong: after [`STALE_RUN_RESYNC`] of them the filter adopts the peer's
+/// count. Accepting a stale submessage is harmless (acknowledgments only move forward, a
+/// resend is redundant at worst); ignoring a live peer forever is not.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CountFilter {
+    last: Option<i32>,
+    /// The last stale count seen since `last` was accepted, and how many grew in a row.
+    stale: Option<(i32, u8)>,
+}
+
+impl CountFilter {
+    /// True if `count` is to be processed (it is then recorded as the last count).
+    pub(crate) fn accept(&mut self, count: i32) -> bool {
+        let Some(last) = self.last else {
+            self.adopt(count);
+            return true;
+        };
+        if !is_stale_count(count, last) {
+            self.adopt(count);
+            return true;
+        }
+        let run = match self.stale {
+            Some((prev, run)) if is_newer(count, prev) => run.saturating_add(1),
+            Some((prev, run)) if !is_newer(prev, count) => {
+                // The same stale count again (a duplicate): no evidence either way.
+                self.stale = Some((prev, run));
+                return false;
+            }
+            _ => 1,
+        };
+        if run >= STALE_RUN_RESYNC {
+            self.adopt(count);
+            return true;
+        }
+        self.stale = Some((count, run));
+        false
+    }
+
+    fn adopt(&mut self, count: i32) {
+        self.last = Some(count);
+        self.stale = None;
+    }
+
+    /// True once any count was accepted.
+    pub(crate) fn seen(&self) -> bool {
+        self.last.is_some()
+    }
+}
+
+/// True if `a` is a plausible successor of `b`.
+fn is_newer(a: i32, b: i32) -> bool {
+    let ahead = a as i64 - b as i64;
+    (1..PLAUSIBLE_REORDER).contains(&ahead)
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::CountFilter;
+
+    #[test]
+    fn corrupted_forward_jump_is_undone_by_growing_stale_counts() {
+        let mut f = CountFilter::default();
+        assert!(f.accept(0x3006));
+        assert!(
+            f.accept(0x13007),
+            "a forward jump is accepted (it cannot be told apart)"
+        );
+        assert!(!f.accept(0x3008));
+        assert!(!f.accept(0x3008), "a duplicate is no evidence");
+        assert!(!f.accept(0x3009));
+        assert!(f.accept(0x300a), "the third growing stale count resyncs");
+        assert!(f.accept(0x300b));
+        assert!(!f.accept(0x300b));
+    }
+
+    #[test]
+    fn reordered_duplicates_are_dropped() {
+        let mut f = CountFilter::default();
+        for c in 1..=10 {
+            assert!(f.accept(c));
+        }
+        assert!(!f.accept(7));
+        assert!(!f.accept(9));
+        assert!(!f.accept(8));
+        assert!(!f.accept(10));
+        assert!(f.accept(11));
+    }
 }

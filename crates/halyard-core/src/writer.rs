@@ -20,6 +20,7 @@
 use crate::config::ParticipantConfig;
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
+use crate::reader::CountFilter;
 use crate::time::Instant;
 use halyard_wire::param::{pid, ParameterListWriter};
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
@@ -80,8 +81,10 @@ pub(crate) struct ReaderProxy {
     pub(crate) acked_below: i64,
     pub(crate) start_sn: i64,
     pub(crate) requested: BTreeSet<i64>,
-    pub(crate) last_acknack: Option<i32>,
-    pub(crate) last_nackfrag: Option<i32>,
+    pub(crate) acknack_counts: CountFilter,
+    pub(crate) nackfrag_counts: CountFilter,
+    /// Consecutive ACKNACKs acknowledging beyond what was ever written.
+    pub(crate) acks_ahead: u8,
 }
 
 impl ReaderProxy {
@@ -93,8 +96,9 @@ impl ReaderProxy {
             acked_below: start_sn,
             start_sn,
             requested: BTreeSet::new(),
-            last_acknack: None,
-            last_nackfrag: None,
+            acknack_counts: CountFilter::default(),
+            nackfrag_counts: CountFilter::default(),
+            acks_ahead: 0,
         }
     }
 }
@@ -536,16 +540,29 @@ impl Writer {
         let Some(p) = self.proxies.get_mut(&reader) else {
             return false;
         };
-        if p.last_acknack
-            .is_some_and(|c| crate::reader::is_stale_count(count, c))
-        {
-            return false;
+        // An ACKNACK acknowledging beyond what was ever written is damaged (a bit flip in its
+        // base: RTPS has no checksum of its own), unless the reader really is ahead (it skipped
+        // to a damaged HEARTBEAT's or GAP's end), in which case it says so again every time.
+        // Taking one such ACKNACK at its word acknowledges changes the reader never received;
+        // once all is acknowledged no HEARTBEAT ever asks it again (seed 0xcbdc8571e728e503:
+        // a SEDP announcement lost for good, no match). So it counts only once confirmed; until
+        // then a HEARTBEAT asks the reader to say again where it is.
+        if set.base.0 > last_sn + 1 {
+            p.acks_ahead = p.acks_ahead.saturating_add(1);
+            if p.acks_ahead < 2 {
+                self.serve_requests(now, out, cfg, reader, true);
+                return false;
+            }
+        } else {
+            p.acks_ahead = 0;
         }
         // A reader's first ACKNACK proves it matched us: answer with a HEARTBEAT at once so it
         // synchronises on our sequence numbers before data flows (otherwise a volatile reader
         // syncs on the first heartbeat piggy-backed on data and skips what was lost before it).
-        let first_contact = p.last_acknack.is_none();
-        p.last_acknack = Some(count);
+        let first_contact = !p.acknack_counts.seen();
+        if !p.acknack_counts.accept(count) {
+            return false;
+        }
         let base = set.base.0.min(last_sn + 1);
         // The reader is behind what it acknowledged before: it lost its state for us (a new
         // proxy after its lease on us expired, or a restart) and knows nothing to ask for.
@@ -582,12 +599,9 @@ impl Writer {
         let Some(p) = self.proxies.get_mut(&reader) else {
             return;
         };
-        if p.last_nackfrag
-            .is_some_and(|c| crate::reader::is_stale_count(count, c))
-        {
+        if !p.nackfrag_counts.accept(count) {
             return;
         }
-        p.last_nackfrag = Some(count);
         let list: Vec<u32> = frags.iter().collect();
         let (dests, prefix) = (p.locators.clone(), p.guid.prefix);
         if self.changes.contains_key(&sn) && sn >= p.start_sn {
@@ -705,7 +719,7 @@ impl Writer {
         let unacked: Vec<Guid> = self
             .proxies
             .values()
-            .filter(|p| p.reliable && (p.acked_below <= last || p.last_acknack.is_none()))
+            .filter(|p| p.reliable && (p.acked_below <= last || !p.acknack_counts.seen()))
             .map(|p| p.guid)
             .collect();
         if unacked.is_empty() {
@@ -749,7 +763,7 @@ impl Writer {
     pub(crate) fn synced_readers(&self) -> usize {
         self.proxies
             .values()
-            .filter(|p| !p.reliable || p.last_acknack.is_some())
+            .filter(|p| !p.reliable || p.acknack_counts.seen())
             .count()
     }
 
