@@ -578,9 +578,10 @@ impl Stream {
         // `lost 0` proves every sample between the first and the last received one arrived.
         // Before that span: samples written before the endpoints matched (volatile, not owed).
         // After it: samples unacknowledged when the publisher exits (halyard perf does not
-        // linger). Bound both: the subscriber's total (which also counts the first second of
-        // data, the slack for that tail) must cover all the publisher wrote once data flowed.
-        if last.total == 0 || (last.total as f64) < 0.95 * self.published {
+        // linger; up to the 2 MB writer high-water mark). Bound both: the subscriber's total
+        // (which also counts its first second of data, slack for that tail) must reach 90 % of
+        // what the publisher wrote in the seconds after data began to flow.
+        if last.total == 0 || (last.total as f64) < 0.9 * self.published {
             fail(
                 &format!(
                     "{}: subscriber received {} of ~{:.0} published samples",
