@@ -4,7 +4,7 @@
 use crate::config::ParticipantConfig;
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
-use crate::reader::{Arrival, Reader, ReaderSpec};
+use crate::reader::{Arrival, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
 use crate::writer::{NewChange, WriteError, Writer, WriterSpec};
 use halyard_wire::discovery::ParticipantData;
@@ -325,6 +325,31 @@ impl Participant {
         }
     }
 
+    /// Sets how many more samples a local reader's application can take in (`None` =
+    /// unlimited) and delivers held samples up to that credit. Reliable samples beyond the
+    /// credit stay unacknowledged in the core, which back-pressures their writers.
+    pub fn set_reader_credit(&mut self, now: Instant, reader: EntityId, credit: Option<usize>) {
+        let Some(rd) = self.readers.get_mut(&reader) else {
+            return;
+        };
+        rd.credit = credit;
+        let mut released = Vec::new();
+        for (g, proxy) in rd.proxies.iter_mut() {
+            let mut sink = Sink {
+                out: &mut self.delivered,
+                credit: &mut rd.credit,
+            };
+            if proxy.release(reader, &mut sink) {
+                released.push(*g);
+            }
+        }
+        // Tell the writers at once so they free their history without waiting for a heartbeat.
+        for w in released {
+            self.send_acknack(reader, w);
+        }
+        self.route_deliveries(now);
+    }
+
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.spdp_next;
@@ -499,7 +524,11 @@ impl Participant {
         let Some(proxy) = rd.proxies.get_mut(&writer) else {
             return;
         };
-        let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut self.delivered);
+        let mut sink = Sink {
+            out: &mut self.delivered,
+            credit: &mut rd.credit,
+        };
+        let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut sink);
         if lost > 0 {
             self.push_event(Event::SampleLost {
                 reader,
@@ -549,7 +578,10 @@ impl Participant {
                 hb.last_sn.0,
                 hb.count,
                 hb.final_flag,
-                &mut self.delivered,
+                &mut Sink {
+                    out: &mut self.delivered,
+                    credit: &mut rd.credit,
+                },
             );
             if lost > 0 {
                 self.push_event(Event::SampleLost {
@@ -622,7 +654,15 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
-            proxy.on_gap(r, g.gap_start.0, &g.gap_list, &mut self.delivered);
+            proxy.on_gap(
+                r,
+                g.gap_start.0,
+                &g.gap_list,
+                &mut Sink {
+                    out: &mut self.delivered,
+                    credit: &mut rd.credit,
+                },
+            );
         }
     }
 }

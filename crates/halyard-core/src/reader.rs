@@ -35,6 +35,29 @@ pub struct ReaderSpec {
     pub has_key: bool,
 }
 
+/// Where a writer proxy delivers in-order samples: the participant's delivery list, limited by
+/// the reader's credit (the free space of the application's cache for a reliable KEEP_ALL
+/// reader; `None` = unlimited). Without credit, reliable samples stay pending and unacknowledged,
+/// so the writer keeps them and, once its own history is full, blocks: back-pressure instead of
+/// loss (DDS 1.4 §2.2.3.14: RELIABLE with KEEP_ALL).
+pub(crate) struct Sink<'a> {
+    pub(crate) out: &'a mut Vec<ReceivedSample>,
+    pub(crate) credit: &'a mut Option<usize>,
+}
+
+impl Sink<'_> {
+    fn has_room(&self) -> bool {
+        self.credit.is_none_or(|c| c > 0)
+    }
+
+    fn push(&mut self, s: ReceivedSample) {
+        if let Some(c) = self.credit.as_mut() {
+            *c = c.saturating_sub(1);
+        }
+        self.out.push(s);
+    }
+}
+
 /// A sample as it arrived, before ordering.
 pub(crate) struct Arrival {
     pub(crate) kind: ChangeKind,
@@ -93,7 +116,7 @@ impl WriterProxy {
         }
     }
 
-    fn deliver(&mut self, reader: EntityId, sn: i64, a: Arrival, out: &mut Vec<ReceivedSample>) {
+    fn deliver(&mut self, reader: EntityId, sn: i64, a: Arrival, out: &mut Sink<'_>) {
         self.delivered_any = true;
         out.push(ReceivedSample {
             reader,
@@ -113,7 +136,7 @@ impl WriterProxy {
         reader: EntityId,
         sn: i64,
         a: Arrival,
-        out: &mut Vec<ReceivedSample>,
+        out: &mut Sink<'_>,
     ) -> u64 {
         if sn < self.next_sn || self.pending.contains_key(&sn) {
             return 0;
@@ -131,7 +154,7 @@ impl WriterProxy {
             self.lost += lost;
             return lost;
         }
-        if sn == self.next_sn {
+        if sn == self.next_sn && out.has_room() {
             self.next_sn += 1;
             self.deliver(reader, sn, a, out);
             self.drain(reader, out);
@@ -141,10 +164,13 @@ impl WriterProxy {
         0
     }
 
-    fn drain(&mut self, reader: EntityId, out: &mut Vec<ReceivedSample>) {
+    fn drain(&mut self, reader: EntityId, out: &mut Sink<'_>) {
         while let Some(entry) = self.pending.first_entry() {
             let sn = *entry.key();
             if sn > self.next_sn {
+                break;
+            }
+            if sn == self.next_sn && matches!(entry.get(), Pending::Sample(_)) && !out.has_room() {
                 break;
             }
             match entry.remove() {
@@ -165,13 +191,20 @@ impl WriterProxy {
         }
     }
 
+    /// Delivers held samples after the reader's credit grew; returns whether any were.
+    pub(crate) fn release(&mut self, reader: EntityId, out: &mut Sink<'_>) -> bool {
+        let before = self.next_sn;
+        self.drain(reader, out);
+        self.next_sn > before
+    }
+
     /// GAP: `start..end` and the members of `set` are irrelevant.
     pub(crate) fn on_gap(
         &mut self,
         reader: EntityId,
         start: i64,
         set: &SequenceNumberSet,
-        out: &mut Vec<ReceivedSample>,
+        out: &mut Sink<'_>,
     ) {
         if !self.reliable {
             return;
@@ -198,7 +231,7 @@ impl WriterProxy {
         last: i64,
         count: i32,
         final_flag: bool,
-        out: &mut Vec<ReceivedSample>,
+        out: &mut Sink<'_>,
     ) -> (u64, bool) {
         if !self.reliable {
             return (0, false);
@@ -219,11 +252,15 @@ impl WriterProxy {
                 .min(last + 1);
             self.next_sn = self.next_sn.max(start);
             self.drain(reader, out);
-        } else if first > self.next_sn {
-            // Deliver what we hold below `first`; the rest is lost.
+        } else if first > self.next_sn && out.has_room() {
+            // Deliver what we hold below `first`; the rest is lost. (Without credit this waits
+            // for a later heartbeat: the held samples must reach the application first.)
             while let Some(entry) = self.pending.first_entry() {
                 let sn = *entry.key();
                 if sn >= first {
+                    break;
+                }
+                if matches!(entry.get(), Pending::Sample(_)) && !out.has_room() {
                     break;
                 }
                 if let Pending::Sample(a) = entry.remove() {
@@ -234,7 +271,11 @@ impl WriterProxy {
                     }
                 }
             }
-            if first > self.next_sn {
+            let held_below_first = self
+                .pending
+                .first_key_value()
+                .is_some_and(|(&k, _)| k < first);
+            if first > self.next_sn && !held_below_first {
                 if self.delivered_any {
                     lost += (first - self.next_sn) as u64;
                 }
@@ -364,6 +405,8 @@ pub(crate) struct Reader {
     pub(crate) guid: Guid,
     pub(crate) spec: ReaderSpec,
     pub(crate) proxies: BTreeMap<Guid, WriterProxy>,
+    /// Samples the application can still take in (see [`Sink`]); `None` = unlimited.
+    pub(crate) credit: Option<usize>,
 }
 
 impl Reader {
@@ -372,6 +415,7 @@ impl Reader {
             guid,
             spec,
             proxies: BTreeMap::new(),
+            credit: None,
         }
     }
 

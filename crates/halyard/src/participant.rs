@@ -363,7 +363,9 @@ impl Subscriber {
         let id = st.core.create_reader(now, spec);
         let mut state = ReaderState::new(qos, key_fn);
         state.listener = listener;
+        let credit = state.credit();
         st.readers.insert(id, state);
+        st.core.set_reader_credit(now, id, credit);
         shared.pump(&mut st);
         shared.finish(st);
         Ok(DataReader::new(self.participant.clone(), id))

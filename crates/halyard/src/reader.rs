@@ -74,7 +74,23 @@ impl<T: TopicType> DataReader<T> {
                 out.push(Sample { data, info });
             },
         );
+        if take {
+            self.regrant_credit(st);
+        }
         Ok(out)
+    }
+
+    /// After a take freed cache space: let the core deliver samples it held back for lack of
+    /// room, move them into the cache and wake waiters.
+    fn regrant_credit(&self, mut st: std::sync::MutexGuard<'_, crate::runtime::State>) {
+        let shared = &self.participant.shared;
+        let Some(credit) = st.readers.get(&self.id).and_then(|r| r.credit()) else {
+            return;
+        };
+        let now = shared.now();
+        st.core.set_reader_credit(now, self.id, Some(credit));
+        shared.pump(&mut st);
+        shared.finish(st);
     }
 
     /// Removes and returns up to `max` samples.
@@ -110,6 +126,7 @@ impl<T: TopicType> DataReader<T> {
             f(&c.payload, &info);
             n += 1;
         });
+        self.regrant_credit(st);
         Ok(n)
     }
 

@@ -16,6 +16,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+thread_local! {
+    /// Set while this thread runs listener callbacks.
+    static IN_LISTENER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// A callback run when its reader has new data (on the receiving thread, outside locks).
 pub type Listener = Arc<dyn Fn() + Send + Sync>;
 
@@ -127,13 +132,28 @@ impl Shared {
         }
     }
 
-    /// Releases the lock, wakes waiters and runs listeners.
-    pub(crate) fn finish(&self, mut st: MutexGuard<'_, State>) {
-        let calls = std::mem::take(&mut st.pending_calls);
-        drop(st);
-        self.wake();
-        for call in calls {
-            call();
+    /// Releases the lock, wakes waiters and runs listeners. Listener calls made while a
+    /// listener runs on this thread (a listener that takes or writes) are queued and run by
+    /// the outermost `finish`, iteratively: no unbounded recursion.
+    pub(crate) fn finish<'a>(&'a self, mut st: MutexGuard<'a, State>) {
+        if IN_LISTENER.with(|f| f.get()) {
+            drop(st);
+            self.wake();
+            return;
+        }
+        loop {
+            let calls = std::mem::take(&mut st.pending_calls);
+            drop(st);
+            self.wake();
+            if calls.is_empty() {
+                return;
+            }
+            IN_LISTENER.with(|f| f.set(true));
+            for call in calls {
+                call();
+            }
+            IN_LISTENER.with(|f| f.set(false));
+            st = self.lock();
         }
     }
 

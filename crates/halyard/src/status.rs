@@ -197,6 +197,15 @@ impl ReaderState {
         }
     }
 
+    /// Samples the core may still deliver: the free space of a reliable KEEP_ALL cache, so
+    /// that a full cache back-pressures the writer instead of dropping acknowledged samples.
+    /// `None` (unlimited) for KEEP_LAST and best-effort readers, which replace or may drop.
+    pub(crate) fn credit(&self) -> Option<usize> {
+        let reliable = self.qos.reliability.kind == halyard_wire::qos::ReliabilityKind::Reliable;
+        (reliable && self.qos.history == History::KeepAll)
+            .then(|| self.max_samples().saturating_sub(self.samples.len()))
+    }
+
     /// Inserts a received sample; returns true if it was stored.
     pub(crate) fn insert(&mut self, s: ReceivedSample, now: Time) -> bool {
         let key = match (s.key_hash, self.key_fn) {

@@ -971,12 +971,6 @@ fn writer_outrunning_a_slow_reader_keeps_memory_bounded() {
 /// DDS 1.4 §2.2.3.18 HISTORY KEEP_ALL with RELIABLE: when the reader's resources are full
 /// the service blocks the writer; nothing written successfully may be lost.
 #[test]
-#[ignore = "bug: a reliable KEEP_ALL reader whose cache is full drops samples it already \
-            acknowledged: halyard/src/status.rs ReaderState::insert rejects them \
-            (sample_rejected) once RESOURCE_LIMITS.max_samples is reached, while halyard-core \
-            reader.rs WriterProxy::on_sample/acknack acknowledge every sample on receipt, so the \
-            writer never blocks (~42 000 writes/s, 0 timeouts, ~166 000 of ~167 000 samples \
-            rejected in 4 s against a 100 samples/s reader)"]
 fn slow_keep_all_reader_back_pressures_the_writer_instead_of_dropping() {
     let _serial = serial();
     let run = slow_reader_run(96, "FloodSlowReliable", 4);
