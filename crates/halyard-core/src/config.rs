@@ -80,6 +80,8 @@ pub struct ParticipantConfig {
     pub max_sample_size: usize,
     /// Concurrent reassemblies per matched writer.
     pub max_reassemblies_per_writer: usize,
+    /// Bytes all samples in reassembly may hold together, over all matched writers.
+    pub max_reassembly_bytes: usize,
     /// Remote participants tracked at most.
     pub max_remote_participants: usize,
     /// Remote endpoints tracked at most.
@@ -112,6 +114,7 @@ impl ParticipantConfig {
             reader_max_pending_samples: 8192,
             max_sample_size: 256 << 20,
             max_reassemblies_per_writer: 8,
+            max_reassembly_bytes: 512 << 20,
             max_remote_participants: 1024,
             max_remote_endpoints: 16_384,
             user_data: Vec::new(),

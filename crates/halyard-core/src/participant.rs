@@ -31,6 +31,8 @@ pub struct Stats {
     pub unmatched_data: u64,
     /// Remote participants or endpoints refused because a limit was reached.
     pub discovery_refused: u64,
+    /// Bytes held by samples in reassembly (bounded by `max_reassembly_bytes`).
+    pub reassembly_bytes: u64,
 }
 
 pub(crate) struct RemoteParticipant {
@@ -80,6 +82,8 @@ pub struct Participant {
     pub(crate) spdp_next: Instant,
     pub(crate) stats: Stats,
     delivered: Vec<ReceivedSample>,
+    /// Shared by every reassembly of this participant (`max_reassembly_bytes`).
+    reassembly_budget: crate::reassembly::ReassemblyBudget,
     /// Seed of the next writer proxy's counters (see `WriterProxy::new`).
     count_epoch: i32,
     /// SEDP samples (writer, sequence number) refused as damaged, with how often.
@@ -92,6 +96,7 @@ const MAX_SEDP_REJECTS: u8 = 8;
 impl Participant {
     /// Creates the participant; the first SPDP announcement is due at `now`.
     pub fn new(cfg: ParticipantConfig, now: Instant) -> Participant {
+        let cfg_reassembly_bytes = cfg.max_reassembly_bytes;
         let header = Header {
             version: ProtocolVersion::V2_5,
             vendor: VendorId::HALYARD,
@@ -116,6 +121,7 @@ impl Participant {
             stats: Stats::default(),
             delivered: Vec::new(),
             count_epoch: 0,
+            reassembly_budget: crate::reassembly::ReassemblyBudget::new(cfg_reassembly_bytes),
             sedp_rejects: HashMap::new(),
         };
         p.create_builtin_endpoints();
@@ -136,6 +142,7 @@ impl Participant {
     pub fn stats(&self) -> Stats {
         let mut s = self.stats;
         s.discovery_refused += self.out.dropped;
+        s.reassembly_bytes = self.reassembly_budget.used() as u64;
         s
     }
 
@@ -555,9 +562,14 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
-            if let Some((sn, arrival)) =
-                proxy.on_fragment(&self.cfg, df, key_hash, status, rx.timestamp)
-            {
+            if let Some((sn, arrival)) = proxy.on_fragment(
+                &self.cfg,
+                &self.reassembly_budget,
+                df,
+                key_hash,
+                status,
+                rx.timestamp,
+            ) {
                 self.deliver_arrival(r, writer, sn, arrival);
             }
         }

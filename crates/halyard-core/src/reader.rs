@@ -14,7 +14,7 @@
 
 use crate::config::ParticipantConfig;
 use crate::event::{ChangeKind, ReceivedSample};
-use crate::reassembly::Reassembly;
+use crate::reassembly::{Reassembly, ReassemblyBudget};
 use halyard_wire::qos::{EndpointQos, ReliabilityKind};
 use halyard_wire::{
     AckNack, DataFrag, EntityId, FragmentNumberSet, Guid, Locator, NackFrag, SequenceNumber,
@@ -292,6 +292,7 @@ impl WriterProxy {
     pub(crate) fn on_fragment(
         &mut self,
         cfg: &ParticipantConfig,
+        budget: &ReassemblyBudget,
         df: &DataFrag<'_>,
         key_hash: Option<[u8; 16]>,
         status: u32,
@@ -313,7 +314,7 @@ impl WriterProxy {
                 }
                 self.frags.remove(&newest);
             }
-            let r = Reassembly::new(df.sample_size, df.fragment_size)?;
+            let r = Reassembly::new(df.sample_size, df.fragment_size, budget)?;
             self.frags.insert(sn, r);
         }
         let r = self.frags.get_mut(&sn)?;

@@ -5,8 +5,54 @@
 //! Fragments are copied in place; duplicates and overlaps are harmless (same bytes). The
 //! sample is complete when every fragment bit is set. Inconsistent fragments (a different
 //! sample size or fragment size than the first one) are rejected.
+//!
+//! Memory bounds. Every buffer is charged to the participant's [`ReassemblyBudget`] when it is
+//! created and refunded when it is dropped (completed, superseded or its writer unmatched), so
+//! all samples in progress together never exceed `max_reassembly_bytes`. Only whole fragments
+//! are copied, and fragments must be at least [`MIN_FRAGMENT_SIZE`] bytes (unless the sample is
+//! one fragment), so traffic cannot touch pages much faster than it carries bytes.
 
 use halyard_wire::{FragmentNumberSet, Time};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Smallest fragment size accepted for samples of more than one fragment.
+pub const MIN_FRAGMENT_SIZE: u16 = 512;
+
+/// Bytes all reassembly buffers of one participant may hold together.
+#[derive(Clone, Debug)]
+pub(crate) struct ReassemblyBudget {
+    used: Arc<AtomicUsize>,
+    limit: usize,
+}
+
+impl ReassemblyBudget {
+    pub(crate) fn new(limit: usize) -> Self {
+        ReassemblyBudget {
+            used: Arc::new(AtomicUsize::new(0)),
+            limit,
+        }
+    }
+
+    fn try_take(&self, n: usize) -> bool {
+        let used = self.used.load(Ordering::Relaxed);
+        if used.saturating_add(n) > self.limit {
+            return false;
+        }
+        self.used.store(used + n, Ordering::Relaxed);
+        true
+    }
+
+    fn give(&self, n: usize) {
+        let used = self.used.load(Ordering::Relaxed);
+        self.used.store(used.saturating_sub(n), Ordering::Relaxed);
+    }
+
+    /// Bytes currently charged.
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
 
 /// Why a fragment was refused.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -28,16 +74,35 @@ pub(crate) struct Reassembly {
     pub(crate) status_info: u32,
     pub(crate) timestamp: Option<Time>,
     pub(crate) key_flag: bool,
+    budget: ReassemblyBudget,
+}
+
+impl Drop for Reassembly {
+    fn drop(&mut self) {
+        self.budget.give(self.sample_size as usize);
+    }
 }
 
 impl Reassembly {
-    /// Starts a sample of `sample_size` bytes in fragments of `fragment_size`.
-    pub(crate) fn new(sample_size: u32, fragment_size: u16) -> Option<Reassembly> {
+    /// Starts a sample of `sample_size` bytes in fragments of `fragment_size`, charged to
+    /// `budget`; `None` if the sizes are invalid or the budget is exhausted.
+    pub(crate) fn new(
+        sample_size: u32,
+        fragment_size: u16,
+        budget: &ReassemblyBudget,
+    ) -> Option<Reassembly> {
         if fragment_size == 0 || sample_size == 0 {
+            return None;
+        }
+        if fragment_size < MIN_FRAGMENT_SIZE && sample_size > fragment_size as u32 {
+            return None;
+        }
+        if !budget.try_take(sample_size as usize) {
             return None;
         }
         let total = sample_size.div_ceil(fragment_size as u32);
         Some(Reassembly {
+            budget: budget.clone(),
             sample_size,
             fragment_size: fragment_size as u32,
             total,
@@ -73,9 +138,16 @@ impl Reassembly {
         let offset = (start as usize - 1) * self.fragment_size as usize;
         let end = (last as usize * self.fragment_size as usize).min(self.sample_size as usize);
         let usable = bytes.len().min(end.saturating_sub(offset));
-        self.data[offset..offset + usable].copy_from_slice(&bytes[..usable]);
-        // Only fragments fully covered by the bytes count as received.
-        let covered_end = offset + usable;
+        // Only fragments fully covered by the bytes count as received, and only those are
+        // copied (a short fragment must not touch the buffer).
+        let fs = self.fragment_size as usize;
+        let whole = if offset + usable == end {
+            usable
+        } else {
+            usable / fs * fs
+        };
+        self.data[offset..offset + whole].copy_from_slice(&bytes[..whole]);
+        let covered_end = offset + whole;
         for n in start..=last {
             let f_end = (n as usize * self.fragment_size as usize).min(self.sample_size as usize);
             if f_end > covered_end {
@@ -115,8 +187,8 @@ impl Reassembly {
     }
 
     /// The completed sample bytes.
-    pub(crate) fn into_data(self) -> Vec<u8> {
-        self.data
+    pub(crate) fn into_data(mut self) -> Vec<u8> {
+        std::mem::take(&mut self.data)
     }
 }
 
@@ -127,7 +199,7 @@ mod tests {
     #[test]
     fn out_of_order_fragments_complete_the_sample() {
         let sample: Vec<u8> = (0..2500u32).map(|i| i as u8).collect();
-        let mut r = Reassembly::new(2500, 1000).unwrap();
+        let mut r = Reassembly::new(2500, 1000, &ReassemblyBudget::new(1 << 20)).unwrap();
         assert!(!r.insert(2500, 1000, 3, 1, &sample[2000..]).unwrap());
         assert_eq!(r.missing(3).unwrap().iter().collect::<Vec<_>>(), vec![1, 2]);
         assert!(!r.insert(2500, 1000, 1, 1, &sample[..1000]).unwrap());
@@ -137,8 +209,32 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_bounds_buffers_and_is_refunded_on_drop() {
+        let budget = ReassemblyBudget::new(5000);
+        let a = Reassembly::new(2500, 1000, &budget).unwrap();
+        let b = Reassembly::new(2500, 1000, &budget).unwrap();
+        assert!(
+            Reassembly::new(2500, 1000, &budget).is_none(),
+            "over budget"
+        );
+        assert_eq!(budget.used(), 5000);
+        drop(a);
+        assert_eq!(budget.used(), 2500);
+        assert_eq!(b.into_data().len(), 2500);
+        assert_eq!(budget.used(), 0, "completing a sample refunds it");
+        assert!(
+            Reassembly::new(100_000, 64, &budget).is_none(),
+            "tiny fragments refused"
+        );
+        assert!(
+            Reassembly::new(60, 64, &budget).is_some(),
+            "one-fragment samples may be small"
+        );
+    }
+
+    #[test]
     fn bad_fragments_are_refused() {
-        let mut r = Reassembly::new(2500, 1000).unwrap();
+        let mut r = Reassembly::new(2500, 1000, &ReassemblyBudget::new(1 << 20)).unwrap();
         assert_eq!(
             r.insert(2600, 1000, 1, 1, &[0; 1000]),
             Err(FragError::Inconsistent)

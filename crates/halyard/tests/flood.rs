@@ -713,11 +713,6 @@ fn absurd_fragment_sizes_are_refused_and_reassemblies_are_capped() {
 /// The same reassemblies as above, but the attacker writes a 4-byte fragment into every 4 KiB
 /// page of each 200 MB buffer: ~16 MB of traffic make the receiver commit 8 × 200 MB.
 #[test]
-#[ignore = "bug: halyard-core reassembly.rs Reassembly::new allocates vec![0; sample_size] for \
-            every sample in progress and reader.rs WriterProxy::on_fragment admits \
-            max_reassemblies_per_writer (8) x max_sample_size (256 MiB) per matched writer with \
-            no participant-wide budget: sparse 4-byte fragments from one fake writer grow RSS \
-            by ~1.5 GiB for ~16 MB of traffic"]
 fn sparse_fragments_cannot_inflate_reassembly_memory() {
     let _serial = serial();
     const DOMAIN: u32 = 93;
