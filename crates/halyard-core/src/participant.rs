@@ -334,10 +334,16 @@ impl Participant {
 
     /// Sets how many more samples a local reader's application can take in (`None` =
     /// unlimited) and delivers held samples up to that credit. Reliable samples beyond the
-    /// credit stay unacknowledged in the core, which back-pressures their writers.
-    pub fn set_reader_credit(&mut self, now: Instant, reader: EntityId, credit: Option<usize>) {
+    /// credit stay unacknowledged in the core, which back-pressures their writers. Returns
+    /// whether held samples were released (then poll samples, transmits and events).
+    pub fn set_reader_credit(
+        &mut self,
+        now: Instant,
+        reader: EntityId,
+        credit: Option<usize>,
+    ) -> bool {
         let Some(rd) = self.readers.get_mut(&reader) else {
-            return;
+            return false;
         };
         rd.credit = credit;
         let mut released = Vec::new();
@@ -351,10 +357,12 @@ impl Participant {
             }
         }
         // Tell the writers at once so they free their history without waiting for a heartbeat.
+        let any = !released.is_empty();
         for w in released {
             self.send_acknack(reader, w);
         }
         self.route_deliveries(now);
+        any
     }
 
     /// When `handle_timeout` must be called next.

@@ -365,7 +365,7 @@ impl Subscriber {
         state.listener = listener;
         let credit = state.credit();
         st.readers.insert(id, state);
-        st.core.set_reader_credit(now, id, credit);
+        let _ = st.core.set_reader_credit(now, id, credit);
         shared.pump(&mut st);
         shared.finish(st);
         Ok(DataReader::new(self.participant.clone(), id))

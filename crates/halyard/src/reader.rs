@@ -88,9 +88,10 @@ impl<T: TopicType> DataReader<T> {
             return;
         };
         let now = shared.now();
-        st.core.set_reader_credit(now, self.id, Some(credit));
-        shared.pump(&mut st);
-        shared.finish(st);
+        if st.core.set_reader_credit(now, self.id, Some(credit)) {
+            shared.pump(&mut st);
+            shared.finish(st);
+        }
     }
 
     /// Removes and returns up to `max` samples.
