@@ -453,11 +453,27 @@ pub fn seeds(default_n: u64) -> Vec<u64> {
     (0..n).map(|_| r.next_u64()).collect()
 }
 
-/// Runs `body` for each seed; on panic prints the seed (and how to replay it) and re-raises.
+/// The commit under test (for failure reports): `git rev-parse --short HEAD`, or "unknown".
+fn commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Runs `body` for each seed; on panic prints the seed, the commit and how to replay it, and
+/// re-raises.
 pub fn for_each_seed(name: &str, default_n: u64, body: impl Fn(u64)) {
     for seed in seeds(default_n) {
         if let Err(e) = catch_unwind(AssertUnwindSafe(|| body(seed))) {
-            eprintln!("{name}: seed = {seed:#x}  (replay: HALYARD_SIM_SEED={seed:#x} cargo test -p halyard-core --test <file> {name})");
+            eprintln!(
+                "{name}: seed = {seed:#x} at commit {}  (replay: HALYARD_SIM_SEED={seed:#x} cargo test -p halyard-core --test <file> {name})",
+                commit()
+            );
             resume_unwind(e);
         }
     }
