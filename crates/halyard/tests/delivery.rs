@@ -199,8 +199,12 @@ fn child_process() {
         let _ = out.flush();
     };
     match role.as_str() {
-        "reader" => {
-            let dp = participant(domain);
+        "reader" | "short-reader" => {
+            let dp = if role == "short-reader" {
+                short_lease_participant(domain, true)
+            } else {
+                participant(domain)
+            };
             let r: DataReader<Keyed> =
                 reader_on(&dp, &topic, reliable_reader_qos(History::KeepAll));
             r.wait_for_matched(1, Duration::from_secs(60))
@@ -815,6 +819,118 @@ fn idle_writer_with_short_lease_and_default_spdp_interval_stays_alive() {
         "idle writer with a {LEASE:?} lease stayed alive for {:?}",
         LEASE * 10
     );
+}
+
+/// kill -9 of a writer process, then a restarted one: the reader drops the dead writer after
+/// its lease, matches the new process (a new participant) and receives its data, with no stale
+/// state: one match, one discovered participant, the instance alive again as a new generation.
+#[test]
+fn killed_then_restarted_writer_process_matches_again_without_stale_state() {
+    const DOMAIN: u32 = 68;
+    const TOPIC: &str = "Restart";
+    let dp = participant(DOMAIN);
+    let r: DataReader<Keyed> = reader_on(&dp, TOPIC, reliable_reader_qos(History::KeepAll));
+    let mut first = ChildProc::spawn("writer", DOMAIN, TOPIC);
+    r.wait_for_matched(1, MATCH_TIMEOUT)
+        .expect("first writer matched");
+    first.expect_line("READY", MATCH_TIMEOUT);
+    assert_eq!(
+        take_n(&r, 1, Instant::now() + Duration::from_secs(2)).len(),
+        1
+    );
+    first.kill_now();
+    let gone = poll_until(LEASE + Duration::from_secs(2), || {
+        r.subscription_matched_status().current_count == 0
+    });
+    assert!(gone.is_some(), "killed writer not dropped within its lease");
+    assert!(
+        poll_until(Duration::from_secs(2), || dp
+            .discovered_participants()
+            .is_empty())
+        .is_some(),
+        "the dead participant is forgotten"
+    );
+
+    let second = ChildProc::spawn("writer", DOMAIN, TOPIC);
+    r.wait_for_matched(1, MATCH_TIMEOUT)
+        .expect("restarted writer matched");
+    second.expect_line("READY", MATCH_TIMEOUT);
+    let mut samples = Vec::new();
+    let got = poll_until(Duration::from_secs(5), || {
+        samples.extend(r.take(10).expect("take"));
+        samples.iter().any(|s| s.info.valid_data)
+    });
+    assert!(got.is_some(), "the restarted writer's sample");
+    let s = samples
+        .iter()
+        .find(|s| s.info.valid_data)
+        .expect("a valid sample");
+    assert_eq!(s.data.as_ref().map(|d| d.value), Some(42));
+    assert_eq!(s.info.instance_state, halyard::InstanceState::Alive);
+    assert_eq!(
+        s.info.view_state,
+        halyard::ViewState::New,
+        "a new generation of the instance"
+    );
+    let m = r.subscription_matched_status();
+    assert_eq!(
+        (m.current_count, m.total_count),
+        (1, 2),
+        "exactly the live writer is matched"
+    );
+    assert_eq!(
+        dp.discovered_participants().len(),
+        1,
+        "no stale participant"
+    );
+}
+
+/// kill -9 of a reader process while a reliable KEEP_ALL writer has unacknowledged data: the
+/// writer drops the dead reader after its lease (acknowledgments no longer wait for it), and a
+/// restarted reader process matches and receives new samples.
+#[test]
+fn killed_then_restarted_reader_process_releases_and_rematches_the_writer() {
+    const DOMAIN: u32 = 69;
+    const TOPIC: &str = "RestartReader";
+    let dp = short_lease_participant(DOMAIN, true);
+    let w: DataWriter<Keyed> = writer_on(
+        &dp,
+        TOPIC,
+        reliable_keep_all_writer_qos(Duration::from_secs(1)),
+    );
+    let mut first = ChildProc::spawn("short-reader", DOMAIN, TOPIC);
+    w.wait_for_matched(1, MATCH_TIMEOUT)
+        .expect("first reader matched");
+    first.expect_line("READY", MATCH_TIMEOUT);
+    w.write(&Keyed { id: 1, value: 1 }).expect("write 1");
+    first.expect_line("GOT 1", MATCH_TIMEOUT);
+    first.signal("STOP");
+    w.write(&Keyed { id: 1, value: 2 })
+        .expect("write 2 (unacknowledged)");
+    assert!(
+        w.wait_for_acknowledgments(Duration::from_millis(300))
+            .is_err(),
+        "stopped reader cannot ack"
+    );
+    first.kill_now();
+    let dropped = poll_until(LEASE + Duration::from_secs(2), || {
+        w.publication_matched_status().current_count == 0
+    });
+    assert!(
+        dropped.is_some(),
+        "killed reader not dropped within its lease"
+    );
+    w.wait_for_acknowledgments(Duration::from_secs(1))
+        .expect("nothing left to wait for");
+
+    let second = ChildProc::spawn("short-reader", DOMAIN, TOPIC);
+    w.wait_for_matched(1, MATCH_TIMEOUT)
+        .expect("restarted reader matched");
+    second.expect_line("READY", MATCH_TIMEOUT);
+    w.write(&Keyed { id: 1, value: 3 }).expect("write 3");
+    second.expect_line("GOT 3", MATCH_TIMEOUT);
+    let m = w.publication_matched_status();
+    assert_eq!((m.current_count, m.total_count), (1, 2));
 }
 
 // ---------------------------------------------------------------------------------------------
