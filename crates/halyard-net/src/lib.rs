@@ -4,8 +4,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod faults;
 pub mod interface;
 pub mod udp;
 
+pub use faults::{FaultConfig, FaultInjector, FaultStats};
 pub use interface::{select_interface, Interface, InterfaceError};
 pub use udp::{TransportError, UdpTransport};

@@ -41,6 +41,7 @@ pub use halyard_cdr as cdr;
 pub use halyard_cdr::{CdrType, Topic as TopicDerive};
 pub use halyard_core::{Event, QosPolicyId};
 pub use halyard_derive::Topic;
+pub use halyard_net::{FaultConfig, FaultStats};
 pub use halyard_wire::{Guid, GuidPrefix, Time};
 pub use listener::{DataReaderListener, DataWriterListener, StatusMask};
 pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};

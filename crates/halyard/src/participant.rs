@@ -36,6 +36,9 @@ pub struct ParticipantOptions {
     /// Discover by unicast to `initial_peers` only: no SPDP multicast is sent or announced
     /// (for networks without multicast).
     pub disable_multicast: bool,
+    /// Seeded drop / duplicate / reorder of this participant's datagrams, on send and on
+    /// receive: for testing reliability against real peers. `None` in production.
+    pub fault_injection: Option<halyard_net::FaultConfig>,
     /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults. SPDP is
     /// announced at least three times per lease: `spdp_interval` is capped at a third of
     /// `lease_duration`.
@@ -150,6 +153,10 @@ impl DomainParticipant {
             st.core.handle_timeout(now);
             shared.pump(&mut st);
         }
+        if let Some(fc) = opts.fault_injection {
+            fc.validate().map_err(Error::BadParameter)?;
+            shared.lock().faults = Some(halyard_net::FaultInjector::new(fc));
+        }
         shared.start_threads().map_err(Error::Thread)?;
         Ok(DomainParticipant {
             _guard: Arc::new(ShutdownGuard(shared.clone())),
@@ -229,6 +236,11 @@ impl DomainParticipant {
     /// A reader of the DCPSSubscription builtin topic.
     pub fn builtin_subscription_reader(&self) -> BuiltinReader<SubscriptionBuiltinTopicData> {
         BuiltinReader::new(self.clone(), BuiltinTopic::Subscription)
+    }
+
+    /// What fault injection did so far (`None` without fault injection).
+    pub fn fault_stats(&self) -> Option<halyard_net::FaultStats> {
+        self.shared.lock().faults.as_ref().map(|f| f.stats)
     }
 
     /// Counters of received, malformed and dropped traffic.

@@ -30,6 +30,8 @@ pub(crate) struct State {
     pub(crate) writers: HashMap<EntityId, WriterState>,
     pub(crate) timer_deadline: Option<Instant>,
     pub(crate) send_failures: u64,
+    /// Test-only fault injection on send and receive (`ParticipantOptions::fault_injection`).
+    pub(crate) faults: Option<halyard_net::FaultInjector>,
     /// Listener calls to run once the lock is released.
     pending_calls: Vec<PendingCall>,
     /// Builtin-topic caches (present once the application asked for a builtin reader).
@@ -70,6 +72,7 @@ impl Shared {
                 writers: HashMap::new(),
                 timer_deadline: None,
                 send_failures: 0,
+                faults: None,
                 pending_calls: Vec::new(),
                 builtin: Default::default(),
             }),
@@ -97,7 +100,17 @@ impl Shared {
     /// Sends queued datagrams and dispatches events/samples. Call with the lock held.
     pub(crate) fn pump(&self, st: &mut State) {
         while let Some(t) = st.core.poll_transmit() {
-            st.send_failures += self.transport.send(&t.destinations, &t.payload) as u64;
+            let state: &mut State = st;
+            match state.faults.as_mut() {
+                None => {
+                    state.send_failures += self.transport.send(&t.destinations, &t.payload) as u64;
+                }
+                Some(f) => {
+                    for (d, p) in f.on_send(&t.destinations, &t.payload) {
+                        state.send_failures += self.transport.send(&d, &p) as u64;
+                    }
+                }
+            }
             st.core.recycle(t.payload);
         }
         while let Some(e) = st.core.poll_event() {
@@ -246,7 +259,15 @@ impl Shared {
             };
             let mut st = self.lock();
             let now = self.now();
-            st.core.handle_datagram(now, &buf[..n]);
+            let state: &mut State = &mut st;
+            match state.faults.as_mut() {
+                None => state.core.handle_datagram(now, &buf[..n]),
+                Some(f) => {
+                    for d in f.on_receive(&buf[..n]) {
+                        state.core.handle_datagram(now, &d);
+                    }
+                }
+            }
             self.pump(&mut st);
             self.finish(st);
         }

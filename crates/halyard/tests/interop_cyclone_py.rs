@@ -54,10 +54,18 @@ fn peer_available() -> bool {
 }
 
 fn participant(domain: u32) -> DomainParticipant {
+    participant_with_faults(domain, None)
+}
+
+fn participant_with_faults(
+    domain: u32,
+    fault_injection: Option<halyard::FaultConfig>,
+) -> DomainParticipant {
     DomainParticipant::with_options(
         domain,
         ParticipantOptions {
             interface: Some("lo".into()),
+            fault_injection,
             ..Default::default()
         },
     )
@@ -268,7 +276,18 @@ fn halyard_to_python(
     reliable: bool,
     extra: &[&str],
 ) -> PeerOutput {
-    let dp = participant(domain);
+    halyard_to_python_with_faults(domain, n, size, reliable, extra, None)
+}
+
+fn halyard_to_python_with_faults(
+    domain: u32,
+    n: u32,
+    size: usize,
+    reliable: bool,
+    extra: &[&str],
+    faults: Option<halyard::FaultConfig>,
+) -> PeerOutput {
+    let dp = participant_with_faults(domain, faults);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
     let wr = dp
         .create_publisher(GroupQos::default())
@@ -393,6 +412,24 @@ fn halyard_keyed_reliable_to_python() {
         return;
     }
     let o = halyard_to_python(31, 200, 16, true, &[]);
+    check_all_in_order(&o, 200, 16);
+}
+
+/// Halyard's reliable writer repairs what its own fault injector drops, duplicates and
+/// reorders (both directions of its traffic) so a real Cyclone reader still gets everything.
+#[test]
+fn halyard_with_injected_faults_to_python_is_lossless() {
+    if !peer_available() {
+        return;
+    }
+    let faults = halyard::FaultConfig {
+        seed: 0xC0FFEE,
+        drop_send: 0.2,
+        drop_receive: 0.2,
+        duplicate: 0.05,
+        reorder: 0.1,
+    };
+    let o = halyard_to_python_with_faults(45, 200, 16, true, &[], Some(faults));
     check_all_in_order(&o, 200, 16);
 }
 
