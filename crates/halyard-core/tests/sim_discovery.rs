@@ -3,8 +3,7 @@
 
 mod sim;
 
-use halyard_core::wire::qos::EndpointQos;
-use halyard_core::{Event, ReaderSpec, WriterSpec};
+use halyard_core::Event;
 use sim::*;
 
 #[test]
@@ -20,26 +19,7 @@ fn discovery_and_matching_with_20_percent_loss() {
         let a = net.add_node(node_config(1));
         let b = net.add_node(node_config(2));
         let (pa, pb) = (net.p(a).guid_prefix(), net.p(b).guid_prefix());
-        let now = net.instant();
-        let w = net.p(a).create_writer(
-            now,
-            WriterSpec {
-                topic_name: "Square".into(),
-                type_name: "ShapeType".into(),
-                qos: EndpointQos::writer_default(),
-                has_key: true,
-            },
-        );
-        let r = net.p(b).create_reader(
-            now,
-            ReaderSpec {
-                topic_name: "Square".into(),
-                type_name: "ShapeType".into(),
-                qos: EndpointQos::reader_default(),
-                has_key: true,
-            },
-        );
-        net.flush();
+        let (w, r) = square_pair(&mut net, a, b);
         let ok = net.run_until(60 * SEC, |n| {
             n.node(a).saw(|e| matches!(e, Event::ParticipantDiscovered(d) if d.guid.prefix == pb))
                 && n.node(b).saw(|e| matches!(e, Event::ParticipantDiscovered(d) if d.guid.prefix == pa))

@@ -4,8 +4,7 @@
 
 mod sim;
 
-use halyard_core::wire::qos::EndpointQos;
-use halyard_core::{Event, ReaderSpec, WriterSpec};
+use halyard_core::Event;
 use sim::*;
 
 /// Finds `needle` in `hay`.
@@ -31,26 +30,7 @@ fn corrupted_sedp_publication_is_repaired() {
             left -= 1;
         }
     }));
-    let now = net.instant();
-    let w = net.p(a).create_writer(
-        now,
-        WriterSpec {
-            topic_name: "Square".into(),
-            type_name: "ShapeType".into(),
-            qos: EndpointQos::writer_default(),
-            has_key: true,
-        },
-    );
-    let r = net.p(b).create_reader(
-        now,
-        ReaderSpec {
-            topic_name: "Square".into(),
-            type_name: "ShapeType".into(),
-            qos: EndpointQos::reader_default(),
-            has_key: true,
-        },
-    );
-    net.flush();
+    let (w, r) = square_pair(&mut net, a, b);
     let ok = net.run_until(30 * SEC, |n| {
         n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
             && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))

@@ -4,8 +4,7 @@
 
 mod sim;
 
-use halyard_core::wire::qos::EndpointQos;
-use halyard_core::{Event, ReaderSpec, WriterSpec};
+use halyard_core::Event;
 use sim::*;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -40,26 +39,7 @@ fn changed_spdp_locators_update_builtin_proxies() {
         }
     }));
     let b = net.add_node(node_config(2));
-    let now = net.instant();
-    let w = net.p(a).create_writer(
-        now,
-        WriterSpec {
-            topic_name: "Square".into(),
-            type_name: "ShapeType".into(),
-            qos: EndpointQos::writer_default(),
-            has_key: true,
-        },
-    );
-    let r = net.p(b).create_reader(
-        now,
-        ReaderSpec {
-            topic_name: "Square".into(),
-            type_name: "ShapeType".into(),
-            qos: EndpointQos::reader_default(),
-            has_key: true,
-        },
-    );
-    net.flush();
+    let (w, r) = square_pair(&mut net, a, b);
     let ok = net.run_until(30 * SEC, |n| {
         n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
             && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))

@@ -688,6 +688,36 @@ pub fn assert_intact_in_order(seed: u64, out: &StreamOutcome) -> usize {
     bad
 }
 
+/// A default-QoS writer on node `a` and reader on node `b`, on topic `Square` / type
+/// `ShapeType`, created now and announced (the network is flushed); returns (writer, reader).
+pub fn square_pair(
+    net: &mut SimNet,
+    a: usize,
+    b: usize,
+) -> (halyard_core::wire::EntityId, halyard_core::wire::EntityId) {
+    let now = net.instant();
+    let w = net.p(a).create_writer(
+        now,
+        halyard_core::WriterSpec {
+            topic_name: "Square".into(),
+            type_name: "ShapeType".into(),
+            qos: EndpointQos::writer_default(),
+            has_key: true,
+        },
+    );
+    let r = net.p(b).create_reader(
+        now,
+        halyard_core::ReaderSpec {
+            topic_name: "Square".into(),
+            type_name: "ShapeType".into(),
+            qos: EndpointQos::reader_default(),
+            has_key: true,
+        },
+    );
+    net.flush();
+    (w, r)
+}
+
 /// Two nodes (indices 0 and 1) with a writer on node 0 and a reader on node 1 on topic
 /// `topic`/`Blob`; runs until both sides report the match (panics with the seed otherwise).
 pub fn matched_pair(
