@@ -149,21 +149,11 @@ impl Participant {
 
     /// Announces that this participant is leaving (SPDP dispose + SEDP disposals).
     pub fn shutdown(&mut self, now: Instant) {
-        let ids: Vec<EntityId> = self
-            .writers
-            .keys()
-            .copied()
-            .filter(|e| !e.is_builtin())
-            .collect();
+        let ids: Vec<EntityId> = self.user_writers();
         for id in ids {
             self.delete_writer(now, id);
         }
-        let ids: Vec<EntityId> = self
-            .readers
-            .keys()
-            .copied()
-            .filter(|e| !e.is_builtin())
-            .collect();
+        let ids: Vec<EntityId> = self.user_readers();
         for id in ids {
             self.delete_reader(now, id);
         }
@@ -498,12 +488,7 @@ impl Participant {
             }
             self.push_event(Event::PublicationDiscovered(Box::new(ed.clone())));
             self.remote_writers.insert(ed.guid, ed.clone());
-            let readers: Vec<EntityId> = self
-                .readers
-                .keys()
-                .copied()
-                .filter(|e| !e.is_builtin())
-                .collect();
+            let readers: Vec<EntityId> = self.user_readers();
             for r in readers {
                 self.try_match(now, ed.guid, r, false);
             }
@@ -515,12 +500,7 @@ impl Participant {
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
             self.remote_readers.insert(ed.guid, ed.clone());
-            let writers: Vec<EntityId> = self
-                .writers
-                .keys()
-                .copied()
-                .filter(|e| !e.is_builtin())
-                .collect();
+            let writers: Vec<EntityId> = self.user_writers();
             for w in writers {
                 self.try_match(now, ed.guid, w, true);
             }
@@ -557,12 +537,7 @@ impl Participant {
             return;
         }
         self.push_event(Event::SubscriptionLost(g));
-        let ids: Vec<EntityId> = self
-            .writers
-            .keys()
-            .copied()
-            .filter(|e| !e.is_builtin())
-            .collect();
+        let ids: Vec<EntityId> = self.user_writers();
         for w in ids {
             let removed = self
                 .writers
@@ -688,17 +663,30 @@ impl Participant {
         }
     }
 
+    /// Ids of the application's (non-builtin) readers.
+    fn user_readers(&self) -> Vec<EntityId> {
+        self.readers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect()
+    }
+
+    /// Ids of the application's (non-builtin) writers.
+    fn user_writers(&self) -> Vec<EntityId> {
+        self.writers
+            .keys()
+            .copied()
+            .filter(|e| !e.is_builtin())
+            .collect()
+    }
+
     pub(crate) fn match_local_writer(&mut self, now: Instant, id: EntityId) {
         let remotes: Vec<Guid> = self.remote_readers.keys().copied().collect();
         for g in remotes {
             self.try_match(now, g, id, true);
         }
-        let readers: Vec<EntityId> = self
-            .readers
-            .keys()
-            .copied()
-            .filter(|e| !e.is_builtin())
-            .collect();
+        let readers: Vec<EntityId> = self.user_readers();
         for r in readers {
             self.try_match_local(id, r);
         }
@@ -709,12 +697,7 @@ impl Participant {
         for g in remotes {
             self.try_match(now, g, id, false);
         }
-        let writers: Vec<EntityId> = self
-            .writers
-            .keys()
-            .copied()
-            .filter(|e| !e.is_builtin())
-            .collect();
+        let writers: Vec<EntityId> = self.user_writers();
         for w in writers {
             self.try_match_local(w, id);
         }

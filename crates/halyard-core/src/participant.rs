@@ -31,6 +31,8 @@ pub struct Stats {
     pub unmatched_data: u64,
     /// Remote participants or endpoints refused because a limit was reached.
     pub discovery_refused: u64,
+    /// Outgoing datagrams dropped because the transmit queue was full.
+    pub transmits_dropped: u64,
     /// Bytes held by samples in reassembly (bounded by `max_reassembly_bytes`).
     pub reassembly_bytes: u64,
 }
@@ -141,7 +143,7 @@ impl Participant {
     /// Receive and drop counters.
     pub fn stats(&self) -> Stats {
         let mut s = self.stats;
-        s.discovery_refused += self.out.dropped;
+        s.transmits_dropped = self.out.dropped;
         s.reassembly_bytes = self.reassembly_budget.used() as u64;
         s
     }
@@ -675,6 +677,7 @@ impl Participant {
                 continue;
             };
             proxy.on_gap(
+                &self.cfg,
                 r,
                 g.gap_start.0,
                 &g.gap_list,

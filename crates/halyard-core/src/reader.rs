@@ -201,6 +201,7 @@ impl WriterProxy {
     /// GAP: `start..end` and the members of `set` are irrelevant.
     pub(crate) fn on_gap(
         &mut self,
+        cfg: &ParticipantConfig,
         reader: EntityId,
         start: i64,
         set: &SequenceNumberSet,
@@ -212,7 +213,7 @@ impl WriterProxy {
         let end = set.base.0;
         if start <= self.next_sn {
             self.next_sn = self.next_sn.max(end);
-        } else if end > start && self.pending.len() < 2 * 8192 {
+        } else if end > start && self.pending.len() < 2 * cfg.reader_max_pending_samples {
             self.pending.entry(start).or_insert(Pending::Gap(end));
         }
         for sn in set.iter() {

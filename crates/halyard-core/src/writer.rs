@@ -276,9 +276,6 @@ impl Writer {
                     }
                 }
             }
-            if change.kind != ChangeKind::Alive && !self.keeps_history() {
-                // Nothing to retain for a disposed/unregistered instance beyond this change.
-            }
         }
         self.unacked_bytes_cache += change.payload.len();
         self.changes.insert(sn, CacheChange { sn, change });
