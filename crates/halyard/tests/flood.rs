@@ -478,20 +478,32 @@ fn ten_thousand_fake_participants_are_capped_and_real_peers_still_work() {
     let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let watch = MemWatch::start();
     let t0 = Instant::now();
-    let sent = send_paced(
-        &sock,
-        &victim,
-        (0..FAKES).map(|i| spdp_datagram(DOMAIN, fake_prefix(1, i), sink_port, FULL_BUILTIN)),
-    );
+    let fakes =
+        || (0..FAKES).map(|i| spdp_datagram(DOMAIN, fake_prefix(1, i), sink_port, FULL_BUILTIN));
+    let sent = send_paced(&sock, &victim, fakes());
+    let expected_refused = FAKES as u64 - (MAX_REMOTE_PARTICIPANTS - known_before) as u64;
+    let refused_now = || victim.stats().discovery_refused - refused_before;
+    // The pacing counts every processed datagram, the real peer's included, so the last few
+    // fakes may still be queued when it returns: give them time to be handled.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while refused_now() < expected_refused && Instant::now() < deadline {
+        sleep(Duration::from_millis(10));
+    }
+    if refused_now() < expected_refused {
+        // SPDP is best effort: a fake lost in the socket buffer is announced again, as a real
+        // participant would (a refused fake is refused, and counted, again).
+        println!("some fakes were lost in the socket buffer; announcing all again");
+        send_paced(&sock, &victim, fakes());
+        sleep(Duration::from_millis(200));
+    }
     let tracked = victim.discovered_participants().len();
-    let refused = victim.stats().discovery_refused - refused_before;
+    let refused = refused_now();
     println!(
         "fake participants: sent {sent} in {:?}, tracked {tracked}, refused {refused}",
         t0.elapsed()
     );
     assert!(tracked <= MAX_REMOTE_PARTICIPANTS, "tracked {tracked}");
     assert_eq!(tracked, MAX_REMOTE_PARTICIPANTS, "the table fills up");
-    let expected_refused = FAKES as u64 - (MAX_REMOTE_PARTICIPANTS - known_before) as u64;
     assert!(
         refused >= expected_refused,
         "refused {refused} < {expected_refused}"
@@ -580,7 +592,17 @@ fn twenty_thousand_fake_endpoints_are_capped_and_real_pairs_still_work() {
         let refused = victim.stats().discovery_refused - refused_before;
         (tracked, refused)
     };
-    if seen().0 as u64 + seen().1 < ENDPOINTS as u64 {
+    // The pacing counts every processed datagram, the real peer's included: let the last
+    // few fakes be handled before deciding whether any were lost.
+    let all_seen = || {
+        let (tracked, refused) = seen();
+        tracked as u64 + refused >= ENDPOINTS as u64
+    };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !all_seen() && Instant::now() < deadline {
+        sleep(Duration::from_millis(10));
+    }
+    if !all_seen() {
         // Some datagram was lost: resend everything (below next_sn is ignored).
         send_paced(&sock, &victim, datagrams.iter().cloned());
     }
@@ -595,6 +617,10 @@ fn twenty_thousand_fake_endpoints_are_capped_and_real_pairs_still_work() {
         liveliness_flag: false,
     });
     send_paced(&sock, &victim, [hb.finish()]);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !all_seen() && Instant::now() < deadline {
+        sleep(Duration::from_millis(10));
+    }
     let (tracked, refused) = seen();
     let total = victim.discovered_publications().len() + victim.discovered_subscriptions().len();
     println!(
