@@ -7,6 +7,9 @@
 #   cyclonedds-dev    Cyclone headers (and libddsc via dependency)
 #   libddsc0debian    libddsc.so.0 (Cyclone 0.10 core incl. security plugins)
 #   iproute2, nftables  network namespace / loss-injection helpers for tests
+#   libfastrtps-dev   Fast DDS 2.9 (and Fast CDR) headers + libraries, for the
+#                     benchmark's Fast DDS perf peer (bench/peers/fastdds)
+#   g++, gcc, make    to build the benchmark peers (Fast DDS, raw UDP)
 #   python: cyclonedds  Cyclone 11 Python binding + `cyclonedds` CLI, used by
 #                       tests/peers/*.py
 set -euo pipefail
@@ -20,7 +23,8 @@ else
     SUDO=
 fi
 
-APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables)
+APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables
+              libfastrtps-dev g++ gcc make)
 
 # Wait for any other apt/dpkg run (e.g. a background install) to finish instead
 # of fighting over the dpkg lock.

@@ -26,4 +26,4 @@ pub use outbox::Transmit;
 pub use participant::{Participant, Stats, MAX_QUEUED_EVENTS};
 pub use reader::ReaderSpec;
 pub use time::Instant;
-pub use writer::{NewChange, WriteError, WriterSpec};
+pub use writer::{BatchPolicy, NewChange, WriteError, WriterSpec};

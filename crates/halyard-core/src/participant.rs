@@ -6,7 +6,7 @@ use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
 use crate::reader::{Arrival, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
-use crate::writer::{NewChange, WriteError, Writer, WriterSpec};
+use crate::writer::{BatchPolicy, NewChange, WriteError, Writer, WriterSpec};
 use halyard_wire::discovery::ParticipantData;
 use halyard_wire::{
     AckNack, Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, HeartbeatFrag,
@@ -186,9 +186,11 @@ impl Participant {
 
     /// Deletes a local writer: unmatches it and disposes its SEDP announcement.
     pub fn delete_writer(&mut self, now: Instant, id: EntityId) {
-        if self.writers.remove(&id).is_none() {
+        let Some(mut w) = self.writers.remove(&id) else {
             return;
-        }
+        };
+        // What a batch still holds goes out before the writer disappears.
+        w.flush_batch(&mut self.out);
         self.local_matches.remove(&id);
         self.retract_endpoint(now, Guid::new(self.prefix, id), true);
     }
@@ -242,6 +244,30 @@ impl Participant {
             }
         }
         Ok(sn)
+    }
+
+    /// Turns writer batching on or off for `writer` (turning it off sends what is pending).
+    pub fn set_writer_batching(
+        &mut self,
+        writer: EntityId,
+        policy: Option<BatchPolicy>,
+    ) -> Result<(), WriteError> {
+        let w = self
+            .writers
+            .get_mut(&writer)
+            .ok_or(WriteError::UnknownWriter)?;
+        w.set_batching(&mut self.out, policy);
+        Ok(())
+    }
+
+    /// Sends `writer`'s pending batch now.
+    pub fn flush_writer(&mut self, writer: EntityId) -> Result<(), WriteError> {
+        let w = self
+            .writers
+            .get_mut(&writer)
+            .ok_or(WriteError::UnknownWriter)?;
+        w.flush_batch(&mut self.out);
+        Ok(())
     }
 
     /// True if a write of `len` bytes would be accepted now.
@@ -372,6 +398,9 @@ impl Participant {
         let mut t = self.spdp_next;
         for w in self.writers.values() {
             if let Some(d) = w.hb_due {
+                t = t.min(d);
+            }
+            if let Some(d) = w.batch_due() {
                 t = t.min(d);
             }
         }

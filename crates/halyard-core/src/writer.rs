@@ -13,6 +13,14 @@
 //! sample's fragments at once, then a HEARTBEAT; the reader pulls the rest with NACK_FRAG. This
 //! is the flow control that keeps a 100 MB sample from overrunning socket buffers.
 //!
+//! Batching (optional, [`BatchPolicy`]): new samples that fit one datagram are appended to a
+//! pending message instead of being sent one datagram each, like Cyclone's WriteBatch or RTI's
+//! BATCH QoS; the message goes out when the next sample would overflow `max_bytes`, when
+//! `max_flush_delay` has passed since its first sample, on an explicit flush, and before this
+//! writer sends anything else (repairs, heartbeats, fragments), so a HEARTBEAT never announces
+//! a sample still held back. Each sample keeps its own DATA submessage and INFO_TS, so readers
+//! need no batching support.
+//!
 //! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by
 //! `writer_high_water_bytes` of unacknowledged data; past either, `write` reports
 //! [`WriteError::Full`] and the API blocks up to max_blocking_time.
@@ -69,6 +77,25 @@ pub struct NewChange {
     pub timestamp: Option<Time>,
 }
 
+/// Writer batching: how much to gather into one datagram and for how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchPolicy {
+    /// Largest datagram a batch grows to (capped by the participant's maximum message size).
+    pub max_bytes: usize,
+    /// Longest a sample waits in a batch before the batch is sent.
+    pub max_flush_delay: std::time::Duration,
+}
+
+/// The datagram being gathered and where it goes (fixed when it was started, so readers
+/// matched later are not sent samples written before they matched).
+struct PendingBatch {
+    mb: MessageBuilder,
+    empty_len: usize,
+    dests: Vec<Locator>,
+    prefix: Option<GuidPrefix>,
+    due: Instant,
+}
+
 pub(crate) struct CacheChange {
     pub(crate) sn: i64,
     pub(crate) change: NewChange,
@@ -123,6 +150,8 @@ pub(crate) struct Writer {
     bytes_since_hb: usize,
     last_hb_at: Instant,
     pub(crate) builtin: bool,
+    batch_policy: Option<BatchPolicy>,
+    pending: Option<PendingBatch>,
 }
 
 impl Writer {
@@ -142,6 +171,8 @@ impl Writer {
             bytes_since_hb: 0,
             last_hb_at: Instant::default(),
             builtin,
+            batch_policy: None,
+            pending: None,
         }
     }
 
@@ -250,6 +281,8 @@ impl Writer {
             return Err(WriteError::TooLarge);
         }
         if !self.can_accept(cfg, len) {
+            // What is held back cannot be acknowledged: send it so room frees up.
+            self.flush_batch(out);
             return Err(WriteError::Full);
         }
         self.last_sn += 1;
@@ -411,6 +444,12 @@ impl Writer {
         let qos_ref = has_qos.then_some(&qos[..]);
         let key_flag = change.kind != ChangeKind::Alive;
         let fits = change.payload.len() + qos.len() + DATA_OVERHEAD <= cfg.max_message_size;
+        if fits && frags.is_none() && reader_id == EntityId::UNKNOWN && self.batch_policy.is_some()
+        {
+            self.append_to_batch(now, out, cfg, sn, &change, qos_ref, dests, with_hb);
+            return;
+        }
+        self.flush_batch(out);
         if fits && frags.is_none() {
             let mut mb = out.start(prefix);
             mb.info_ts(change.timestamp);
@@ -517,6 +556,83 @@ impl Writer {
         }
     }
 
+    /// Turns batching on (or off, sending what is pending).
+    pub(crate) fn set_batching(&mut self, out: &mut Outbox, policy: Option<BatchPolicy>) {
+        if policy.is_none() {
+            self.flush_batch(out);
+        }
+        self.batch_policy = policy;
+    }
+
+    /// When the pending batch must be sent, if there is one.
+    pub(crate) fn batch_due(&self) -> Option<Instant> {
+        self.pending.as_ref().map(|b| b.due)
+    }
+
+    /// Sends the pending batch, if any.
+    pub(crate) fn flush_batch(&mut self, out: &mut Outbox) {
+        if let Some(b) = self.pending.take() {
+            out.push(b.mb, b.empty_len, &b.dests);
+        }
+    }
+
+    /// Appends INFO_TS + DATA of change `sn` (and a HEARTBEAT when `with_hb`) to the pending
+    /// batch, starting one (or sending a full one first) as needed.
+    #[allow(clippy::too_many_arguments)]
+    fn append_to_batch(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        sn: i64,
+        change: &NewChange,
+        qos: Option<&[u8]>,
+        dests: &[Locator],
+        with_hb: bool,
+    ) {
+        let Some(policy) = self.batch_policy else {
+            return;
+        };
+        let limit = policy.max_bytes.clamp(512, cfg.max_message_size);
+        let need = change.payload.len() + qos.map_or(0, |q| q.len()) + DATA_OVERHEAD;
+        if self.pending.as_ref().is_some_and(|b| {
+            b.mb.len() + need > limit || b.dests != dests || b.prefix != self.fanout_prefix
+        }) {
+            self.flush_batch(out);
+        }
+        let prefix = self.fanout_prefix;
+        let b = self.pending.get_or_insert_with(|| {
+            let mb = out.start(prefix);
+            PendingBatch {
+                empty_len: mb.len(),
+                mb,
+                dests: dests.to_vec(),
+                prefix,
+                due: now + policy.max_flush_delay,
+            }
+        });
+        b.mb.info_ts(change.timestamp);
+        b.mb.data(
+            EntityId::UNKNOWN,
+            self.guid.entity,
+            SequenceNumber(sn),
+            qos,
+            Some(&change.payload),
+            change.kind != ChangeKind::Alive,
+        );
+        let full = b.mb.len() + DATA_OVERHEAD >= limit;
+        if with_hb {
+            let hb = self.heartbeat(EntityId::UNKNOWN, false);
+            if let Some(b) = self.pending.as_mut() {
+                b.mb.heartbeat(&hb);
+            }
+            self.note_hb_sent(now);
+        }
+        if full {
+            self.flush_batch(out);
+        }
+    }
+
     fn note_hb_sent(&mut self, now: Instant) {
         self.bytes_since_hb = 0;
         self.last_hb_at = now;
@@ -532,6 +648,7 @@ impl Writer {
         reader: Guid,
         an: &AckNack,
     ) -> bool {
+        self.flush_batch(out);
         let (set, count, final_flag) = (&an.reader_sn_state, an.count, an.final_flag);
         let last_sn = self.last_sn;
         let Some(p) = self.proxies.get_mut(&reader) else {
@@ -592,6 +709,7 @@ impl Writer {
         reader: Guid,
         nf: &NackFrag,
     ) {
+        self.flush_batch(out);
         let (sn, frags, count) = (nf.writer_sn.0, &nf.fragment_number_state, nf.count);
         let Some(p) = self.proxies.get_mut(&reader) else {
             return;
@@ -708,10 +826,14 @@ impl Writer {
 
     /// Periodic duties: a HEARTBEAT while any reliable reader has not acknowledged everything.
     pub(crate) fn on_timeout(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig) {
+        if self.pending.as_ref().is_some_and(|b| now >= b.due) {
+            self.flush_batch(out);
+        }
         let Some(due) = self.hb_due else { return };
         if now < due {
             return;
         }
+        self.flush_batch(out);
         let last = self.last_sn;
         let unacked: Vec<Guid> = self
             .proxies

@@ -49,4 +49,4 @@ pub use qos::GroupQos;
 pub use reader::{DataReader, Sample, Selector};
 pub use runtime::{wall_clock, Listener};
 pub use status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
-pub use writer::DataWriter;
+pub use writer::{Batching, DataWriter};

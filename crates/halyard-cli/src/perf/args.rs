@@ -24,6 +24,16 @@ pub struct PerfArgs {
     pub cpu_stats: bool,
     /// `-1`: print sub statistics every second even without data.
     pub sub_every_second: bool,
+    /// `-Qminmatch:N`: start ping/pub only once N peers matched all their endpoints.
+    pub min_match: Option<u32>,
+    /// `-Qinitwait:DUR`: how long to wait for `min_match` peers (then fail).
+    pub init_wait: Option<Duration>,
+    /// `pub ... X%`: percentage of published samples that are pings subscribers answer.
+    pub ping_pct: u32,
+    /// `--latency-dump FILE` (not in ddsperf): every latency sample, written at exit.
+    pub latency_dump: Option<std::path::PathBuf>,
+    /// `--no-batching` (not in ddsperf): send each published sample in its own datagram.
+    pub no_batching: bool,
 }
 
 /// The `-T` values ddsperf accepts.
@@ -36,9 +46,10 @@ pub const TOPICS: [&str; 10] = [
 pub struct Rate(pub Option<f64>);
 
 pub const USAGE: &str =
-    "usage: halyard perf [-D DUR] [-u] [-c] [-1] [-k all|N] [-T TOPIC] [-i DOMAIN] [-n N] MODE...\n\
+    "usage: halyard perf [-D DUR] [-u] [-c] [-1] [-k all|N] [-T TOPIC] [-i DOMAIN] [-n N]\n\
+       [-Qminmatch:N] [-Qinitwait:DUR] [--latency-dump FILE] [--no-batching] MODE...\n\
 TOPIC: KS (default) K32 K256 OU UK16 UK1024 S16 S256 S4k S32k (size only applies to KS)\n\
-modes: ping [R[Hz|kHz]|inf] [size S]   pong   sub   pub [R[Hz|kHz]|inf] [size S] [burst N]\n\
+modes: ping [R[Hz|kHz]|inf] [size S]   pong   sub   pub [R[Hz|kHz]|inf] [size S] [burst N] [X%]\n\
 S accepts B, k, M, kB, KiB, MB, MiB suffixes (k = 1024); size is 12 + baggage bytes.\n\
 Wire- and output-compatible with Cyclone DDS ddsperf (topics DDSPerf{R,U}{Data,Ping,Pong}TOPIC).\n\
 exit status: 0 ok, 1 matching failure or sample loss, 2 DDS failure, 3 bad arguments";
@@ -78,6 +89,31 @@ fn parse_rate(s: &str) -> Option<Rate> {
         .ok()
         .filter(|v| *v >= 0.0)
         .map(|v| Rate(Some(v * mult)))
+}
+
+/// `-Q KEY:VALUE`: the matching criteria halyard perf implements.
+fn parse_criterion(a: &mut PerfArgs, q: &str) -> Result<(), String> {
+    let (k, v) = q
+        .split_once(':')
+        .ok_or(format!("-Q{q}: expected KEY:VALUE"))?;
+    match k {
+        "minmatch" => {
+            a.min_match = Some(v.parse().map_err(|_| format!("-Q{q}: invalid count"))?);
+        }
+        "initwait" => {
+            let d: f64 = v.parse().map_err(|_| format!("-Q{q}: invalid duration"))?;
+            if !(d >= 0.0 && d.is_finite()) {
+                return Err(format!("-Q{q}: invalid duration"));
+            }
+            a.init_wait = Some(Duration::from_secs_f64(d));
+        }
+        other => {
+            return Err(format!(
+                "-Q{other}: criterion not supported by halyard perf"
+            ))
+        }
+    }
+    Ok(())
 }
 
 pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
@@ -130,6 +166,10 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
                     .map_err(|_| "-n: invalid key count")?
                     .max(1)
             }
+            "-Q" => parse_criterion(&mut a, &val()?)?,
+            q if q.starts_with("-Q") => parse_criterion(&mut a, &q[2..])?,
+            "--latency-dump" => a.latency_dump = Some(val()?.into()),
+            "--no-batching" => a.no_batching = true,
             "-h" => return Err(String::new()),
             other => return Err(format!("{other}: option not supported by halyard perf")),
         }
@@ -142,8 +182,21 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
         let mode = args[i].as_str();
         i += 1;
         let mut rate = Rate(None);
-        while i < args.len() && !matches!(args[i].as_str(), "ping" | "pong" | "sub" | "pub") {
+        let mode_word = |w: &str| matches!(w, "ping" | "pong" | "sub" | "pub");
+        // `pub ... ping X%` keeps `ping` as a word of pub, not a new mode.
+        let pub_ping = |i: usize| {
+            mode == "pub" && args[i] == "ping" && args.get(i + 1).is_some_and(|s| s.ends_with('%'))
+        };
+        while i < args.len() && (!mode_word(&args[i]) || pub_ping(i)) {
             match args[i].as_str() {
+                "ping" => {}
+                pct if mode == "pub" && pct.ends_with('%') => {
+                    a.ping_pct = pct[..pct.len() - 1]
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&p| p <= 100)
+                        .ok_or(format!("{pct}: expected a percentage 0%..100%"))?;
+                }
                 "size" => {
                     i += 1;
                     a.size = parse_size(args.get(i).ok_or("size needs an argument")?)?;
@@ -212,5 +265,21 @@ mod tests {
         assert!(parse(&v("-c -1 -T S32k pub")).unwrap().cpu_stats);
         assert_eq!(parse_size("0").unwrap(), 12);
         assert_eq!(parse_size("63000").unwrap(), 63000);
+        let a = parse(&v(
+            "-Qminmatch:2 -Q initwait:7.5 --latency-dump /tmp/x pub 100Hz size 1k 50%",
+        ))
+        .unwrap();
+        assert_eq!(a.min_match, Some(2));
+        assert_eq!(a.init_wait, Some(Duration::from_secs_f64(7.5)));
+        assert_eq!(a.ping_pct, 50);
+        assert_eq!(
+            a.latency_dump.as_deref(),
+            Some(std::path::Path::new("/tmp/x"))
+        );
+        let a = parse(&v("pub 10Hz ping 100% sub")).unwrap();
+        assert_eq!((a.ping_pct, a.sub, a.ping.is_none()), (100, true, true));
+        assert!(parse(&v("pub 101%")).is_err());
+        assert!(parse(&v("-Qrss:10 pub")).is_err());
+        assert!(parse(&v("-Qinitwait:-1 pub")).is_err());
     }
 }

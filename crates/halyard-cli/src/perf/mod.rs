@@ -106,7 +106,16 @@ struct Perf<T: PerfType> {
     sub_stats: Mutex<SubStats>,
     pub_hist: Mutex<Hist>,
     stop: AtomicBool,
+    /// Ping and pub may start (`-Qminmatch` reached, or not asked for).
+    started: AtomicBool,
+    /// Samples published.
+    sent: AtomicU64,
+    /// `--latency-dump`: (seconds since start, one-way latency ns), bounded.
+    dump: Option<Mutex<Vec<(f64, u64)>>>,
 }
+
+/// Most latency samples `--latency-dump` keeps (about 80 MB).
+const MAX_DUMPED: usize = 5_000_000;
 
 fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
     let mut q = if writer {
@@ -225,6 +234,9 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
         sub_stats: Mutex::new(SubStats::new(a.nkeys)),
         pub_hist: Mutex::new(Hist::default()),
         stop: AtomicBool::new(false),
+        started: AtomicBool::new(a.min_match.is_none()),
+        sent: AtomicU64::new(0),
+        dump: a.latency_dump.as_ref().map(|_| Mutex::new(Vec::new())),
         dp: dp.clone(),
         a: a.clone(),
     });
@@ -260,8 +272,30 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
     perf.stop.store(true, Ordering::SeqCst);
     if let Some(h) = publisher_thread {
         let _ = h.join();
+        println!(
+            "{} {:.3}  pub sent {}",
+            perf.prefix,
+            perf.elapsed(),
+            perf.sent.load(Ordering::SeqCst)
+        );
+    }
+    if let (Some(path), Some(dump)) = (&a.latency_dump, &perf.dump) {
+        if let Err(e) = write_dump(path, &lock(dump)) {
+            println!("[{pid}] error: --latency-dump {}: {e}", path.display());
+            return Ok(2);
+        }
     }
     Ok(code)
+}
+
+/// Writes `SECONDS LATENCY_NS` lines.
+fn write_dump(path: &std::path::Path, samples: &[(f64, u64)]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for (t, ns) in samples {
+        writeln!(f, "{t:.6} {ns}")?;
+    }
+    f.flush()
 }
 
 impl<T: PerfType> Perf<T> {
@@ -418,6 +452,15 @@ impl<T: PerfType> Perf<T> {
             }
         });
         let mut all = false;
+        if let Some(d) = &self.dump {
+            let t = self.elapsed();
+            let mut d = lock(d);
+            for &(_, _, ts, _) in &pongs {
+                if d.len() < MAX_DUMPED {
+                    d.push((t, (now - ts).max(0) as u64 / 2));
+                }
+            }
+        }
         for (seq, size, ts, from) in pongs {
             let lat = (now - ts).max(0) as u64 / 2;
             lock(&self.latencies)
@@ -441,9 +484,11 @@ impl<T: PerfType> Perf<T> {
     fn on_data(&self, r: &DataReader<T>) {
         let mut st = lock(&self.sub_stats);
         let mut err = None;
+        let mut pings = Vec::new();
         let _ = r.take_serialized(usize::MAX, |payload, info| {
             // ddsperf ignores its own participant's data (ignore-local).
-            if err.is_some() || prefix_of(info.publication_handle) == self.own {
+            let from = prefix_of(info.publication_handle);
+            if err.is_some() || from == self.own {
                 return;
             }
             if let Some((seq, key, size)) = T::peek(payload) {
@@ -451,10 +496,24 @@ impl<T: PerfType> Perf<T> {
                     err = Some(e);
                 }
             }
+            // A data sample stamped with an odd time is a ping (`pub ... X%`): answer it on
+            // the pong topic, stamped `ts - 1`.
+            if let Some(ts) = info.source_timestamp.map(|t| t.to_nanos()) {
+                if ts & 1 == 1 {
+                    pings.push((payload.to_vec(), ts, from));
+                }
+            }
         });
+        drop(st);
         if let Some(e) = err {
             println!("{e}");
             std::process::exit(3);
+        }
+        for (payload, ts, from) in pings {
+            let w = lock(&self.peers).get(&from).map(|p| p.pong_writer.clone());
+            if let (Some(w), Ok(d)) = (w, halyard::cdr::deserialize::<T>(&payload)) {
+                let _ = w.write_w_timestamp(&d, Time::from_nanos(ts - 1));
+            }
         }
     }
 
@@ -469,14 +528,31 @@ impl<T: PerfType> Perf<T> {
         // Do not outrun discovery: give a subscriber that is already running up to 2 s to
         // match in both directions (a reliable reader counts once it acknowledged us), so the
         // first samples are not lost to it. ddsperf's -Qinitwait is the explicit form of this.
-        let _ = w.wait_for_matched(1, Duration::from_secs(2));
+        while !self.started.load(Ordering::SeqCst) {
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _ = w.wait_for_matched(self.a.min_match.unwrap_or(1).max(1), Duration::from_secs(2));
+        // Like ddsperf (which turns Cyclone's write batching on), gather samples written at
+        // full speed into shared datagrams; at a fixed rate each burst is flushed at once.
+        if !self.a.no_batching {
+            if let Err(e) = w.set_batching(Some(halyard::Batching::default())) {
+                println!("{} error: cannot enable batching: {e}", self.prefix);
+            }
+        }
+        let pct = u64::from(self.a.ping_pct);
         let burst = self.a.burst.max(1);
         let start = Instant::now();
         let mut count: u64 = 0;
         let mut in_burst = 0;
         while !self.stop.load(Ordering::Relaxed) {
             let t_write = Instant::now();
-            match w.write_w_timestamp(&sample, Time::from_nanos(now_ns() & !1)) {
+            // Sample `count` is a ping when the running ping quota crosses an integer.
+            let is_ping = (count + 1) * pct / 100 > count * pct / 100;
+            let ts = if is_ping { now_ns() | 1 } else { now_ns() & !1 };
+            match w.write_w_timestamp(&sample, Time::from_nanos(ts)) {
                 Ok(()) => {}
                 Err(halyard::Error::Timeout) => {
                     println!("write error: timeout");
@@ -489,6 +565,7 @@ impl<T: PerfType> Perf<T> {
             }
             lock(&self.pub_hist).record(t_write.elapsed().as_nanos() as u64);
             count += 1;
+            self.sent.store(count, Ordering::Relaxed);
             sample.set_seq(sample.seq().wrapping_add(1));
             if T::KEY_OFF.is_some() {
                 sample.set_keyval((sample.keyval() + 1) % nkeys);
@@ -497,6 +574,7 @@ impl<T: PerfType> Perf<T> {
                 in_burst += 1;
                 if in_burst == burst {
                     in_burst = 0;
+                    let _ = w.flush();
                     while ((count / burst as u64) as f64) / (start.elapsed().as_secs_f64() + 0.005)
                         > r
                         && !self.stop.load(Ordering::Relaxed)
@@ -518,7 +596,7 @@ impl<T: PerfType> Perf<T> {
     ) -> i32 {
         let mut next_print = 1.0;
         let mut last_print = 0.0;
-        let mut next_ping = 1.0;
+        let mut next_ping: f64 = 1.0;
         let mut next_disc = 0.0;
         let mut next_match = 0.0;
         let mut twarn_ping = 0.0;
@@ -548,15 +626,35 @@ impl<T: PerfType> Perf<T> {
                 self.check_matching();
                 next_match = t + 0.1;
             }
+            if !self.started.load(Ordering::SeqCst) {
+                let need = self.a.min_match.unwrap_or(0) as usize;
+                let matched = lock(&self.peers)
+                    .values()
+                    .filter(|p| p.unmatched == 0)
+                    .count();
+                if matched >= need {
+                    self.started.store(true, Ordering::SeqCst);
+                    next_ping = next_ping.max(t);
+                } else if self.a.init_wait.is_some_and(|w| t >= w.as_secs_f64()) {
+                    println!(
+                        "{} error: too few matching participants ({matched})",
+                        self.prefix
+                    );
+                    self.stop.store(true, Ordering::SeqCst);
+                    return 1;
+                }
+            }
+            let ping_now = self.started.load(Ordering::SeqCst);
             if let Some(args::Rate(rate)) = self.a.ping {
                 let since =
                     (now_ns() as u64).saturating_sub(self.last_ping_ns.load(Ordering::SeqCst));
                 match rate {
+                    _ if !ping_now => {}
                     Some(r) if r > 0.0 && t >= next_ping => {
                         self.send_ping();
                         next_ping = t.max(next_ping) + 1.0 / r;
                     }
-                    None if t >= 1.0 && since > 1_000_000_000 => {
+                    None if (t >= 1.0 || self.a.min_match.is_some()) && since > 1_000_000_000 => {
                         let expected = lock(&self.peers).len();
                         if self.ping_seq.load(Ordering::SeqCst) > 0
                             && lock(&self.ping_answered).len() < expected

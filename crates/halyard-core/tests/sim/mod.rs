@@ -548,6 +548,17 @@ pub struct StreamOutcome {
 /// `converge_ns` of virtual time pass). Sample sizes are drawn from the seed in 8..2000 bytes.
 /// The writer's flow-control high-water mark is lowered to 64 KiB so `Err(Full)` happens.
 pub fn reliable_stream(seed: u64, faults: Faults, n: u64, converge_ns: u64) -> StreamOutcome {
+    reliable_stream_batched(seed, faults, n, converge_ns, None)
+}
+
+/// [`reliable_stream`] with the writer batching under `batch`.
+pub fn reliable_stream_batched(
+    seed: u64,
+    faults: Faults,
+    n: u64,
+    converge_ns: u64,
+    batch: Option<halyard_core::BatchPolicy>,
+) -> StreamOutcome {
     use halyard_core::{NewChange, ReaderSpec, WriteError, WriterSpec};
     let mut app = Rng::new(seed ^ 0xA5A5_5A5A_0F0F_F0F0);
     let mut net = SimNet::new(seed, faults);
@@ -575,6 +586,9 @@ pub fn reliable_stream(seed: u64, faults: Faults, n: u64, converge_ns: u64) -> S
             has_key: false,
         },
     );
+    net.p(a)
+        .set_writer_batching(w, batch)
+        .expect("batching on a known writer");
     net.flush();
     let matched = net.run_until(120 * SEC, |n| {
         n.node(a)
