@@ -11,7 +11,7 @@ use halyard_core::{Event, Instant, Participant};
 use halyard_net::UdpTransport;
 use halyard_wire::{EntityId, Time};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -43,8 +43,11 @@ pub(crate) type PendingCall = Box<dyn FnOnce() + Send>;
 
 pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
-    /// Signalled whenever statuses or caches change.
-    pub(crate) changed: Condvar,
+    /// Signalled whenever statuses or caches change (see [`Shared::wait_changed`]).
+    changed: Condvar,
+    /// Threads blocked on `changed`: a notification is a system call, so it is made only
+    /// when somebody waits (this is on the hot path of every datagram and write).
+    changed_waiters: AtomicUsize,
     timer: Condvar,
     pub(crate) transport: UdpTransport,
     stop: AtomicBool,
@@ -77,6 +80,7 @@ impl Shared {
                 builtin: Default::default(),
             }),
             changed: Condvar::new(),
+            changed_waiters: AtomicUsize::new(0),
             timer: Condvar::new(),
             transport,
             stop: AtomicBool::new(false),
@@ -172,7 +176,11 @@ impl Shared {
 
     /// Wakes threads blocked in API calls and attached WaitSets.
     pub(crate) fn wake(&self) {
-        self.changed.notify_all();
+        // A waiter registers under the state lock before it waits, and every change is made
+        // under that lock before `wake`, so a waiter that could miss this change is counted.
+        if self.changed_waiters.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_all();
+        }
         if self.has_waitsets.load(Ordering::Relaxed) {
             let mut ws = self.waitsets.lock().unwrap_or_else(|p| p.into_inner());
             ws.retain(|w| match w.upgrade() {
@@ -205,12 +213,24 @@ impl Shared {
             }
             // Bounded: some predicates change without a notification (e.g. core-internal acks).
             let wait = (deadline - now).min(Duration::from_millis(20));
-            st = self
-                .changed
-                .wait_timeout(st, wait)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            st = self.wait_changed(st, wait);
         }
+    }
+
+    /// Releases the state lock until the next change (or `timeout`), then retakes it.
+    pub(crate) fn wait_changed<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+        timeout: Duration,
+    ) -> MutexGuard<'a, State> {
+        self.changed_waiters.fetch_add(1, Ordering::SeqCst);
+        let st = self
+            .changed
+            .wait_timeout(st, timeout)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+        self.changed_waiters.fetch_sub(1, Ordering::SeqCst);
+        st
     }
 
     /// Registers a WaitSet to be woken on every change.

@@ -143,11 +143,7 @@ impl<T: TopicType> DataWriter<T> {
                         return Err(Error::Timeout);
                     }
                     let wait = (deadline - now).min(Duration::from_millis(10));
-                    st = shared
-                        .changed
-                        .wait_timeout(st, wait)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
+                    st = shared.wait_changed(st, wait);
                 }
                 Err(WriteError::TooLarge) => {
                     return Err(Error::OutOfResources(
