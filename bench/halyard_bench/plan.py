@@ -1,0 +1,159 @@
+"""The campaign's configuration points.
+
+A *point* is one configuration (what runs, how big, how fast, how many receivers); every peer
+runs every point. Points are shared between the dimensions that need them (the keyed/unkeyed
+table reuses the KS 1024 B latency point, for instance), so each configuration runs once.
+
+Dimensions:
+
+- ``latency``      ping-pong, 1 ponger, reliable, KS, payload scan.
+- ``throughput``   pub at full speed → 1 sub, reliable and best effort, payload scan.
+- ``keyed``        -T KS size 16 / UK16 and KS size 1024 / UK1024, latency and throughput.
+- ``subscribers``  1…10 pongers at ``ping 200Hz size 1024``; 1…10 subs at full speed, 1024 B.
+- ``rate``         the threat-intelligence workload of seed 000: ``pub R Hz size S 100%``
+                   with N subs for ≈1000 samples (latency, success rate, CPU, RSS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SIZES_FULL = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 63000, 1048576, 10485760]
+SEED_RATES = [50, 75, 100, 125]
+SEED_SIZES = [32, 256, 1024, 8192]
+SEED_SIZES_FULL = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+SEED_SUBS = [1, 5, 10]
+SEED_SUBS_FULL = [1, 2, 4, 8, 10]
+SUBSCRIBER_COUNTS = [1, 2, 4, 8, 10]
+SUBSCRIBER_PING_HZ = 200
+DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate")
+
+
+@dataclass
+class Point:
+    """One configuration that every peer runs."""
+
+    kind: str  # "latency" (ping/pong), "throughput" (pub/sub) or "rate" (pub R Hz X% / sub)
+    size: int  # total sample size in bytes (12 + baggage for KS)
+    reliable: bool = True
+    topic: str = "KS"
+    rate_hz: float | None = None  # ping or pub rate; None = as fast as possible
+    receivers: int = 1
+    duration: float = 3.0
+    ping_pct: int | None = None  # rate kind: percentage of samples that are pings
+    dims: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """A stable identifier, also used in file names."""
+        parts = [self.kind, self.topic, str(self.size), "rel" if self.reliable else "be"]
+        if self.rate_hz:
+            parts.append(f"{self.rate_hz:g}hz")
+        parts.append(f"n{self.receivers}")
+        return "-".join(parts)
+
+    def describe(self) -> str:
+        what = {"latency": "ping/pong", "throughput": "pub/sub", "rate": "pub-rate/sub"}[self.kind]
+        rate = f" {self.rate_hz:g}Hz" if self.rate_hz else ""
+        rel = "reliable" if self.reliable else "best-effort"
+        ty = f"KS size {self.size}" if self.topic == "KS" else self.topic
+        return f"{what}{rate} {ty} {rel} x{self.receivers}"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["key"] = self.key
+        return d
+
+    @staticmethod
+    def from_dict(d: dict) -> "Point":
+        d = {k: v for k, v in d.items() if k != "key"}
+        return Point(**d)
+
+
+@dataclass
+class PlanOptions:
+    mode: str = "quick"  # quick | full | tiny
+    duration: float | None = None  # override of every point's duration
+    dims: tuple[str, ...] = DIMENSIONS
+    rate_samples: int | None = None  # seed-000 samples per run (default 1000, quick 300)
+    rate_grid: str | None = None  # seed-000 grid: one | small | full (default: one for quick, full for full)
+
+
+class _Builder:
+    """Collects points, merging identical configurations."""
+
+    def __init__(self) -> None:
+        self.points: dict[str, Point] = {}
+
+    def add(self, dim: str, p: Point) -> None:
+        if p.key in self.points:
+            if dim not in self.points[p.key].dims:
+                self.points[p.key].dims.append(dim)
+        else:
+            p.dims = [dim]
+            self.points[p.key] = p
+
+
+def _size_of(topic: str, size: int) -> int:
+    return {"UK16": 16, "UK1024": 1024}.get(topic, size)
+
+
+def build_plan(opts: PlanOptions) -> list[Point]:
+    """The points of a quick, full or tiny campaign, in running order."""
+    b = _Builder()
+    quick, tiny = opts.mode == "quick", opts.mode == "tiny"
+    dur = opts.duration or {"tiny": 2.0, "quick": 3.0, "full": 8.0}[opts.mode]
+    dims = opts.dims
+
+    def lat(size: int, topic: str = "KS", rate: float | None = None, n: int = 1, dim: str = "latency") -> None:
+        b.add(dim, Point("latency", _size_of(topic, size), True, topic, rate, n, dur))
+
+    def thr(size: int, reliable: bool = True, topic: str = "KS", n: int = 1, dim: str = "throughput") -> None:
+        b.add(dim, Point("throughput", _size_of(topic, size), reliable, topic, None, n, dur))
+
+    if tiny:
+        for s in (32, 1024):
+            if "latency" in dims:
+                lat(s)
+            if "throughput" in dims:
+                thr(s)
+        return list(b.points.values())
+
+    if "latency" in dims:
+        for s in ([32, 1024, 63000, 1048576] if quick else SIZES_FULL):
+            lat(s)
+    if "throughput" in dims:
+        for s in ([32, 1024, 63000, 1048576, 10485760] if quick else SIZES_FULL):
+            thr(s)
+        if not quick:
+            for s in SIZES_FULL:
+                thr(s, reliable=False)
+    if "keyed" in dims:
+        pairs = [(1024, "UK1024")] if quick else [(16, "UK16"), (1024, "UK1024")]
+        for size, uk in pairs:
+            for topic in ("KS", uk):
+                lat(size, topic, dim="keyed")
+                thr(size, topic=topic, dim="keyed")
+    if "subscribers" in dims:
+        for n in ([1, 10] if quick else SUBSCRIBER_COUNTS):
+            lat(1024, rate=SUBSCRIBER_PING_HZ, n=n, dim="subscribers")
+            if not quick:
+                thr(1024, n=n, dim="subscribers")
+    if "rate" in dims:
+        samples = opts.rate_samples or (300 if quick else 1000)
+        for r, s, n in seed_grid(opts.rate_grid or ("one" if quick else "full")):
+            d = opts.duration or round(samples / r + 1.0, 2)
+            b.add("rate", Point("rate", s, True, "KS", float(r), n, d, ping_pct=100))
+    return list(b.points.values())
+
+
+def seed_grid(which: str) -> list[tuple[int, int, int]]:
+    """The seed-000 grid (rate Hz, size B, subscribers): ``one`` point (100 Hz, 1024 B,
+    10 subs), ``small`` (4 rates x 4 sizes x 1/5/10 subs) or ``full`` (4 x 9 x 1/2/4/8/10)."""
+    if which == "one":
+        return [(100, 1024, 10)]
+    if which == "small":
+        return [(r, s, n) for r in SEED_RATES for s in SEED_SIZES for n in SEED_SUBS]
+    if which == "full":
+        return [(r, s, n) for r in SEED_RATES for s in SEED_SIZES_FULL for n in SEED_SUBS_FULL]
+    raise ValueError(f"unknown seed-000 grid {which!r} (one, small, full)")

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The benchmark campaign in one command: builds Halyard (release) and the benchmark peers,
+# then runs bench/campaign.py, which measures Halyard against Cyclone's ddsperf, Fast DDS and
+# raw UDP side by side and writes results.json/.csv, report.md and report.html.
+#
+#   scripts/bench.sh [--quick|--full|--tiny] [--out DIR] [--peers halyard,cyclone,fastdds,udp]
+#                    [--duration S] [--repeat K] [--no-build] [other campaign.py options]
+#
+# --quick (default) takes about 3 minutes; --full takes hours (see bench/README.md).
+# A peer that cannot be built is reported as skipped by the campaign, never fatal.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+build=1
+peers="halyard,cyclone,fastdds,udp"
+args=()
+prev=""
+for a in "$@"; do
+  case "$a" in
+    --no-build) build=0; continue ;;
+    --peers=*) peers="${a#--peers=}" ;;
+    -h|--help) exec python3 bench/campaign.py --help ;;
+  esac
+  [ "$prev" = "--peers" ] && peers="$a"
+  prev="$a"
+  args+=("$a")
+done
+
+wants() { [[ ",$peers," == *",$1,"* ]]; }
+failed=""
+if [ "$build" = 1 ]; then
+  if wants halyard; then
+    echo "bench.sh: cargo build --release -p halyard-cli" >&2
+    cargo build --release -p halyard-cli >&2 || failed+="halyard: cargo build --release -p halyard-cli failed"$'\n'
+  fi
+  for peer in fastdds udp; do
+    wants "$peer" || continue
+    script="bench/peers/$peer/build.sh"
+    if [ -f "$script" ]; then
+      echo "bench.sh: $script" >&2
+      sh "$script" >/dev/null || failed+="$peer: $script failed (exit $?)"$'\n'
+    else
+      failed+="$peer: $script does not exist"$'\n'
+    fi
+  done
+  [ -n "$failed" ] && printf 'bench.sh: build problems (those peers will be skipped):\n%s' "$failed" >&2
+fi
+export HALYARD_BENCH_BUILD_FAILED="$failed"
+export HALYARD_BENCH_INVOCATION="scripts/bench.sh $*"
+export PYTHONDONTWRITEBYTECODE=1
+exec python3 bench/campaign.py "${args[@]}"
