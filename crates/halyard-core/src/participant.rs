@@ -7,12 +7,13 @@ use crate::outbox::{Outbox, Transmit};
 use crate::reader::{Arrival, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
 use crate::writer::{BatchPolicy, NewChange, WriteError, Writer, WriterSpec};
+use foldhash::HashMap;
 use halyard_wire::discovery::ParticipantData;
 use halyard_wire::{
     AckNack, Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, HeartbeatFrag,
     Message, NackFrag, ProtocolVersion, SequenceNumber, Submessage, Time, VendorId,
 };
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Counters of what was received and dropped; malformed input never panics, it is counted.
 #[derive(Clone, Copy, Debug, Default)]
@@ -112,7 +113,7 @@ impl Participant {
             samples: VecDeque::new(),
             writers: BTreeMap::new(),
             readers: BTreeMap::new(),
-            writer_index: HashMap::new(),
+            writer_index: HashMap::default(),
             remote: BTreeMap::new(),
             remote_writers: BTreeMap::new(),
             remote_readers: BTreeMap::new(),
@@ -124,7 +125,7 @@ impl Participant {
             delivered: Vec::new(),
             count_epoch: 0,
             reassembly_budget: crate::reassembly::ReassemblyBudget::new(cfg_reassembly_bytes),
-            sedp_rejects: HashMap::new(),
+            sedp_rejects: HashMap::default(),
         };
         p.create_builtin_endpoints();
         p

@@ -141,6 +141,8 @@ pub(crate) struct Writer {
     changes: BTreeMap<i64, CacheChange>,
     instances: HashMap<[u8; 16], VecDeque<i64>>,
     unacked_bytes_cache: usize,
+    /// Payload bytes of all changes held.
+    history_bytes: usize,
     pub(crate) last_sn: i64,
     pub(crate) proxies: BTreeMap<Guid, ReaderProxy>,
     fanout: Vec<Locator>,
@@ -162,6 +164,7 @@ impl Writer {
             changes: BTreeMap::new(),
             instances: HashMap::new(),
             unacked_bytes_cache: 0,
+            history_bytes: 0,
             last_sn: 0,
             proxies: BTreeMap::new(),
             fanout: Vec::new(),
@@ -303,14 +306,15 @@ impl Writer {
             while q.len() > depth {
                 if let Some(old) = q.pop_front() {
                     if let Some(c) = self.changes.remove(&old) {
-                        self.unacked_bytes_cache = self
-                            .unacked_bytes_cache
-                            .saturating_sub(c.change.payload.len());
+                        let len = c.change.payload.len();
+                        self.unacked_bytes_cache = self.unacked_bytes_cache.saturating_sub(len);
+                        self.history_bytes -= len;
                     }
                 }
             }
         }
         self.unacked_bytes_cache += change.payload.len();
+        self.history_bytes += change.payload.len();
         self.changes.insert(sn, CacheChange { sn, change });
     }
 
@@ -323,14 +327,14 @@ impl Writer {
             .map(|p| p.acked_below)
             .min()
             .unwrap_or(self.last_sn + 1);
-        let mut bytes = 0usize;
-        for c in self.changes.range(min_acked..).map(|(_, c)| c) {
-            bytes += c.change.payload.len();
-        }
-        self.unacked_bytes_cache = bytes;
         if self.keeps_history() {
             // KEEP_ALL TRANSIENT_LOCAL retains everything up to its limits; KEEP_LAST is
             // bounded by the per-instance queues.
+            self.unacked_bytes_cache = self
+                .changes
+                .range(min_acked..)
+                .map(|(_, c)| c.change.payload.len())
+                .sum();
             return;
         }
         while let Some((&sn, _)) = self.changes.first_key_value() {
@@ -338,9 +342,12 @@ impl Writer {
                 break;
             }
             if let Some(c) = self.changes.remove(&sn) {
+                self.history_bytes -= c.change.payload.len();
                 self.forget_instance_entry(&c);
             }
         }
+        // What is left is exactly what some reliable reader has not acknowledged.
+        self.unacked_bytes_cache = self.history_bytes;
     }
 
     fn forget_instance_entry(&mut self, c: &CacheChange) {

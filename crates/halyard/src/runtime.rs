@@ -7,10 +7,10 @@
 #![allow(clippy::disallowed_methods)] // the driver is where clocks are read
 
 use crate::status::{ReaderState, WriterState};
+use foldhash::HashMap;
 use halyard_core::{Event, Instant, Participant};
 use halyard_net::UdpTransport;
 use halyard_wire::{EntityId, Time};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -71,8 +71,8 @@ impl Shared {
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
-                readers: HashMap::new(),
-                writers: HashMap::new(),
+                readers: HashMap::default(),
+                writers: HashMap::default(),
                 timer_deadline: None,
                 send_failures: 0,
                 faults: None,
@@ -123,16 +123,22 @@ impl Shared {
                 st.pending_calls.push(call);
             }
         }
-        let now_wall = wall_clock();
+        let mut now_wall = None;
+        // One on_data_available per reader per batch of arrivals: the listener takes them all.
+        let mut notified: Vec<EntityId> = Vec::new();
         while let Some(s) = st.core.poll_sample() {
             let Some(r) = st.readers.get_mut(&s.reader) else {
                 continue;
             };
             let rejected_before = r.sample_rejected;
-            if r.insert(s, now_wall) {
+            let reader = s.reader;
+            if r.insert(s, *now_wall.get_or_insert_with(wall_clock)) {
                 if let Some(l) = r.listener.clone() {
-                    st.pending_calls
-                        .push(Box::new(move || l.on_data_available()));
+                    if !notified.contains(&reader) {
+                        notified.push(reader);
+                        st.pending_calls
+                            .push(Box::new(move || l.on_data_available()));
+                    }
                 }
             } else if r.sample_rejected > rejected_before {
                 if let Some(l) = r.listener.clone() {

@@ -5,10 +5,11 @@
 //! are rejected and counted). Instance states follow DDS: ALIVE, NOT_ALIVE_DISPOSED,
 //! NOT_ALIVE_NO_WRITERS; view state NEW until a sample of the instance was read or taken.
 
+use foldhash::HashMap;
 use halyard_core::{ChangeKind, QosPolicyId, ReceivedSample};
 use halyard_wire::qos::{EndpointQos, History};
 use halyard_wire::{Guid, Time};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// An opaque handle naming an instance or a remote entity.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
@@ -177,7 +178,7 @@ impl ReaderState {
         ReaderState {
             qos,
             samples: VecDeque::new(),
-            instances: HashMap::new(),
+            instances: HashMap::default(),
             matched: MatchedStatus::default(),
             incompatible: IncompatibleQosStatus::default(),
             liveliness: LivelinessChangedStatus::default(),
@@ -335,7 +336,9 @@ impl ReaderState {
             }
             let info = self.info(c);
             f(c, info);
-            viewed.push(c.key);
+            if viewed.last() != Some(&c.key) {
+                viewed.push(c.key);
+            }
             n += 1;
             if take {
                 if let Some(c) = self.samples.remove(i) {

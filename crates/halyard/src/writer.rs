@@ -128,10 +128,9 @@ impl<T: TopicType> DataWriter<T> {
             timestamp: Some(timestamp),
         };
         let mut st = shared.lock();
-        let start = shared.now();
-        let deadline = start + wire_to_std(self.qos.reliability.max_blocking_time);
+        let mut now = shared.now();
+        let deadline = now + wire_to_std(self.qos.reliability.max_blocking_time);
         loop {
-            let now = shared.now();
             match st.core.write(now, self.id, change.clone()) {
                 Ok(_) => {
                     shared.pump(&mut st);
@@ -144,6 +143,7 @@ impl<T: TopicType> DataWriter<T> {
                     }
                     let wait = (deadline - now).min(Duration::from_millis(10));
                     st = shared.wait_changed(st, wait);
+                    now = shared.now();
                 }
                 Err(WriteError::TooLarge) => {
                     return Err(Error::OutOfResources(
