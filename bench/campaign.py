@@ -186,6 +186,7 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)  # also when started with SIGINT ignored (background job)
     ctx = RunContext(spawner, raw, a.domain)
     status = 0
     try:
@@ -198,14 +199,12 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             print(f"  {p.name:8s} {state}" + (f" (without {', '.join(missing)})" if missing and p.available else ""),
                   file=sys.stderr, flush=True)
         active = [p for p in peers if p.available]
-        schedule = []
-        n = 0
+        schedule = []  # peers back to back per point; the order rotates between points and repeats
         for rep in range(a.repeat):
-            for pt in points:
-                k = n % len(active) if active else 0
+            for i, pt in enumerate(points):
+                k = (i + rep) % len(active) if active else 0
                 for peer in active[k:] + active[:k]:
                     schedule.append((pt, peer, rep))
-                n += 1
         prog = Progress([pt.duration + Progress.OVERHEAD_S + 0.3 * pt.receivers for pt, _, _ in schedule])
         save()
         for pt, peer, rep in schedule:

@@ -181,8 +181,9 @@ def _probe_once(peer: Peer, spawner: Spawner, inv: Invocation, tmp: str) -> tupl
 def probe_caps(peer: Peer, spawner: Spawner, domain: int, port: int) -> None:
     """Finds which optional options the peer accepts (exit status 3 = rejected).
 
-    First everything together (one short run, normally failing with exit 1 because nobody
-    matches); only if that is rejected each option alone.
+    First a plain ``-D 0.3 pong`` (the peer must run at all), then every optional option
+    together (one short ``pub``, normally failing with exit 1 because nobody matches); only if
+    that is rejected each option alone.
     """
     if not peer.available:
         return
@@ -196,11 +197,12 @@ def probe_caps(peer: Peer, spawner: Spawner, domain: int, port: int) -> None:
                               initwait=0.3, dump_path=dump if dump_ else None, **ports)
 
         t0 = time.monotonic()
-        base_rc, base_text = _probe_once(peer, spawner, inv(False, False, False), tmp)
-        if base_rc == 3 or base_rc == 127 or base_rc is None or base_rc < 0:
+        base = Invocation(["pong"], 0.3, domain=domain, bind_port=ports.get("bind_port"))
+        base_rc, base_text = _probe_once(peer, spawner, base, tmp)
+        if base_rc != 0:
             peer.available = False
             first = next((ln for ln in base_text.splitlines() if ln.strip()), "")
-            peer.reason = f"probe `pub 10Hz size 64` failed (exit {base_rc}): {first[:200]}"
+            peer.reason = f"probe `-D 0.3 pong` failed (exit {base_rc}): {first[:200]}"
             return
         want = {"minmatch": peer.caps.minmatch, "latency_dump": peer.caps.latency_dump,
                 "pub_ping_pct": peer.caps.pub_ping_pct}

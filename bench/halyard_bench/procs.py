@@ -9,7 +9,8 @@ into its ``ru_maxrss``, and a child forked from this Python interpreter starts a
 it (≈14 MB, more than a whole ddsperf). So the campaign makes itself a child subreaper
 (``prctl(PR_SET_CHILD_SUBREAPER)``) and starts each program from a tiny ``/bin/sh`` that
 backgrounds it and exits at once: the program is forked from the ~1 MB shell, is reparented
-to this process, and its own ``wait4`` rusage is clean. Where that is impossible the program
+to this process (it waits on a pipe until the shell is gone, so the shell never reaps it),
+and its own ``wait4`` rusage is clean. Where that is impossible the program
 is spawned directly and its RSS is flagged as including the spawner's image.
 
 Every live process is tracked; :func:`Spawner.cleanup` (called on exit, exception and
@@ -73,7 +74,11 @@ def _set_subreaper() -> bool:
 class Spawner:
     """Starts programs, reaps them with wait4 and never leaves one behind."""
 
-    _SH = 'o=$1; e=$2; shift 2; "$@" >"$o" 2>"$e" </dev/null & echo $!'
+    # The program is forked by this tiny shell, which exits at once; the forked child first
+    # waits on fd 3 (our pipe) until we have reaped the shell, so it is our child (subreaper)
+    # before it can exit, and only then execs the program.
+    _SH = ('o=$1; e=$2; shift 2; exec 3<&0; '
+           '{ read _go <&3; exec "$@" >"$o" 2>"$e" </dev/null 3<&-; } & echo $!')
 
     def __init__(self) -> None:
         self.clean_rss = os.path.exists("/bin/sh") and _set_subreaper()
@@ -82,20 +87,28 @@ class Spawner:
     def spawn(self, argv: list[str], env: dict[str, str], stdout: str, stderr: str) -> Proc:
         """Starts ``argv`` with stdout/stderr to the given files, in a new session."""
         if self.clean_rss:
-            sh = subprocess.Popen(
-                ["/bin/sh", "-c", self._SH, "sh", stdout, stderr, *argv], env=env,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True,
-            )
-            t0 = time.monotonic()
-            assert sh.stdout is not None
-            line = sh.stdout.readline()
-            sh.stdout.close()
-            sh.wait()
+            go_r, go_w = os.pipe()
+            try:
+                sh = subprocess.Popen(
+                    ["/bin/sh", "-c", self._SH, "sh", stdout, stderr, *argv], env=env,
+                    stdin=go_r, stdout=subprocess.PIPE, start_new_session=True,
+                )
+                os.close(go_r)
+                go_r = -1
+                assert sh.stdout is not None
+                line = sh.stdout.readline()
+                sh.stdout.close()
+                sh.wait()
+            finally:
+                if go_r >= 0:
+                    os.close(go_r)
+                os.close(go_w)  # releases the child: it execs the program now
             try:
                 pid = int(line)
             except ValueError as e:
                 raise OSError(f"could not start {argv[0]}") from e
-            proc = Proc(argv=list(argv), pid=pid, pgid=sh.pid, t_start=t0, stdout=stdout, stderr=stderr)
+            proc = Proc(argv=list(argv), pid=pid, pgid=sh.pid, t_start=time.monotonic(),
+                        stdout=stdout, stderr=stderr)
         else:
             with open(stdout, "wb") as out, open(stderr, "wb") as err:
                 p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,

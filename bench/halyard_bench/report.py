@@ -129,7 +129,7 @@ def f_us(v) -> str:
 def f_num(v, digits: int = 3) -> str:
     if not finite(v):
         return "n/a"
-    if abs(v) >= 10 ** digits:
+    if abs(v) >= min(1000, 10 ** digits):
         return f"{v:,.0f}"
     return f"{v:.{digits}g}"
 

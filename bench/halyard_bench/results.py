@@ -19,7 +19,7 @@ CSV_COLUMNS = [
     "lat_min_us", "lat_max_us", "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p9999_us",
     "lat_count", "thr_samples_per_s", "thr_mbps", "thr_aggregate_samples_per_s", "lost", "sent",
     "sent_inferred", "success_pct", "cpu_sender_pct", "cpu_receiver_pct", "rss_sender_kb",
-    "rss_receiver_kb", "notes",
+    "rss_receiver_kb", "repeat_min", "repeat_max", "notes",
 ]
 
 
@@ -53,6 +53,10 @@ def summary_rows(points: list[dict], runs: list[dict], peers: list[dict]) -> lis
                 continue
             run = _median_run(runs_here, pt["kind"])
             row.update(_flatten(run))
+            figures = [principal(r, pt["kind"]) for r in runs_here if r["status"] == "ok"]
+            figures = [f for f in figures if math.isfinite(f)]
+            if len(runs_here) > 1 and figures:  # spread of the figure the median run is chosen by
+                row["repeat_min"], row["repeat_max"] = min(figures), max(figures)
             rows.append(row)
     return rows
 
