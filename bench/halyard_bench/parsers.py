@@ -8,6 +8,7 @@ number makes the line unrecognised rather than raising.
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
 from dataclasses import dataclass, field
@@ -164,11 +165,14 @@ def parse_dump(lines: Iterable[str]) -> list[tuple[float, int]]:
 
 
 def read_dump(path: str) -> list[tuple[float, int]] | None:
-    """Reads a latency dump file; None when it does not exist or cannot be read."""
+    """Reads a latency dump file (or its ``.gz``); None when it does not exist or cannot be read."""
     try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                return parse_dump(f)
         with open(path, encoding="utf-8", errors="replace") as f:
             return parse_dump(f)
-    except OSError:
+    except (OSError, EOFError):
         return None
 
 

@@ -9,8 +9,10 @@ Every process's stdout/stderr goes to ``raw/``; its CPU time and peak RSS come f
 
 from __future__ import annotations
 
+import gzip
 import math
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 
@@ -131,8 +133,10 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
         if not ctx.spawner.wait([sender], limit):
             sender.timed_out = True
             ctx.spawner.stop([sender])
-        linger = SUB_LINGER_S if recv_kind == "sub" else PONG_LINGER_S
-        ctx.spawner.wait(receivers, linger)
+        if recv_kind == "sub":
+            _wait_for_subs(ctx.spawner, sender, receivers, SUB_LINGER_S)
+        else:
+            ctx.spawner.wait(receivers, PONG_LINGER_S)
         ctx.spawner.stop(receivers)
     finally:
         ctx.spawner.stop(([sender] if sender else []) + receivers)
@@ -142,10 +146,33 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
     if sender is None:
         out.reason = "sender not started"
         return out
-    if point.kind == "latency" and peer.caps.latency_dump:
-        out.processes[0]["latency_dump"] = os.path.basename(dump)
     analyse(point, peer, sender, receivers, dump, out)
+    if os.path.exists(dump):
+        out.processes[0]["latency_dump"] = os.path.basename(_gzip(dump))
     return out
+
+
+def _gzip(path: str) -> str:
+    """Compresses an analysed latency dump in place (they reach megabytes); returns the new path."""
+    with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(path)
+    return path + ".gz"
+
+
+def _wait_for_subs(spawner: Spawner, sender: Proc, subs: list[Proc], linger: float) -> None:
+    """Gives subscribers up to ``linger`` seconds to print their final line; returns early once
+    every one of them reports as many samples as the sender says it sent (``pub sent N``)."""
+    sent = parsers.parse_output(_read(sender.stdout)).pub_sent
+    deadline = time.monotonic() + linger
+    while time.monotonic() < deadline:
+        if all(spawner.poll(p) for p in subs):
+            return
+        if sent is not None:
+            totals = [max((ln.total for ln in parsers.parse_output(_read(p.stdout)).sub), default=-1) for p in subs]
+            if all(t >= sent for t in totals):
+                return
+        time.sleep(0.05)
 
 
 def _proc_summary(procs: list[Proc]) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from html import escape
+from typing import Callable
 
 FONT = "font-family:Helvetica,Arial,sans-serif"
 
@@ -40,7 +41,7 @@ class Axis:
     hi: float
     log: bool = False
     label: str = ""
-    fmt: callable = fmt_num
+    fmt: Callable[[float], str] = fmt_num
     bytes_ticks: bool = False  # log axis of sizes: ticks at powers of 2 (16, 64, 256, 1k, ...)
     integer: bool = False  # linear axis of counts: whole-number ticks only
 

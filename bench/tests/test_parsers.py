@@ -90,6 +90,15 @@ class Dumps(unittest.TestCase):
         text = ["# comment\n", "0.5 12000\n", "\n", "1.75 9000\n", "bad line\n", "2.0 -5\n", "2.5 1.2e4\n", "nan 3\n"]
         self.assertEqual(parsers.parse_dump(text), [(0.5, 12000), (1.75, 9000), (2.5, 12000)])
 
+    def test_gzipped_dump(self):
+        import gzip
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.dump.gz")
+            with gzip.open(path, "wt") as f:
+                f.write("1.0 5000\n2.0 6000\n")
+            self.assertEqual(parsers.read_dump(path), [(1.0, 5000), (2.0, 6000)])
+
     def test_missing_dump(self):
         self.assertIsNone(parsers.read_dump("/nonexistent/halyard-bench/dump"))
 
