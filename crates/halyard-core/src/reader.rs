@@ -380,15 +380,35 @@ impl WriterProxy {
     }
 
     /// NACK_FRAGs for partially received samples the writer announced.
+    ///
+    /// The first window of each sample (256 fragments from its first hole) may reach past
+    /// what the writer sent so far: that is how a reader pulls the rest of a large sample. The
+    /// further windows only cover holes below the highest fragment received, which the writer
+    /// did send and the network lost, so one round trip repairs a whole lossy burst without
+    /// asking for more than was sent.
     pub(crate) fn nack_frags(&mut self, reader: EntityId) -> Vec<NackFrag> {
+        const EXTRA_WINDOWS: usize = 15;
         let mut v = Vec::new();
         let highest = self.highest_announced;
-        let wanted: Vec<(i64, FragmentNumberSet)> = self
-            .frags
-            .range(..=highest)
-            .take(4)
-            .filter_map(|(&sn, r)| r.missing(r.total()).map(|m| (sn, m)))
-            .collect();
+        let mut wanted: Vec<(i64, FragmentNumberSet)> = Vec::new();
+        for (&sn, r) in self.frags.range(..=highest).take(4) {
+            let Some(first) = r.missing(r.total()) else {
+                continue;
+            };
+            let mut next = first.base.saturating_add(first.num_bits);
+            wanted.push((sn, first));
+            let top = r.highest_received();
+            for _ in 0..EXTRA_WINDOWS {
+                if next > top {
+                    break;
+                }
+                let Some(set) = r.missing_from(next, top) else {
+                    break;
+                };
+                next = set.base.saturating_add(set.num_bits);
+                wanted.push((sn, set));
+            }
+        }
         for (sn, set) in wanted {
             self.nackfrag_count = self.nackfrag_count.wrapping_add(1);
             v.push(NackFrag {

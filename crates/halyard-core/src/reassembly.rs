@@ -70,6 +70,8 @@ pub(crate) struct Reassembly {
     data: Vec<u8>,
     received: Vec<u64>,
     received_count: u32,
+    /// Highest fragment number received (0 = none).
+    highest: u32,
     pub(crate) key_hash: Option<[u8; 16]>,
     pub(crate) status_info: u32,
     pub(crate) timestamp: Option<Time>,
@@ -109,6 +111,7 @@ impl Reassembly {
             data: vec![0; sample_size as usize],
             received: vec![0; (total as usize).div_ceil(64)],
             received_count: 0,
+            highest: 0,
             key_hash: None,
             status_info: 0,
             timestamp: None,
@@ -158,6 +161,7 @@ impl Reassembly {
                 self.received[w] |= 1 << b;
                 self.received_count += 1;
             }
+            self.highest = self.highest.max(n);
         }
         Ok(self.received_count == self.total)
     }
@@ -169,8 +173,14 @@ impl Reassembly {
 
     /// Missing fragments, up to 256 from the first missing one, not beyond `upto`.
     pub(crate) fn missing(&self, upto: u32) -> Option<FragmentNumberSet> {
+        self.missing_from(1, upto)
+    }
+
+    /// Missing fragments numbered `from` or more: up to 256 from the first missing one, not
+    /// beyond `upto`.
+    pub(crate) fn missing_from(&self, from: u32, upto: u32) -> Option<FragmentNumberSet> {
         let upto = upto.min(self.total);
-        let first = (1..=upto).find(|&n| !self.has(n))?;
+        let first = (from.max(1)..=upto).find(|&n| !self.has(n))?;
         let bits = (upto - first + 1).min(256);
         let mut set = FragmentNumberSet::new(first, bits);
         for n in first..first + bits {
@@ -179,6 +189,11 @@ impl Reassembly {
             }
         }
         Some(set)
+    }
+
+    /// The highest fragment number received so far (0 if none).
+    pub(crate) fn highest_received(&self) -> u32 {
+        self.highest
     }
 
     /// Total fragments of the sample.
@@ -195,6 +210,25 @@ impl Reassembly {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holes_beyond_the_first_window_are_found_below_the_highest_fragment() {
+        // 1000 fragments of 512 bytes; fragments 1..=900 arrive except 10, 300 and 700.
+        let mut r = Reassembly::new(512_000, 512, &ReassemblyBudget::new(1 << 20)).unwrap();
+        let frag = vec![7u8; 512];
+        for n in (1..=900).filter(|n| ![10, 300, 700].contains(n)) {
+            r.insert(512_000, 512, n, 1, &frag).unwrap();
+        }
+        assert_eq!(r.highest_received(), 900);
+        let first = r.missing(r.total()).unwrap();
+        assert_eq!((first.base, first.num_bits), (10, 256));
+        assert_eq!(first.iter().collect::<Vec<_>>(), vec![10]);
+        let second = r.missing_from(266, r.highest_received()).unwrap();
+        assert_eq!(second.iter().collect::<Vec<_>>(), vec![300]);
+        let third = r.missing_from(556, r.highest_received()).unwrap();
+        assert_eq!(third.iter().collect::<Vec<_>>(), vec![700]);
+        assert!(r.missing_from(701, r.highest_received()).is_none());
+    }
 
     #[test]
     fn out_of_order_fragments_complete_the_sample() {

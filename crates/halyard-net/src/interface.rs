@@ -103,6 +103,15 @@ fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
     Ok(out)
 }
 
+/// The MTU of interface `name` (from `/sys/class/net`), if the kernel reports one.
+pub fn interface_mtu(name: &str) -> Option<u32> {
+    fs::read_to_string(format!("/sys/class/net/{name}/mtu"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Chooses the interface: `requested` (name or address), else `HALYARD_INTERFACE`, else the
 /// Cyclone-style default.
 pub fn select_interface(requested: Option<&str>) -> Result<Interface, InterfaceError> {

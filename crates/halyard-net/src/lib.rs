@@ -9,5 +9,5 @@ pub mod interface;
 pub mod udp;
 
 pub use faults::{FaultConfig, FaultInjector, FaultStats};
-pub use interface::{select_interface, Interface, InterfaceError};
+pub use interface::{interface_mtu, select_interface, Interface, InterfaceError};
 pub use udp::{TransportError, UdpTransport};

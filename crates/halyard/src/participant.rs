@@ -112,6 +112,23 @@ fn new_guid_prefix() -> GuidPrefix {
     GuidPrefix(p)
 }
 
+/// On a link whose MTU is well below a 64 KB datagram (Ethernet's 1500), a large datagram
+/// becomes dozens of IP fragments and losing any one loses it all: at 1 % packet loss a
+/// 64 KB datagram is lost 36 % of the time, at 10 % nearly always. There, fragments are sized
+/// to one IP packet and a datagram carries at most 10 of them (as Cyclone DDS does: 1344-byte
+/// fragments in 14720-byte messages on Ethernet). Loopback (MTU 65536) keeps the defaults.
+fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
+    const IP_UDP_HEADERS: usize = 28;
+    /// RTPS header, INFO_DST, INFO_TS and the DATA_FRAG header, rounded up.
+    const RTPS_OVERHEAD: usize = 128;
+    let packet = (mtu as usize).saturating_sub(IP_UDP_HEADERS);
+    if packet >= cfg.fragment_size + RTPS_OVERHEAD || packet < 576 {
+        return;
+    }
+    cfg.fragment_size = (packet - RTPS_OVERHEAD).max(512);
+    cfg.max_message_size = (10 * packet).min(cfg.max_message_size);
+}
+
 impl DomainParticipant {
     /// Joins `domain_id` with default options.
     pub fn new(domain_id: u32) -> Result<DomainParticipant> {
@@ -121,8 +138,12 @@ impl DomainParticipant {
     /// Joins `domain_id` with options.
     pub fn with_options(domain_id: u32, opts: ParticipantOptions) -> Result<DomainParticipant> {
         let iface = select_interface(opts.interface.as_deref()).map_err(Error::Interface)?;
+        let mtu = halyard_net::interface_mtu(&iface.name);
         let transport = UdpTransport::open(domain_id, iface).map_err(Error::Transport)?;
         let mut cfg = ParticipantConfig::new(domain_id, new_guid_prefix());
+        if let Some(mtu) = mtu {
+            size_datagrams_for_mtu(&mut cfg, mtu);
+        }
         cfg.metatraffic_unicast = vec![transport.unicast_locator];
         cfg.default_unicast = vec![transport.unicast_locator];
         if !opts.disable_multicast {

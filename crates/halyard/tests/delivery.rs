@@ -321,6 +321,33 @@ impl ChildProc {
         assert!(ok, "kill -{sig} {} failed", self.pid());
     }
 
+    /// Waits until every thread of the child is stopped (state `T` in /proc): `kill -STOP`
+    /// returns once the signal is queued, not once the process stopped.
+    fn wait_stopped(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let task_dir = format!("/proc/{}/task", self.pid());
+        loop {
+            let all_stopped = std::fs::read_dir(&task_dir).is_ok_and(|tasks| {
+                tasks.flatten().all(|t| {
+                    std::fs::read_to_string(t.path().join("stat")).is_ok_and(|stat| {
+                        // The state follows the parenthesised command name.
+                        stat.rsplit_once(") ")
+                            .is_some_and(|(_, rest)| rest.starts_with('T'))
+                    })
+                })
+            });
+            if all_stopped {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "child {} did not stop",
+                self.pid()
+            );
+            sleep(Duration::from_millis(1));
+        }
+    }
+
     fn kill_now(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -435,6 +462,7 @@ fn full_keep_all_writer_blocks_then_times_out_while_reader_is_frozen() {
     child.expect_line("GOT 0", Duration::from_secs(5));
 
     child.signal("STOP");
+    child.wait_stopped(Duration::from_secs(5));
     for v in 1..=5 {
         let t = Instant::now();
         w.write(&Keyed { id: 1, value: v })
