@@ -602,13 +602,18 @@ impl<T: PerfType> Perf<T> {
         let mut next_print = 1.0;
         let mut last_print = 0.0;
         let mut next_ping: f64 = 1.0;
+        let mut run_start = 0.0;
         let mut next_disc = 0.0;
         let mut next_match = 0.0;
         let mut twarn_ping = 0.0;
         let mut ping_timeouts = 0u32;
         loop {
             let t = self.elapsed();
-            let done = self.a.duration.is_some_and(|d| t >= d.as_secs_f64());
+            // With -Qminmatch the run's duration counts from when the peers matched.
+            let done = self
+                .a
+                .duration
+                .is_some_and(|d| t >= run_start + d.as_secs_f64());
             if t >= next_print {
                 self.print_stats(t, t - last_print, &mut cpu, cpu_writer, cpu_reader);
                 last_print = t;
@@ -639,7 +644,8 @@ impl<T: PerfType> Perf<T> {
                     .count();
                 if matched >= need {
                     self.started.store(true, Ordering::SeqCst);
-                    next_ping = next_ping.max(t);
+                    run_start = t;
+                    next_ping = t;
                 } else if self.a.init_wait.is_some_and(|w| t >= w.as_secs_f64()) {
                     println!(
                         "{} error: too few matching participants ({matched})",
@@ -657,7 +663,12 @@ impl<T: PerfType> Perf<T> {
                     _ if !ping_now => {}
                     Some(r) if r > 0.0 && t >= next_ping => {
                         self.send_ping();
-                        next_ping = t.max(next_ping) + 1.0 / r;
+                        // Keep the schedule (a late wake-up does not lower the rate),
+                        // unless far behind.
+                        next_ping += 1.0 / r;
+                        if next_ping < t - 0.1 {
+                            next_ping = t + 1.0 / r;
+                        }
                     }
                     None if (t >= 1.0 || self.a.min_match.is_some()) && since > 1_000_000_000 => {
                         let expected = lock(&self.peers).len();
@@ -684,7 +695,7 @@ impl<T: PerfType> Perf<T> {
                 wake = wake.min(next_ping.max(t + 0.001));
             }
             if let Some(d) = self.a.duration {
-                wake = wake.min(d.as_secs_f64());
+                wake = wake.min(run_start + d.as_secs_f64());
             }
             std::thread::sleep(Duration::from_secs_f64((wake - t).clamp(0.0, 0.01)));
         }
