@@ -102,7 +102,7 @@ def build_plan(opts: PlanOptions) -> list[Point]:
     """The points of a quick, full or tiny campaign, in running order."""
     b = _Builder()
     quick, tiny = opts.mode == "quick", opts.mode == "tiny"
-    dur = opts.duration or {"tiny": 2.0, "quick": 3.0, "full": 8.0}[opts.mode]
+    dur = opts.duration or {"tiny": 2.0, "quick": 2.5, "full": 8.0}[opts.mode]
     dims = opts.dims
 
     def lat(size: int, topic: str = "KS", rate: float | None = None, n: int = 1, dim: str = "latency") -> None:
@@ -142,7 +142,9 @@ def build_plan(opts: PlanOptions) -> list[Point]:
     if "rate" in dims:
         samples = opts.rate_samples or (300 if quick else 1000)
         for r, s, n in seed_grid(opts.rate_grid or ("one" if quick else "full")):
-            d = opts.duration or round(samples / r + 1.0, 2)
+            # A rate point sends a fixed count (seed 000: 1000 samples), so --duration does
+            # not apply to it; --rate-samples does.
+            d = round(samples / r + 1.0, 2)
             b.add("rate", Point("rate", s, True, "KS", float(r), n, d, ping_pct=100))
     return list(b.points.values())
 
