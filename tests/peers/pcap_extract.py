@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Minimal pcap reader + RTPS dissector used to build the Cyclone DDS wire
-captures in crates/halyard-wire/tests/captures/.  Standard library only.
+captures in crates/halyard-wire/tests/captures/ (Fast DDS ones in its fastdds/
+subdirectory).  Standard library only.
 
   pcap_extract.py list FILE.pcap [--pids]        one line per RTPS datagram
   pcap_extract.py extract FILE.pcap N OUT.bin    write UDP payload of datagram N
@@ -29,13 +30,14 @@ PIDS = {0x0000: "PAD", 0x0001: "SENTINEL", 0x0002: "PARTICIPANT_LEASE_DURATION",
         0x002c: "USER_DATA", 0x002d: "GROUP_DATA", 0x002e: "TOPIC_DATA",
         0x002f: "UNICAST_LOCATOR", 0x0030: "MULTICAST_LOCATOR",
         0x0031: "DEFAULT_UNICAST_LOCATOR", 0x0032: "METATRAFFIC_UNICAST_LOCATOR",
-        0x0033: "METATRAFFIC_MULTICAST_LOCATOR", 0x0034: "EXPECTS_INLINE_QOS",
-        0x0035: "PARTICIPANT_MANUAL_LIVELINESS_COUNT", 0x0040: "HISTORY",
-        0x0041: "RESOURCE_LIMITS", 0x0043: "TYPE_MAX_SIZE_SERIALIZED",
+        0x0033: "METATRAFFIC_MULTICAST_LOCATOR", 0x0034: "PARTICIPANT_MANUAL_LIVELINESS_COUNT",
+        0x0035: "CONTENT_FILTER_PROPERTY", 0x0040: "HISTORY",
+        0x0041: "RESOURCE_LIMITS", 0x0043: "EXPECTS_INLINE_QOS",
         0x0048: "DEFAULT_MULTICAST_LOCATOR", 0x0049: "TRANSPORT_PRIORITY",
         0x0050: "PARTICIPANT_GUID", 0x0052: "GROUP_GUID",
         0x0058: "BUILTIN_ENDPOINT_SET", 0x0059: "PROPERTY_LIST",
-        0x005a: "ENDPOINT_GUID", 0x0062: "ENTITY_NAME", 0x0070: "KEY_HASH",
+        0x005a: "ENDPOINT_GUID", 0x0060: "TYPE_MAX_SIZE_SERIALIZED",
+        0x0062: "ENTITY_NAME", 0x0070: "KEY_HASH",
         0x0071: "STATUS_INFO",
         0x0073: "DATA_REPRESENTATION", 0x0074: "TYPE_CONSISTENCY_ENFORCEMENT",
         0x0075: "TYPE_INFORMATION", 0x0077: "BUILTIN_ENDPOINT_QOS",
@@ -45,7 +47,8 @@ PIDS = {0x0000: "PAD", 0x0001: "SENTINEL", 0x0002: "PARTICIPANT_LEASE_DURATION",
         0x8009: "ADLINK_EXEC_NAME", 0x800a: "ADLINK_PROCESS_ID",
         0x800c: "ADLINK_ENTITY_FACTORY", 0x8019: "CYCLONE_RECEIVE_BUFFER_SIZE",
         0x801a: "CYCLONE_TYPE_INFORMATION", 0x801b: "CYCLONE_TOPIC_GUID",
-        0x801c: "CYCLONE_REQUESTS_KEYHASH", 0x801d: "CYCLONE_REDUNDANT_NETWORKING"}
+        0x801c: "CYCLONE_REQUESTS_KEYHASH", 0x801d: "CYCLONE_REDUNDANT_NETWORKING",
+        0x800f: "FASTDDS_RELATED_SAMPLE_IDENTITY"}
 
 ENCAPS = {0x0000: "CDR_BE", 0x0001: "CDR_LE", 0x0002: "PL_CDR_BE", 0x0003: "PL_CDR_LE",
           0x0006: "CDR2_BE", 0x0007: "CDR2_LE", 0x0008: "D_CDR2_BE", 0x0009: "D_CDR2_LE",
@@ -176,7 +179,7 @@ def describe_pid(pid, v, e):
             s += "=%r" % props
         elif pid == 0x8007:
             s += "=" + v.hex()
-        elif pid in (0x0050, 0x005a, 0x0052, 0x801b, 0x8004):
+        elif pid in (0x0050, 0x005a, 0x0052, 0x801b, 0x8004, 0x800f):
             s += "=" + v.hex()
         elif pid == 0x0070:
             s += "=" + v.hex()
@@ -197,7 +200,7 @@ def describe_pid(pid, v, e):
         elif pid in (0x0002, 0x0023, 0x0027, 0x002b, 0x0004):
             sec, fr = struct.unpack_from(e + "iI", v, 0)
             s += "=%d.%09ds" % (sec, int(fr * 1e9 / 2**32)) if sec != 0x7fffffff else "=inf"
-        elif pid in (0x0058, 0x0077, 0x0071, 0x000f, 0x0049, 0x0006, 0x800a, 0x800c, 0x8019, 0x801c, 0x801d):
+        elif pid in (0x0058, 0x0077, 0x0071, 0x000f, 0x0049, 0x0006, 0x0034, 0x0060, 0x800a, 0x800c, 0x8019, 0x801c, 0x801d):
             s += "=0x%x" % struct.unpack_from(e + "I", v, 0)[0]
         elif pid == 0x001b:
             k, sec, fr = struct.unpack_from(e + "iiI", v, 0)
