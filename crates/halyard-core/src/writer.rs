@@ -149,10 +149,6 @@ pub(crate) struct Writer {
     fanout_prefix: Option<GuidPrefix>,
     hb_count: i32,
     pub(crate) hb_due: Option<Instant>,
-    /// Wait before the next periodic HEARTBEAT: a tenth of the heartbeat period after new
-    /// data or acknowledgment progress, doubling while a reader stays behind, up to the period.
-    /// A lost repair or acknowledgment thus stalls a stream for milliseconds, not a period.
-    hb_interval: std::time::Duration,
     bytes_since_hb: usize,
     last_hb_at: Instant,
     pub(crate) builtin: bool,
@@ -175,7 +171,6 @@ impl Writer {
             fanout_prefix: None,
             hb_count: 0,
             hb_due: None,
-            hb_interval: std::time::Duration::ZERO,
             bytes_since_hb: 0,
             last_hb_at: Instant::default(),
             builtin,
@@ -427,10 +422,8 @@ impl Writer {
             None,
         );
         self.fanout = dests;
-        if self.has_reliable_proxy() {
-            self.hb_interval = fast_heartbeat(cfg);
-            let due = now + self.hb_interval;
-            self.hb_due = Some(self.hb_due.map_or(due, |d| d.min(due)));
+        if self.has_reliable_proxy() && self.hb_due.is_none() {
+            self.hb_due = Some(now + cfg.heartbeat_period);
         }
     }
 
@@ -709,10 +702,6 @@ impl Writer {
             first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
         if advanced {
             self.collect_acked();
-            self.hb_interval = fast_heartbeat(cfg);
-            if let Some(d) = self.hb_due {
-                self.hb_due = Some(d.min(now + self.hb_interval));
-            }
         }
         self.serve_requests(now, out, cfg, reader, wants_hb);
         advanced
@@ -885,12 +874,7 @@ impl Writer {
             }
         }
         self.note_hb_sent(now);
-        self.hb_interval = self
-            .hb_interval
-            .max(fast_heartbeat(cfg))
-            .min(cfg.heartbeat_period);
-        self.hb_due = Some(now + self.hb_interval);
-        self.hb_interval = (self.hb_interval * 2).min(cfg.heartbeat_period);
+        self.hb_due = Some(now + cfg.heartbeat_period);
     }
 
     /// True when every reliable reader acknowledged everything written so far.
@@ -913,11 +897,6 @@ impl Writer {
     pub(crate) fn history_len(&self) -> usize {
         self.changes.len()
     }
-}
-
-/// The first periodic HEARTBEAT interval after progress (see `Writer::hb_interval`).
-fn fast_heartbeat(cfg: &ParticipantConfig) -> std::time::Duration {
-    (cfg.heartbeat_period / 10).max(std::time::Duration::from_millis(1))
 }
 
 fn push_gap(
