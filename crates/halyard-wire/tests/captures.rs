@@ -2,6 +2,9 @@
 //! completely and decode to what Cyclone sent: SPDP/SEDP discovery data, user DATA, batched
 //! DATA, DATA_FRAG + HEARTBEAT_FRAG, HEARTBEAT, ACKNACK and SEDP disposals.
 
+#[macro_use]
+mod common;
+
 use halyard_wire::discovery::{builtin_endpoint, parse_key_guid, EndpointData, ParticipantData};
 use halyard_wire::qos::{History, ReliabilityKind};
 use halyard_wire::{EntityId, Message, MessageBuilder, Submessage, VendorId};
@@ -84,13 +87,7 @@ fn cyclone_sedp_publications_decode_with_their_qos() {
 #[test]
 fn cyclone_sedp_dispose_carries_status_and_key() {
     let bytes = capture("cyclone-sedp-dispose.bin");
-    let d = submessages(&bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::Data(d) => Some(d),
-            _ => None,
-        })
-        .expect("DATA");
+    let d = first_of!(submessages(&bytes), Data, "DATA");
     assert!(d.key_flag);
     assert_eq!(d.inline_qos.expect("inline QoS").status_info().expect("valid"), 3);
     let guid = parse_key_guid(d.payload.expect("key payload")).expect("parses").expect("a GUID");
@@ -100,13 +97,7 @@ fn cyclone_sedp_dispose_carries_status_and_key() {
 #[test]
 fn cyclone_user_data_heartbeat_and_acknack_decode() {
     let bytes = capture("cyclone-data-keyedseq.bin");
-    let d = submessages(&bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::Data(d) => Some(d),
-            _ => None,
-        })
-        .expect("DATA");
+    let d = first_of!(submessages(&bytes), Data, "DATA");
     let p = d.payload.expect("payload");
     assert_eq!(&p[..4], &[0, 1, 0, 0], "CDR_LE");
     assert_eq!(u32::from_le_bytes([p[4], p[5], p[6], p[7]]), 2, "seq");
@@ -114,13 +105,7 @@ fn cyclone_user_data_heartbeat_and_acknack_decode() {
     assert!(d.inline_qos.is_none() && d.reader_id == EntityId::UNKNOWN);
 
     let bytes = capture("cyclone-heartbeat.bin");
-    let hb = submessages(&bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::Heartbeat(h) => Some(h),
-            _ => None,
-        })
-        .expect("HEARTBEAT");
+    let hb = first_of!(submessages(&bytes), Heartbeat, "HEARTBEAT");
     assert_eq!((hb.first_sn.0, hb.last_sn.0, hb.count), (3, 2, 2));
 
     let bytes = capture("cyclone-acknack.bin");

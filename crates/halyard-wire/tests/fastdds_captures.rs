@@ -7,6 +7,9 @@
 //! statistics, 56 bytes), which Halyard must skip as `Submessage::Unknown`.
 //! See `tests/captures/README.md`, "Fast DDS 2.9.1 captures".
 
+#[macro_use]
+mod common;
+
 use halyard_wire::discovery::{builtin_endpoint, EndpointData, ParticipantData};
 use halyard_wire::param::pid;
 use halyard_wire::qos::{DurabilityKind, History, ReliabilityKind};
@@ -240,13 +243,7 @@ fn guid_string(p: GuidPrefix) -> String {
 }
 
 fn info_dst(bytes: &[u8]) -> GuidPrefix {
-    submessages(bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::InfoDst(p) => Some(p),
-            _ => None,
-        })
-        .expect("INFO_DST")
+    first_of!(submessages(bytes), InfoDst, "INFO_DST")
 }
 
 fn sedp(bytes: &[u8], writer: EntityId, reader: EntityId) -> Vec<EndpointData> {
@@ -410,13 +407,7 @@ fn fastdds_user_data_is_addressed_to_one_reader() {
 
     // The ping's HEARTBEAT rides in the same datagram.
     let bytes = capture("fastdds-data-ping.bin");
-    let hb = submessages(&bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::Heartbeat(h) => Some(h),
-            _ => None,
-        })
-        .expect("HEARTBEAT");
+    let hb = first_of!(submessages(&bytes), Heartbeat, "HEARTBEAT");
     assert_eq!((hb.reader_id, hb.writer_id), (ping_r, ping_w));
     assert_eq!((hb.first_sn.0, hb.last_sn.0, hb.count, hb.final_flag), (2, 2, 2, false));
 }
@@ -424,26 +415,14 @@ fn fastdds_user_data_is_addressed_to_one_reader() {
 #[test]
 fn fastdds_heartbeat_and_acknacks_decode() {
     let bytes = capture("fastdds-heartbeat.bin");
-    let hb = submessages(&bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::Heartbeat(h) => Some(h),
-            _ => None,
-        })
-        .expect("HEARTBEAT");
+    let hb = first_of!(submessages(&bytes), Heartbeat, "HEARTBEAT");
     // At match: sample 1 was written before the (volatile) reader existed, so first = 2.
     assert_eq!((hb.first_sn.0, hb.last_sn.0, hb.count), (2, 1, 1));
     assert!(!hb.final_flag && !hb.liveliness_flag);
 
     let acknack = |name: &str| {
         let bytes = capture(name);
-        submessages(&bytes)
-            .into_iter()
-            .find_map(|s| match s {
-                Submessage::AckNack(a) => Some(a),
-                _ => None,
-            })
-            .expect("ACKNACK")
+        first_of!(submessages(&bytes), AckNack, "ACKNACK")
     };
     let an = acknack("fastdds-acknack.bin");
     assert_eq!((an.reader_id, an.writer_id), (EntityId([0, 0, 2, 7]), EntityId([0, 0, 2, 2])));
@@ -487,12 +466,6 @@ fn fastdds_data_frag_fields() {
     assert_eq!(frags, 17);
     assert_eq!((last.writer_sn, last.fragment_starting_num), (SequenceNumber(10), frags));
     assert_eq!(last.payload.len() as u32, SAMPLE - (frags - 1) * FRAG as u32, "trimmed");
-    let hb = submessages(&bytes)
-        .into_iter()
-        .find_map(|s| match s {
-            Submessage::Heartbeat(h) => Some(h),
-            _ => None,
-        })
-        .expect("HEARTBEAT after the last fragment");
+    let hb = first_of!(submessages(&bytes), Heartbeat, "HEARTBEAT after the last fragment");
     assert_eq!((hb.first_sn.0, hb.last_sn.0, hb.count), (10, 10, 23));
 }
