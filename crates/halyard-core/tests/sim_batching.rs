@@ -24,15 +24,7 @@ fn batched_reliable_stream_is_exactly_once_in_order_under_faults() {
         50,
         |seed| {
             let mut r = Rng::new(seed ^ 0xBA7C);
-            let faults = Faults {
-                loss: r.unit() * 0.30,
-                duplicate: r.unit() * 0.05,
-                reorder: 0.2,
-                reorder_delay_ns: 5 * MS,
-                latency_ns: 100_000,
-                jitter_ns: 500_000,
-                corrupt: 0.0,
-            };
+            let faults = Faults::stream_mix(&mut r);
             let max_bytes = r.range(2_000, 64_000) as usize;
             let delay = r.range(1, 20);
             let out =

@@ -14,15 +14,7 @@ const SAMPLES: u64 = 2000;
 fn reliable_keep_all_exactly_once_in_order() {
     for_each_seed("reliable_keep_all_exactly_once_in_order", 50, |seed| {
         let mut r = Rng::new(seed ^ 0xFA17);
-        let faults = Faults {
-            loss: r.unit() * 0.30,
-            duplicate: r.unit() * 0.05,
-            reorder: 0.2,
-            reorder_delay_ns: 5 * MS,
-            latency_ns: 100_000,
-            jitter_ns: 500_000,
-            corrupt: 0.0,
-        };
+        let faults = Faults::stream_mix(&mut r);
         let out = reliable_stream(seed, faults, SAMPLES, 120 * SEC);
         assert_exactly_once_in_order(seed, &out.delivered, SAMPLES);
         assert!(

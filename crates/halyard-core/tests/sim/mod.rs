@@ -76,6 +76,19 @@ impl Faults {
             ..Faults::default()
         }
     }
+    /// The reliable-stream mix: up to 30 % loss and 5 % duplication drawn from `r`, 20 %
+    /// reordering by up to 5 ms, 100 µs latency with 500 µs jitter, no corruption.
+    pub fn stream_mix(r: &mut Rng) -> Faults {
+        Faults {
+            loss: r.unit() * 0.30,
+            duplicate: r.unit() * 0.05,
+            reorder: 0.2,
+            reorder_delay_ns: 5 * MS,
+            latency_ns: 100_000,
+            jitter_ns: 500_000,
+            corrupt: 0.0,
+        }
+    }
     /// Only random loss on top of a clean LAN.
     pub fn lossy(loss: f64) -> Faults {
         Faults {
