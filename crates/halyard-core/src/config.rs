@@ -61,7 +61,9 @@ pub struct ParticipantConfig {
     pub lease_duration: Duration,
     /// Interval between SPDP announcements.
     pub spdp_interval: Duration,
-    /// Interval between heartbeats of reliable writers with unacknowledged data.
+    /// Longest interval between heartbeats of reliable writers with unacknowledged data; the
+    /// first after new data, progress or a repair comes after a fiftieth of it (at least
+    /// 1 ms), and the interval doubles from there.
     pub heartbeat_period: Duration,
     /// Largest datagram we build.
     pub max_message_size: usize,
@@ -70,7 +72,8 @@ pub struct ParticipantConfig {
     /// Bytes of fragments sent for one sample before waiting for the reader's NACK_FRAG
     /// (reliable writers only; the reader pulls the rest).
     pub fragment_burst_bytes: usize,
-    /// Unacknowledged bytes at which a reliable writer blocks (flow control).
+    /// Unacknowledged bytes at which a reliable writer blocks (flow control). 8 MiB keeps
+    /// several 1 MiB samples in flight, so one being repaired does not stall the stream.
     pub writer_high_water_bytes: usize,
     /// Default cap on samples held by a KEEP_ALL writer when ResourceLimits is unlimited.
     pub writer_max_samples_default: usize,
@@ -109,7 +112,7 @@ impl ParticipantConfig {
             max_message_size: 65_000,
             fragment_size: 16_000,
             fragment_burst_bytes: 1 << 20,
-            writer_high_water_bytes: 2 << 20,
+            writer_high_water_bytes: 8 << 20,
             writer_max_samples_default: 100_000,
             reader_max_pending_samples: 8192,
             max_sample_size: 256 << 20,

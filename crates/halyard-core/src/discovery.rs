@@ -358,7 +358,7 @@ impl Participant {
                 }
             }
             // A pre-emptive ACKNACK makes the remote writer send its history promptly.
-            self.send_acknack(r, wg);
+            self.send_acknack(now, r, wg);
         }
     }
 
@@ -429,9 +429,12 @@ impl Participant {
     }
 
     /// False for a SEDP sample that `on_sedp_sample` could not use (its payload does not
-    /// parse, or names an endpoint of another participant than its writer's): such a sample
-    /// was damaged in transit (RTPS has no checksum of its own) and must be received again.
-    /// Samples for other readers are always acceptable.
+    /// parse, names an endpoint of another participant than its writer's, or its inline key
+    /// hash names another endpoint than its payload): such a sample was damaged in transit
+    /// (RTPS has no checksum of its own) and must be received again. The key-hash check
+    /// matters because a flipped bit in an endpoint GUID still parses, and the peer would be
+    /// matched with an endpoint that does not exist, for good (sim_swarm seed
+    /// 0x6ec1b04232f62810). Samples for other readers are always acceptable.
     pub(crate) fn builtin_sample_acceptable(
         &self,
         reader: EntityId,
@@ -450,7 +453,9 @@ impl Participant {
                 .or_else(|| parse_key_guid(&a.payload).ok().flatten());
             return guid.is_some_and(|g| g.prefix == writer.prefix);
         }
-        EndpointData::parse(&a.payload).is_ok_and(|ed| ed.guid.prefix == writer.prefix)
+        EndpointData::parse(&a.payload).is_ok_and(|ed| {
+            ed.guid.prefix == writer.prefix && a.key_hash.is_none_or(|k| k == ed.guid.to_bytes())
+        })
     }
 
     pub(crate) fn on_sedp_sample(&mut self, now: Instant, s: ReceivedSample) {
@@ -658,7 +663,7 @@ impl Participant {
                 alive: true,
             });
             if reliable {
-                self.send_acknack(local, remote);
+                self.send_acknack(now, local, remote);
             }
         }
     }

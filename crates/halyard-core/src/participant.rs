@@ -72,6 +72,8 @@ pub struct Participant {
     pub(crate) events: VecDeque<Event>,
     pub(crate) samples: VecDeque<ReceivedSample>,
     pub(crate) writers: BTreeMap<EntityId, Writer>,
+    /// Writers that sent fragment repairs while the current datagram was handled.
+    repairing: Vec<EntityId>,
     pub(crate) readers: BTreeMap<EntityId, Reader>,
     /// Remote writer GUID -> local readers matched with it.
     pub(crate) writer_index: HashMap<Guid, Vec<EntityId>>,
@@ -112,6 +114,7 @@ impl Participant {
             events: VecDeque::new(),
             samples: VecDeque::new(),
             writers: BTreeMap::new(),
+            repairing: Vec::new(),
             readers: BTreeMap::new(),
             writer_index: HashMap::default(),
             remote: BTreeMap::new(),
@@ -388,7 +391,7 @@ impl Participant {
         // Tell the writers at once so they free their history without waiting for a heartbeat.
         let any = !released.is_empty();
         for w in released {
-            self.send_acknack(reader, w);
+            self.send_acknack(now, reader, w);
         }
         self.route_deliveries(now);
         any
@@ -462,12 +465,18 @@ impl Participant {
                 _ if !rx.for_us => {}
                 Submessage::Data(d) => self.on_data(now, &rx, &d),
                 Submessage::DataFrag(df) => self.on_data_frag(now, &rx, &df),
-                Submessage::Heartbeat(hb) => self.on_heartbeat(&rx, &hb),
-                Submessage::HeartbeatFrag(hf) => self.on_heartbeat_frag(&rx, &hf),
+                Submessage::Heartbeat(hb) => self.on_heartbeat(now, &rx, &hb),
+                Submessage::HeartbeatFrag(hf) => self.on_heartbeat_frag(now, &rx, &hf),
                 Submessage::AckNack(an) => self.on_acknack(now, &rx, &an),
                 Submessage::NackFrag(nf) => self.on_nackfrag(now, &rx, &nf),
-                Submessage::Gap(g) => self.on_gap(&rx, &g),
+                Submessage::Gap(g) => self.on_gap(now, &rx, &g),
                 _ => {}
+            }
+        }
+        // One HEARTBEAT per repaired reader, after all the repairs this datagram asked for.
+        while let Some(id) = self.repairing.pop() {
+            if let Some(w) = self.writers.get_mut(&id) {
+                w.send_repair_heartbeats(now, &mut self.out);
             }
         }
         if let Some(r) = self.remote.get_mut(&sender) {
@@ -536,6 +545,9 @@ impl Participant {
         };
         let payload = d.payload.unwrap_or(&[]);
         for r in readers {
+            if d.reader_id != EntityId::UNKNOWN {
+                self.note_repair(now, r, writer);
+            }
             let arrival = Arrival {
                 kind,
                 key_hash,
@@ -585,7 +597,7 @@ impl Participant {
         }
     }
 
-    fn on_data_frag(&mut self, _now: Instant, rx: &Receiver, df: &DataFrag<'_>) {
+    fn on_data_frag(&mut self, now: Instant, rx: &Receiver, df: &DataFrag<'_>) {
         let writer = Guid::new(rx.src, df.writer_id);
         let Some((key_hash, status)) = self.inline_qos_of(df.inline_qos) else {
             return;
@@ -602,6 +614,9 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
+            if df.reader_id != EntityId::UNKNOWN {
+                proxy.note_repair(now);
+            }
             if let Some((sn, arrival)) = proxy.on_fragment(
                 &self.cfg,
                 &self.reassembly_budget,
@@ -615,7 +630,7 @@ impl Participant {
         }
     }
 
-    fn on_heartbeat(&mut self, rx: &Receiver, hb: &Heartbeat) {
+    fn on_heartbeat(&mut self, now: Instant, rx: &Receiver, hb: &Heartbeat) {
         let writer = Guid::new(rx.src, hb.writer_id);
         for r in self.readers_for(&writer, hb.reader_id) {
             let Some(rd) = self.readers.get_mut(&r) else {
@@ -643,20 +658,31 @@ impl Participant {
                 });
             }
             if ack {
-                self.send_acknack(r, writer);
+                self.send_acknack(now, r, writer);
             }
         }
     }
 
-    fn on_heartbeat_frag(&mut self, rx: &Receiver, hf: &HeartbeatFrag) {
+    fn on_heartbeat_frag(&mut self, now: Instant, rx: &Receiver, hf: &HeartbeatFrag) {
         let writer = Guid::new(rx.src, hf.writer_id);
         for r in self.readers_for(&writer, hf.reader_id) {
-            self.send_acknack(r, writer);
+            self.send_acknack(now, r, writer);
+        }
+    }
+
+    /// Tells reader `r`'s proxy of `writer` that a repair addressed to it arrived.
+    fn note_repair(&mut self, now: Instant, r: EntityId, writer: Guid) {
+        if let Some(p) = self
+            .readers
+            .get_mut(&r)
+            .and_then(|rd| rd.proxies.get_mut(&writer))
+        {
+            p.note_repair(now);
         }
     }
 
     /// Sends an ACKNACK (and NACK_FRAGs) from local reader `r` to `writer`.
-    pub(crate) fn send_acknack(&mut self, r: EntityId, writer: Guid) {
+    pub(crate) fn send_acknack(&mut self, now: Instant, r: EntityId, writer: Guid) {
         let Some(rd) = self.readers.get_mut(&r) else {
             return;
         };
@@ -666,8 +692,8 @@ impl Participant {
         if !proxy.reliable {
             return;
         }
-        let an: AckNack = proxy.acknack(r);
-        let nfs = proxy.nack_frags(r);
+        let an: AckNack = proxy.acknack(r, now);
+        let nfs = proxy.nack_frags(r, now);
         let dests = proxy.locators.clone();
         let mut mb = self.out.start(Some(writer.prefix));
         mb.acknack(&an);
@@ -694,10 +720,13 @@ impl Participant {
         let reader = Guid::new(rx.src, nf.reader_id);
         if let Some(w) = self.writers.get_mut(&nf.writer_id) {
             w.on_nackfrag(now, &mut self.out, &self.cfg, reader, nf);
+            if w.owes_repair_heartbeat() && !self.repairing.contains(&nf.writer_id) {
+                self.repairing.push(nf.writer_id);
+            }
         }
     }
 
-    fn on_gap(&mut self, rx: &Receiver, g: &Gap) {
+    fn on_gap(&mut self, now: Instant, rx: &Receiver, g: &Gap) {
         let writer = Guid::new(rx.src, g.writer_id);
         for r in self.readers_for(&writer, g.reader_id) {
             let Some(rd) = self.readers.get_mut(&r) else {
@@ -706,6 +735,7 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
+            proxy.note_repair(now);
             proxy.on_gap(
                 &self.cfg,
                 r,

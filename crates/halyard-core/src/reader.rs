@@ -15,12 +15,14 @@
 use crate::config::ParticipantConfig;
 use crate::event::{ChangeKind, ReceivedSample};
 use crate::reassembly::{Reassembly, ReassemblyBudget};
+use crate::time::Instant;
 use halyard_wire::qos::{EndpointQos, ReliabilityKind};
 use halyard_wire::{
     AckNack, DataFrag, EntityId, FragmentNumberSet, Guid, Locator, NackFrag, SequenceNumber,
     SequenceNumberSet, Time,
 };
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// What a local reader subscribes to and how.
 #[derive(Clone, Debug)]
@@ -87,6 +89,13 @@ pub(crate) struct WriterProxy {
     nackfrag_count: i32,
     delivered_any: bool,
     pub(crate) lost: u64,
+    /// When the last NACK (ACKNACK bits or NACK_FRAG) went out, until the first repair after
+    /// it arrives: that interval is a sample of the repair round trip.
+    nack_sent_at: Option<Instant>,
+    /// Smoothed repair round trip (None until measured).
+    repair_rtt: Option<Duration>,
+    /// Whole changes asked for in an ACKNACK bitmap, and when (within the bitmap's window).
+    requested_at: BTreeMap<i64, Instant>,
 }
 
 impl WriterProxy {
@@ -113,6 +122,9 @@ impl WriterProxy {
             nackfrag_count: first_count,
             delivered_any: false,
             lost: 0,
+            nack_sent_at: None,
+            repair_rtt: None,
+            requested_at: BTreeMap::new(),
         }
     }
 
@@ -352,9 +364,38 @@ impl WriterProxy {
         Some((sn, arrival))
     }
 
+    /// A repair addressed to this reader arrived (DATA, DATA_FRAG or GAP with our reader id):
+    /// the first one after a NACK measures the repair round trip.
+    pub(crate) fn note_repair(&mut self, now: Instant) {
+        if let Some(t) = self.nack_sent_at.take() {
+            let sample = now.saturating_duration_since(t);
+            self.repair_rtt = Some(match self.repair_rtt {
+                Some(s) => (s * 7 + sample) / 8,
+                None => sample,
+            });
+        }
+    }
+
+    /// How long a NACKed change or fragment is not asked for again: one repair round trip.
+    /// HEARTBEATs arriving sooner were sent before the writer saw the NACK (new data, the
+    /// periodic timer), and answering each with the same NACK made the writer resend the same
+    /// repairs again and again (43 % of the bytes on a 10 %-loss link were duplicates). The
+    /// writer's HEARTBEAT after its repairs comes later and is answered in full.
+    fn nack_hold(&self) -> Duration {
+        self.repair_rtt
+            .unwrap_or(Duration::ZERO)
+            .min(Duration::from_millis(500))
+    }
+
+    fn note_nack_sent(&mut self, now: Instant) {
+        if self.nack_sent_at.is_none() {
+            self.nack_sent_at = Some(now);
+        }
+    }
+
     /// The ACKNACK to send now (RTPS 2.5 §8.4.12.1.4): base = next_sn, bits = missing changes
-    /// that are not partially received.
-    pub(crate) fn acknack(&mut self, reader: EntityId) -> AckNack {
+    /// that are not partially received and were not asked for within [`Self::nack_hold`].
+    pub(crate) fn acknack(&mut self, reader: EntityId, now: Instant) -> AckNack {
         let base = self.next_sn;
         let top = self.highest_announced.min(base + 255);
         let bits = if top >= base {
@@ -362,13 +403,30 @@ impl WriterProxy {
         } else {
             0
         };
+        let hold = self.nack_hold();
+        if self
+            .requested_at
+            .first_key_value()
+            .is_some_and(|(&k, _)| k < base)
+        {
+            self.requested_at = self.requested_at.split_off(&base);
+        }
         let mut set = SequenceNumberSet::new(SequenceNumber(base), bits);
+        let mut missing = false;
         for sn in base..base + bits as i64 {
             if !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn) {
+                missing = true;
+                if self.requested_at.get(&sn).is_some_and(|&t| now < t + hold) {
+                    continue;
+                }
                 set.insert(SequenceNumber(sn));
+                self.requested_at.insert(sn, now);
             }
         }
-        let nothing_missing = set.iter().next().is_none() && !self.frags.keys().any(|&k| k <= top);
+        if set.iter().next().is_some() {
+            self.note_nack_sent(now);
+        }
+        let nothing_missing = !missing && !self.frags.keys().any(|&k| k <= top);
         self.acknack_count = self.acknack_count.wrapping_add(1);
         AckNack {
             reader_id: reader,
@@ -386,13 +444,21 @@ impl WriterProxy {
     /// further windows only cover holes below the highest fragment received, which the writer
     /// did send and the network lost, so one round trip repairs a whole lossy burst without
     /// asking for more than was sent.
-    pub(crate) fn nack_frags(&mut self, reader: EntityId) -> Vec<NackFrag> {
+    ///
+    /// Fragments NACKed within [`Self::nack_hold`] are not asked for again: only holes above
+    /// what that NACK covered are.
+    pub(crate) fn nack_frags(&mut self, reader: EntityId, now: Instant) -> Vec<NackFrag> {
         const EXTRA_WINDOWS: usize = 15;
         let mut v = Vec::new();
         let highest = self.highest_announced;
+        let hold = self.nack_hold();
         let mut wanted: Vec<(i64, FragmentNumberSet)> = Vec::new();
-        for (&sn, r) in self.frags.range(..=highest).take(4) {
-            let Some(first) = r.missing(r.total()) else {
+        for (&sn, r) in self.frags.range_mut(..=highest).take(4) {
+            let from = match r.last_nack {
+                Some((t, covered)) if now < t + hold => covered.saturating_add(1),
+                _ => 1,
+            };
+            let Some(first) = r.missing_from(from, r.total()) else {
                 continue;
             };
             let mut next = first.base.saturating_add(first.num_bits);
@@ -408,6 +474,10 @@ impl WriterProxy {
                 next = set.base.saturating_add(set.num_bits);
                 wanted.push((sn, set));
             }
+            r.last_nack = Some((now, next.saturating_sub(1)));
+        }
+        if !wanted.is_empty() {
+            self.note_nack_sent(now);
         }
         for (sn, set) in wanted {
             self.nackfrag_count = self.nackfrag_count.wrapping_add(1);

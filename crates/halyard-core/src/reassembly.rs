@@ -12,6 +12,7 @@
 //! are copied, and fragments must be at least [`MIN_FRAGMENT_SIZE`] bytes (unless the sample is
 //! one fragment), so traffic cannot touch pages much faster than it carries bytes.
 
+use crate::time::Instant;
 use halyard_wire::{FragmentNumberSet, Time};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -76,6 +77,9 @@ pub(crate) struct Reassembly {
     pub(crate) status_info: u32,
     pub(crate) timestamp: Option<Time>,
     pub(crate) key_flag: bool,
+    /// When fragments of this sample were last NACKed, and the highest fragment number that
+    /// NACK covered (see `WriterProxy::nack_frags`).
+    pub(crate) last_nack: Option<(Instant, u32)>,
     budget: ReassemblyBudget,
 }
 
@@ -116,6 +120,7 @@ impl Reassembly {
             status_info: 0,
             timestamp: None,
             key_flag: false,
+            last_nack: None,
         })
     }
 
@@ -172,6 +177,7 @@ impl Reassembly {
     }
 
     /// Missing fragments, up to 256 from the first missing one, not beyond `upto`.
+    #[cfg(test)]
     pub(crate) fn missing(&self, upto: u32) -> Option<FragmentNumberSet> {
         self.missing_from(1, upto)
     }

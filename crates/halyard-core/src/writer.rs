@@ -149,11 +149,21 @@ pub(crate) struct Writer {
     fanout_prefix: Option<GuidPrefix>,
     hb_count: i32,
     pub(crate) hb_due: Option<Instant>,
+    /// Wait before the next periodic HEARTBEAT: a fiftieth of the heartbeat period (at least
+    /// 1 ms) after new data, acknowledgment progress or a fragment repair, doubling while a
+    /// reader stays behind, up to the period. A lost repair or acknowledgment thus stalls a
+    /// stream for milliseconds, not a period.
+    hb_interval: std::time::Duration,
     bytes_since_hb: usize,
     last_hb_at: Instant,
     pub(crate) builtin: bool,
     batch_policy: Option<BatchPolicy>,
     pending: Option<PendingBatch>,
+    /// Readers sent fragment repairs (NACK_FRAG answers) since the last
+    /// [`Writer::send_repair_heartbeats`]: each gets one HEARTBEAT after all the repairs a
+    /// datagram asked for, not one per NACK_FRAG (a reader NACKs up to 64 windows at once, and
+    /// a HEARTBEAT per window made every repair round multiply the next one's requests).
+    repaired: Vec<Guid>,
 }
 
 impl Writer {
@@ -171,11 +181,13 @@ impl Writer {
             fanout_prefix: None,
             hb_count: 0,
             hb_due: None,
+            hb_interval: std::time::Duration::ZERO,
             bytes_since_hb: 0,
             last_hb_at: Instant::default(),
             builtin,
             batch_policy: None,
             pending: None,
+            repaired: Vec::new(),
         }
     }
 
@@ -422,8 +434,10 @@ impl Writer {
             None,
         );
         self.fanout = dests;
-        if self.has_reliable_proxy() && self.hb_due.is_none() {
-            self.hb_due = Some(now + cfg.heartbeat_period);
+        if self.has_reliable_proxy() {
+            self.hb_interval = fast_heartbeat(cfg);
+            let due = now + self.hb_interval;
+            self.hb_due = Some(self.hb_due.map_or(due, |d| d.min(due)));
         }
     }
 
@@ -485,6 +499,7 @@ impl Writer {
             (reader_id, prefix, dests),
             qos_ref,
             frags,
+            with_hb,
         );
     }
 
@@ -499,6 +514,7 @@ impl Writer {
         target: (EntityId, Option<GuidPrefix>, &[Locator]),
         qos: Option<&[u8]>,
         frags: Option<&[u32]>,
+        with_hb: bool,
     ) {
         let (reader_id, prefix, dests) = target;
         let frag_size = cfg.fragment_size.clamp(512, 65_535);
@@ -554,7 +570,7 @@ impl Writer {
             i += n as usize;
             sent += n;
         }
-        if reliable {
+        if reliable && with_hb {
             let mut mb = out.start(prefix);
             let hb = self.heartbeat(reader_id, false);
             mb.heartbeat(&hb);
@@ -702,6 +718,10 @@ impl Writer {
             first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
         if advanced {
             self.collect_acked();
+            self.hb_interval = fast_heartbeat(cfg);
+            if let Some(d) = self.hb_due {
+                self.hb_due = Some(d.min(now + self.hb_interval));
+            }
         }
         self.serve_requests(now, out, cfg, reader, wants_hb);
         advanced
@@ -735,9 +755,17 @@ impl Writer {
                 reader.entity,
                 Some(prefix),
                 &dests,
-                true,
+                false,
                 Some(&list),
             );
+            if !self.repaired.contains(&reader) {
+                self.repaired.push(reader);
+            }
+            // The reader is repairing: if the repairs or their HEARTBEAT are lost, ask again
+            // soon rather than after an interval that has backed off meanwhile.
+            self.hb_interval = fast_heartbeat(cfg);
+            let due = now + self.hb_interval;
+            self.hb_due = Some(self.hb_due.map_or(due, |d| d.min(due)));
         } else {
             self.send_gap(out, reader, sn, sn + 1);
         }
@@ -761,6 +789,7 @@ impl Writer {
         let mut mb = out.start(prefix);
         let empty = mb.len();
         let mut gap: Option<(i64, i64)> = None;
+        let mut sent_fragmented = false;
         for sn in requested {
             let held = sn >= start_sn && self.changes.contains_key(&sn);
             if !held {
@@ -787,6 +816,7 @@ impl Writer {
                     false,
                     None,
                 );
+                sent_fragmented = true;
                 continue;
             }
             if mb.len() + len + DATA_OVERHEAD > cfg.max_message_size {
@@ -811,13 +841,35 @@ impl Writer {
         if let Some((s, e)) = gap {
             push_gap(&mut mb, reader.entity, self.guid.entity, s, e);
         }
-        let sent_something = mb.len() > empty;
+        let sent_something = mb.len() > empty || sent_fragmented;
         if sent_something || force_hb {
             let hb = self.heartbeat(reader.entity, false);
             mb.heartbeat(&hb);
             self.note_hb_sent(now);
         }
         out.push(mb, empty, &dests);
+    }
+
+    /// Sends one HEARTBEAT to each reader repaired since the last call (see `repaired`); the
+    /// participant calls this once it has handled a whole datagram.
+    pub(crate) fn send_repair_heartbeats(&mut self, now: Instant, out: &mut Outbox) {
+        for g in std::mem::take(&mut self.repaired) {
+            let Some(p) = self.proxies.get(&g) else {
+                continue;
+            };
+            let dests = p.locators.clone();
+            let mut mb = out.start(Some(g.prefix));
+            let empty = mb.len();
+            let hb = self.heartbeat(g.entity, false);
+            mb.heartbeat(&hb);
+            self.note_hb_sent(now);
+            out.push(mb, empty, &dests);
+        }
+    }
+
+    /// True if repairs were sent that still owe their HEARTBEAT.
+    pub(crate) fn owes_repair_heartbeat(&self) -> bool {
+        !self.repaired.is_empty()
     }
 
     fn send_gap(&mut self, out: &mut Outbox, reader: Guid, start: i64, end: i64) {
@@ -874,7 +926,12 @@ impl Writer {
             }
         }
         self.note_hb_sent(now);
-        self.hb_due = Some(now + cfg.heartbeat_period);
+        self.hb_interval = self
+            .hb_interval
+            .max(fast_heartbeat(cfg))
+            .min(cfg.heartbeat_period);
+        self.hb_due = Some(now + self.hb_interval);
+        self.hb_interval = (self.hb_interval * 2).min(cfg.heartbeat_period);
     }
 
     /// True when every reliable reader acknowledged everything written so far.
@@ -897,6 +954,14 @@ impl Writer {
     pub(crate) fn history_len(&self) -> usize {
         self.changes.len()
     }
+}
+
+/// The first periodic HEARTBEAT interval after progress (see `Writer::hb_interval`): 2 ms
+/// with the default 100 ms period. Each HEARTBEAT is answered by at most one ACKNACK and the
+/// reader does not re-ask within a repair round trip, so a short interval costs control
+/// datagrams, not duplicate data.
+fn fast_heartbeat(cfg: &ParticipantConfig) -> std::time::Duration {
+    (cfg.heartbeat_period / 50).max(std::time::Duration::from_millis(1))
 }
 
 fn push_gap(

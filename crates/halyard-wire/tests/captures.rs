@@ -65,7 +65,12 @@ fn cyclone_sedp_publications_decode_with_their_qos() {
         .into_iter()
         .filter_map(|s| match s {
             Submessage::Data(d) if d.writer_id == EntityId::SEDP_PUBLICATIONS_WRITER => {
-                Some(EndpointData::parse(d.payload.expect("payload")).expect("SEDP parses"))
+                let e = EndpointData::parse(d.payload.expect("payload")).expect("SEDP parses");
+                // An inline key hash must name the announced endpoint (Halyard re-requests
+                // an announcement where it does not, as damaged in transit).
+                let k = d.inline_qos.map(|q| q.key_hash().expect("valid inline QoS"));
+                assert!(k.flatten().is_none_or(|k| k == e.guid.to_bytes()));
+                Some(e)
             }
             _ => None,
         })

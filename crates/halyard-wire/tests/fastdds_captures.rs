@@ -258,6 +258,12 @@ fn sedp(bytes: &[u8], writer: EntityId, reader: EntityId) -> Vec<EndpointData> {
             let payload = d.payload.expect("payload");
             assert_eq!(payload[..4], [0, 3, 0, 0], "PL_CDR_LE");
             let e = EndpointData::parse(payload).expect("SEDP parses");
+            // Halyard takes an announcement whose inline key hash names another endpoint as
+            // damaged in transit and asks for it again: Fast DDS's must agree.
+            if let Some(q) = d.inline_qos {
+                let k = q.key_hash().expect("valid inline QoS");
+                assert!(k.is_none_or(|k| k == e.guid.to_bytes()), "key hash is the GUID");
+            }
             let mut again = Vec::new();
             e.emit(&mut again);
             assert_eq!(EndpointData::parse(&again).expect("emitted SEDP parses"), e);
