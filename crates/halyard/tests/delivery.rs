@@ -933,6 +933,7 @@ fn killed_then_restarted_reader_process_releases_and_rematches_the_writer() {
     w.write(&Keyed { id: 1, value: 1 }).expect("write 1");
     first.expect_line("GOT 1", MATCH_TIMEOUT);
     first.signal("STOP");
+    first.wait_stopped(MATCH_TIMEOUT);
     w.write(&Keyed { id: 1, value: 2 })
         .expect("write 2 (unacknowledged)");
     assert!(
