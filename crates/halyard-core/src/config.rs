@@ -62,7 +62,7 @@ pub struct ParticipantConfig {
     /// Interval between SPDP announcements.
     pub spdp_interval: Duration,
     /// Longest interval between heartbeats of reliable writers with unacknowledged data; the
-    /// first after new data, progress or a repair comes after a fiftieth of it (at least
+    /// first after new data, progress or a repair comes after a tenth of it (at least
     /// 1 ms), and the interval doubles from there.
     pub heartbeat_period: Duration,
     /// Largest datagram we build.
