@@ -4,7 +4,6 @@
 
 mod sim;
 
-use halyard_core::Event;
 use sim::*;
 
 /// Finds `needle` in `hay`.
@@ -31,10 +30,7 @@ fn corrupted_sedp_publication_is_repaired() {
         }
     }));
     let (w, r) = square_pair(&mut net, a, b);
-    let ok = net.run_until(30 * SEC, |n| {
-        n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-            && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-    });
+    let ok = run_until_pair_matched(&mut net, (a, w), (b, r), 30 * SEC);
     assert!(
         net.p(b).stats().malformed_discovery >= 1,
         "the crafted corruption did not hit the announcement"
@@ -67,10 +63,7 @@ fn sedp_publication_with_a_damaged_endpoint_guid_is_repaired() {
         }
     }));
     let (w, r) = square_pair(&mut net, a, b);
-    let ok = net.run_until(30 * SEC, |n| {
-        n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-            && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-    });
+    let ok = run_until_pair_matched(&mut net, (a, w), (b, r), 30 * SEC);
     assert!(
         ok,
         "no match within 30 s virtual after a damaged endpoint GUID"

@@ -4,7 +4,6 @@
 
 mod sim;
 
-use halyard_core::Event;
 use sim::*;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -40,10 +39,7 @@ fn changed_spdp_locators_update_builtin_proxies() {
     }));
     let b = net.add_node(node_config(2));
     let (w, r) = square_pair(&mut net, a, b);
-    let ok = net.run_until(30 * SEC, |n| {
-        n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-            && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-    });
+    let ok = run_until_pair_matched(&mut net, (a, w), (b, r), 30 * SEC);
     assert!(
         ok,
         "no match within 30 s virtual after a corrected SPDP announcement"

@@ -781,6 +781,20 @@ pub fn assert_intact_in_order(seed: u64, out: &StreamOutcome) -> usize {
 
 /// A default-QoS writer on node `a` and reader on node `b`, on topic `Square` / type
 /// `ShapeType`, created now and announced (the network is flushed); returns (writer, reader).
+/// Runs until node `a` reports writer `w` matched and node `b` reader `r` matched, at most
+/// `timeout` virtual ns; returns whether both did.
+pub fn run_until_pair_matched(
+    net: &mut SimNet,
+    (a, w): (usize, halyard_core::wire::EntityId),
+    (b, r): (usize, halyard_core::wire::EntityId),
+    timeout: u64,
+) -> bool {
+    net.run_until(timeout, |n| {
+        n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
+            && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
+    })
+}
+
 pub fn square_pair(
     net: &mut SimNet,
     a: usize,
