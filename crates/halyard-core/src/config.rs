@@ -40,6 +40,10 @@ pub mod ports {
     pub const SPDP_MULTICAST_ADDRESS: [u8; 4] = [239, 255, 0, 1];
 }
 
+/// How many of its largest samples a reliable writer's flow-control window holds (within
+/// `writer_window_floor_bytes ..= writer_high_water_bytes`).
+pub const WINDOW_SAMPLES: usize = 8;
+
 /// Everything the core needs to know about its participant; the driver fills in locators.
 #[derive(Clone, Debug)]
 pub struct ParticipantConfig {
@@ -72,9 +76,15 @@ pub struct ParticipantConfig {
     /// Bytes of fragments sent for one sample before waiting for the reader's NACK_FRAG
     /// (reliable writers only; the reader pulls the rest).
     pub fragment_burst_bytes: usize,
-    /// Unacknowledged bytes at which a reliable writer blocks (flow control). 8 MiB keeps
-    /// several 1 MiB samples in flight, so one being repaired does not stall the stream.
+    /// Most unacknowledged bytes before a reliable writer blocks (flow control). The window
+    /// a writer actually uses grows with the largest sample it wrote: room for
+    /// [`WINDOW_SAMPLES`] of them, at least `writer_window_floor_bytes`, at most this. 8 MiB
+    /// keeps several 1 MiB samples in flight, so one being repaired does not stall the stream.
     pub writer_high_water_bytes: usize,
+    /// The smallest flow-control window: what a writer of small samples may have
+    /// unacknowledged. Small samples need no more to fill a link, and more costs memory in
+    /// the writer's history and the reader's buffers.
+    pub writer_window_floor_bytes: usize,
     /// Default cap on samples held by a KEEP_ALL writer when ResourceLimits is unlimited.
     pub writer_max_samples_default: usize,
     /// Out-of-order samples buffered per matched writer.
@@ -113,6 +123,7 @@ impl ParticipantConfig {
             fragment_size: 16_000,
             fragment_burst_bytes: 1 << 20,
             writer_high_water_bytes: 8 << 20,
+            writer_window_floor_bytes: 2 << 20,
             writer_max_samples_default: 100_000,
             reader_max_pending_samples: 8192,
             max_sample_size: 256 << 20,

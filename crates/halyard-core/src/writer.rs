@@ -21,11 +21,12 @@
 //! a sample still held back. Each sample keeps its own DATA submessage and INFO_TS, so readers
 //! need no batching support.
 //!
-//! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by
-//! `writer_high_water_bytes` of unacknowledged data; past either, `write` reports
+//! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by a
+//! window of unacknowledged bytes: [`WINDOW_SAMPLES`] of the largest sample written, within
+//! `writer_window_floor_bytes ..= writer_high_water_bytes`; past either, `write` reports
 //! [`WriteError::Full`] and the API blocks up to max_blocking_time.
 
-use crate::config::ParticipantConfig;
+use crate::config::{ParticipantConfig, WINDOW_SAMPLES};
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
 use crate::reader::CountFilter;
@@ -141,6 +142,8 @@ pub(crate) struct Writer {
     changes: BTreeMap<i64, CacheChange>,
     instances: HashMap<[u8; 16], VecDeque<i64>>,
     unacked_bytes_cache: usize,
+    /// The largest payload written so far: it sizes the flow-control window.
+    largest_sample: usize,
     /// Payload bytes of all changes held.
     history_bytes: usize,
     pub(crate) last_sn: i64,
@@ -174,6 +177,7 @@ impl Writer {
             changes: BTreeMap::new(),
             instances: HashMap::new(),
             unacked_bytes_cache: 0,
+            largest_sample: 0,
             history_bytes: 0,
             last_sn: 0,
             proxies: BTreeMap::new(),
@@ -280,7 +284,14 @@ impl Writer {
             return false;
         }
         let unacked = self.unacked_bytes_cache;
-        !(self.has_reliable_proxy() && unacked > 0 && unacked + len > cfg.writer_high_water_bytes)
+        !(self.has_reliable_proxy() && unacked > 0 && unacked + len > self.window(cfg, len))
+    }
+
+    /// Unacknowledged bytes allowed when the next sample has `len` bytes.
+    fn window(&self, cfg: &ParticipantConfig, len: usize) -> usize {
+        (WINDOW_SAMPLES * self.largest_sample.max(len))
+            .max(cfg.writer_window_floor_bytes)
+            .min(cfg.writer_high_water_bytes)
     }
 
     /// Adds a change to the history and sends it to all matched readers.
@@ -300,6 +311,7 @@ impl Writer {
             self.flush_batch(out);
             return Err(WriteError::Full);
         }
+        self.largest_sample = self.largest_sample.max(len);
         self.last_sn += 1;
         let sn = self.last_sn;
         self.insert_change(sn, change);

@@ -26,7 +26,8 @@ const MAX_REMOTE_PARTICIPANTS: usize = 1024;
 const MAX_REMOTE_ENDPOINTS: usize = 16_384;
 const MAX_SAMPLE_SIZE: usize = 256 << 20;
 const MAX_REASSEMBLIES_PER_WRITER: usize = 8;
-const WRITER_HIGH_WATER_BYTES: usize = 8 << 20;
+/// The flow-control window of a writer of small samples (`writer_window_floor_bytes`).
+const WRITER_WINDOW_FLOOR_BYTES: usize = 2 << 20;
 
 /// RSS growth allowed under the discovery floods: 1024 participants or 16 384 endpoints of a
 /// few hundred bytes each (plus their builtin-topic copies) fit easily; a leak per refused
@@ -1014,10 +1015,10 @@ fn slow_keep_all_reader_back_pressures_the_writer_instead_of_dropping() {
         (0..run.written as u32).collect::<Vec<_>>(),
         "every sample written arrives, in order"
     );
-    // The reader takes 100 samples/s and holds 256, the writer's window holds 8 MiB of
+    // The reader takes 100 samples/s and holds 256, the writer's window holds 2 MiB of
     // unacknowledged 1 KiB samples: past those the writer keeps the reader's pace or times
     // out (unchecked, it writes over 100 000 samples/s).
-    let absorbed = WRITER_HIGH_WATER_BYTES / 1024 + 256;
+    let absorbed = WRITER_WINDOW_FLOOR_BYTES / 1024 + 256;
     let paced = absorbed as f64 + 2.0 * 100.0 * run.elapsed.as_secs_f64();
     assert!(
         run.timeouts > 0 || (run.written as f64) < paced,
