@@ -61,6 +61,9 @@ class Peer:
     caps: Caps = field(default_factory=Caps)
     extra_opts: list[str] = field(default_factory=list)  # --extra-args, placed among options
     path: str = ""
+    # The program run as a passive subscriber (`listen` mode); None when there is none, and why.
+    listen_argv0: list[str] | None = None
+    listen_reason: str = ""
 
     @property
     def label(self) -> str:
@@ -70,7 +73,8 @@ class Peer:
         return {
             "name": self.name, "label": self.label, "argv0": self.argv0, "env": self.env,
             "available": self.available, "reason": self.reason, "caps": asdict(self.caps),
-            "extra_opts": self.extra_opts, "path": self.path,
+            "extra_opts": self.extra_opts, "path": self.path, "listen_argv0": self.listen_argv0,
+            "listen_reason": self.listen_reason,
         }
 
 
@@ -89,6 +93,12 @@ def make_peers(root: str, names: list[str]) -> list[Peer]:
             p.caps = Caps(latency_dump=False, notes=["ddsperf prints no `pub sent` line"])
             if not exe:
                 p.available, p.reason = False, "ddsperf not installed (apt install cyclonedds-tools)"
+            # ddsperf has no passive mode: a small libddsc program subscribes to its pings.
+            listen = os.path.join(root, "target", "bench-peers", "cyclone-listen")
+            if os.access(listen, os.X_OK):
+                p.listen_argv0 = [listen]
+            else:
+                p.listen_reason = f"{listen} not built (bench/peers/cyclone/build.sh)"
         elif name == "fastdds":
             exe = os.path.join(root, "target", "bench-peers", "fastdds-perf")
             p = Peer(name, [exe], {}, path=exe)  # loopback-only by construction
@@ -103,6 +113,8 @@ def make_peers(root: str, names: list[str]) -> list[Peer]:
             p = Peer(name, [name], {}, available=False, reason="unknown peer")
         if not p.available:
             p.reason += _build_failure(name)
+        elif name != "cyclone":
+            p.listen_argv0 = list(p.argv0)  # `listen` is a mode of the peer itself
         peers.append(p)
     return peers
 
@@ -132,9 +144,10 @@ class Invocation:
     peer_ports: list[int] = field(default_factory=list)  # udp only
 
 
-def build_argv(peer: Peer, inv: Invocation) -> list[str]:
-    """The peer's full command line (options first, then the mode words)."""
-    argv = list(peer.argv0)
+def build_argv(peer: Peer, inv: Invocation, argv0: list[str] | None = None) -> list[str]:
+    """The peer's full command line (options first, then the mode words); ``argv0`` replaces
+    the peer's program (the passive subscriber's, for one)."""
+    argv = list(argv0 or peer.argv0)
     argv += ["-D", f"{inv.duration:g}", "-i", str(inv.domain)]
     if not inv.reliable:
         argv.append("-u")
@@ -149,7 +162,8 @@ def build_argv(peer: Peer, inv: Invocation) -> list[str]:
             argv += ["--bind", str(inv.bind_port)]
         for port in inv.peer_ports:
             argv += ["--peer", str(port)]
-    argv += peer.extra_opts
+    if argv0 is None or argv0 == peer.argv0:  # --extra-args are the peer program's options
+        argv += peer.extra_opts
     argv += inv.mode_words
     return argv
 

@@ -9,7 +9,10 @@ Dimensions:
 - ``latency``      ping-pong, 1 ponger, reliable, KS, payload scan.
 - ``throughput``   pub at full speed → 1 sub, reliable and best effort, payload scan.
 - ``keyed``        -T KS size 16 / UK16 and KS size 1024 / UK1024, latency and throughput.
-- ``subscribers``  1…10 pongers at ``ping 200Hz size 1024``; 1…10 subs at full speed, 1024 B.
+- ``subscribers``  ``ping 200Hz size 1024`` with N subscribers two ways: N pongers that all
+                   answer, and (RTI perftest's way) 1 ponger plus N−1 passive subscribers
+                   (``listen``) that receive every ping and answer none; 1…10 subs at full
+                   speed, 1024 B.
 - ``rate``         the threat-intelligence workload of seed 000: ``pub R Hz size S 100%``
                    with N subs for ≈1000 samples (latency, success rate, CPU, RSS).
 """
@@ -42,6 +45,7 @@ class Point:
     duration: float = 3.0
     ping_pct: int | None = None  # rate kind: percentage of samples that are pings
     dims: list[str] = field(default_factory=list)
+    listeners: int = 0  # latency kind: passive subscribers of the pings besides the pongers
 
     @property
     def key(self) -> str:
@@ -50,6 +54,8 @@ class Point:
         if self.rate_hz:
             parts.append(f"{self.rate_hz:g}hz")
         parts.append(f"n{self.receivers}")
+        if self.listeners:
+            parts.append(f"l{self.listeners}")
         return "-".join(parts)
 
     def describe(self) -> str:
@@ -57,7 +63,8 @@ class Point:
         rate = f" {self.rate_hz:g}Hz" if self.rate_hz else ""
         rel = "reliable" if self.reliable else "best-effort"
         ty = f"KS size {self.size}" if self.topic == "KS" else self.topic
-        return f"{what}{rate} {ty} {rel} x{self.receivers}"
+        passive = f" +{self.listeners} passive" if self.listeners else ""
+        return f"{what}{rate} {ty} {rel} x{self.receivers}{passive}"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -105,8 +112,9 @@ def build_plan(opts: PlanOptions) -> list[Point]:
     dur = opts.duration or {"tiny": 2.0, "quick": 2.5, "full": 8.0}[opts.mode]
     dims = opts.dims
 
-    def lat(size: int, topic: str = "KS", rate: float | None = None, n: int = 1, dim: str = "latency") -> None:
-        b.add(dim, Point("latency", _size_of(topic, size), True, topic, rate, n, dur))
+    def lat(size: int, topic: str = "KS", rate: float | None = None, n: int = 1, dim: str = "latency",
+            listeners: int = 0) -> None:
+        b.add(dim, Point("latency", _size_of(topic, size), True, topic, rate, n, dur, listeners=listeners))
 
     def thr(size: int, reliable: bool = True, topic: str = "KS", n: int = 1, dim: str = "throughput") -> None:
         b.add(dim, Point("throughput", _size_of(topic, size), reliable, topic, None, n, dur))
@@ -117,6 +125,8 @@ def build_plan(opts: PlanOptions) -> list[Point]:
                 lat(s)
             if "throughput" in dims:
                 thr(s)
+        if "subscribers" in dims:  # the passive-subscriber path of every peer
+            lat(1024, rate=SUBSCRIBER_PING_HZ, n=1, listeners=1, dim="subscribers")
         return list(b.points.values())
 
     if "latency" in dims:
@@ -137,6 +147,8 @@ def build_plan(opts: PlanOptions) -> list[Point]:
     if "subscribers" in dims:
         for n in ([1, 10] if quick else SUBSCRIBER_COUNTS):
             lat(1024, rate=SUBSCRIBER_PING_HZ, n=n, dim="subscribers")
+            if n > 1:
+                lat(1024, rate=SUBSCRIBER_PING_HZ, n=1, listeners=n - 1, dim="subscribers")
             if not quick:
                 thr(1024, n=n, dim="subscribers")
     if "rate" in dims:

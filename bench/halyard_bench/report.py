@@ -162,6 +162,8 @@ class View:
 
     def __init__(self, data: dict) -> None:
         self.data = data
+        for p in data["points"]:
+            p.setdefault("listeners", 0)  # results written before passive subscribers existed
         self.points = {p["key"]: p for p in data["points"]}
         self.rows = summary_rows(data["points"], data["runs"], data["peers"])
         self.by = {(r["point"], r["peer"]): r for r in self.rows}
@@ -279,16 +281,35 @@ def targets(v: View) -> list[list[str]]:
     else:
         out.append(["Halyard perf peak RSS ≤ Cyclone's", "missing", "n/a"])
 
-    k1 = v.find("latency", 1024, topic="KS", reliable=True, receivers=1, rate_hz=200.0)
-    k10 = v.find("latency", 1024, topic="KS", reliable=True, receivers=10, rate_hz=200.0)
-    a, b = v.value(k1, h, "lat_p50_us"), v.value(k10, h, "lat_p50_us")
-    if a is None or b is None:
-        out.append(["10 subscribers raise median latency < 10 % vs 1", "missing", "n/a"])
-    else:
-        rise = b / a - 1
-        out.append(["10 subscribers raise median latency < 10 % vs 1",
-                    f"Halyard 1 sub {f_us(a)} µs, 10 subs {f_us(b)} µs: {rise * 100:+.1f} %", _verdict(rise < 0.10)])
+    out.append(subscribers_target(v))
     return out
+
+
+def subscribers_target(v: View) -> list[str]:
+    """10 subscribers vs 1 at `ping 200Hz size 1024`: judged on RTI perftest's set-up (1 ponger
+    + 9 passive subscribers) when the campaign ran it, else on 10 pongers; the other set-up and
+    the raw UDP floor (what the kernel and the scheduler alone add) are given beside it."""
+    name = "10 subscribers raise median latency < 10 % vs 1"
+    crit = {"topic": "KS", "reliable": True, "rate_hz": 200.0}
+    k1 = v.find("latency", 1024, receivers=1, listeners=0, **crit)
+    setups = [("1 ponger + 9 passive", v.find("latency", 1024, receivers=1, listeners=9, **crit)),
+              ("10 pongers", v.find("latency", 1024, receivers=10, listeners=0, **crit))]
+
+    def rise(key, peer):
+        a, b = v.value(k1, peer, "lat_p50_us"), v.value(key, peer, "lat_p50_us")
+        return (a, b, b / a - 1) if a is not None and b is not None else None
+
+    parts, verdict = [], None
+    for what, key in setups:
+        r = rise(key, "halyard") if key else None
+        if r is None:
+            continue
+        floor = rise(key, "udp")
+        floor_txt = f"; raw UDP floor {floor[2] * 100:+.1f} %" if floor else ""
+        parts.append(f"{what}: Halyard {f_us(r[0])} → {f_us(r[1])} µs, {r[2] * 100:+.1f} %{floor_txt}")
+        if verdict is None:
+            verdict = r[2] < 0.10
+    return [name, "; ".join(parts) or "missing", _verdict(verdict)]
 
 
 def ratios(v: View) -> list[list[str]]:
@@ -509,42 +530,66 @@ def keyed_section(doc: Doc, v: View) -> None:
                "UK ÷ KS throughput"], rows)
 
 
+def _subscriber_latency(doc: Doc, v: View, pts: list[dict], passive: bool) -> None:
+    """Median latency against the number of subscribers: N pongers, or 1 ponger + N−1 passive."""
+    count = (lambda p: p["receivers"] + p["listeners"]) if passive else (lambda p: p["receivers"])
+    pts = sorted(pts, key=count)
+    rows, series = [], []
+    for peer in v.active:
+        base = v.value(pts[0]["key"], peer, "lat_p50_us") if count(pts[0]) == 1 else None
+        xy = []
+        for p in pts:
+            r = v.row(p["key"], peer)
+            if r is None:
+                rows.append([label(peer), str(count(p)), _cell_failed(v.any_row(p["key"], peer)), "", "", "", ""])
+                continue
+            rise = r["lat_p50_us"] / base - 1 if base and finite(r.get("lat_p50_us")) else None
+            if passive:
+                got, answered = r.get("listener_received_min"), r.get("listener_pings_answered")
+                extra = f"{got} / {answered}" if got is not None else "–"
+            else:
+                per = ((v.runs.get((p["key"], peer)) or {}).get("stats") or {}).get("latency_per_receiver") or {}
+                p50s = [s["p50"] for s in per.values() if finite(s.get("p50"))]
+                extra = f"{f_us(min(p50s))} – {f_us(max(p50s))} ({len(p50s)})" if p50s else "n/a"
+            rows.append([label(peer), str(count(p)), f_us(r.get("lat_p50_us")), f_us(r.get("lat_ave_us")), extra,
+                         f"{rise * 100:+.1f} %" if rise is not None else "n/a", f_us(r.get("lat_p99_us"))])
+            if finite(r.get("lat_p50_us")):
+                xy.append((count(p), r["lat_p50_us"]))
+        series.append(svg.Series(label(peer), xy, COLOURS.get(peer, "#000")))
+    ping = f"`ping {pts[0]['rate_hz']:g}Hz size {pts[0]['size']}`"
+    if passive:
+        headers = ["peer", "subscribers", "50% µs", "Ave µs", "pings the worst passive sub received / answered",
+                   "50% rise vs 1", "99% µs"]
+        caption = (f"Latency at {ping}, RTI perftest's way: 1 ponger answers, the other N−1 subscribers "
+                   "receive every ping and answer none")
+        title, plot = "Median latency vs subscribers (1 ponger + N−1 passive)", "subscribers_passive_latency"
+    else:
+        headers = ["peer", "pongers", "50% µs", "Ave µs", "per-ponger 50% (≈) min – max (n)", "50% rise vs 1",
+                   "99% µs"]
+        caption = f"Latency at {ping} with N pongers, all answering"
+        title, plot = "Median latency vs number of pongers", "subscribers_latency"
+    doc.table(headers, rows, caption=caption)
+    ys = [y for s in series for _, y in s.points]
+    chart = svg.LineChart(title, svg.Axis(0, max(count(p) for p in pts) + 1, False,
+                                          "subscribers" if passive else "pongers", integer=True),
+                          svg.Axis(*svg.nice_range(ys + [0], False), False, "50% one-way latency (µs)"))
+    for s in series:
+        chart.add(s)
+    doc.plot(plot, chart.render())
+
+
 def subscribers_section(doc: Doc, v: View) -> None:
     lat_pts = [p for p in v.points.values() if "subscribers" in p["dims"] and p["kind"] == "latency"]
     thr_pts = [p for p in v.points.values() if "subscribers" in p["dims"] and p["kind"] == "throughput"]
     if not lat_pts and not thr_pts:
         return
     doc.h(2, "Subscribers")
-    if lat_pts:
-        lat_pts.sort(key=lambda p: p["receivers"])
-        rows = []
-        series = []
-        for peer in v.active:
-            base = v.value(lat_pts[0]["key"], peer, "lat_p50_us") if lat_pts[0]["receivers"] == 1 else None
-            xy = []
-            for p in lat_pts:
-                r = v.row(p["key"], peer)
-                if r is None:
-                    rows.append([label(peer), str(p["receivers"]), _cell_failed(v.any_row(p["key"], peer)), "", "", "", ""])
-                    continue
-                per = ((v.runs.get((p["key"], peer)) or {}).get("stats") or {}).get("latency_per_receiver") or {}
-                p50s = [s["p50"] for s in per.values() if finite(s.get("p50"))]
-                rise = r["lat_p50_us"] / base - 1 if base and finite(r.get("lat_p50_us")) else None
-                rows.append([label(peer), str(p["receivers"]), f_us(r.get("lat_p50_us")), f_us(r.get("lat_ave_us")),
-                             f"{f_us(min(p50s))} – {f_us(max(p50s))} ({len(p50s)})" if p50s else "n/a",
-                             f"{rise * 100:+.1f} %" if rise is not None else "n/a", f_us(r.get("lat_p99_us"))])
-                if finite(r.get("lat_p50_us")):
-                    xy.append((p["receivers"], r["lat_p50_us"]))
-            series.append(svg.Series(label(peer), xy, COLOURS.get(peer, "#000")))
-        doc.table(["peer", "pongers", "50% µs", "Ave µs", "per-ponger 50% (≈) min – max (n)", "50% rise vs 1", "99% µs"],
-                  rows, caption=f"Latency at `ping {lat_pts[0]['rate_hz']:g}Hz size {lat_pts[0]['size']}` with N pongers")
-        ys = [y for s in series for _, y in s.points]
-        chart = svg.LineChart("Median latency vs number of pongers",
-                              svg.Axis(0, max(p["receivers"] for p in lat_pts) + 1, False, "pongers", integer=True),
-                              svg.Axis(*svg.nice_range(ys + [0], False), False, "50% one-way latency (µs)"))
-        for s in series:
-            chart.add(s)
-        doc.plot("subscribers_latency", chart.render())
+    answering = [p for p in lat_pts if not p["listeners"]]
+    passive = [p for p in lat_pts if p["listeners"] or p["receivers"] == 1]
+    if answering:
+        _subscriber_latency(doc, v, answering, passive=False)
+    if any(p["listeners"] for p in passive):
+        _subscriber_latency(doc, v, passive, passive=True)
     if thr_pts:
         thr_pts.sort(key=lambda p: p["receivers"])
         rows = []

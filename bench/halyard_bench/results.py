@@ -15,11 +15,12 @@ SCHEMA = 1
 
 CSV_COLUMNS = [
     "point", "dims", "kind", "peer", "status", "reason", "reliable", "topic", "size", "rate_hz",
-    "receivers", "duration_s", "runs", "lat_source", "lat_approx", "lat_ave_us", "lat_std_us",
+    "receivers", "listeners", "duration_s", "runs", "lat_source", "lat_approx", "lat_ave_us", "lat_std_us",
     "lat_min_us", "lat_max_us", "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p9999_us",
     "lat_count", "thr_samples_per_s", "thr_mbps", "thr_aggregate_samples_per_s", "lost", "sent",
     "sent_inferred", "success_pct", "cpu_sender_pct", "cpu_receiver_pct", "rss_sender_kb",
-    "rss_receiver_kb", "repeat_min", "repeat_max", "notes",
+    "rss_receiver_kb", "listener_received_min", "listener_pings_answered", "cpu_listener_pct",
+    "rss_listener_kb", "repeat_min", "repeat_max", "notes",
 ]
 
 
@@ -44,6 +45,7 @@ def summary_rows(points: list[dict], runs: list[dict], peers: list[dict]) -> lis
                 "point": pt["key"], "dims": "+".join(pt["dims"]), "kind": pt["kind"],
                 "peer": peer["name"], "reliable": pt["reliable"], "topic": pt["topic"],
                 "size": pt["size"], "rate_hz": pt["rate_hz"], "receivers": pt["receivers"],
+                "listeners": pt.get("listeners", 0),
                 "duration_s": pt["duration"], "runs": len(runs_here),
             }
             if not runs_here:
@@ -89,6 +91,12 @@ def _flatten(run: dict) -> dict:
     row["cpu_receiver_pct"] = rcv.get("cpu_pct_mean")
     row["rss_sender_kb"] = snd.get("rss_kb_max")
     row["rss_receiver_kb"] = rcv.get("rss_kb_max")
+    lis = st.get("listeners")
+    if lis:
+        row["listener_received_min"] = min(lis["received"], default=None)
+        row["listener_pings_answered"] = lis["pings_answered"]
+        row["cpu_listener_pct"] = lis.get("cpu_pct_mean")
+        row["rss_listener_kb"] = lis.get("rss_kb_max")
     if not st.get("sender") and run.get("processes"):
         procs = run["processes"]
         row["rss_sender_kb"] = max((p["maxrss_kb"] for p in procs if p["role"] == "sender"), default=None)

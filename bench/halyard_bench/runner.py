@@ -1,8 +1,10 @@
 """Runs one configuration point for one peer and turns its output into statistics.
 
-A run: start the receivers (``pong`` or ``sub``, N of them), then the sender (``ping`` or
-``pub``) with ``-Qminmatch:N -Qinitwait:15 -D <dur>``, so it starts only once every receiver
-is matched. Receivers get a longer ``-D`` (a safety net); once the sender is done they are
+A run: start the passive subscribers (``listen``, if the point has any), the receivers
+(``pong`` or ``sub``, N of them), then the sender (``ping`` or ``pub``) with ``-Qminmatch:N
+-Qinitwait:15 -D <dur>``, so it starts only once every receiver is matched. Passive
+subscribers are not counted by ``-Qminmatch``; each must have received at least
+``LISTENER_MIN_SHARE`` of the pings the pongers answered, or the run fails. Receivers get a longer ``-D`` (a safety net); once the sender is done they are
 given a moment to print their last line and are then stopped (SIGTERM, then SIGKILL).
 Every process's stdout/stderr goes to ``raw/``; its CPU time and peak RSS come from wait4.
 """
@@ -27,6 +29,9 @@ RECEIVER_SLACK_S = INITWAIT_S + 5.0
 # After the sender exits: time for subs to print the line of their last interval / pongers.
 SUB_LINGER_S = 1.3
 PONG_LINGER_S = 0.3
+# A passive subscriber that received less than this share of the answered pings was not really
+# there for the whole measurement (late discovery, a crash): the run is not valid.
+LISTENER_MIN_SHARE = 0.9
 
 
 @dataclass
@@ -102,15 +107,25 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
     out = RunOutcome(point.key, peer.name, repeat, "failed",
                      started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     t0 = time.monotonic()
-    n = point.receivers
-    ports = ctx.ports(n + 1) if peer.uses_ports else []
+    n, nl = point.receivers, point.listeners
+    if nl and not peer.listen_argv0:
+        out.reason = f"no passive subscriber program: {peer.listen_reason or 'none'}"
+        return out
+    ports = ctx.ports(n + nl + 1) if peer.uses_ports else []
     env = peer_env(peer)
     recv_kind = "pong" if point.kind == "latency" else "sub"
     send_kind = "ping" if point.kind == "latency" else "pub"
     receivers: list[Proc] = []
+    listeners: list[Proc] = []
     sender: Proc | None = None
     dump = os.path.join(ctx.raw_dir, f"{tag}.dump")
     try:
+        for i in range(nl):
+            inv = Invocation(["listen"], point.duration + RECEIVER_SLACK_S, point.reliable, point.topic,
+                             ctx.domain, bind_port=ports[n + 1 + i] if ports else None)
+            base = os.path.join(ctx.raw_dir, f"{tag}.listen{i}")
+            listeners.append(ctx.spawner.spawn(build_argv(peer, inv, peer.listen_argv0), env,
+                                               base + ".out", base + ".err"))
         for i in range(n):
             inv = Invocation(_mode_words(point, False, peer), point.duration + RECEIVER_SLACK_S,
                              point.reliable, point.topic, ctx.domain,
@@ -137,16 +152,19 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
             _wait_for_subs(ctx.spawner, sender, receivers, SUB_LINGER_S)
         else:
             ctx.spawner.wait(receivers, PONG_LINGER_S)
-        ctx.spawner.stop(receivers)
+        if listeners:  # their final per-second line
+            ctx.spawner.wait(listeners, SUB_LINGER_S)
+        ctx.spawner.stop(receivers + listeners)
     finally:
-        ctx.spawner.stop(([sender] if sender else []) + receivers)
+        ctx.spawner.stop(([sender] if sender else []) + receivers + listeners)
     out.seconds = round(time.monotonic() - t0, 3)
     out.processes = [_proc_record(sender, "sender", 0)] if sender else []
     out.processes += [_proc_record(p, "receiver", i) for i, p in enumerate(receivers)]
+    out.processes += [_proc_record(p, "listener", i) for i, p in enumerate(listeners)]
     if sender is None:
         out.reason = "sender not started"
         return out
-    analyse(point, peer, sender, receivers, dump, out)
+    analyse(point, peer, sender, receivers, dump, out, listeners)
     if os.path.exists(dump):
         out.processes[0]["latency_dump"] = os.path.basename(_gzip(dump))
     return out
@@ -186,7 +204,8 @@ def _proc_summary(procs: list[Proc]) -> dict:
     }
 
 
-def analyse(point: Point, peer: Peer, sender: Proc, receivers: list[Proc], dump: str, out: RunOutcome) -> None:
+def analyse(point: Point, peer: Peer, sender: Proc, receivers: list[Proc], dump: str, out: RunOutcome,
+            listeners: list[Proc] | None = None) -> None:
     """Fills ``out.stats``/``status``/``reason`` from the processes' output files."""
     s_text = _read(sender.stdout) + "\n" + _read(sender.stderr)
     s_out = parsers.parse_output(s_text)
@@ -206,6 +225,8 @@ def analyse(point: Point, peer: Peer, sender: Proc, receivers: list[Proc], dump:
             problems.append("no latency data")
     if point.kind in ("throughput", "rate"):
         _throughput(point, s_out, r_outs, receivers, st, out, problems)
+    if listeners:
+        _listeners(s_out, listeners, st, out, problems)
 
     for i, (p, o) in enumerate(zip(receivers, r_outs)):
         if not p.stopped_by_campaign and p.exit_code not in (0, None):
@@ -236,6 +257,27 @@ def _latency(point: Point, peer: Peer, s_out: parsers.PeerOutput, dump: str, st:
     if point.receivers > 1 and len(per_peer) < point.receivers:
         out.notes.append(f"only {len(per_peer)} of {point.receivers} receivers answered")
     return overall
+
+
+def _listeners(s_out: parsers.PeerOutput, listeners: list[Proc], st: dict, out: RunOutcome,
+               problems: list[str]) -> None:
+    """Passive subscribers: what each received, against the pings the pongers answered."""
+    per_ponger: dict[str, int] = {}
+    for ln in s_out.ping:
+        per_ponger[ln.peer] = per_ponger.get(ln.peer, 0) + ln.cnt
+    answered = max(per_ponger.values(), default=0)
+    received, lost = [], []
+    for i, p in enumerate(listeners):
+        lines = parsers.parse_output(_read(p.stdout) + "\n" + _read(p.stderr)).sub
+        received.append(max((ln.total for ln in lines), default=0))
+        lost.append(max((ln.lost for ln in lines), default=0))
+        if not p.stopped_by_campaign and p.exit_code not in (0, None):
+            out.notes.append(f"passive subscriber {i} exit {p.exit_code}")
+    st["listeners"] = {**_proc_summary(listeners), "received": received, "lost": lost,
+                       "pings_answered": answered}
+    short = [i for i, r in enumerate(received) if r < LISTENER_MIN_SHARE * answered]
+    if short:
+        problems.append(f"passive subscribers {short} received {min(received)} of {answered} answered pings")
 
 
 def _compact(d: dict) -> dict:

@@ -124,10 +124,21 @@ class Plan(unittest.TestCase):
         self.assertEqual([(p.rate_hz, p.size, p.receivers) for p in rate], [(100.0, 1024, 10)])
         self.assertAlmostEqual(rate[0].duration, 4.0)  # 300 samples at 100 Hz + 1 s warm-up
 
+    def test_passive_subscriber_points(self):
+        quick = {p.key: p for p in plan.build_plan(plan.PlanOptions("quick"))}
+        passive = quick["latency-KS-1024-rel-200hz-n1-l9"]
+        self.assertEqual((passive.receivers, passive.listeners, passive.dims), (1, 9, ["subscribers"]))
+        self.assertIn("latency-KS-1024-rel-200hz-n10", quick)  # the all-answering set-up stays
+        self.assertIn("+9 passive", passive.describe())
+        full = plan.build_plan(plan.PlanOptions("full", rate_grid="one"))
+        self.assertEqual(sorted(p.listeners for p in full if p.listeners), [1, 3, 7, 9])
+        self.assertEqual(plan.Point.from_dict(passive.to_dict()), passive)
+
     def test_tiny_and_full(self):
         tiny = plan.build_plan(plan.PlanOptions("tiny"))
-        self.assertEqual(sorted((p.kind, p.size) for p in tiny),
-                         [("latency", 32), ("latency", 1024), ("throughput", 32), ("throughput", 1024)])
+        self.assertEqual(sorted((p.kind, p.size, p.listeners) for p in tiny),
+                         [("latency", 32, 0), ("latency", 1024, 0), ("latency", 1024, 1), ("throughput", 32, 0),
+                          ("throughput", 1024, 0)])
         full = plan.build_plan(plan.PlanOptions("full", rate_grid="small"))
         self.assertEqual(len([p for p in full if p.kind == "rate"]), 48)
         self.assertIn("latency-UK16-16-rel-n1", {p.key for p in full})
@@ -200,6 +211,33 @@ class Reports(unittest.TestCase):
         tgt = {t[0]: t[2] for t in report.targets(report.View(data))}
         self.assertEqual(tgt["32 B median latency ≤ Cyclone"], "PASS")
         self.assertEqual(tgt["32 B median latency ≤ 1.25 × raw UDP"], "n/a")
+
+    def test_subscribers_target_uses_passive_setup_and_floor(self):
+        data = synthetic_results()
+        pts = [plan.Point("latency", 1024, rate_hz=200.0, receivers=1, dims=["subscribers"]),
+               plan.Point("latency", 1024, rate_hz=200.0, receivers=1, listeners=9, dims=["subscribers"]),
+               plan.Point("latency", 1024, rate_hz=200.0, receivers=10, dims=["subscribers"])]
+        data["points"] += [p.to_dict() for p in pts]
+        data["peers"].append({"name": "udp", "label": "raw UDP", "available": True, "reason": "", "extra_opts": [],
+                              "caps": {"minmatch": True, "latency_dump": True, "pub_ping_pct": True, "notes": []}})
+        for peer, base in (("halyard", 30.0), ("udp", 20.0)):
+            for p, f in zip(pts, (1.0, 1.05 if peer == "halyard" else 1.5, 4.0)):
+                lat = stats.latency_from_samples([base * f] * 3).to_dict()
+                st = {"latency": lat, "sender": {}, "receivers": {}}
+                if p.listeners:
+                    st["listeners"] = {"received": [995] * 9, "lost": [0] * 9, "pings_answered": 1000}
+                data["runs"].append({"point": p.key, "peer": peer, "repeat": 0, "status": "ok", "reason": "",
+                                     "seconds": 3, "processes": [], "notes": [], "stats": st})
+        name, measured, verdict = report.subscribers_target(report.View(data))
+        self.assertEqual(verdict, "PASS")  # judged on 1 ponger + 9 passive: +5 %
+        self.assertIn("+5.0 %", measured)
+        self.assertIn("raw UDP floor +50.0 %", measured)
+        self.assertIn("10 pongers", measured)
+        with tempfile.TemporaryDirectory() as d:
+            report.generate(d, data)
+            md = read(os.path.join(d, "report.md"))
+            self.assertIn("995 / 1000", md)
+            self.assertTrue(os.path.exists(os.path.join(d, "plots", "subscribers_passive_latency.svg")))
 
     def test_nan_is_written_as_null(self):
         with tempfile.TemporaryDirectory() as d:

@@ -1,7 +1,11 @@
 // fastdds-perf: a Fast DDS 2.9 peer for the Halyard benchmark that behaves like
 // Cyclone DDS's ddsperf for the subset of modes and options in bench/PEERS.md
 // (ping / pong / pub / sub, -D -u -T -i -Qminmatch -Qinitwait --latency-dump)
-// and prints the same ddsperf-format lines.
+// and prints the same ddsperf-format lines.  One extension, "listen" (like RTI
+// perftest's non-echoing subscribers): receive the pings of other processes,
+// count them like "sub" counts data samples and never answer; a listener has
+// no DDSPerf USER_DATA, so pingers neither expect pongs from it nor count it
+// for -Qminmatch.
 //
 // Design notes (see also README.md in this directory):
 // * UDPv4 only, loopback only (interface whitelist 127.0.0.1), no shared
@@ -19,8 +23,9 @@
 //   Latency is measured with CLOCK_MONOTONIC in the pinging process only: the
 //   send time of every ping is kept in a table indexed by sequence number;
 //   one-way latency = (receive time - send time) / 2.
-// * Participant USER_DATA is "DDSPerf:<0|1>:<pid>:<hostname>" as in ddsperf;
-//   ping lines are labelled HOST:PID of the answering participant.
+// * Participant USER_DATA is "DDSPerf:<0|1>:<pid>:<hostname>" as in ddsperf
+//   (empty for listen); ping lines are labelled HOST:PID of the answering
+//   participant.
 
 #include <algorithm>
 #include <atomic>
@@ -154,6 +159,7 @@ struct Options
     bool mode_pong = false;
     bool mode_pub = false;
     bool mode_sub = false;
+    bool mode_listen = false; // extension; never combined with another mode
 
     int64_t ping_intv = NEVER; // 0: as fast as possible; NEVER: no pings
     double pub_rate = 0; // HUGE_VAL: as fast as possible; 0: no publishing
@@ -191,6 +197,8 @@ static Options opt;
             "  pong\n"
             "  pub [R[Hz|kHz]|inf] [size S] [burst N] [[ping] X%%]\n"
             "  sub\n"
+            "  listen                (extension: count pings like sub, never answer;\n"
+            "                         not combined with other modes)\n"
             "\n"
             "size S: total sample size (KS: 12 + baggage; 0 = 12), suffixes k, M, kB, MB, KiB, MiB.\n"
             "Fast DDS 2.9, UDPv4 on loopback only.\n",
@@ -201,7 +209,8 @@ static Options opt;
 static bool is_mode_word(
         const char* s)
 {
-    return strcmp(s, "ping") == 0 || strcmp(s, "pong") == 0 || strcmp(s, "pub") == 0 || strcmp(s, "sub") == 0;
+    return strcmp(s, "ping") == 0 || strcmp(s, "pong") == 0 || strcmp(s, "pub") == 0 || strcmp(s, "sub") == 0 ||
+            strcmp(s, "listen") == 0;
 }
 
 // multiplier for a suffix (leading spaces allowed); 0 if unknown
@@ -364,16 +373,18 @@ static void parse_modes(
                 i++;
             }
         }
-        else if (!strcmp(mode, "sub"))
+        else if (!strcmp(mode, "sub") || !strcmp(mode, "listen"))
         {
-            opt.mode_sub = true;
+            // listen takes the same (ignored) words as sub
+            const bool listen = !strcmp(mode, "listen");
+            (listen ? opt.mode_listen : opt.mode_sub) = true;
             while (i < argc && !is_mode_word(argv[i]))
             {
                 size_t n = strlen(argv[i]);
                 if (n < 3 || (strncmp(argv[i], "waitset", n) && strncmp(argv[i], "listener", n) &&
                         strncmp(argv[i], "polling", n)))
                 {
-                    usage(argv0, "unrecognised sub specification");
+                    usage(argv0, listen ? "unrecognised listen specification" : "unrecognised sub specification");
                 }
                 i++;
             }
@@ -442,6 +453,12 @@ static void parse_modes(
         {
             usage(argv0, "unrecognised mode");
         }
+    }
+    // a listener must not answer pings nor look like a ddsperf peer, which
+    // every other mode does
+    if (opt.mode_listen && (opt.mode_ping || opt.mode_pong || opt.mode_pub || opt.mode_sub))
+    {
+        usage(argv0, "listen cannot be combined with other modes");
     }
 }
 
@@ -652,6 +669,25 @@ static MatchSet g_m_data_rd; // remote data writers matched by our data reader
 static MatchSet g_m_ping_rd; // remote ping writers matched by our ping reader
 static MatchSet g_m_pong_wr; // remote pong readers matched by our pong writers
 
+// Answers expected for each ping: the remote ping readers of ddsperf-style
+// participants (ddsperf's n_pong_expected counts those participants).  A
+// "listen" process reads pings but has no DDSPerf USER_DATA and never answers.
+static uint32_t expected_pongers()
+{
+    std::lock_guard<std::mutex> lk(g_m_ping_wr.mtx);
+    std::lock_guard<std::mutex> lk_disc(g_disc_mtx);
+    uint32_t n = 0;
+    for (const frtps::GUID_t& g : g_m_ping_wr.remote)
+    {
+        auto it = g_peers.find(g.guidPrefix);
+        if (it != g_peers.end() && it->second.alive)
+        {
+            n++;
+        }
+    }
+    return n;
+}
+
 // Send times of pings, indexed by sequence number
 struct SendSlot
 {
@@ -810,7 +846,7 @@ static void maybe_send_new_ping(
             }
             return;
         }
-        const uint32_t n_expected = g_m_ping_wr.count();
+        const uint32_t n_expected = expected_pongers();
         if (g_n_pong_seen < n_expected)
         {
             g_ping_timeouts++;
@@ -840,7 +876,7 @@ static void maybe_send_new_ping(
     send_ping(seq);
 }
 
-// Subscriber statistics per remote data writer
+// Subscriber statistics per remote data writer (sub) or ping writer (listen)
 struct SubStat
 {
     uint32_t eseq = 0;
@@ -856,6 +892,37 @@ struct SubStat
 };
 static std::mutex g_sub_mtx;
 static std::map<frtps::GUID_t, SubStat> g_substats;
+
+static void sub_count(
+        const frtps::GUID_t& wr,
+        const PerfSample& sample)
+{
+    const uint32_t size = halyard_bench::perf_sample_size(opt.topic, sample);
+    const uint32_t seq = sample.seq;
+    std::lock_guard<std::mutex> lk(g_sub_mtx);
+    auto it = g_substats.find(wr);
+    if (it == g_substats.end())
+    {
+        SubStat& x = g_substats[wr];
+        x.eseq = seq + 1;
+        x.nrecv = 1;
+        x.nrecv_bytes = size;
+        x.last_size = size;
+    }
+    else
+    {
+        SubStat& x = it->second;
+        const uint32_t gap = seq - x.eseq; // unsigned 32-bit, as ddsperf
+        if (gap < 0x80000000u)
+        {
+            x.nlost += gap; // (a sample older than expected is not "negative loss")
+        }
+        x.eseq = seq + 1;
+        x.nrecv++;
+        x.nrecv_bytes += size;
+        x.last_size = size;
+    }
+}
 
 static DataWriter* pong_writer_for(
         const frtps::GUID_t& remote_writer)
@@ -1044,33 +1111,7 @@ public:
                 continue;
             }
             const frtps::GUID_t wr = frtps::iHandle2GUID(info.publication_handle);
-            const uint32_t size = halyard_bench::perf_sample_size(opt.topic, sample_);
-            const uint32_t seq = sample_.seq;
-            {
-                std::lock_guard<std::mutex> lk(g_sub_mtx);
-                auto it = g_substats.find(wr);
-                if (it == g_substats.end())
-                {
-                    SubStat& x = g_substats[wr];
-                    x.eseq = seq + 1;
-                    x.nrecv = 1;
-                    x.nrecv_bytes = size;
-                    x.last_size = size;
-                }
-                else
-                {
-                    SubStat& x = it->second;
-                    const uint32_t gap = seq - x.eseq; // unsigned 32-bit, as ddsperf
-                    if (gap < 0x80000000u)
-                    {
-                        x.nlost += gap; // (a sample older than expected is not "negative loss")
-                    }
-                    x.eseq = seq + 1;
-                    x.nrecv++;
-                    x.nrecv_bytes += size;
-                    x.last_size = size;
-                }
-            }
+            sub_count(wr, sample_);
             const int64_t ts = time_to_ns(info.source_timestamp);
             if ((ts & 1) != 0 && wr.guidPrefix != g_own_prefix)
             {
@@ -1083,6 +1124,30 @@ public:
                         out("[%d] pong write failed: %d\n", g_pid, static_cast<int>(rc()));
                     }
                 }
+            }
+        }
+    }
+
+};
+
+// listen: count pings per writer like sub counts data samples; never answer
+class ListenListener : public ReaderBaseListener
+{
+public:
+
+    using ReaderBaseListener::ReaderBaseListener;
+
+    void on_data_available(
+            DataReader* rd) override
+    {
+        // one reusable sample buffer per receive thread
+        static thread_local PerfSample sample_;
+        SampleInfo info;
+        while (!g_term.load() && rd->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
+        {
+            if (info.valid_data)
+            {
+                sub_count(frtps::iHandle2GUID(info.publication_handle), sample_);
             }
         }
     }
@@ -1128,16 +1193,18 @@ public:
             {
                 latency_record(wr, now, (now - tsend) / 2);
             }
-            if (isping && opt.ping_intv == 0)
+            if (isping)
             {
+                // answers are counted with a rate too: maybe_send_new_ping
+                // counts a timeout when not all of them came (as ddsperf)
                 bool send_next = false;
                 uint32_t next_seq = 0;
                 {
                     std::lock_guard<std::mutex> lk(g_ping_mtx);
                     if (seq == g_cur_ping_seq)
                     {
-                        const uint32_t n_expected = g_m_ping_wr.count();
-                        if (++g_n_pong_seen >= n_expected && n_expected > 0)
+                        const uint32_t n_expected = expected_pongers();
+                        if (++g_n_pong_seen >= n_expected && n_expected > 0 && opt.ping_intv == 0)
                         {
                             g_n_pong_seen = 0;
                             g_cur_ping_time = mono_ns();
@@ -1420,7 +1487,7 @@ static void print_stats(
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "[%d] %.3f ", g_pid, secs_since_start(tnow));
 
-    if (opt.mode_sub)
+    if (opt.mode_sub || opt.mode_listen)
     {
         uint64_t tot_nrecv = 0, tot_nlost = 0, nlost = 0, nrecv = 0, nrecv_bytes = 0;
         uint64_t nrecv10s = 0, nrecv10s_bytes = 0;
@@ -1504,7 +1571,7 @@ static uint32_t min_matched()
     bool any = false;
     if (opt.mode_ping)
     {
-        m = std::min(m, g_m_ping_wr.count());
+        m = std::min(m, expected_pongers()); // not listeners' ping readers
         m = std::min(m, g_m_pong_rd.count());
         any = true;
     }
@@ -1581,9 +1648,11 @@ int main(
     const std::string tn_ping = std::string("DDSPerf") + rel + "Ping" + tsuf;
     const std::string tn_pong = std::string("DDSPerf") + rel + "Pong" + tsuf;
 
-    // Participant: UDPv4 on loopback only, ddsperf-style USER_DATA
+    // Participant: UDPv4 on loopback only, ddsperf-style USER_DATA except for
+    // a listener (pingers must neither expect its pongs nor count it as a peer)
     DomainParticipantQos pqos = PARTICIPANT_QOS_DEFAULT;
     pqos.name("fastdds-perf");
+    if (!opt.mode_listen)
     {
         char host[256];
         if (gethostname(host, sizeof(host)) != 0)
@@ -1610,7 +1679,7 @@ int main(
 
     static ParticipantListener plistener;
     DomainParticipantFactory* factory = DomainParticipantFactory::get_instance();
-    g_need_pong_writers = (opt.mode_pong || !opt.mode_ping) || opt.mode_sub;
+    g_need_pong_writers = !opt.mode_listen && ((opt.mode_pong || !opt.mode_ping) || opt.mode_sub);
     g_dp = factory->create_participant(opt.domain, pqos, &plistener, StatusMask::none());
     if (g_dp == nullptr)
     {
@@ -1654,16 +1723,19 @@ int main(
     static PingListener l_ping_rd(&g_m_ping_rd);
     static DataListener l_data_rd(&g_m_data_rd);
     static PongListener l_pong_rd(&g_m_pong_rd);
+    static ListenListener l_listen_rd(&g_m_ping_rd);
     const StatusMask rd_mask = StatusMask::data_available() << StatusMask::subscription_matched();
 
     fill_sample(g_ping_sample);
 
-    // ping reader: every process that is not only a pinger answers pings
+    // ping reader: every process that is not only a pinger answers pings,
+    // except a listener, which only counts them
     if (opt.mode_pong || !opt.mode_ping)
     {
         DataReaderQos rq = DATAREADER_QOS_DEFAULT;
         common_reader_qos(rq, false);
-        g_rd_ping = g_sub->create_datareader(g_tp_ping, rq, &l_ping_rd, rd_mask);
+        DataReaderListener* l = opt.mode_listen ? static_cast<DataReaderListener*>(&l_listen_rd) : &l_ping_rd;
+        g_rd_ping = g_sub->create_datareader(g_tp_ping, rq, l, rd_mask);
         if (!g_rd_ping)
         {
             out("[%d] error: create_datareader(%s) failed\n", g_pid, tn_ping.c_str());
@@ -1850,7 +1922,9 @@ int main(
         out("[%d] error: too few matching participants (%" PRIu32 ")\n", g_pid, matched_at_end);
         status = 1;
     }
-    if (nlost > 0 && opt.reliable)
+    // only a reliable KEEP_ALL reader (sub) must not lose samples; the
+    // listener's KEEP_LAST 1 ping reader may be overwritten before a take
+    if (nlost > 0 && opt.reliable && opt.mode_sub)
     {
         out("[%d] error: %" PRIu64 " samples lost\n", g_pid, nlost);
         status = 1;

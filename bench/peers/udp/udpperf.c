@@ -10,6 +10,7 @@
  *   options: -D SECS, -u, -T KS|UK16|UK1024, -i DOMAIN, -Qminmatch:N,
  *            -Qinitwait:SECS, --latency-dump FILE, --bind PORT, --peer PORT
  *   modes:   ping [R Hz] [size S] | pong | pub [R Hz] [size S] [X%] | sub
+ *            | listen
  *
  * Wire format.  Every datagram starts with a 32-byte header (host byte order:
  * both ends are on the same host):
@@ -44,6 +45,10 @@
  *    "pub sent N" counts samples (one sample goes to all peers).
  *  - sub: counts complete samples and lost ones (sequence gaps per sender
  *    address, expectation initialised by the first sample).
+ *  - listen (not in ddsperf): counts pings as sub counts data and never
+ *    answers them, nor HELLOs, like a DDS listener that carries no DDSPerf
+ *    user data: the passive subscribers of an RTI-perftest-style fan-out
+ *    latency test.  It cannot be combined with another mode.
  *  - stats once per second from t = 1.000 (t = 0 is the start of the
  *    measurement: after the -Qminmatch wait), exit 0 at -D expiry.
  *
@@ -98,7 +103,7 @@ static unsigned opt_minmatch = 0;
 static double opt_initwait = -1;      /* < 0: wait forever */
 static const char *opt_dump = NULL;
 static int opt_bind = -1;
-static bool m_ping, m_pong, m_pub, m_sub;
+static bool m_ping, m_pong, m_pub, m_sub, m_listen;
 static double ping_rate = -1;         /* < 0: as fast as possible, 0: never */
 static double pub_rate = -1;          /* < 0: as fast as possible */
 static double pub_pct = 0;
@@ -178,8 +183,8 @@ static void usage(const char *msg)
   fprintf(stderr,
           "usage: udp-perf [OPTIONS] MODE...\n"
           "options (before the modes):\n"
-          "  --bind PORT          UDP port to listen on (127.0.0.1); required for pong/sub\n"
-          "  --peer PORT          port of a pong/sub process to send to (repeatable);\n"
+          "  --bind PORT          UDP port to listen on (127.0.0.1); required for pong/sub/listen\n"
+          "  --peer PORT          port of a pong/sub/listen process to send to (repeatable);\n"
           "                       at least one required for ping/pub\n"
           "  -D SECS              run SECS seconds, then exit 0 (<= 0: forever)\n"
           "  -u                   best effort (accepted; raw UDP always is)\n"
@@ -190,6 +195,7 @@ static void usage(const char *msg)
           "  --latency-dump FILE  at exit write `SECONDS LATENCY_NS` per latency sample\n"
           "modes:\n"
           "  ping [R Hz] [size S]   pong   pub [R Hz] [size S] [X%%]   sub\n"
+          "  listen (count pings, never answer; not with other modes)\n"
           "  rates: 100Hz, 1kHz, inf; sizes: 0 (=12), 12.., suffix k/M (x1024, x1048576)\n");
   exit(3);
 }
@@ -230,7 +236,8 @@ static int parse_port(const char *s)
 
 static bool is_mode(const char *s)
 {
-  return !strcmp(s, "ping") || !strcmp(s, "pong") || !strcmp(s, "pub") || !strcmp(s, "sub");
+  return !strcmp(s, "ping") || !strcmp(s, "pong") || !strcmp(s, "pub") || !strcmp(s, "sub") ||
+         !strcmp(s, "listen");
 }
 
 /* "100Hz", "1kHz", "100" (Hz), "inf", "infHz"; a following lone "Hz"/"kHz"
@@ -372,6 +379,8 @@ static void parse_args(int argc, char **argv)
     const char *m = argv[i++];
     if (!strcmp(m, "pong")) {
       m_pong = true;
+    } else if (!strcmp(m, "listen")) {
+      m_listen = true;
     } else if (!strcmp(m, "sub")) {
       m_sub = true;
     } else if (!strcmp(m, "ping") || !strcmp(m, "pub")) {
@@ -428,8 +437,10 @@ static void parse_args(int argc, char **argv)
     sample_size = def_size;
   if ((m_ping || m_pub) && npeers == 0)
     usage("ping/pub need at least one --peer");
-  if ((m_pong || m_sub) && opt_bind < 0)
-    usage("pong/sub need --bind");
+  if ((m_pong || m_sub || m_listen) && opt_bind < 0)
+    usage("pong/sub/listen need --bind");
+  if (m_listen && (m_ping || m_pong || m_pub || m_sub))
+    usage("listen cannot be combined with other modes");
   if (m_pub && pub_rate == 0)
     usage("pub rate 0");
 }
@@ -582,6 +593,31 @@ static void record_latency(struct peer *p, int64_t now, int64_t lat)
   }
 }
 
+/* sub (data) and listen (pings): count a sample once all its datagrams arrived */
+static void count_sample(const struct sockaddr_in *from, const struct hdr *h, uint32_t len)
+{
+  struct sender *s = find_sender(from);
+  if (!s) {
+    n_untracked++;
+    return;
+  }
+  if (!reasm_add(&s->r, h, len))
+    return;
+  /* the first sample sets the expectation; a step back (a restarted
+     publisher on the same port) resets it without counting a loss */
+  if (s->have_exp && (int32_t)(h->seq - s->exp) > 0) {
+    uint32_t gap = h->seq - s->exp;
+    sub_lost += gap;
+    sub_dlost += gap;
+  }
+  s->have_exp = true;
+  s->exp = h->seq + 1;
+  sub_total++;
+  sub_delta++;
+  sub_dbytes += h->total;
+  sub_last_size = h->total;
+}
+
 static void handle(size_t n, const struct sockaddr_in *from)
 {
   struct hdr h;
@@ -600,6 +636,8 @@ static void handle(size_t n, const struct sockaddr_in *from)
       return;
     }
     if (h.kind == K_HELLO) {
+      if (m_listen)
+        return; /* not a ddsperf-style peer: pingers must not count it */
       unsigned char b[HDR];
       put_hdr(b, K_HELLO_ACK, 0, 0, 0, 0, 0);
       xsend(b, HDR, from);
@@ -626,7 +664,11 @@ static void handle(size_t n, const struct sockaddr_in *from)
   }
   switch (h.kind) {
   case K_PING: {
-    /* every mode answers pings: echo unchanged but for kind and pid */
+    if (m_listen) {
+      count_sample(from, &h, len);
+      break;
+    }
+    /* every other mode answers pings: echo unchanged but for kind and pid */
     put_hdr(rbuf, K_PONG, 0, h.seq, h.total, h.offset, h.ts);
     xsend(rbuf, n, from);
     break;
@@ -638,26 +680,7 @@ static void handle(size_t n, const struct sockaddr_in *from)
       put_hdr(rbuf, K_PONG, F_FROMDATA, h.seq, h.total, h.offset, h.ts);
       xsend(rbuf, n, from);
     }
-    struct sender *s = find_sender(from);
-    if (!s) {
-      n_untracked++;
-      break;
-    }
-    if (reasm_add(&s->r, &h, len)) {
-      /* the first sample sets the expectation; a step back (a restarted
-         publisher on the same port) resets it without counting a loss */
-      if (s->have_exp && (int32_t)(h.seq - s->exp) > 0) {
-        uint32_t gap = h.seq - s->exp;
-        sub_lost += gap;
-        sub_dlost += gap;
-      }
-      s->have_exp = true;
-      s->exp = h.seq + 1;
-      sub_total++;
-      sub_delta++;
-      sub_dbytes += h.total;
-      sub_last_size = h.total;
-    }
+    count_sample(from, &h, len);
     break;
   }
   case K_PONG: {
@@ -743,7 +766,7 @@ static void print_stats(int64_t now, double dt)
     l->cnt = l->sum = l->min = l->max = 0;
     l->nraw = 0;
   }
-  if (m_sub) {
+  if (m_sub || m_listen) {
     ring_n[ring_i] = sub_delta;
     ring_bytes[ring_i] = sub_dbytes;
     ring_i = (ring_i + 1) % 10;

@@ -1,7 +1,8 @@
 //! Runs the benchmark campaign end to end in its tiny mode (`scripts/bench.sh --tiny`: all four
-//! peers, 32 B and 1024 B, latency and reliable throughput) and checks the shape of what it
-//! writes: a result row per peer, size and mode with positive finite latencies, no loss on the
-//! DDS peers' reliable streams, and reports that mention every peer. Also runs the campaign
+//! peers, 32 B and 1024 B, latency and reliable throughput, plus one ponger with one passive
+//! subscriber) and checks the shape of what it writes: a result row per peer, size and mode with
+//! positive finite latencies, no loss on the DDS peers' reliable streams, passive subscribers
+//! that received the pings, and reports that mention every peer. Also runs the campaign
 //! tool's Python unit tests. Holds no performance threshold: numbers on a shared machine are
 //! noise for a test.
 
@@ -116,11 +117,22 @@ impl Csv {
             .unwrap_or_else(|| panic!("results.csv has no column {name}"))
     }
 
+    /// The row of a peer's plain point (one receiver, no passive subscribers) of that kind and size.
     fn find(&self, peer: &str, kind: &str, size: &str) -> Option<&Vec<String>> {
-        let (p, k, s) = (self.col("peer"), self.col("kind"), self.col("size"));
+        let (p, k, s, l) = (
+            self.col("peer"),
+            self.col("kind"),
+            self.col("size"),
+            self.col("listeners"),
+        );
         self.rows
             .iter()
-            .find(|r| r[p] == peer && r[k] == kind && r[s] == size)
+            .find(|r| r[p] == peer && r[k] == kind && r[s] == size && r[l] == "0")
+    }
+
+    fn find_point(&self, peer: &str, point: &str) -> Option<&Vec<String>> {
+        let (p, k) = (self.col("peer"), self.col("point"));
+        self.rows.iter().find(|r| r[p] == peer && r[k] == point)
     }
 }
 
@@ -232,6 +244,20 @@ fn tiny_campaign_reports_every_peer() {
                     }
                 }
             }
+        }
+    }
+    // One ponger + one passive subscriber (RTI perftest's multi-subscriber set-up).
+    for (peer, _) in &peers {
+        let Some(row) = csv.find_point(peer, "latency-KS-1024-rel-200hz-n1-l1") else {
+            problems.push(format!("{peer} passive-subscriber point: no row"));
+            continue;
+        };
+        let got = &row[csv.col("listener_received_min")];
+        if row[status] != "ok" || !positive_finite(got) {
+            problems.push(format!(
+                "{peer} passive-subscriber point: {} ({}), passive sub received {got:?}",
+                row[status], row[reason]
+            ));
         }
     }
     for name in ["report.md", "report.html", "results.json", "results.csv"] {

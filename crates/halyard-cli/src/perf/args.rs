@@ -14,6 +14,10 @@ pub struct PerfArgs {
     pub ping: Option<Rate>,
     pub pong: bool,
     pub sub: bool,
+    /// `listen` (not in ddsperf): count pings without answering them, like RTI perftest's
+    /// non-echoing subscribers; the participant carries no `DDSPerf:` user data, so pingers
+    /// neither expect pongs from it nor count it for `-Qminmatch`.
+    pub listen: bool,
     pub publish: Option<Rate>,
     /// Total sample size (12 + baggage).
     pub size: u32,
@@ -50,6 +54,7 @@ pub const USAGE: &str =
        [-Qminmatch:N] [-Qinitwait:DUR] [--latency-dump FILE] [--no-batching] MODE...\n\
 TOPIC: KS (default) K32 K256 OU UK16 UK1024 S16 S256 S4k S32k (size only applies to KS)\n\
 modes: ping [R[Hz|kHz]|inf] [size S]   pong   sub   pub [R[Hz|kHz]|inf] [size S] [burst N] [X%]\n\
+       listen (count pings, never answer; not with other modes)\n\
 S accepts B, k, M, kB, KiB, MB, MiB suffixes (k = 1024); size is 12 + baggage bytes.\n\
 Wire- and output-compatible with Cyclone DDS ddsperf (topics DDSPerf{R,U}{Data,Ping,Pong}TOPIC).\n\
 exit status: 0 ok, 1 matching failure or sample loss, 2 DDS failure, 3 bad arguments";
@@ -182,7 +187,7 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
         let mode = args[i].as_str();
         i += 1;
         let mut rate = Rate(None);
-        let mode_word = |w: &str| matches!(w, "ping" | "pong" | "sub" | "pub");
+        let mode_word = |w: &str| matches!(w, "ping" | "pong" | "sub" | "pub" | "listen");
         // `pub ... ping X%` keeps `ping` as a word of pub, not a new mode.
         let pub_ping = |i: usize| {
             mode == "pub" && args[i] == "ping" && args.get(i + 1).is_some_and(|s| s.ends_with('%'))
@@ -219,10 +224,14 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             "ping" => a.ping = Some(rate),
             "pong" => a.pong = true,
             "sub" => a.sub = true,
+            "listen" => a.listen = true,
             "pub" => a.publish = Some(rate),
             "help" => return Err(String::new()),
             m => return Err(format!("{m}: unknown mode")),
         }
+    }
+    if a.listen && (a.ping.is_some() || a.pong || a.sub || a.publish.is_some()) {
+        return Err("listen cannot be combined with other modes".into());
     }
     if a.topic == "OU" && a.nkeys != 1 {
         return Err(format!("-n {} invalid: topic OU has no key", a.nkeys));
@@ -281,5 +290,8 @@ mod tests {
         assert!(parse(&v("pub 101%")).is_err());
         assert!(parse(&v("-Qrss:10 pub")).is_err());
         assert!(parse(&v("-Qinitwait:-1 pub")).is_err());
+        assert!(parse(&v("-D 3 listen")).unwrap().listen);
+        assert!(parse(&v("listen pong")).is_err());
+        assert!(parse(&v("sub listen")).is_err());
     }
 }

@@ -176,7 +176,13 @@ pub fn main(argv: &[String]) -> i32 {
 fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
     let pid = std::process::id();
     let host = hostname();
-    let user_data = format!("DDSPerf:{}:{}:{}", a.sub as u8, pid, host).into_bytes();
+    // A `listen` process is no ddsperf peer: without the user data, pingers neither expect
+    // pongs from it nor count it for -Qminmatch.
+    let user_data = if a.listen {
+        Vec::new()
+    } else {
+        format!("DDSPerf:{}:{}:{}", a.sub as u8, pid, host).into_bytes()
+    };
     let dp = DomainParticipant::with_options(
         a.domain,
         ParticipantOptions {
@@ -243,7 +249,11 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
     let ping_reader = Arc::new(ping_reader);
     {
         let (p, r) = (perf.clone(), ping_reader.clone());
-        ping_reader.on_data_available(move || p.answer_pings(&r));
+        if a.listen {
+            ping_reader.on_data_available(move || p.count_pings(&r));
+        } else {
+            ping_reader.on_data_available(move || p.answer_pings(&r));
+        }
     }
     let pong_reader = Arc::new(pong_reader);
     {
@@ -306,6 +316,10 @@ impl<T: PerfType> Perf<T> {
     /// Tracks ddsperf peers (user data `DDSPerf:S:PID:HOST`): a pong writer in each one's
     /// GUID partition, `new`/`gone` lines. Returns true when the peer set changed.
     fn discover(&self, publisher: &halyard::Publisher, pong_t: &halyard::Topic<T>) -> bool {
+        // A listener answers nobody, so it has no peers to track or match.
+        if self.a.listen {
+            return false;
+        }
         let mut changed = false;
         let discovered = self.dp.discovered_participants();
         for p in &discovered {
@@ -429,6 +443,22 @@ impl<T: PerfType> Perf<T> {
                 let _ = w.write_w_timestamp(&d, Time::from_nanos(ts.to_nanos() | 1));
             }
         }
+    }
+
+    /// Listen: count pings like `sub` counts data, never answering them.
+    fn count_pings(&self, r: &DataReader<T>) {
+        let mut st = lock(&self.sub_stats);
+        let _ = r.take_serialized(usize::MAX, |payload, info| {
+            if let Some((seq, key, size)) = T::peek(payload) {
+                // Pings carry key 0; anything else is counted, not treated as an error.
+                let _ = st.record(
+                    seq,
+                    key.min(self.a.nkeys - 1),
+                    size,
+                    info.publication_handle,
+                );
+            }
+        });
     }
 
     fn send_ping(&self) {
@@ -714,7 +744,8 @@ impl<T: PerfType> Perf<T> {
             }
         }
         let lost = lock(&self.sub_stats).lost;
-        if lost > 0 && self.a.reliable && self.a.keep_last.is_none() {
+        // Pings are KEEP_LAST 1, so a listener's gaps are not a failure.
+        if lost > 0 && self.a.sub && self.a.reliable && self.a.keep_last.is_none() {
             println!("{} error: {lost} samples lost", self.prefix);
             ok = false;
         }
@@ -737,7 +768,7 @@ impl<T: PerfType> Perf<T> {
         if self.a.publish.is_some_and(|r| r.0 != Some(0.0)) {
             println!("{pfx}{}", lock(&self.pub_hist).line(dt));
         }
-        if self.a.sub {
+        if self.a.sub || self.a.listen {
             if let Some(line) = lock(&self.sub_stats).line(self.a.sub_every_second) {
                 println!("{pfx} {line}");
             }
