@@ -59,6 +59,11 @@ pub struct ParticipantConfig {
     pub default_unicast: Vec<Locator>,
     /// Where peers may send user data by multicast (empty: unicast only).
     pub default_multicast: Vec<Locator>,
+    /// Send new user data once to a multicast locator that matched readers of two or more
+    /// participants listen on (the reader's own multicast locator, else its participant's
+    /// default one), instead of one datagram per participant, as Cyclone DDS does. Repairs,
+    /// GAPs and directed HEARTBEATs stay unicast. Off: unicast only.
+    pub data_multicast: bool,
     /// Where SPDP announcements go: the multicast group plus configured initial peers.
     pub spdp_destinations: Vec<Locator>,
     /// Lease duration we announce.
@@ -115,6 +120,7 @@ impl ParticipantConfig {
             metatraffic_multicast: Vec::new(),
             default_unicast: Vec::new(),
             default_multicast: Vec::new(),
+            data_multicast: false,
             spdp_destinations: Vec::new(),
             lease_duration: Duration::from_secs(10),
             spdp_interval: Duration::from_secs(2),

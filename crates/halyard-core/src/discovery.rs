@@ -322,7 +322,7 @@ impl Participant {
             if let Some(wr) = self.writers.get_mut(&w) {
                 if data.builtin_endpoints & detector == 0 {
                     wr.remove_proxy(&rg);
-                } else if !wr.set_proxy_locators(&rg, &locs) {
+                } else if !wr.set_proxy_locators(&rg, &locs, None) {
                     wr.add_proxy(now, ReaderProxy::new(rg, locs.clone(), true, 1), true);
                 }
             }
@@ -367,14 +367,14 @@ impl Participant {
     fn refresh_user_locators(&mut self, prefix: GuidPrefix) {
         let lo = Guid::new(prefix, EntityId([0; 4]));
         let hi = Guid::new(prefix, EntityId([0xff; 4]));
-        let readers: Vec<(Guid, Vec<Locator>)> = self
+        let readers: Vec<(Guid, Vec<Locator>, Option<Locator>)> = self
             .remote_readers
             .range(lo..=hi)
-            .map(|(g, ed)| (*g, self.user_locators(ed)))
+            .map(|(g, ed)| (*g, self.user_locators(ed), self.user_multicast(ed)))
             .collect();
-        for (g, locs) in readers {
+        for (g, locs, mc) in readers {
             for w in self.writers.values_mut().filter(|w| !w.builtin) {
-                w.set_proxy_locators(&g, &locs);
+                w.set_proxy_locators(&g, &locs, mc);
             }
         }
         let writers: Vec<(Guid, Vec<Locator>)> = self
@@ -579,6 +579,25 @@ impl Participant {
         udp_only(&p.data.default_multicast)
     }
 
+    /// The multicast locator a remote reader also listens on (its own, else its participant's
+    /// default), when we send user data by multicast at all (`data_multicast`).
+    fn user_multicast(&self, ed: &EndpointData) -> Option<Locator> {
+        if !self.cfg.data_multicast {
+            return None;
+        }
+        // Only a real group address (224.0.0.0/4): a unicast address announced as a
+        // multicast locator would reach one of the readers that seem to share it.
+        let group = |v: &[Locator]| {
+            v.iter()
+                .copied()
+                .find(|l| l.as_udpv4().is_some_and(|(ip, _)| ip[0] & 0xf0 == 0xe0))
+        };
+        group(&ed.multicast_locators).or_else(|| {
+            let p = self.remote.get(&ed.guid.prefix)?;
+            group(&p.data.default_multicast)
+        })
+    }
+
     /// Matches remote endpoint `remote` with local endpoint `local` (a writer if
     /// `local_is_writer`), raising incompatible-QoS events on failure.
     fn try_match(&mut self, now: Instant, remote: Guid, local: EntityId, local_is_writer: bool) {
@@ -607,8 +626,10 @@ impl Participant {
             let reliable = ed.qos.reliability.kind == ReliabilityKind::Reliable;
             let durable = ed.qos.durability >= DurabilityKind::TransientLocal;
             let locs = self.user_locators(ed);
+            let mut proxy = ReaderProxy::new(remote, locs, reliable, 1);
+            proxy.multicast = self.user_multicast(ed);
             if let Some(w) = self.writers.get_mut(&local) {
-                w.add_proxy(now, ReaderProxy::new(remote, locs, reliable, 1), durable);
+                w.add_proxy(now, proxy, durable);
             }
             self.push_event(Event::PublicationMatched {
                 writer: local,

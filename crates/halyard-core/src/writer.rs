@@ -3,7 +3,8 @@
 //! Design. A writer owns its history cache (WHC) of serialized changes, ordered by sequence
 //! number, with per-instance queues for KEEP_LAST eviction. New samples go out once, as one
 //! datagram with `readerId = UNKNOWN` to the union of the matched readers' locators (INFO_DST
-//! when they all belong to one participant). Each reliable reader has a proxy recording what it
+//! when they all belong to one participant); readers of several participants that listen on
+//! one multicast locator get it there, in one datagram (`data_multicast`). Each reliable reader has a proxy recording what it
 //! acknowledged (`acked_below`), what it asked for again, and the first sequence number relevant
 //! to it (`start_sn`: volatile readers are not owed the past and get a GAP for it).
 //!
@@ -104,7 +105,10 @@ pub(crate) struct CacheChange {
 
 pub(crate) struct ReaderProxy {
     pub(crate) guid: Guid,
+    /// Unicast locators: everything directed at this reader, and new data unless...
     pub(crate) locators: Vec<Locator>,
+    /// ... readers of other participants share this multicast locator.
+    pub(crate) multicast: Option<Locator>,
     pub(crate) reliable: bool,
     pub(crate) acked_below: i64,
     pub(crate) start_sn: i64,
@@ -120,6 +124,7 @@ impl ReaderProxy {
         ReaderProxy {
             guid,
             locators,
+            multicast: None,
             reliable,
             acked_below: start_sn,
             start_sn,
@@ -233,22 +238,45 @@ impl Writer {
         removed
     }
 
-    /// Points the proxy of `guid` at `locators` (and the fanout with it). Returns false if
-    /// there is no such proxy.
-    pub(crate) fn set_proxy_locators(&mut self, guid: &Guid, locators: &[Locator]) -> bool {
+    /// Points the proxy of `guid` at `locators` and `multicast` (and the fanout with it).
+    /// Returns false if there is no such proxy.
+    pub(crate) fn set_proxy_locators(
+        &mut self,
+        guid: &Guid,
+        locators: &[Locator],
+        multicast: Option<Locator>,
+    ) -> bool {
         let Some(p) = self.proxies.get_mut(guid) else {
             return false;
         };
-        if p.locators != locators {
+        if p.locators != locators || p.multicast != multicast {
             p.locators = locators.to_vec();
+            p.multicast = multicast;
             self.recompute_fanout();
         }
         true
     }
 
+    /// Where new data goes: a multicast locator shared by readers of two or more participants
+    /// stands for all those readers; every other reader gets it at its unicast locators.
     fn recompute_fanout(&mut self) {
-        let mut dests: Vec<Locator> = Vec::new();
+        let mut first_seen: Vec<(Locator, GuidPrefix)> = Vec::new();
+        let mut shared: Vec<Locator> = Vec::new();
         for p in self.proxies.values() {
+            let Some(m) = p.multicast else { continue };
+            match first_seen.iter().find(|(l, _)| *l == m) {
+                None => first_seen.push((m, p.guid.prefix)),
+                Some((_, prefix)) if *prefix != p.guid.prefix && !shared.contains(&m) => {
+                    shared.push(m)
+                }
+                Some(_) => {}
+            }
+        }
+        let mut dests = shared.clone();
+        for p in self.proxies.values() {
+            if p.multicast.is_some_and(|m| shared.contains(&m)) {
+                continue;
+            }
             for l in &p.locators {
                 if !dests.contains(l) {
                     dests.push(*l);

@@ -63,12 +63,17 @@ pub struct UdpTransport {
     pub unicast: UdpSocket,
     /// SPDP multicast socket (shared with other participants on this host via SO_REUSEPORT).
     pub multicast: UdpSocket,
+    /// User-data multicast socket (group 239.255.0.1, port PB + DG·domain + d2, shared
+    /// likewise): where writers send data that readers of several participants share.
+    pub data_multicast: UdpSocket,
     /// The participant index taken.
     pub participant_index: u32,
     /// Our unicast locator (interface address, unicast port).
     pub unicast_locator: Locator,
     /// The SPDP multicast locator.
     pub spdp_locator: Locator,
+    /// The user-data multicast locator (our default multicast locator).
+    pub data_multicast_locator: Locator,
     /// The interface in use.
     pub interface: Interface,
 }
@@ -87,7 +92,14 @@ impl UdpTransport {
         }
         let (unicast, index) = Self::open_unicast(domain, &interface)?;
         let mc_port = ports::spdp_multicast(domain) as u16;
-        let multicast = Self::open_multicast(mc_port, &interface)?;
+        let multicast =
+            Self::open_multicast(mc_port, &interface, "binding the SPDP multicast port")?;
+        let data_port = ports::user_multicast(domain) as u16;
+        let data_multicast = Self::open_multicast(
+            data_port,
+            &interface,
+            "binding the user-data multicast port",
+        )?;
         let port = unicast
             .local_addr()
             .map_err(io_err("reading the unicast port"))?
@@ -95,9 +107,11 @@ impl UdpTransport {
         Ok(UdpTransport {
             unicast,
             multicast,
+            data_multicast,
             participant_index: index,
             unicast_locator: Locator::udpv4(interface.address.octets(), port),
             spdp_locator: Locator::udpv4(ports::SPDP_MULTICAST_ADDRESS, mc_port),
+            data_multicast_locator: Locator::udpv4(ports::SPDP_MULTICAST_ADDRESS, data_port),
             interface,
         })
     }
@@ -121,9 +135,14 @@ impl UdpTransport {
         Err(TransportError::NoFreeParticipantIndex { domain })
     }
 
-    fn open_multicast(port: u16, iface: &Interface) -> Result<UdpSocket, TransportError> {
+    /// A socket on `port` in group 239.255.0.1 (`binding` says what failed if the bind does).
+    fn open_multicast(
+        port: u16,
+        iface: &Interface,
+        binding: &'static str,
+    ) -> Result<UdpSocket, TransportError> {
         let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))
-            .map_err(io_err("creating the multicast socket"))?;
+            .map_err(io_err("creating a multicast socket"))?;
         s.set_reuse_address(true)
             .map_err(io_err("setting SO_REUSEADDR"))?;
         s.set_reuse_port(true)
@@ -132,7 +151,7 @@ impl UdpTransport {
             Ipv4Addr::UNSPECIFIED,
             port,
         )))
-        .map_err(io_err("binding the SPDP multicast port"))?;
+        .map_err(io_err(binding))?;
         let group = Ipv4Addr::from(ports::SPDP_MULTICAST_ADDRESS);
         s.join_multicast_v4(&group, &iface.address)
             .map_err(io_err("joining 239.255.0.1"))?;
@@ -157,20 +176,19 @@ impl UdpTransport {
         failures
     }
 
-    /// Clones of the two receive sockets with a read timeout (so receive threads can stop).
-    pub fn receivers(&self, timeout: Duration) -> Result<[UdpSocket; 2], TransportError> {
-        let a = self
-            .unicast
-            .try_clone()
-            .map_err(io_err("cloning the unicast socket"))?;
-        let b = self
-            .multicast
-            .try_clone()
-            .map_err(io_err("cloning the multicast socket"))?;
-        a.set_read_timeout(Some(timeout))
-            .map_err(io_err("setting a read timeout"))?;
-        b.set_read_timeout(Some(timeout))
-            .map_err(io_err("setting a read timeout"))?;
-        Ok([a, b])
+    /// Clones of the receive sockets (unicast, SPDP multicast, user-data multicast) with a
+    /// read timeout, so receive threads can stop.
+    pub fn receivers(&self, timeout: Duration) -> Result<[UdpSocket; 3], TransportError> {
+        let clone = |s: &UdpSocket| -> Result<UdpSocket, TransportError> {
+            let c = s.try_clone().map_err(io_err("cloning a receive socket"))?;
+            c.set_read_timeout(Some(timeout))
+                .map_err(io_err("setting a read timeout"))?;
+            Ok(c)
+        };
+        Ok([
+            clone(&self.unicast)?,
+            clone(&self.multicast)?,
+            clone(&self.data_multicast)?,
+        ])
     }
 }

@@ -33,9 +33,14 @@ pub struct ParticipantOptions {
     pub entity_name: Option<String>,
     /// Extra unicast SPDP destinations (initial peers), e.g. `127.0.0.1:7410`.
     pub initial_peers: Vec<std::net::SocketAddrV4>,
-    /// Discover by unicast to `initial_peers` only: no SPDP multicast is sent or announced
-    /// (for networks without multicast).
+    /// Discover by unicast to `initial_peers` only: no SPDP multicast is sent or announced,
+    /// and user data goes by unicast only (for networks without multicast).
     pub disable_multicast: bool,
+    /// Keep multicast for discovery but send user data by unicast only, even to readers of
+    /// several participants that share the multicast group (for networks where multicast is
+    /// costly, such as WiFi). By default, new data for such readers goes out once, to the
+    /// group (239.255.0.1, port 7401 + 250 × domain), as Cyclone DDS does.
+    pub unicast_user_data: bool,
     /// Seeded drop / duplicate / reorder of this participant's datagrams, on send and on
     /// receive: for testing reliability against real peers. `None` in production.
     pub fault_injection: Option<halyard_net::FaultConfig>,
@@ -149,6 +154,10 @@ impl DomainParticipant {
         if !opts.disable_multicast {
             cfg.metatraffic_multicast = vec![transport.spdp_locator];
             cfg.spdp_destinations = vec![transport.spdp_locator];
+            if !opts.unicast_user_data {
+                cfg.default_multicast = vec![transport.data_multicast_locator];
+                cfg.data_multicast = true;
+            }
         } else if opts.initial_peers.is_empty() {
             return Err(Error::BadParameter(
                 "disable_multicast needs at least one initial peer",

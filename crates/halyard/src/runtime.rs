@@ -256,11 +256,7 @@ impl Shared {
         let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         for (i, sock) in receivers.into_iter().enumerate() {
             let me = Arc::clone(self);
-            let name = if i == 0 {
-                "halyard-rx-uc"
-            } else {
-                "halyard-rx-mc"
-            };
+            let name = ["halyard-rx-uc", "halyard-rx-mc", "halyard-rx-data"][i];
             threads.push(
                 std::thread::Builder::new()
                     .name(name.into())

@@ -363,6 +363,82 @@ fn unicast_initial_peers_discover_without_multicast() {
     ));
 }
 
+/// Writes 100 best-effort samples from a participant of domain `domain` to readers in three
+/// other participants, with a fifth participant that has no reader; returns what each reader
+/// got and how many data datagrams the bystander saw (it only sees multicast traffic).
+fn fan_out_to_three(domain: u32, unicast_user_data: bool) -> (Vec<usize>, u64) {
+    let opts = |name: &str, unicast: bool| ParticipantOptions {
+        interface: Some("lo".into()),
+        user_data: name.as_bytes().to_vec(),
+        unicast_user_data: unicast,
+        ..Default::default()
+    };
+    let a = DomainParticipant::with_options(domain, opts("writer", unicast_user_data)).unwrap();
+    let bystander = DomainParticipant::with_options(domain, opts("bystander", false)).unwrap();
+    let readers: Vec<_> = (0..3)
+        .map(|i| {
+            let p = DomainParticipant::with_options(domain, opts(&format!("r{i}"), false)).unwrap();
+            let t = p.create_topic::<ApiTest>("FanOutTopic").unwrap();
+            let r = p
+                .create_subscriber(GroupQos::default())
+                .create_datareader(&t, EndpointQos::reader_default())
+                .unwrap();
+            (p, r)
+        })
+        .collect();
+    let topic = a.create_topic::<ApiTest>("FanOutTopic").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    w.wait_for_matched(3, T).unwrap();
+    eventually("the bystander discovers the writer", || {
+        bystander
+            .discovered_participants()
+            .iter()
+            .any(|p| p.user_data == b"writer")
+    });
+    // Best effort readers match a moment after the writer does.
+    std::thread::sleep(Duration::from_millis(300));
+    let before = bystander.stats().unmatched_data;
+    for id in 0..100 {
+        w.write(&ApiTest {
+            id,
+            text: "fan-out".into(),
+        })
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let got = readers
+        .iter()
+        .map(|(_, r)| r.take(1000).map_or(0, |v| v.len()))
+        .collect();
+    (got, bystander.stats().unmatched_data - before)
+}
+
+#[test]
+fn new_data_for_readers_of_several_participants_goes_once_by_multicast() {
+    let (got, bystander_saw) = fan_out_to_three(91, false);
+    assert!(
+        got.iter().all(|&n| n >= 95),
+        "best-effort readers got {got:?} of 100 over loopback multicast"
+    );
+    assert!(
+        bystander_saw >= 95,
+        "a participant without a reader saw {bystander_saw} data datagrams: not multicast"
+    );
+    let (got, bystander_saw) = fan_out_to_three(92, true);
+    assert!(
+        got.iter().all(|&n| n >= 95),
+        "unicast: readers got {got:?} of 100"
+    );
+    assert_eq!(
+        bystander_saw, 0,
+        "unicast_user_data still sent data by multicast"
+    );
+}
+
 #[test]
 fn entity_handles_are_thread_safe() {
     fn send_sync<T: Send + Sync>() {}

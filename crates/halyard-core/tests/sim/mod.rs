@@ -118,6 +118,8 @@ pub struct Node {
     /// Outgoing link capacity in bytes per second (None: unlimited).
     pub capacity: Option<u64>,
     link_free_at: u64,
+    /// Datagrams this node handed to the network (one per send, however many receive it).
+    pub datagrams_sent: u64,
 }
 
 impl Node {
@@ -230,6 +232,7 @@ impl SimNet {
             samples: Vec::new(),
             capacity: None,
             link_free_at: 0,
+            datagrams_sent: 0,
         });
         let i = self.nodes.len() - 1;
         self.flush();
@@ -297,6 +300,7 @@ impl SimNet {
 
     /// Sends one datagram from node `from`, applying faults.
     fn send(&mut self, from: usize, dests: &[Locator], payload: &[u8]) {
+        self.nodes[from].datagrams_sent += dests.len() as u64;
         let mut targets: Vec<usize> = Vec::new();
         for l in dests {
             for t in self.destinations(l) {
