@@ -1048,6 +1048,24 @@ public:
 
 protected:
 
+    // Calls f(sample, info) for every valid sample available, with one reusable
+    // sample buffer per receive thread; stops early when the process is ending.
+    template <typename F>
+    static void take_each(
+            DataReader* rd,
+            F&& f)
+    {
+        static thread_local PerfSample sample;
+        SampleInfo info;
+        while (!g_term.load() && rd->take_next_sample(&sample, &info) == ReturnCode_t::RETCODE_OK)
+        {
+            if (info.valid_data)
+            {
+                f(sample, info);
+            }
+        }
+    }
+
     MatchSet* m_;
 };
 
@@ -1061,32 +1079,24 @@ public:
     void on_data_available(
             DataReader* rd) override
     {
-        // one reusable sample buffer per receive thread
-        static thread_local PerfSample sample_;
-        SampleInfo info;
-        while (!g_term.load() && rd->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
-        {
-            if (!info.valid_data)
-            {
-                continue;
-            }
+        take_each(rd, [&](PerfSample& sample, const SampleInfo& info) {
             const frtps::GUID_t wr = frtps::iHandle2GUID(info.publication_handle);
             if (wr.guidPrefix == g_own_prefix)
             {
-                continue;
+                return;
             }
             DataWriter* pw = pong_writer_for(wr);
             if (pw == nullptr)
             {
-                continue; // peer not (yet) known: no answer, like ddsperf
+                return; // peer not (yet) known: no answer, like ddsperf
             }
             const int64_t ts = time_to_ns(info.source_timestamp) | 1;
-            ReturnCode_t rc = pw->write_w_timestamp(&sample_, HANDLE_NIL, ns_to_time(ts));
+            ReturnCode_t rc = pw->write_w_timestamp(&sample, HANDLE_NIL, ns_to_time(ts));
             if (rc != ReturnCode_t::RETCODE_OK && rc != ReturnCode_t::RETCODE_TIMEOUT && !g_term.load())
             {
                 out("[%d] pong write failed: %d\n", g_pid, static_cast<int>(rc()));
             }
-        }
+        });
     }
 
 };
@@ -1101,31 +1111,23 @@ public:
     void on_data_available(
             DataReader* rd) override
     {
-        // one reusable sample buffer per receive thread
-        static thread_local PerfSample sample_;
-        SampleInfo info;
-        while (!g_term.load() && rd->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
-        {
-            if (!info.valid_data)
-            {
-                continue;
-            }
+        take_each(rd, [&](PerfSample& sample, const SampleInfo& info) {
             const frtps::GUID_t wr = frtps::iHandle2GUID(info.publication_handle);
-            sub_count(wr, sample_);
+            sub_count(wr, sample);
             const int64_t ts = time_to_ns(info.source_timestamp);
             if ((ts & 1) != 0 && wr.guidPrefix != g_own_prefix)
             {
                 DataWriter* pw = pong_writer_for(wr);
                 if (pw != nullptr)
                 {
-                    ReturnCode_t rc = pw->write_w_timestamp(&sample_, HANDLE_NIL, ns_to_time(ts - 1));
+                    ReturnCode_t rc = pw->write_w_timestamp(&sample, HANDLE_NIL, ns_to_time(ts - 1));
                     if (rc != ReturnCode_t::RETCODE_OK && rc != ReturnCode_t::RETCODE_TIMEOUT && !g_term.load())
                     {
                         out("[%d] pong write failed: %d\n", g_pid, static_cast<int>(rc()));
                     }
                 }
             }
-        }
+        });
     }
 
 };
@@ -1140,16 +1142,9 @@ public:
     void on_data_available(
             DataReader* rd) override
     {
-        // one reusable sample buffer per receive thread
-        static thread_local PerfSample sample_;
-        SampleInfo info;
-        while (!g_term.load() && rd->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
-        {
-            if (info.valid_data)
-            {
-                sub_count(frtps::iHandle2GUID(info.publication_handle), sample_);
-            }
-        }
+        take_each(rd, [](PerfSample& sample, const SampleInfo& info) {
+            sub_count(frtps::iHandle2GUID(info.publication_handle), sample);
+        });
     }
 
 };
@@ -1165,17 +1160,9 @@ public:
     void on_data_available(
             DataReader* rd) override
     {
-        // one reusable sample buffer per receive thread
-        static thread_local PerfSample sample_;
-        SampleInfo info;
         const bool pings = opt.mode_ping && opt.ping_intv != NEVER;
         const bool data_pings = opt.mode_pub && opt.pub_rate > 0 && opt.ping_frac > 0;
-        while (!g_term.load() && rd->take_next_sample(&sample_, &info) == ReturnCode_t::RETCODE_OK)
-        {
-            if (!info.valid_data)
-            {
-                continue;
-            }
+        take_each(rd, [&](PerfSample& sample, const SampleInfo& info) {
             const int64_t now = mono_ns();
             const frtps::GUID_t wr = frtps::iHandle2GUID(info.publication_handle);
             bool isping;
@@ -1187,7 +1174,7 @@ public:
             {
                 isping = pings;
             }
-            const uint32_t seq = sample_.seq;
+            const uint32_t seq = sample.seq;
             int64_t tsend;
             if (ring_get(isping ? g_ping_ring : g_data_ring, seq, &tsend))
             {
@@ -1218,7 +1205,7 @@ public:
                     send_ping(next_seq);
                 }
             }
-        }
+        });
     }
 
 };
