@@ -4,9 +4,10 @@
 //! number, with per-instance queues for KEEP_LAST eviction. New samples go out once, as one
 //! datagram with `readerId = UNKNOWN` to the union of the matched readers' locators (INFO_DST
 //! when they all belong to one participant); readers of several participants that listen on
-//! one multicast locator get it there, in one datagram (`data_multicast`). Each reliable reader has a proxy recording what it
-//! acknowledged (`acked_below`), what it asked for again, and the first sequence number relevant
-//! to it (`start_sn`: volatile readers are not owed the past and get a GAP for it).
+//! one multicast locator get it there, in one datagram (`data_multicast`). Each reliable
+//! reader has a proxy recording what it acknowledged (`acked_below`), what it asked for again,
+//! and the first sequence number relevant to it (`start_sn`: volatile readers are not owed the
+//! past and get a GAP for it).
 //!
 //! Repair is reader-driven: HEARTBEATs announce [first, last]; ACKNACKs name missing changes,
 //! which are resent directed at that reader (or answered with a GAP when no longer held).
