@@ -1,4 +1,4 @@
-//! Proves that `halyard perf` interoperates with Cyclone DDS 0.10 `ddsperf` on loopback in every ping/pong and pub/sub pairing (Halyard<->ddsperf both ways, Halyard<->Halyard), reliable and best-effort, at the default sample size and with 1 MB fragmented samples.
+//! Proves that `halyard perf` interoperates with Cyclone DDS 0.10 `ddsperf` on loopback in every ping/pong and pub/sub pairing (Halyard<->ddsperf both ways, Halyard<->Halyard), reliable and best-effort, at the default sample size and with 1 MB fragmented samples, and with two receivers of the other implementation, which a writer reaches by one multicast datagram per sample.
 
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
@@ -534,5 +534,74 @@ fn unmatched_peer_fails_like_ddsperf() {
             .contains(" failed to match ping reader, pong reader, ping writer, pong writer")
     {
         fail("halyard did not fail like ddsperf", &[&h_out, &d_out]);
+    }
+}
+
+// ---- fan-out to two participants of the other implementation (user-data multicast) ----
+
+/// Starts both receivers, then the sender after 0.5 s; collects all three outputs.
+fn run_fan_out(receivers: [Side; 2], sender: Side) -> (Output, [Output; 2]) {
+    let children = receivers.map(|r| (r.describe(), r.spawn()));
+    sleep(Duration::from_millis(500));
+    let s = sender.spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let s_out = collect(sender.describe(), s, deadline);
+    (s_out, children.map(|(what, c)| collect(what, c, deadline)))
+}
+
+/// A pinger with two pongers of the other implementation, `-Qminmatch:2`: both must answer
+/// (a Halyard writer reaches two Cyclone participants by one multicast datagram, and Cyclone
+/// may reach two Halyard ones likewise).
+fn ping_two_pongers(domain: u32, ping_prog: Prog, pong_prog: Prog) {
+    let pong = || Side::new(pong_prog, domain, 6, false, &["pong"]);
+    let ping = Side::new(ping_prog, domain, 3, false, &["ping", "200Hz"])
+        .opts(&["-Qminmatch:2", "-Qinitwait:10"]);
+    let (ping_out, pongs) = run_fan_out([pong(), pong()], ping);
+    let all = [&ping_out, &pongs[0], &pongs[1]];
+    let answering: std::collections::BTreeSet<&str> = ping_lines(&ping_out)
+        .iter()
+        .filter(|l| field(l, "cnt", 0).is_some_and(|c| c > 0.0))
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    if answering.len() != 2 {
+        fail(
+            &format!("answering pongers: {answering:?}, expected 2"),
+            &all,
+        );
+    }
+    assert_exit_ok(&all);
+}
+
+/// A reliable publisher with two subscribers of the other implementation: both get every
+/// sample (lost 0).
+fn pub_two_subs(domain: u32, pub_prog: Prog, sub_prog: Prog) {
+    let sub = || Side::new(sub_prog, domain, 6, false, &["sub"]);
+    let publ = Side::new(pub_prog, domain, 3, false, &["pub", "2kHz", "size", "1k"])
+        .opts(&["-Qminmatch:2", "-Qinitwait:10"]);
+    let (pub_out, subs) = run_fan_out([sub(), sub()], publ);
+    for s in &subs {
+        check_sub(s, &pub_out, true, Some(1024.0));
+    }
+    assert_exit_ok(&[&pub_out, &subs[0], &subs[1]]);
+}
+
+#[test]
+fn halyard_ping_two_ddsperf_pongs() {
+    if ddsperf_available() {
+        ping_two_pongers(32, Prog::Halyard, Prog::Ddsperf);
+    }
+}
+
+#[test]
+fn ddsperf_ping_two_halyard_pongs() {
+    if ddsperf_available() {
+        ping_two_pongers(33, Prog::Ddsperf, Prog::Halyard);
+    }
+}
+
+#[test]
+fn halyard_pub_two_ddsperf_subs() {
+    if ddsperf_available() {
+        pub_two_subs(34, Prog::Halyard, Prog::Ddsperf);
     }
 }
