@@ -176,12 +176,6 @@ impl Reassembly {
         self.received.get(w).is_some_and(|x| x & (1 << b) != 0)
     }
 
-    /// Missing fragments, up to 256 from the first missing one, not beyond `upto`.
-    #[cfg(test)]
-    pub(crate) fn missing(&self, upto: u32) -> Option<FragmentNumberSet> {
-        self.missing_from(1, upto)
-    }
-
     /// Missing fragments numbered `from` or more: up to 256 from the first missing one, not
     /// beyond `upto`.
     pub(crate) fn missing_from(&self, from: u32, upto: u32) -> Option<FragmentNumberSet> {
@@ -226,7 +220,7 @@ mod tests {
             r.insert(512_000, 512, n, 1, &frag).unwrap();
         }
         assert_eq!(r.highest_received(), 900);
-        let first = r.missing(r.total()).unwrap();
+        let first = r.missing_from(1, r.total()).unwrap();
         assert_eq!((first.base, first.num_bits), (10, 256));
         assert_eq!(first.iter().collect::<Vec<_>>(), vec![10]);
         let second = r.missing_from(266, r.highest_received()).unwrap();
@@ -241,7 +235,10 @@ mod tests {
         let sample: Vec<u8> = (0..2500u32).map(|i| i as u8).collect();
         let mut r = Reassembly::new(2500, 1000, &ReassemblyBudget::new(1 << 20)).unwrap();
         assert!(!r.insert(2500, 1000, 3, 1, &sample[2000..]).unwrap());
-        assert_eq!(r.missing(3).unwrap().iter().collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(
+            r.missing_from(1, 3).unwrap().iter().collect::<Vec<_>>(),
+            vec![1, 2]
+        );
         assert!(!r.insert(2500, 1000, 1, 1, &sample[..1000]).unwrap());
         assert!(!r.insert(2500, 1000, 1, 1, &sample[..1000]).unwrap());
         assert!(r.insert(2500, 1000, 2, 1, &sample[1000..2000]).unwrap());
@@ -289,6 +286,6 @@ mod tests {
         );
         // A short fragment does not count as received.
         assert!(!r.insert(2500, 1000, 1, 1, &[0; 10]).unwrap());
-        assert_eq!(r.missing(3).unwrap().base, 1);
+        assert_eq!(r.missing_from(1, 3).unwrap().base, 1);
     }
 }

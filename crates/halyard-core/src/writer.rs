@@ -476,10 +476,15 @@ impl Writer {
         );
         self.fanout = dests;
         if self.has_reliable_proxy() {
-            self.hb_interval = fast_heartbeat(cfg);
-            let due = now + self.hb_interval;
-            self.hb_due = Some(self.hb_due.map_or(due, |d| d.min(due)));
+            self.hurry_heartbeat(now, cfg);
         }
+    }
+
+    /// Back to the fast heartbeat interval after progress, with a HEARTBEAT due within it.
+    fn hurry_heartbeat(&mut self, now: Instant, cfg: &ParticipantConfig) {
+        self.hb_interval = fast_heartbeat(cfg);
+        let due = now + self.hb_interval;
+        self.hb_due = Some(self.hb_due.map_or(due, |d| d.min(due)));
     }
 
     /// Sends change `sn` (whole or its first burst of fragments, or the given fragments),
@@ -759,10 +764,10 @@ impl Writer {
             first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
         if advanced {
             self.collect_acked();
+            // As hurry_heartbeat, but only brings forward a HEARTBEAT already due: with
+            // everything acknowledged none is.
             self.hb_interval = fast_heartbeat(cfg);
-            if let Some(d) = self.hb_due {
-                self.hb_due = Some(d.min(now + self.hb_interval));
-            }
+            self.hb_due = self.hb_due.map(|d| d.min(now + self.hb_interval));
         }
         self.serve_requests(now, out, cfg, reader, wants_hb);
         advanced
@@ -804,9 +809,7 @@ impl Writer {
             }
             // The reader is repairing: if the repairs or their HEARTBEAT are lost, ask again
             // soon rather than after an interval that has backed off meanwhile.
-            self.hb_interval = fast_heartbeat(cfg);
-            let due = now + self.hb_interval;
-            self.hb_due = Some(self.hb_due.map_or(due, |d| d.min(due)));
+            self.hurry_heartbeat(now, cfg);
         } else {
             self.send_gap(out, reader, sn, sn + 1);
         }
@@ -999,9 +1002,9 @@ impl Writer {
 
 /// The first periodic HEARTBEAT interval after progress (see `Writer::hb_interval`): 10 ms
 /// with the default 100 ms period (2 ms made Cyclone DDS readers fall behind a 2000 Hz
-/// stream at 10 % loss: netns_faults::halyard_cyclone_10pct_loss_is_lossless). Each HEARTBEAT is answered by at most one ACKNACK and the
-/// reader does not re-ask within a repair round trip, so a short interval costs control
-/// datagrams, not duplicate data.
+/// stream at 10 % loss: netns_faults::halyard_cyclone_10pct_loss_is_lossless). Each HEARTBEAT
+/// is answered by at most one ACKNACK and the reader does not re-ask within a repair round
+/// trip, so a short interval costs control datagrams, not duplicate data.
 fn fast_heartbeat(cfg: &ParticipantConfig) -> std::time::Duration {
     (cfg.heartbeat_period / 10).max(std::time::Duration::from_millis(1))
 }
