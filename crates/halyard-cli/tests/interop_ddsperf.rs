@@ -152,15 +152,20 @@ fn collect(what: String, mut child: Child, deadline: Instant) -> Output {
     }
 }
 
-/// Starts `first` (the longer-lived side), waits 0.5 s, starts `second`, and
-/// collects both outputs.
-fn run_pair(first: Side, second: Side) -> (Output, Output) {
-    let c1 = first.spawn();
+/// Starts the `first` sides (the longer-lived ones), waits 0.5 s, starts `last`, and
+/// collects every output: `last`'s, then the others' in order.
+fn run_after<const N: usize>(first: [Side; N], last: Side) -> (Output, [Output; N]) {
+    let children = first.map(|s| (s.describe(), s.spawn()));
     sleep(Duration::from_millis(500));
-    let c2 = second.spawn();
+    let c = last.spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
-    let o2 = collect(second.describe(), c2, deadline);
-    let o1 = collect(first.describe(), c1, deadline);
+    let o = collect(last.describe(), c, deadline);
+    (o, children.map(|(what, c)| collect(what, c, deadline)))
+}
+
+/// Starts `first`, then `second` 0.5 s later; returns (first's output, second's).
+fn run_pair(first: Side, second: Side) -> (Output, Output) {
+    let (o2, [o1]) = run_after([first], second);
     (o1, o2)
 }
 
@@ -539,16 +544,6 @@ fn unmatched_peer_fails_like_ddsperf() {
 
 // ---- fan-out to two participants of the other implementation (user-data multicast) ----
 
-/// Starts both receivers, then the sender after 0.5 s; collects all three outputs.
-fn run_fan_out(receivers: [Side; 2], sender: Side) -> (Output, [Output; 2]) {
-    let children = receivers.map(|r| (r.describe(), r.spawn()));
-    sleep(Duration::from_millis(500));
-    let s = sender.spawn();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let s_out = collect(sender.describe(), s, deadline);
-    (s_out, children.map(|(what, c)| collect(what, c, deadline)))
-}
-
 /// A pinger with two pongers of the other implementation, `-Qminmatch:2`: both must answer
 /// (a Halyard writer reaches two Cyclone participants by one multicast datagram, and Cyclone
 /// may reach two Halyard ones likewise).
@@ -556,7 +551,7 @@ fn ping_two_pongers(domain: u32, ping_prog: Prog, pong_prog: Prog) {
     let pong = || Side::new(pong_prog, domain, 6, false, &["pong"]);
     let ping = Side::new(ping_prog, domain, 3, false, &["ping", "200Hz"])
         .opts(&["-Qminmatch:2", "-Qinitwait:10"]);
-    let (ping_out, pongs) = run_fan_out([pong(), pong()], ping);
+    let (ping_out, pongs) = run_after([pong(), pong()], ping);
     let all = [&ping_out, &pongs[0], &pongs[1]];
     let answering: std::collections::BTreeSet<&str> = ping_lines(&ping_out)
         .iter()
@@ -578,7 +573,7 @@ fn pub_two_subs(domain: u32, pub_prog: Prog, sub_prog: Prog) {
     let sub = || Side::new(sub_prog, domain, 6, false, &["sub"]);
     let publ = Side::new(pub_prog, domain, 3, false, &["pub", "2kHz", "size", "1k"])
         .opts(&["-Qminmatch:2", "-Qinitwait:10"]);
-    let (pub_out, subs) = run_fan_out([sub(), sub()], publ);
+    let (pub_out, subs) = run_after([sub(), sub()], publ);
     for s in &subs {
         check_sub(s, &pub_out, true, Some(1024.0));
     }
