@@ -7,7 +7,7 @@ use halyard_cdr::{serialize, DataRepresentation};
 use halyard_fuzz::cdr_check::{RichAppendable, RichFinal, RichMutable};
 use halyard_fuzz::core_harness::{self, MS};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
-use halyard_wire::param::{pid, ParameterListWriter};
+use halyard_wire::param::{pid, ParameterList, ParameterListWriter};
 use halyard_wire::*;
 use halyard_core::{ChangeKind, Instant, NewChange, Participant, ReaderSpec, WriterSpec};
 use std::collections::BTreeMap;
@@ -145,8 +145,28 @@ fn built_messages() -> Vec<(&'static str, Vec<u8>)> {
 
     let mut mb = MessageBuilder::new(Vec::new(), &header);
     mb.info_ts(Some(Time { seconds: 1_700_000_000, fraction: 99 }));
-    mb.data(rd, wr, SequenceNumber(9), Some(&qos), Some(&[0, 3, 0, 0, 1, 0, 0, 0]), true);
-    mb.data_frag(rd, wr, SequenceNumber(10), 2, 1, 4, 10, Some(&qos), &[1, 2, 3, 4], false);
+    let inline_qos = Some(ParameterList::new(&qos, true));
+    mb.data(&Data {
+        reader_id: rd,
+        writer_id: wr,
+        writer_sn: SequenceNumber(9),
+        inline_qos,
+        payload: Some(&[0, 3, 0, 0, 1, 0, 0, 0]),
+        key_flag: true,
+        non_standard_flag: false,
+    });
+    mb.data_frag(&DataFrag {
+        reader_id: rd,
+        writer_id: wr,
+        writer_sn: SequenceNumber(10),
+        fragment_starting_num: 2,
+        fragments_in_submessage: 1,
+        fragment_size: 4,
+        sample_size: 10,
+        inline_qos,
+        payload: &[1, 2, 3, 4],
+        key_flag: false,
+    });
     mb.heartbeat(&Heartbeat { reader_id: rd, writer_id: wr, first_sn: SequenceNumber(1), last_sn: SequenceNumber(10), count: 5, final_flag: false, liveliness_flag: true });
     out.push(("halyard-built-data-inlineqos", mb.finish()));
     out

@@ -9,7 +9,7 @@
 
 use halyard_wire::discovery::{parse_key_guid, EndpointData, ParticipantData};
 use halyard_wire::param::{pid, ParameterList, ParameterListWriter};
-use halyard_wire::{DataFrag, Header, Message, MessageBuilder, Submessage, WireError};
+use halyard_wire::{Data, DataFrag, Header, Message, MessageBuilder, Submessage, WireError};
 
 /// Values longer than this cannot be re-emitted by `ParameterListWriter` (documented:
 /// the length field saturates), so round trips of such lists are not checked.
@@ -78,25 +78,17 @@ fn emit_one(header: &Header, sub: &Submessage<'_>) -> Option<Vec<u8>> {
                 Some(l) => Some(reencode_list(l)?),
                 None => None,
             };
-            mb.data(d.reader_id, d.writer_id, d.writer_sn, qos.as_deref(), d.payload, d.key_flag)
+            mb.data(&Data { inline_qos: qos.as_deref().map(|q| ParameterList::new(q, true)), ..*d })
         }
         Submessage::DataFrag(d) => {
             let qos = match &d.inline_qos {
                 Some(l) => Some(reencode_list(l)?),
                 None => None,
             };
-            mb.data_frag(
-                d.reader_id,
-                d.writer_id,
-                d.writer_sn,
-                d.fragment_starting_num,
-                d.fragments_in_submessage,
-                d.fragment_size,
-                d.sample_size,
-                qos.as_deref(),
-                d.payload,
-                d.key_flag,
-            )
+            mb.data_frag(&DataFrag {
+                inline_qos: qos.as_deref().map(|q| ParameterList::new(q, true)),
+                ..*d
+            })
         }
         Submessage::Heartbeat(hb) => mb.heartbeat(hb),
         Submessage::HeartbeatFrag(hb) => mb.heartbeat_frag(hb),

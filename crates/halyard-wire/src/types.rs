@@ -101,8 +101,49 @@ impl Guid {
 }
 
 /// A 64-bit sequence number (RTPS 2.5 §9.3.2, wire: high i32, low u32). Valid numbers are >= 1.
+///
+/// Arithmetic saturates: numbers come from peers, and one near `i64::MAX` must not overflow.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
 pub struct SequenceNumber(pub i64);
+
+impl SequenceNumber {
+    /// The first sequence number a writer assigns.
+    pub const FIRST: SequenceNumber = SequenceNumber(1);
+
+    /// The sequence numbers from `self` up to `end`, excluded.
+    pub fn until(self, end: SequenceNumber) -> impl Iterator<Item = SequenceNumber> {
+        (self.0..end.0.max(self.0)).map(SequenceNumber)
+    }
+}
+
+impl core::ops::Add<i64> for SequenceNumber {
+    type Output = SequenceNumber;
+    fn add(self, n: i64) -> SequenceNumber {
+        SequenceNumber(self.0.saturating_add(n))
+    }
+}
+
+impl core::ops::AddAssign<i64> for SequenceNumber {
+    fn add_assign(&mut self, n: i64) {
+        self.0 = self.0.saturating_add(n);
+    }
+}
+
+impl core::ops::Sub<i64> for SequenceNumber {
+    type Output = SequenceNumber;
+    fn sub(self, n: i64) -> SequenceNumber {
+        SequenceNumber(self.0.saturating_sub(n))
+    }
+}
+
+/// How many sequence numbers lie from `earlier` (included) to `self` (excluded); negative
+/// when `earlier` is later.
+impl core::ops::Sub<SequenceNumber> for SequenceNumber {
+    type Output = i64;
+    fn sub(self, earlier: SequenceNumber) -> i64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
 
 /// Protocol version (major, minor).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -192,29 +192,14 @@ fn reemit(bytes: &[u8]) -> Vec<u8> {
         match s.expect("parses") {
             Submessage::InfoDst(p) => mb.info_dst(p),
             Submessage::InfoTs(t) => mb.info_ts(t),
-            Submessage::Data(d) => mb.data(
-                d.reader_id,
-                d.writer_id,
-                d.writer_sn,
-                d.inline_qos.map(|q| {
-                    assert!(q.little_endian);
-                    q.bytes
-                }),
-                d.payload,
-                d.key_flag,
-            ),
-            Submessage::DataFrag(d) => mb.data_frag(
-                d.reader_id,
-                d.writer_id,
-                d.writer_sn,
-                d.fragment_starting_num,
-                d.fragments_in_submessage,
-                d.fragment_size,
-                d.sample_size,
-                d.inline_qos.map(|q| q.bytes),
-                d.payload,
-                d.key_flag,
-            ),
+            Submessage::Data(d) => {
+                assert!(d.inline_qos.is_none_or(|q| q.little_endian));
+                mb.data(&d)
+            }
+            Submessage::DataFrag(d) => {
+                assert!(d.inline_qos.is_none_or(|q| q.little_endian));
+                mb.data_frag(&d)
+            }
             Submessage::Heartbeat(h) => mb.heartbeat(&h),
             Submessage::AckNack(a) => mb.acknack(&a),
             Submessage::Unknown { id: 0x80 } => {}

@@ -30,15 +30,29 @@ fn seed_message() -> Vec<u8> {
     let (r, w) = (EntityId::new(1, 7), EntityId::new(2, 2));
     b.info_ts(Some(Time { seconds: 5, fraction: 6 }));
     b.info_dst(GuidPrefix([4; 12]));
-    b.data(
-        r,
-        w,
-        SequenceNumber(3),
-        Some(&[0x70, 0, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1, 0, 0, 0]),
-        Some(&[0, 1, 0, 0, 1, 2, 3, 4]),
-        false,
-    );
-    b.data_frag(r, w, SequenceNumber(4), 1, 2, 4, 20, None, &[1; 8], false);
+    let key_hash =
+        [0x70, 0, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1, 0, 0, 0];
+    b.data(&Data {
+        reader_id: r,
+        writer_id: w,
+        writer_sn: SequenceNumber(3),
+        inline_qos: Some(ParameterList::new(&key_hash, true)),
+        payload: Some(&[0, 1, 0, 0, 1, 2, 3, 4]),
+        key_flag: false,
+        non_standard_flag: false,
+    });
+    b.data_frag(&DataFrag {
+        reader_id: r,
+        writer_id: w,
+        writer_sn: SequenceNumber(4),
+        fragment_starting_num: 1,
+        fragments_in_submessage: 2,
+        fragment_size: 4,
+        sample_size: 20,
+        inline_qos: None,
+        payload: &[1; 8],
+        key_flag: false,
+    });
     let set = SequenceNumberSet::new(SequenceNumber(1), 70);
     b.acknack(&AckNack {
         reader_id: r,

@@ -30,6 +30,46 @@ fn wid() -> EntityId {
     EntityId::new(9, EntityId::KIND_WRITER_WITH_KEY)
 }
 
+/// A DATA from `wid()` to `reader` (inline QoS given as little-endian bytes).
+fn data<'a>(
+    reader: EntityId,
+    sn: SequenceNumber,
+    qos: Option<&'a [u8]>,
+    payload: Option<&'a [u8]>,
+    key_flag: bool,
+) -> Data<'a> {
+    Data {
+        reader_id: reader,
+        writer_id: wid(),
+        writer_sn: sn,
+        inline_qos: qos.map(|q| param::ParameterList::new(q, true)),
+        payload,
+        key_flag,
+        non_standard_flag: false,
+    }
+}
+
+/// A DATA_FRAG of sample 4 from `wid()` to `rid()`: (first fragment, count, size, sample size).
+fn frag<'a>(
+    (start, count, size, sample): (u32, u16, u16, u32),
+    qos: Option<&'a [u8]>,
+    payload: &'a [u8],
+    key_flag: bool,
+) -> DataFrag<'a> {
+    DataFrag {
+        reader_id: rid(),
+        writer_id: wid(),
+        writer_sn: SequenceNumber(4),
+        fragment_starting_num: start,
+        fragments_in_submessage: count,
+        fragment_size: size,
+        sample_size: sample,
+        inline_qos: qos.map(|q| param::ParameterList::new(q, true)),
+        payload,
+        key_flag,
+    }
+}
+
 #[test]
 fn header_is_written_by_new() {
     let b = builder();
@@ -49,7 +89,7 @@ fn data_with_inline_qos_and_payload() {
     let payload = [0, 1, 0, 0, 1, 2, 3, 4];
     let sn = SequenceNumber((3 << 32) | 0xffff_fffe);
     let mut b = builder();
-    b.data(rid(), wid(), sn, Some(&qos), Some(&payload), false);
+    b.data(&data(rid(), sn, Some(&qos), Some(&payload), false));
     let bytes = b.finish();
     assert_eq!(bytes[HEADER_LEN + 1], 0x01 | 0x02 | 0x04);
     let subs = parse_all(&bytes);
@@ -66,9 +106,9 @@ fn data_with_inline_qos_and_payload() {
 #[test]
 fn data_key_and_empty_variants() {
     let mut b = builder();
-    b.data(rid(), wid(), SequenceNumber(1), None, Some(&[0, 1, 0, 0, 9, 9, 9, 9]), true);
-    b.data(EntityId::UNKNOWN, wid(), SequenceNumber(2), None, None, false);
-    b.data(EntityId::UNKNOWN, wid(), SequenceNumber(3), None, Some(&[0, 1, 0, 0, 1]), false);
+    b.data(&data(rid(), SequenceNumber(1), None, Some(&[0, 1, 0, 0, 9, 9, 9, 9]), true));
+    b.data(&data(EntityId::UNKNOWN, SequenceNumber(2), None, None, false));
+    b.data(&data(EntityId::UNKNOWN, SequenceNumber(3), None, Some(&[0, 1, 0, 0, 1]), false));
     let bytes = b.finish();
     let subs = parse_all(&bytes);
     assert_eq!(subs.len(), 3);
@@ -87,8 +127,8 @@ fn data_key_and_empty_variants() {
 fn data_frag_strips_padding_beyond_sample_size() {
     let mut b = builder();
     let payload = [7u8; 5];
-    b.data_frag(rid(), wid(), SequenceNumber(4), 3, 1, 10, 25, None, &payload, false);
-    b.data_frag(rid(), wid(), SequenceNumber(4), 1, 2, 10, 25, None, &[1u8; 20], true);
+    b.data_frag(&frag((3, 1, 10, 25), None, &payload, false));
+    b.data_frag(&frag((1, 2, 10, 25), None, &[1u8; 20], true));
     let bytes = b.finish();
     let subs = parse_all(&bytes);
     let Submessage::DataFrag(f) = &subs[0] else { panic!() };
@@ -108,7 +148,7 @@ fn data_frag_with_inline_qos() {
     w.u32(pid::TYPE_MAX_SIZE_SERIALIZED, 99);
     w.finish();
     let mut b = builder();
-    b.data_frag(rid(), wid(), SequenceNumber(4), 1, 1, 8, 100, Some(&qos), &[3u8; 8], false);
+    b.data_frag(&frag((1, 1, 8, 100), Some(&qos), &[3u8; 8], false));
     let bytes = b.finish();
     let Submessage::DataFrag(f) = &parse_all(&bytes)[0] else { panic!() };
     assert_eq!(f.inline_qos.unwrap().bytes, &qos[..]);
@@ -245,7 +285,7 @@ fn info_submessages_and_pad() {
 #[test]
 fn every_submessage_is_padded_and_sized() {
     let mut b = builder();
-    b.data(rid(), wid(), SequenceNumber(1), None, Some(&[0, 1, 0, 0, 1, 2, 3]), false);
+    b.data(&data(rid(), SequenceNumber(1), None, Some(&[0, 1, 0, 0, 1, 2, 3]), false));
     b.pad(3);
     b.info_dst(GuidPrefix([1; 12]));
     let bytes = b.finish();

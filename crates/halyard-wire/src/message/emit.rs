@@ -112,59 +112,50 @@ impl MessageBuilder {
         }
         self.end(s);
     }
-    /// DATA. `inline_qos` is an encoded little-endian parameter list body (parameters
-    /// followed by PID_SENTINEL, see [`crate::param::ParameterListWriter`]); `payload` is the
-    /// serialized payload including its encapsulation header.
-    #[allow(clippy::too_many_arguments)]
-    pub fn data(
-        &mut self,
-        reader_id: EntityId,
-        writer_id: EntityId,
-        writer_sn: SequenceNumber,
-        inline_qos: Option<&[u8]>,
-        payload: Option<&[u8]>,
-        key_flag: bool,
-    ) {
-        let s = self.begin(
-            id::DATA,
-            data_flags(inline_qos.is_some(), payload.is_some(), key_flag, 0x04, 0x08),
+    /// DATA (RTPS 2.5 §9.4.5.3), from the same struct the parser yields. `d.inline_qos` is a
+    /// little-endian parameter list ending in PID_SENTINEL (every message Halyard emits is
+    /// little-endian; see [`crate::param::ParameterListWriter`]); `d.payload` is the serialized
+    /// payload including its encapsulation header.
+    pub fn data(&mut self, d: &Data<'_>) {
+        debug_assert!(
+            d.inline_qos.is_none_or(|q| q.little_endian),
+            "inline QoS must be little-endian, like the message"
         );
+        let n = if d.non_standard_flag { 0x10 } else { 0 };
+        let flags = data_flags(d.inline_qos.is_some(), d.payload.is_some(), d.key_flag, 0x04, 0x08);
+        let s = self.begin(id::DATA, flags | n);
         self.u16(0);
         self.u16(16);
-        self.ids(reader_id, writer_id);
-        self.sn(writer_sn);
-        self.put(inline_qos.unwrap_or(&[]));
-        self.put(payload.unwrap_or(&[]));
+        self.ids(d.reader_id, d.writer_id);
+        self.sn(d.writer_sn);
+        self.put(d.inline_qos.map_or(&[][..], |q| q.bytes));
+        self.put(d.payload.unwrap_or(&[]));
         self.end(s);
     }
-    /// DATA_FRAG carrying `payload` (fragments starting at `fragment_starting_num`, each
-    /// `fragment_size` long but possibly the last).
-    #[allow(clippy::too_many_arguments)]
-    pub fn data_frag(
-        &mut self,
-        reader_id: EntityId,
-        writer_id: EntityId,
-        writer_sn: SequenceNumber,
-        fragment_starting_num: u32,
-        fragments_in_submessage: u16,
-        fragment_size: u16,
-        sample_size: u32,
-        inline_qos: Option<&[u8]>,
-        payload: &[u8],
-        key_flag: bool,
-    ) {
-        let flags = data_flags(inline_qos.is_some(), true, key_flag, 0, 0x04);
+    /// DATA_FRAG (RTPS 2.5 §9.4.5.4): `d.payload` holds `d.fragments_in_submessage` fragments
+    /// from `d.fragment_starting_num`, each `d.fragment_size` long but possibly the last.
+    /// `d.inline_qos` as for [`Self::data`].
+    pub fn data_frag(&mut self, d: &DataFrag<'_>) {
+        debug_assert!(
+            d.inline_qos.is_none_or(|q| q.little_endian),
+            "inline QoS must be little-endian, like the message"
+        );
+        debug_assert!(
+            d.payload.len() <= d.fragments_in_submessage as usize * d.fragment_size as usize,
+            "a DATA_FRAG carries at most fragments_in_submessage fragments"
+        );
+        let flags = data_flags(d.inline_qos.is_some(), true, d.key_flag, 0, 0x04);
         let s = self.begin(id::DATA_FRAG, flags);
         self.u16(0);
         self.u16(28);
-        self.ids(reader_id, writer_id);
-        self.sn(writer_sn);
-        self.u32(fragment_starting_num);
-        self.u16(fragments_in_submessage);
-        self.u16(fragment_size);
-        self.u32(sample_size);
-        self.put(inline_qos.unwrap_or(&[]));
-        self.put(payload);
+        self.ids(d.reader_id, d.writer_id);
+        self.sn(d.writer_sn);
+        self.u32(d.fragment_starting_num);
+        self.u16(d.fragments_in_submessage);
+        self.u16(d.fragment_size);
+        self.u32(d.sample_size);
+        self.put(d.inline_qos.map_or(&[][..], |q| q.bytes));
+        self.put(d.payload);
         self.end(s);
     }
     /// HEARTBEAT.
