@@ -44,6 +44,41 @@ pub mod ports {
 /// `writer_window_floor_bytes ..= writer_high_water_bytes`).
 pub const WINDOW_SAMPLES: usize = 8;
 
+/// Smallest fragment size, in bytes, for a sample of more than one fragment: what a writer
+/// sends and a reader accepts. Smaller fragments would let a peer make a reader touch memory
+/// much faster than it sends bytes (one bitmap bit and one copy per fragment).
+pub const MIN_FRAGMENT_SIZE: usize = 512;
+
+/// Largest fragment size: DATA_FRAG's fragmentSize field has 16 bits (RTPS 2.5 §9.4.5.4).
+pub const MAX_FRAGMENT_SIZE: usize = 65_535;
+
+/// Smallest datagram a writer batch is allowed to grow to: less would hold no useful batch.
+pub const MIN_BATCH_BYTES: usize = 512;
+
+/// A reliable writer piggy-backs a HEARTBEAT on new data at least once per this many bytes
+/// written, so readers learn of losses within a bounded amount of data, not only by the timer.
+pub const HEARTBEAT_EVERY_BYTES: usize = 256 * 1024;
+
+/// Sequence numbers a reader asked for again that a writer remembers per reader (more wait
+/// for the next ACKNACK).
+pub const MAX_REQUESTED_PER_READER: usize = 4096;
+
+/// SEDP samples refused as damaged that a participant remembers (with how often each was
+/// refused); the memory is cleared when it fills.
+pub const MAX_SEDP_REJECTS_TRACKED: usize = 1024;
+
+/// How often an unusable SEDP sample is asked for again before it is taken as it is.
+pub const MAX_SEDP_REJECTS: u8 = 8;
+
+/// How far apart the ACKNACK/NACK_FRAG counters of successive proxies of one remote writer
+/// start, so that a writer still remembering an earlier proxy's counts accepts the new ones.
+pub const COUNT_EPOCH_STEP: i32 = 4096;
+
+/// Bound on queued events, and on delivered samples not yet polled, of one participant. A
+/// full sample queue holds reliable samples back unacknowledged (their writers retransmit
+/// later) and counts best-effort ones as lost.
+pub const MAX_QUEUED_EVENTS: usize = 65_536;
+
 /// Everything the core needs to know about its participant; the driver fills in locators.
 #[derive(Clone, Debug)]
 pub struct ParticipantConfig {
@@ -108,6 +143,11 @@ pub struct ParticipantConfig {
     pub user_data: Vec<u8>,
     /// Participant entity name (PID_ENTITY_NAME).
     pub entity_name: Option<String>,
+    /// Seed of the hashers of the core's maps. Maps keyed by what peers send (GUIDs, key
+    /// hashes) are hashed with it, so iteration order is fixed for a given seed (simulations
+    /// replay exactly) while a peer that does not know it cannot aim for hash collisions. The
+    /// default derives it from the GUID prefix; a driver passes entropy of its own.
+    pub hash_seed: u64,
 }
 
 impl ParticipantConfig {
@@ -139,6 +179,14 @@ impl ParticipantConfig {
             max_remote_endpoints: 16_384,
             user_data: Vec::new(),
             entity_name: None,
+            hash_seed: prefix_seed(guid_prefix),
         }
     }
+}
+
+/// A seed derived from a GUID prefix (FNV-1a over its bytes).
+fn prefix_seed(prefix: GuidPrefix) -> u64 {
+    prefix.0.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }

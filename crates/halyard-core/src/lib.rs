@@ -19,11 +19,22 @@ mod reassembly;
 pub mod time;
 mod writer;
 
-pub use config::ParticipantConfig;
+pub use config::{ParticipantConfig, MAX_QUEUED_EVENTS};
 pub use event::{ChangeKind, Event, QosPolicyId, ReceivedSample};
 pub use halyard_wire as wire;
 pub use outbox::Transmit;
-pub use participant::{Participant, Stats, MAX_QUEUED_EVENTS};
+pub use participant::{Participant, Stats};
 pub use reader::ReaderSpec;
 pub use time::Instant;
 pub use writer::{BatchPolicy, NewChange, WriteError, WriterSpec};
+
+/// A hash map hashed with a seed the caller chooses ([`ParticipantConfig::hash_seed`]), never
+/// one drawn from the OS: its iteration order is the same in every run with the same seed, so
+/// a simulation replays exactly. Build one with [`seeded_map`].
+#[allow(clippy::disallowed_types)] // the one place the std map is named: with a fixed hasher
+pub type SeededMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
+/// An empty [`SeededMap`] whose hasher is seeded with `seed`.
+pub fn seeded_map<K, V>(seed: u64) -> SeededMap<K, V> {
+    SeededMap::with_hasher(foldhash::fast::FixedState::with_seed(seed))
+}

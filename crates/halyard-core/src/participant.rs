@@ -1,13 +1,16 @@
 //! One DomainParticipant's protocol state: the sans-I/O entry points (`handle_*`, `poll_*`)
 //! and the dispatch of received submessages to local writers and readers.
 
-use crate::config::ParticipantConfig;
+use crate::config::{
+    ParticipantConfig, COUNT_EPOCH_STEP, MAX_QUEUED_EVENTS, MAX_SEDP_REJECTS,
+    MAX_SEDP_REJECTS_TRACKED,
+};
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
 use crate::reader::{Arrival, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
 use crate::writer::{BatchPolicy, NewChange, WriteError, Writer, WriterSpec};
-use foldhash::HashMap;
+use crate::{seeded_map, SeededMap};
 use halyard_wire::discovery::ParticipantData;
 use halyard_wire::{
     AckNack, Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, HeartbeatFrag,
@@ -61,9 +64,6 @@ struct Receiver {
     timestamp: Option<Time>,
 }
 
-/// Bound on queued events and delivered samples not yet polled by the layer above.
-pub const MAX_QUEUED_EVENTS: usize = 65_536;
-
 /// The sans-I/O protocol state of one participant.
 pub struct Participant {
     pub(crate) cfg: ParticipantConfig,
@@ -76,14 +76,14 @@ pub struct Participant {
     repairing: Vec<EntityId>,
     pub(crate) readers: BTreeMap<EntityId, Reader>,
     /// Remote writer GUID -> local readers matched with it.
-    pub(crate) writer_index: HashMap<Guid, Vec<EntityId>>,
+    pub(crate) writer_index: SeededMap<Guid, Vec<EntityId>>,
     pub(crate) remote: BTreeMap<GuidPrefix, RemoteParticipant>,
     pub(crate) remote_writers: BTreeMap<Guid, halyard_wire::discovery::EndpointData>,
     pub(crate) remote_readers: BTreeMap<Guid, halyard_wire::discovery::EndpointData>,
     /// Local writer -> local readers (same participant) it delivers to directly.
     pub(crate) local_matches: BTreeMap<EntityId, Vec<EntityId>>,
     next_entity_key: u32,
-    pub(crate) spdp_sn: i64,
+    pub(crate) spdp_sn: SequenceNumber,
     pub(crate) spdp_next: Instant,
     pub(crate) stats: Stats,
     delivered: Vec<ReceivedSample>,
@@ -92,16 +92,14 @@ pub struct Participant {
     /// Seed of the next writer proxy's counters (see `WriterProxy::new`).
     count_epoch: i32,
     /// SEDP samples (writer, sequence number) refused as damaged, with how often.
-    sedp_rejects: HashMap<(Guid, i64), u8>,
+    sedp_rejects: SeededMap<(Guid, SequenceNumber), u8>,
 }
-
-/// How often an unusable SEDP sample is asked for again before it is taken as it is.
-const MAX_SEDP_REJECTS: u8 = 8;
 
 impl Participant {
     /// Creates the participant; the first SPDP announcement is due at `now`.
     pub fn new(cfg: ParticipantConfig, now: Instant) -> Participant {
         let cfg_reassembly_bytes = cfg.max_reassembly_bytes;
+        let seed = cfg.hash_seed;
         let header = Header {
             version: ProtocolVersion::V2_5,
             vendor: VendorId::HALYARD,
@@ -116,19 +114,19 @@ impl Participant {
             writers: BTreeMap::new(),
             repairing: Vec::new(),
             readers: BTreeMap::new(),
-            writer_index: HashMap::default(),
+            writer_index: seeded_map(seed),
             remote: BTreeMap::new(),
             remote_writers: BTreeMap::new(),
             remote_readers: BTreeMap::new(),
             local_matches: BTreeMap::new(),
             next_entity_key: 1,
-            spdp_sn: 0,
+            spdp_sn: SequenceNumber(0),
             spdp_next: now,
             stats: Stats::default(),
             delivered: Vec::new(),
             count_epoch: 0,
             reassembly_budget: crate::reassembly::ReassemblyBudget::new(cfg_reassembly_bytes),
-            sedp_rejects: HashMap::default(),
+            sedp_rejects: seeded_map(seed),
         };
         p.create_builtin_endpoints();
         p
@@ -167,7 +165,8 @@ impl Participant {
         };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
-        self.writers.insert(id, Writer::new(guid, spec, false));
+        let writer = Writer::new(guid, spec, false, self.cfg.hash_seed);
+        self.writers.insert(id, writer);
         self.announce_writer(now, id);
         self.match_local_writer(now, id);
         id
@@ -196,7 +195,7 @@ impl Participant {
         // What a batch still holds goes out before the writer disappears.
         w.flush_batch(&mut self.out);
         self.local_matches.remove(&id);
-        self.retract_endpoint(now, Guid::new(self.prefix, id), true);
+        self.retract_endpoint(now, Guid::new(self.prefix, id));
     }
 
     /// Deletes a local reader.
@@ -212,7 +211,7 @@ impl Participant {
         for v in self.local_matches.values_mut() {
             v.retain(|&x| x != id);
         }
-        self.retract_endpoint(now, Guid::new(self.prefix, id), false);
+        self.retract_endpoint(now, Guid::new(self.prefix, id));
     }
 
     /// Writes a change. `Err(Full)` means: wait for [`Event::WriterAcknowledged`] and retry.
@@ -231,6 +230,12 @@ impl Participant {
             .get(&writer)
             .filter(|v| !v.is_empty())
             .cloned();
+        // Local readers get the sample through the bounded sample queue: a driver that does
+        // not poll it holds the writer back rather than losing samples.
+        let local_count = local.as_ref().map_or(0, Vec::len);
+        if self.samples.len() + local_count > MAX_QUEUED_EVENTS {
+            return Err(WriteError::Full);
+        }
         let copy = local.as_ref().map(|_| change.clone());
         let sn = w.write(now, &mut self.out, &self.cfg, change)?;
         if let (Some(readers), Some(c)) = (local, copy) {
@@ -351,10 +356,11 @@ impl Participant {
         self.samples.pop_front()
     }
 
-    /// Counter seed for a new writer proxy: each proxy generation starts 4096 above the last,
-    /// so a peer that still remembers an earlier generation's counts accepts the new ones.
+    /// Counter seed for a new writer proxy: each proxy generation starts [`COUNT_EPOCH_STEP`]
+    /// above the last, so a peer that still remembers an earlier generation's counts accepts
+    /// the new ones.
     pub(crate) fn next_count_epoch(&mut self) -> i32 {
-        self.count_epoch = self.count_epoch.wrapping_add(4096);
+        self.count_epoch = self.count_epoch.wrapping_add(COUNT_EPOCH_STEP);
         self.count_epoch
     }
 
@@ -380,10 +386,12 @@ impl Participant {
         rd.credit = credit;
         let mut released = Vec::new();
         for (g, proxy) in rd.proxies.iter_mut() {
-            let mut sink = Sink {
-                out: &mut self.delivered,
-                credit: &mut rd.credit,
-            };
+            let mut sink = Sink::new(
+                reader,
+                &mut self.delivered,
+                &mut rd.credit,
+                self.samples.len(),
+            );
             if proxy.release(reader, &mut sink) {
                 released.push(*g);
             }
@@ -430,7 +438,7 @@ impl Participant {
             .map(|(p, _)| *p)
             .collect();
         for p in expired {
-            self.remove_participant(now, p);
+            self.remove_participant(p);
         }
     }
 
@@ -554,11 +562,17 @@ impl Participant {
                 payload: payload.to_vec(),
                 timestamp: rx.timestamp,
             };
-            self.deliver_arrival(r, writer, d.writer_sn.0, arrival);
+            self.deliver_arrival(r, writer, d.writer_sn, arrival);
         }
     }
 
-    fn deliver_arrival(&mut self, reader: EntityId, writer: Guid, sn: i64, arrival: Arrival) {
+    fn deliver_arrival(
+        &mut self,
+        reader: EntityId,
+        writer: Guid,
+        sn: SequenceNumber,
+        arrival: Arrival,
+    ) {
         if !self.builtin_sample_acceptable(reader, writer, &arrival) {
             // Treated as lost, not delivered: the reliable builtin reader keeps asking for it,
             // so the writer resends it. Accepting it would acknowledge an announcement we
@@ -568,7 +582,7 @@ impl Participant {
             let key = (writer, sn);
             let seen = self.sedp_rejects.get(&key).copied().unwrap_or(0);
             if seen < MAX_SEDP_REJECTS {
-                if self.sedp_rejects.len() >= 1024 {
+                if self.sedp_rejects.len() >= MAX_SEDP_REJECTS_TRACKED {
                     self.sedp_rejects.clear();
                 }
                 self.sedp_rejects.insert(key, seen + 1);
@@ -583,10 +597,12 @@ impl Participant {
         let Some(proxy) = rd.proxies.get_mut(&writer) else {
             return;
         };
-        let mut sink = Sink {
-            out: &mut self.delivered,
-            credit: &mut rd.credit,
-        };
+        let mut sink = Sink::new(
+            reader,
+            &mut self.delivered,
+            &mut rd.credit,
+            self.samples.len(),
+        );
         let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut sink);
         if lost > 0 {
             self.push_event(Event::SampleLost {
@@ -641,14 +657,11 @@ impl Participant {
             };
             let (lost, ack) = proxy.on_heartbeat(
                 r,
-                hb.first_sn.0,
-                hb.last_sn.0,
+                hb.first_sn,
+                hb.last_sn,
                 hb.count,
                 hb.final_flag,
-                &mut Sink {
-                    out: &mut self.delivered,
-                    credit: &mut rd.credit,
-                },
+                &mut Sink::new(r, &mut self.delivered, &mut rd.credit, self.samples.len()),
             );
             if lost > 0 {
                 self.push_event(Event::SampleLost {
@@ -739,12 +752,9 @@ impl Participant {
             proxy.on_gap(
                 &self.cfg,
                 r,
-                g.gap_start.0,
+                g.gap_start,
                 &g.gap_list,
-                &mut Sink {
-                    out: &mut self.delivered,
-                    credit: &mut rd.credit,
-                },
+                &mut Sink::new(r, &mut self.delivered, &mut rd.credit, self.samples.len()),
             );
         }
     }

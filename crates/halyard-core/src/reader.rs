@@ -12,7 +12,7 @@
 //! ACKNACK whose bitmap names the missing changes and, for partly received samples, NACK_FRAGs
 //! naming the missing fragments.
 
-use crate::config::ParticipantConfig;
+use crate::config::{ParticipantConfig, MAX_QUEUED_EVENTS};
 use crate::event::{ChangeKind, ReceivedSample};
 use crate::reassembly::{Reassembly, ReassemblyBudget};
 use crate::time::Instant;
@@ -42,20 +42,47 @@ pub struct ReaderSpec {
 /// reader; `None` = unlimited). Without credit, reliable samples stay pending and unacknowledged,
 /// so the writer keeps them and, once its own history is full, blocks: back-pressure instead of
 /// loss (DDS 1.4 §2.2.3.14: RELIABLE with KEEP_ALL).
+///
+/// The participant's queue of samples not yet polled is bounded too ([`MAX_QUEUED_EVENTS`]):
+/// when it is full, reliable samples are held back the same way and best-effort ones are lost.
+/// Discovery's builtin readers are not held to that bound (their samples never reach it).
 pub(crate) struct Sink<'a> {
-    pub(crate) out: &'a mut Vec<ReceivedSample>,
-    pub(crate) credit: &'a mut Option<usize>,
+    out: &'a mut Vec<ReceivedSample>,
+    credit: &'a mut Option<usize>,
+    /// Samples the participant's queue can still take.
+    room: usize,
 }
 
-impl Sink<'_> {
+impl<'a> Sink<'a> {
+    /// A sink for local reader `reader` appending to `out`, with `queued` samples already
+    /// waiting to be polled.
+    pub(crate) fn new(
+        reader: EntityId,
+        out: &'a mut Vec<ReceivedSample>,
+        credit: &'a mut Option<usize>,
+        queued: usize,
+    ) -> Self {
+        let room = if reader.is_builtin() {
+            usize::MAX
+        } else {
+            MAX_QUEUED_EVENTS.saturating_sub(queued + out.len())
+        };
+        Sink { out, credit, room }
+    }
+
     fn has_room(&self) -> bool {
-        self.credit.is_none_or(|c| c > 0)
+        self.room > 0 && self.credit.is_none_or(|c| c > 0)
     }
 
     fn push(&mut self, s: ReceivedSample) {
+        debug_assert!(
+            self.has_room(),
+            "a sink is only pushed to while it has room"
+        );
         if let Some(c) = self.credit.as_mut() {
             *c = c.saturating_sub(1);
         }
+        self.room = self.room.saturating_sub(1);
         self.out.push(s);
     }
 }
@@ -71,7 +98,7 @@ pub(crate) struct Arrival {
 enum Pending {
     Sample(Arrival),
     /// Irrelevant up to (excluding) this sequence number.
-    Gap(i64),
+    Gap(SequenceNumber),
 }
 
 pub(crate) struct WriterProxy {
@@ -80,10 +107,10 @@ pub(crate) struct WriterProxy {
     pub(crate) reliable: bool,
     /// Skip to the heartbeat's end on first contact (non-Halyard writers, volatile reader).
     sync_on_first_heartbeat: bool,
-    next_sn: i64,
-    pending: BTreeMap<i64, Pending>,
-    frags: BTreeMap<i64, Reassembly>,
-    highest_announced: i64,
+    next_sn: SequenceNumber,
+    pending: BTreeMap<SequenceNumber, Pending>,
+    frags: BTreeMap<SequenceNumber, Reassembly>,
+    highest_announced: SequenceNumber,
     hb_counts: CountFilter,
     acknack_count: i32,
     nackfrag_count: i32,
@@ -95,7 +122,7 @@ pub(crate) struct WriterProxy {
     /// Smoothed repair round trip (None until measured).
     repair_rtt: Option<Duration>,
     /// Whole changes asked for in an ACKNACK bitmap, and when (within the bitmap's window).
-    requested_at: BTreeMap<i64, Instant>,
+    requested_at: BTreeMap<SequenceNumber, Instant>,
 }
 
 impl WriterProxy {
@@ -113,10 +140,10 @@ impl WriterProxy {
             locators,
             reliable,
             sync_on_first_heartbeat,
-            next_sn: 1,
+            next_sn: SequenceNumber::FIRST,
             pending: BTreeMap::new(),
             frags: BTreeMap::new(),
-            highest_announced: 0,
+            highest_announced: SequenceNumber(0),
             hb_counts: CountFilter::default(),
             acknack_count: first_count,
             nackfrag_count: first_count,
@@ -128,12 +155,12 @@ impl WriterProxy {
         }
     }
 
-    fn deliver(&mut self, reader: EntityId, sn: i64, a: Arrival, out: &mut Sink<'_>) {
+    fn deliver(&mut self, reader: EntityId, sn: SequenceNumber, a: Arrival, out: &mut Sink<'_>) {
         self.delivered_any = true;
         out.push(ReceivedSample {
             reader,
             writer: self.guid,
-            sn: SequenceNumber(sn),
+            sn,
             kind: a.kind,
             key_hash: a.key_hash,
             payload: a.payload,
@@ -146,7 +173,7 @@ impl WriterProxy {
         &mut self,
         cfg: &ParticipantConfig,
         reader: EntityId,
-        sn: i64,
+        sn: SequenceNumber,
         a: Arrival,
         out: &mut Sink<'_>,
     ) -> u64 {
@@ -155,13 +182,19 @@ impl WriterProxy {
         }
         self.frags.remove(&sn);
         if !self.reliable {
-            let lost = if self.delivered_any {
-                (sn - self.next_sn) as u64
+            let skipped = if self.delivered_any {
+                (sn - self.next_sn).max(0) as u64
             } else {
                 0
             };
             self.next_sn = sn + 1;
-            self.deliver(reader, sn, a, out);
+            // Best effort: with no room to deliver it, the sample is lost like any other.
+            let lost = if out.has_room() {
+                self.deliver(reader, sn, a, out);
+                skipped
+            } else {
+                skipped + 1
+            };
             self.frags = self.frags.split_off(&self.next_sn);
             self.lost += lost;
             return lost;
@@ -201,6 +234,12 @@ impl WriterProxy {
         {
             self.frags = self.frags.split_off(&self.next_sn);
         }
+        debug_assert!(
+            self.pending
+                .first_key_value()
+                .is_none_or(|(&k, _)| k >= self.next_sn),
+            "a drained proxy holds nothing below the next sequence number to deliver"
+        );
     }
 
     /// Delivers held samples after the reader's credit grew; returns whether any were.
@@ -215,22 +254,22 @@ impl WriterProxy {
         &mut self,
         cfg: &ParticipantConfig,
         reader: EntityId,
-        start: i64,
+        start: SequenceNumber,
         set: &SequenceNumberSet,
         out: &mut Sink<'_>,
     ) {
         if !self.reliable {
             return;
         }
-        let end = set.base.0;
+        let end = set.base;
         if start <= self.next_sn {
             self.next_sn = self.next_sn.max(end);
         } else if end > start && self.pending.len() < 2 * cfg.reader_max_pending_samples {
             self.pending.entry(start).or_insert(Pending::Gap(end));
         }
         for sn in set.iter() {
-            if sn.0 >= self.next_sn {
-                self.pending.entry(sn.0).or_insert(Pending::Gap(sn.0 + 1));
+            if sn >= self.next_sn {
+                self.pending.entry(sn).or_insert(Pending::Gap(sn + 1));
             }
         }
         self.drain(reader, out);
@@ -240,8 +279,8 @@ impl WriterProxy {
     pub(crate) fn on_heartbeat(
         &mut self,
         reader: EntityId,
-        first: i64,
-        last: i64,
+        first: SequenceNumber,
+        last: SequenceNumber,
         count: i32,
         final_flag: bool,
         out: &mut Sink<'_>,
@@ -278,7 +317,7 @@ impl WriterProxy {
                 }
                 if let Pending::Sample(a) = entry.remove() {
                     if sn >= self.next_sn {
-                        lost += (sn - self.next_sn) as u64;
+                        lost += (sn - self.next_sn).max(0) as u64;
                         self.next_sn = sn + 1;
                         self.deliver(reader, sn, a, out);
                     }
@@ -290,10 +329,14 @@ impl WriterProxy {
                 .is_some_and(|(&k, _)| k < first);
             if first > self.next_sn && !held_below_first {
                 if self.delivered_any {
-                    lost += (first - self.next_sn) as u64;
+                    lost += (first - self.next_sn).max(0) as u64;
                 }
                 self.next_sn = first;
             }
+            self.drain(reader, out);
+        } else {
+            // Samples held back for lack of room (credit or the participant's queue) go
+            // out as soon as there is room: every HEARTBEAT retries.
             self.drain(reader, out);
         }
         self.lost += lost;
@@ -310,8 +353,8 @@ impl WriterProxy {
         key_hash: Option<[u8; 16]>,
         status: u32,
         ts: Option<Time>,
-    ) -> Option<(i64, Arrival)> {
-        let sn = df.writer_sn.0;
+    ) -> Option<(SequenceNumber, Arrival)> {
+        let sn = df.writer_sn;
         if sn < self.next_sn || self.pending.contains_key(&sn) {
             return None;
         }
@@ -403,6 +446,7 @@ impl WriterProxy {
         } else {
             0
         };
+        debug_assert!(bits <= 256, "an ACKNACK bitmap holds at most 256 bits");
         let hold = self.nack_hold();
         if self
             .requested_at
@@ -411,15 +455,15 @@ impl WriterProxy {
         {
             self.requested_at = self.requested_at.split_off(&base);
         }
-        let mut set = SequenceNumberSet::new(SequenceNumber(base), bits);
+        let mut set = SequenceNumberSet::new(base, bits);
         let mut missing = false;
-        for sn in base..base + bits as i64 {
+        for sn in base.until(base + i64::from(bits)) {
             if !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn) {
                 missing = true;
                 if self.requested_at.get(&sn).is_some_and(|&t| now < t + hold) {
                     continue;
                 }
-                set.insert(SequenceNumber(sn));
+                set.insert(sn);
                 self.requested_at.insert(sn, now);
             }
         }
@@ -452,7 +496,7 @@ impl WriterProxy {
         let mut v = Vec::new();
         let highest = self.highest_announced;
         let hold = self.nack_hold();
-        let mut wanted: Vec<(i64, FragmentNumberSet)> = Vec::new();
+        let mut wanted: Vec<(SequenceNumber, FragmentNumberSet)> = Vec::new();
         for (&sn, r) in self.frags.range_mut(..=highest).take(4) {
             let from = match r.last_nack {
                 Some((t, covered)) if now < t + hold => covered.saturating_add(1),
@@ -484,7 +528,7 @@ impl WriterProxy {
             v.push(NackFrag {
                 reader_id: reader,
                 writer_id: self.guid.entity,
-                writer_sn: SequenceNumber(sn),
+                writer_sn: sn,
                 fragment_number_state: set,
                 count: self.nackfrag_count,
             });

@@ -12,13 +12,11 @@
 //! are copied, and fragments must be at least [`MIN_FRAGMENT_SIZE`] bytes (unless the sample is
 //! one fragment), so traffic cannot touch pages much faster than it carries bytes.
 
+use crate::config::MIN_FRAGMENT_SIZE;
 use crate::time::Instant;
 use halyard_wire::{FragmentNumberSet, Time};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// Smallest fragment size accepted for samples of more than one fragment.
-pub const MIN_FRAGMENT_SIZE: u16 = 512;
 
 /// Bytes all reassembly buffers of one participant may hold together.
 #[derive(Clone, Debug)]
@@ -100,13 +98,14 @@ impl Reassembly {
         if fragment_size == 0 || sample_size == 0 {
             return None;
         }
-        if fragment_size < MIN_FRAGMENT_SIZE && sample_size > fragment_size as u32 {
+        if (fragment_size as usize) < MIN_FRAGMENT_SIZE && sample_size > fragment_size as u32 {
             return None;
         }
         if !budget.try_take(sample_size as usize) {
             return None;
         }
         let total = sample_size.div_ceil(fragment_size as u32);
+        debug_assert!(total >= 1, "a sample has at least one fragment");
         Some(Reassembly {
             budget: budget.clone(),
             sample_size,
@@ -145,6 +144,11 @@ impl Reassembly {
             .min(self.total);
         let offset = (start as usize - 1) * self.fragment_size as usize;
         let end = (last as usize * self.fragment_size as usize).min(self.sample_size as usize);
+        debug_assert!(
+            offset < end && end <= self.data.len(),
+            "fragments {start}..={last} lie outside the {}-byte sample",
+            self.data.len()
+        );
         let usable = bytes.len().min(end.saturating_sub(offset));
         // Only fragments fully covered by the bytes count as received, and only those are
         // copied (a short fragment must not touch the buffer).
@@ -168,10 +172,22 @@ impl Reassembly {
             }
             self.highest = self.highest.max(n);
         }
+        debug_assert!(
+            self.received_count <= self.total && self.highest <= self.total,
+            "received {} of {} fragments, highest {}",
+            self.received_count,
+            self.total,
+            self.highest
+        );
         Ok(self.received_count == self.total)
     }
 
     fn has(&self, n: u32) -> bool {
+        debug_assert!(
+            (1..=self.total).contains(&n),
+            "fragment {n} of {}",
+            self.total
+        );
         let (w, b) = (((n - 1) / 64) as usize, (n - 1) % 64);
         self.received.get(w).is_some_and(|x| x & (1 << b) != 0)
     }

@@ -1,64 +1,20 @@
 //! Endpoint matching: a remote or local writer with a local reader (and the reverse) when
 //! topic, type, partitions and QoS agree, and the locators their traffic goes to.
 
-use the ordinary writer and reader machinery (reliable,
-//! TRANSIENT_LOCAL, KEEP_LAST 1 per endpoint GUID); their received samples are routed here
-//! instead of to the application.
-
-use crate::event::{ChangeKind, Event, ReceivedSample};
+use super::udp_only;
+use crate::event::Event;
 use crate::matching::{incompatible_policy, partitions_match};
-use crate::participant::{Participant, RemoteParticipant};
-use crate::reader::{Arrival, Reader, ReaderSpec, WriterProxy};
-use crate::time::{wire_to_std, Instant};
-use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
-use halyard_wire::discovery::{
-    builtin_endpoint as be, parse_key_guid, EndpointData, ParticipantData,
-};
-use halyard_wire::param::{
-    pid, ParameterList, ParameterListWriter, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED,
-};
-use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
-use halyard_wire::{
-    Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, SequenceNumber, VendorId,
-};
-use std::sync::Arc;
-
-fn builtin_qos() -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
-    q.durability = DurabilityKind::TransientLocal;
-    q.history = History::KeepLast(1);
-    q.reliability = Reliability {
-        kind: ReliabilityKind::Reliable,
-        max_blocking_time: halyard_wire::Duration::from_nanos(100_000_000),
-    };
-    q
-}
-
-const SEDP_PAIRS: [(EntityId, EntityId, u32, u32); 2] = [
-    (
-        EntityId::SEDP_PUBLICATIONS_WRITER,
-        EntityId::SEDP_PUBLICATIONS_READER,
-        be::PUBLICATIONS_ANNOUNCER,
-        be::PUBLICATIONS_DETECTOR,
-    ),
-    (
-        EntityId::SEDP_SUBSCRIPTIONS_WRITER,
-        EntityId::SEDP_SUBSCRIPTIONS_READER,
-        be::SUBSCRIPTIONS_ANNOUNCER,
-        be::SUBSCRIPTIONS_DETECTOR,
-    ),
-];
-
-fn udp_only(v: &[Locator]) -> Vec<Locator> {
-    v.iter()
-        .copied()
-        .filter(|l| l.as_udpv4().is_some())
-        .collect()
-}
+use crate::participant::Participant;
+use crate::reader::WriterProxy;
+use crate::time::Instant;
+use crate::writer::ReaderProxy;
+use halyard_wire::discovery::EndpointData;
+use halyard_wire::qos::{DurabilityKind, ReliabilityKind};
+use halyard_wire::{EntityId, Guid, Locator, VendorId};
 
 impl Participant {
     /// Locators to reach a remote endpoint: its own, else its participant's defaults.
-    fn user_locators(&self, ed: &EndpointData) -> Vec<Locator> {
+    pub(super) fn user_locators(&self, ed: &EndpointData) -> Vec<Locator> {
         let own = udp_only(&ed.unicast_locators);
         if !own.is_empty() {
             return own;
@@ -79,7 +35,7 @@ impl Participant {
 
     /// The multicast locator a remote reader also listens on (its own, else its participant's
     /// default), when we send user data by multicast at all (`data_multicast`).
-    fn user_multicast(&self, ed: &EndpointData) -> Option<Locator> {
+    pub(super) fn user_multicast(&self, ed: &EndpointData) -> Option<Locator> {
         if !self.cfg.data_multicast {
             return None;
         }
@@ -96,99 +52,94 @@ impl Participant {
         })
     }
 
-    /// Matches remote endpoint `remote` with local endpoint `local` (a writer if
-    /// `local_is_writer`), raising incompatible-QoS events on failure.
-    fn try_match(&mut self, now: Instant, remote: Guid, local: EntityId, local_is_writer: bool) {
-        if local_is_writer {
-            let (Some(w), Some(ed)) = (self.writers.get(&local), self.remote_readers.get(&remote))
-            else {
-                return;
-            };
-            if w.proxies.contains_key(&remote)
-                || w.spec.topic_name != ed.topic_name
-                || w.spec.type_name != ed.type_name
-            {
-                return;
-            }
-            if !partitions_match(&w.spec.qos.partition, &ed.qos.partition) {
-                return;
-            }
-            if let Some(policy) = incompatible_policy(&w.spec.qos, &ed.qos) {
-                self.push_event(Event::OfferedIncompatibleQos {
-                    writer: local,
-                    reader: remote,
-                    policy,
-                });
-                return;
-            }
-            let reliable = ed.qos.reliability.kind == ReliabilityKind::Reliable;
-            let durable = ed.qos.durability >= DurabilityKind::TransientLocal;
-            let locs = self.user_locators(ed);
-            let mut proxy = ReaderProxy::new(remote, locs, reliable);
-            proxy.multicast = self.user_multicast(ed);
-            if let Some(w) = self.writers.get_mut(&local) {
-                w.add_proxy(now, proxy, durable);
-            }
-            self.push_event(Event::PublicationMatched {
-                writer: local,
-                reader: remote,
-                matched: true,
+    /// Matches local writer `writer` with remote reader `reader` when topic, type and
+    /// partitions agree; incompatible QoS is reported, not matched.
+    pub(super) fn match_remote_reader(&mut self, now: Instant, writer: EntityId, reader: Guid) {
+        let (Some(w), Some(ed)) = (self.writers.get(&writer), self.remote_readers.get(&reader))
+        else {
+            return;
+        };
+        if w.proxies.contains_key(&reader)
+            || w.spec.topic_name != ed.topic_name
+            || w.spec.type_name != ed.type_name
+            || !partitions_match(&w.spec.qos.partition, &ed.qos.partition)
+        {
+            return;
+        }
+        if let Some(policy) = incompatible_policy(&w.spec.qos, &ed.qos) {
+            self.push_event(Event::OfferedIncompatibleQos {
+                writer,
+                reader,
+                policy,
             });
-        } else {
-            let (Some(r), Some(ed)) = (self.readers.get(&local), self.remote_writers.get(&remote))
-            else {
-                return;
-            };
-            if r.proxies.contains_key(&remote)
-                || r.spec.topic_name != ed.topic_name
-                || r.spec.type_name != ed.type_name
-            {
-                return;
-            }
-            if !partitions_match(&ed.qos.partition, &r.spec.qos.partition) {
-                return;
-            }
-            if let Some(policy) = incompatible_policy(&ed.qos, &r.spec.qos) {
-                self.push_event(Event::RequestedIncompatibleQos {
-                    reader: local,
-                    writer: remote,
-                    policy,
-                });
-                return;
-            }
-            let reliable = r.is_reliable() && ed.qos.reliability.kind == ReliabilityKind::Reliable;
-            let volatile = r.spec.qos.durability == DurabilityKind::Volatile;
-            let foreign = self
-                .remote
-                .get(&remote.prefix)
-                .is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
-            let locs = self.user_locators(ed);
-            let epoch = self.next_count_epoch();
-            if let Some(r) = self.readers.get_mut(&local) {
-                r.proxies.insert(
-                    remote,
-                    WriterProxy::new(remote, locs, reliable, volatile && foreign, epoch),
-                );
-            }
-            self.writer_index.entry(remote).or_default().push(local);
-            self.push_event(Event::SubscriptionMatched {
-                reader: local,
-                writer: remote,
-                matched: true,
+            return;
+        }
+        let reliable = ed.qos.reliability.kind == ReliabilityKind::Reliable;
+        let durable = ed.qos.durability >= DurabilityKind::TransientLocal;
+        let mut proxy = ReaderProxy::new(reader, self.user_locators(ed), reliable);
+        proxy.multicast = self.user_multicast(ed);
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.add_proxy(now, proxy, durable);
+        }
+        self.push_event(Event::PublicationMatched {
+            writer,
+            reader,
+            matched: true,
+        });
+    }
+
+    /// Matches local reader `reader` with remote writer `writer` when topic, type and
+    /// partitions agree; incompatible QoS is reported, not matched.
+    pub(super) fn match_remote_writer(&mut self, now: Instant, reader: EntityId, writer: Guid) {
+        let (Some(r), Some(ed)) = (self.readers.get(&reader), self.remote_writers.get(&writer))
+        else {
+            return;
+        };
+        if r.proxies.contains_key(&writer)
+            || r.spec.topic_name != ed.topic_name
+            || r.spec.type_name != ed.type_name
+            || !partitions_match(&ed.qos.partition, &r.spec.qos.partition)
+        {
+            return;
+        }
+        if let Some(policy) = incompatible_policy(&ed.qos, &r.spec.qos) {
+            self.push_event(Event::RequestedIncompatibleQos {
+                reader,
+                writer,
+                policy,
             });
-            self.push_event(Event::LivelinessChanged {
-                reader: local,
-                writer: remote,
-                alive: true,
-            });
-            if reliable {
-                self.send_acknack(now, local, remote);
-            }
+            return;
+        }
+        let reliable = r.is_reliable() && ed.qos.reliability.kind == ReliabilityKind::Reliable;
+        let volatile = r.spec.qos.durability == DurabilityKind::Volatile;
+        let foreign = self
+            .remote
+            .get(&writer.prefix)
+            .is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
+        let locs = self.user_locators(ed);
+        let epoch = self.next_count_epoch();
+        if let Some(r) = self.readers.get_mut(&reader) {
+            let proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
+            r.proxies.insert(writer, proxy);
+        }
+        self.writer_index.entry(writer).or_default().push(reader);
+        self.push_event(Event::SubscriptionMatched {
+            reader,
+            writer,
+            matched: true,
+        });
+        self.push_event(Event::LivelinessChanged {
+            reader,
+            writer,
+            alive: true,
+        });
+        if reliable {
+            self.send_acknack(now, reader, writer);
         }
     }
 
     /// Ids of the application's (non-builtin) readers.
-    fn user_readers(&self) -> Vec<EntityId> {
+    pub(super) fn user_readers(&self) -> Vec<EntityId> {
         self.readers
             .keys()
             .copied()
@@ -197,7 +148,7 @@ impl Participant {
     }
 
     /// Ids of the application's (non-builtin) writers.
-    fn user_writers(&self) -> Vec<EntityId> {
+    pub(super) fn user_writers(&self) -> Vec<EntityId> {
         self.writers
             .keys()
             .copied()
@@ -208,7 +159,7 @@ impl Participant {
     pub(crate) fn match_local_writer(&mut self, now: Instant, id: EntityId) {
         let remotes: Vec<Guid> = self.remote_readers.keys().copied().collect();
         for g in remotes {
-            self.try_match(now, g, id, true);
+            self.match_remote_reader(now, id, g);
         }
         let readers: Vec<EntityId> = self.user_readers();
         for r in readers {
@@ -219,7 +170,7 @@ impl Participant {
     pub(crate) fn match_local_reader(&mut self, now: Instant, id: EntityId) {
         let remotes: Vec<Guid> = self.remote_writers.keys().copied().collect();
         for g in remotes {
-            self.try_match(now, g, id, false);
+            self.match_remote_writer(now, id, g);
         }
         let writers: Vec<EntityId> = self.user_writers();
         for w in writers {

@@ -3,14 +3,19 @@
 //!
 //! Builtin SEDP endpoints reuse the ordinary writer and reader machinery (reliable,
 //! TRANSIENT_LOCAL, KEEP_LAST 1 per endpoint GUID); their received samples are routed here
-//! instead of to the application.
+//! instead of to the application. This module holds SPDP and the builtin endpoints; [`sedp`]
+//! the endpoint announcements, [`endpoints`] the matching of endpoints.
 
-use crate::event::{ChangeKind, Event, ReceivedSample};
-use crate::matching::{incompatible_policy, partitions_match};
+mod endpoints;
+mod sedp;
+
+use sedp::WriterGone;
+
+use crate::event::Event;
 use crate::participant::{Participant, RemoteParticipant};
-use crate::reader::{Arrival, Reader, ReaderSpec, WriterProxy};
+use crate::reader::{Reader, ReaderSpec, WriterProxy};
 use crate::time::{wire_to_std, Instant};
-use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
+use crate::writer::{ReaderProxy, Writer, WriterSpec};
 use halyard_wire::discovery::{
     builtin_endpoint as be, parse_key_guid, EndpointData, ParticipantData,
 };
@@ -18,10 +23,7 @@ use halyard_wire::param::{
     pid, ParameterList, ParameterListWriter, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED,
 };
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
-use halyard_wire::{
-    Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, SequenceNumber, VendorId,
-};
-use std::sync::Arc;
+use halyard_wire::{Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, VendorId};
 
 fn builtin_qos() -> EndpointQos {
     let mut q = EndpointQos::writer_default();
@@ -173,7 +175,7 @@ impl Participant {
         let status = d.inline_qos.and_then(|q| q.status_info().ok()).unwrap_or(0);
         if status & (STATUS_INFO_DISPOSED | STATUS_INFO_UNREGISTERED) != 0 || d.key_flag {
             if let Ok(Some(g)) = parse_key_guid(payload) {
-                self.remove_participant(now, g.prefix);
+                self.remove_participant(g.prefix);
             }
             return;
         }
@@ -319,7 +321,7 @@ impl Participant {
         }
     }
 
-    pub(crate) fn remove_participant(&mut self, now: Instant, prefix: GuidPrefix) {
+    pub(crate) fn remove_participant(&mut self, prefix: GuidPrefix) {
         if self.remote.remove(&prefix).is_none() {
             return;
         }
@@ -329,7 +331,7 @@ impl Participant {
             .map(|(g, _)| *g)
             .collect();
         for g in writers {
-            self.forget_remote_writer(now, g, true);
+            self.forget_remote_writer(g, WriterGone::ParticipantGone);
         }
         let readers: Vec<Guid> = self
             .remote_readers

@@ -1,59 +1,25 @@
 //! SEDP (RTPS 2.5 §8.5.4): announcing and retracting local endpoints over the builtin
 //! publications and subscriptions writers, and taking in what remote participants announce.
 
-use the ordinary writer and reader machinery (reliable,
-//! TRANSIENT_LOCAL, KEEP_LAST 1 per endpoint GUID); their received samples are routed here
-//! instead of to the application.
-
 use crate::event::{ChangeKind, Event, ReceivedSample};
-use crate::matching::{incompatible_policy, partitions_match};
-use crate::participant::{Participant, RemoteParticipant};
-use crate::reader::{Arrival, Reader, ReaderSpec, WriterProxy};
-use crate::time::{wire_to_std, Instant};
-use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
-use halyard_wire::discovery::{
-    builtin_endpoint as be, parse_key_guid, EndpointData, ParticipantData,
-};
-use halyard_wire::param::{
-    pid, ParameterList, ParameterListWriter, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED,
-};
-use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
-use halyard_wire::{
-    Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, SequenceNumber, VendorId,
-};
+use crate::participant::Participant;
+use crate::reader::Arrival;
+use crate::time::Instant;
+use crate::writer::NewChange;
+use halyard_wire::discovery::{parse_key_guid, EndpointData};
+use halyard_wire::param::{pid, ParameterListWriter};
+use halyard_wire::qos::EndpointQos;
+use halyard_wire::{EntityId, Guid, ProtocolVersion, VendorId};
 use std::sync::Arc;
 
-fn builtin_qos() -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
-    q.durability = DurabilityKind::TransientLocal;
-    q.history = History::KeepLast(1);
-    q.reliability = Reliability {
-        kind: ReliabilityKind::Reliable,
-        max_blocking_time: halyard_wire::Duration::from_nanos(100_000_000),
-    };
-    q
-}
-
-const SEDP_PAIRS: [(EntityId, EntityId, u32, u32); 2] = [
-    (
-        EntityId::SEDP_PUBLICATIONS_WRITER,
-        EntityId::SEDP_PUBLICATIONS_READER,
-        be::PUBLICATIONS_ANNOUNCER,
-        be::PUBLICATIONS_DETECTOR,
-    ),
-    (
-        EntityId::SEDP_SUBSCRIPTIONS_WRITER,
-        EntityId::SEDP_SUBSCRIPTIONS_READER,
-        be::SUBSCRIPTIONS_ANNOUNCER,
-        be::SUBSCRIPTIONS_DETECTOR,
-    ),
-];
-
-fn udp_only(v: &[Locator]) -> Vec<Locator> {
-    v.iter()
-        .copied()
-        .filter(|l| l.as_udpv4().is_some())
-        .collect()
+/// Why a remote writer is forgotten.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum WriterGone {
+    /// Its participant is gone (lease expired, or it said goodbye): its readers also see it
+    /// lose liveliness.
+    ParticipantGone,
+    /// It was deleted (SEDP dispose), or its participant left saying goodbye.
+    Retracted,
 }
 
 impl Participant {
@@ -109,7 +75,8 @@ impl Participant {
         }
     }
 
-    pub(crate) fn retract_endpoint(&mut self, now: Instant, guid: Guid, is_writer: bool) {
+    pub(crate) fn retract_endpoint(&mut self, now: Instant, guid: Guid) {
+        let is_writer = guid.entity.is_writer();
         let sedp = if is_writer {
             EntityId::SEDP_PUBLICATIONS_WRITER
         } else {
@@ -139,7 +106,7 @@ impl Participant {
     /// hash names another endpoint than its payload): such a sample was damaged in transit
     /// (RTPS has no checksum of its own) and must be received again. The key-hash check
     /// matters because a flipped bit in an endpoint GUID still parses, and the peer would be
-    /// matched with an endpoint that does not exist, for good (sim_swarm seed
+    /// matched with an endpoint that does not exist, for good (swarm simulation seed
     /// 0x6ec1b04232f62810). Samples for other readers are always acceptable.
     pub(crate) fn builtin_sample_acceptable(
         &self,
@@ -173,7 +140,7 @@ impl Participant {
                 .or_else(|| parse_key_guid(&s.payload).ok().flatten());
             if let Some(g) = guid {
                 if is_pub {
-                    self.forget_remote_writer(now, g, false);
+                    self.forget_remote_writer(g, WriterGone::Retracted);
                 } else {
                     self.forget_remote_reader(g);
                 }
@@ -201,7 +168,7 @@ impl Participant {
             self.remote_writers.insert(ed.guid, ed.clone());
             let readers: Vec<EntityId> = self.user_readers();
             for r in readers {
-                self.try_match(now, ed.guid, r, false);
+                self.match_remote_writer(now, r, ed.guid);
             }
         } else {
             if !self.remote_readers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints
@@ -213,12 +180,12 @@ impl Participant {
             self.remote_readers.insert(ed.guid, ed.clone());
             let writers: Vec<EntityId> = self.user_writers();
             for w in writers {
-                self.try_match(now, ed.guid, w, true);
+                self.match_remote_reader(now, w, ed.guid);
             }
         }
     }
 
-    fn forget_remote_writer(&mut self, _now: Instant, g: Guid, lease_expired: bool) {
+    pub(super) fn forget_remote_writer(&mut self, g: Guid, why: WriterGone) {
         if self.remote_writers.remove(&g).is_none() {
             return;
         }
@@ -226,7 +193,7 @@ impl Participant {
         for r in self.writer_index.remove(&g).unwrap_or_default() {
             if let Some(rd) = self.readers.get_mut(&r) {
                 if rd.proxies.remove(&g).is_some() {
-                    if lease_expired {
+                    if why == WriterGone::ParticipantGone {
                         self.push_event(Event::LivelinessChanged {
                             reader: r,
                             writer: g,
@@ -243,7 +210,7 @@ impl Participant {
         }
     }
 
-    fn forget_remote_reader(&mut self, g: Guid) {
+    pub(super) fn forget_remote_reader(&mut self, g: Guid) {
         if self.remote_readers.remove(&g).is_none() {
             return;
         }

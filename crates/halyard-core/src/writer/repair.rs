@@ -1,0 +1,285 @@
+//! Reader-driven repair and heartbeats of a writer (RTPS 2.5 §8.4.15): ACKNACKs acknowledge
+//! and name changes to resend (DATA when held, GAP otherwise), NACK_FRAGs name fragments; the
+//! periodic HEARTBEAT asks readers that are behind to say where they are.
+
+use super::send::{Sending, Target};
+use super::{fast_heartbeat, push_gap, Ctx, Writer, DATA_OVERHEAD};
+use crate::config::{ParticipantConfig, MAX_REQUESTED_PER_READER};
+use crate::outbox::Outbox;
+use crate::time::Instant;
+use halyard_wire::param::ParameterList;
+use halyard_wire::{AckNack, Data, EntityId, Guid, NackFrag, SequenceNumber};
+
+impl Writer {
+    /// Handles an ACKNACK from `reader` (RTPS 2.5 §8.4.15.4). Returns true if acknowledgments
+    /// advanced.
+    pub(crate) fn on_acknack(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+        an: &AckNack,
+    ) -> bool {
+        self.flush_batch(out);
+        let ctx = &mut Ctx { now, out, cfg };
+        let (set, count, final_flag) = (&an.reader_sn_state, an.count, an.final_flag);
+        let last_sn = self.last_sn;
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return false;
+        };
+        // An ACKNACK acknowledging beyond what was ever written is damaged (a bit flip in its
+        // base: RTPS has no checksum of its own), unless the reader really is ahead (it skipped
+        // to a damaged HEARTBEAT's or GAP's end), in which case it says so again every time.
+        // Taking one such ACKNACK at its word acknowledges changes the reader never received;
+        // once all is acknowledged no HEARTBEAT ever asks it again (seed 0xcbdc8571e728e503:
+        // a SEDP announcement lost for good, no match). So it counts only once confirmed; until
+        // then a HEARTBEAT asks the reader to say again where it is.
+        if set.base > last_sn + 1 {
+            p.acks_ahead = p.acks_ahead.saturating_add(1);
+            if p.acks_ahead < 2 {
+                self.serve_requests(ctx, reader, true);
+                return false;
+            }
+        } else {
+            p.acks_ahead = 0;
+        }
+        // A reader's first ACKNACK proves it matched us: answer with a HEARTBEAT at once so it
+        // synchronises on our sequence numbers before data flows (otherwise a volatile reader
+        // syncs on the first heartbeat piggy-backed on data and skips what was lost before it).
+        let first_contact = !p.acknack_counts.seen();
+        if !p.acknack_counts.accept(count) {
+            return false;
+        }
+        let base = set.base.min(last_sn + 1);
+        // The reader is behind what it acknowledged before: it lost its state for us (a new
+        // proxy after its lease on us expired, or a restart) and knows nothing to ask for.
+        let went_back = base < p.acked_below;
+        let advanced = base > p.acked_below;
+        if advanced {
+            p.acked_below = base;
+            p.requested = p.requested.split_off(&base);
+        }
+        for sn in set.iter() {
+            if sn <= last_sn && p.requested.len() < MAX_REQUESTED_PER_READER {
+                p.requested.insert(sn);
+            }
+        }
+        let wants_hb =
+            first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
+        if advanced {
+            self.collect_acked();
+            // As hurry_heartbeat, but only brings forward a HEARTBEAT already due: with
+            // everything acknowledged none is.
+            self.hb_interval = fast_heartbeat(cfg);
+            self.hb_due = self.hb_due.map(|d| d.min(now + self.hb_interval));
+        }
+        self.serve_requests(ctx, reader, wants_hb);
+        self.check_history();
+        advanced
+    }
+
+    /// Handles a NACK_FRAG: resends the named fragments (at most one burst).
+    pub(crate) fn on_nackfrag(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+        nf: &NackFrag,
+    ) {
+        self.flush_batch(out);
+        let (sn, frags, count) = (nf.writer_sn, &nf.fragment_number_state, nf.count);
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return;
+        };
+        if !p.nackfrag_counts.accept(count) {
+            return;
+        }
+        let list: Vec<u32> = frags.iter().collect();
+        let (dests, prefix) = (p.locators.clone(), p.guid.prefix);
+        let held = self.changes.contains_key(&sn) && sn >= p.start_sn;
+        let ctx = &mut Ctx { now, out, cfg };
+        if held {
+            let to = Target {
+                reader_id: reader.entity,
+                prefix: Some(prefix),
+                dests: &dests,
+            };
+            let what = Sending {
+                fragments: Some(&list),
+                with_heartbeat: false,
+            };
+            self.send_change(ctx, sn, to, what);
+            if !self.repaired.contains(&reader) {
+                self.repaired.push(reader);
+            }
+            // The reader is repairing: if the repairs or their HEARTBEAT are lost, ask again
+            // soon rather than after an interval that has backed off meanwhile.
+            self.hurry_heartbeat(now, cfg);
+        } else {
+            self.send_gap(ctx.out, reader, sn, sn + 1);
+        }
+    }
+
+    /// Resends what `reader` asked for: DATA when held, GAP otherwise, then a HEARTBEAT.
+    fn serve_requests(&mut self, ctx: &mut Ctx<'_>, reader: Guid, force_hb: bool) {
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return;
+        };
+        let requested = std::mem::take(&mut p.requested);
+        let (dests, start_sn) = (p.locators.clone(), p.start_sn);
+        let to = Target {
+            reader_id: reader.entity,
+            prefix: Some(reader.prefix),
+            dests: &dests,
+        };
+        let max_message_size = ctx.cfg.max_message_size;
+        let mut mb = ctx.out.start(to.prefix);
+        let empty = mb.len();
+        let mut gap: Option<(SequenceNumber, SequenceNumber)> = None;
+        let mut sent_fragmented = false;
+        for sn in requested {
+            let held = sn >= start_sn && self.changes.contains_key(&sn);
+            if !held {
+                gap = match gap {
+                    Some((s, e)) if e == sn => Some((s, sn + 1)),
+                    Some((s, e)) => {
+                        push_gap(&mut mb, reader.entity, self.guid.entity, s, e);
+                        Some((sn, sn + 1))
+                    }
+                    None => Some((sn, sn + 1)),
+                };
+                continue;
+            }
+            let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
+            if len + DATA_OVERHEAD > max_message_size {
+                let what = Sending {
+                    fragments: None,
+                    with_heartbeat: false,
+                };
+                self.send_change(ctx, sn, to, what);
+                sent_fragmented = true;
+                continue;
+            }
+            if mb.len() + len + DATA_OVERHEAD > max_message_size {
+                ctx.out.push(mb, empty, &dests);
+                mb = ctx.out.start(to.prefix);
+            }
+            if let Some(c) = self.changes.get(&sn) {
+                let mut qos = Vec::new();
+                let has_qos = self.inline_qos(&c.change, &mut qos);
+                mb.info_ts(c.change.timestamp);
+                mb.data(&Data {
+                    reader_id: reader.entity,
+                    writer_id: self.guid.entity,
+                    writer_sn: sn,
+                    inline_qos: has_qos.then(|| ParameterList::new(&qos, true)),
+                    payload: Some(&c.change.payload),
+                    key_flag: c.change.kind != crate::event::ChangeKind::Alive,
+                    non_standard_flag: false,
+                });
+            }
+        }
+        if let Some((s, e)) = gap {
+            push_gap(&mut mb, reader.entity, self.guid.entity, s, e);
+        }
+        let sent_something = mb.len() > empty || sent_fragmented;
+        if sent_something || force_hb {
+            let hb = self.heartbeat(reader.entity, false);
+            mb.heartbeat(&hb);
+            self.note_hb_sent(ctx.now);
+        }
+        ctx.out.push(mb, empty, &dests);
+    }
+
+    /// Sends one HEARTBEAT to each reader repaired since the last call (see `repaired`); the
+    /// participant calls this once it has handled a whole datagram.
+    pub(crate) fn send_repair_heartbeats(&mut self, now: Instant, out: &mut Outbox) {
+        for g in std::mem::take(&mut self.repaired) {
+            let Some(p) = self.proxies.get(&g) else {
+                continue;
+            };
+            let dests = p.locators.clone();
+            let mut mb = out.start(Some(g.prefix));
+            let empty = mb.len();
+            let hb = self.heartbeat(g.entity, false);
+            mb.heartbeat(&hb);
+            self.note_hb_sent(now);
+            out.push(mb, empty, &dests);
+        }
+    }
+
+    /// True if repairs were sent that still owe their HEARTBEAT.
+    pub(crate) fn owes_repair_heartbeat(&self) -> bool {
+        !self.repaired.is_empty()
+    }
+
+    fn send_gap(
+        &mut self,
+        out: &mut Outbox,
+        reader: Guid,
+        start: SequenceNumber,
+        end: SequenceNumber,
+    ) {
+        let Some(p) = self.proxies.get(&reader) else {
+            return;
+        };
+        let dests = p.locators.clone();
+        let mut mb = out.start(Some(reader.prefix));
+        let empty = mb.len();
+        push_gap(&mut mb, reader.entity, self.guid.entity, start, end);
+        out.push(mb, empty, &dests);
+    }
+
+    /// Periodic duties: a HEARTBEAT while any reliable reader has not acknowledged everything.
+    pub(crate) fn on_timeout(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig) {
+        if self.pending.as_ref().is_some_and(|b| now >= b.due) {
+            self.flush_batch(out);
+        }
+        let Some(due) = self.hb_due else { return };
+        if now < due {
+            return;
+        }
+        self.flush_batch(out);
+        let last = self.last_sn;
+        let unacked: Vec<Guid> = self
+            .proxies
+            .values()
+            .filter(|p| p.reliable && (p.acked_below <= last || !p.acknack_counts.seen()))
+            .map(|p| p.guid)
+            .collect();
+        if unacked.is_empty() {
+            self.hb_due = None;
+            return;
+        }
+        if unacked.len() == self.proxies.len() && self.fanout.len() <= unacked.len() {
+            let dests = self.fanout.clone();
+            let mut mb = out.start(self.fanout_prefix);
+            let empty = mb.len();
+            let hb = self.heartbeat(EntityId::UNKNOWN, false);
+            mb.heartbeat(&hb);
+            out.push(mb, empty, &dests);
+        } else {
+            for g in unacked {
+                let dests = self
+                    .proxies
+                    .get(&g)
+                    .map(|p| p.locators.clone())
+                    .unwrap_or_default();
+                let mut mb = out.start(Some(g.prefix));
+                let empty = mb.len();
+                let hb = self.heartbeat(g.entity, false);
+                mb.heartbeat(&hb);
+                out.push(mb, empty, &dests);
+            }
+        }
+        self.note_hb_sent(now);
+        self.hb_interval = self
+            .hb_interval
+            .max(fast_heartbeat(cfg))
+            .min(cfg.heartbeat_period);
+        self.hb_due = Some(now + self.hb_interval);
+        self.hb_interval = (self.hb_interval * 2).min(cfg.heartbeat_period);
+    }
+}
