@@ -2,10 +2,8 @@
 //! order under seeded loss, duplication and reordering, and batching really does put several
 //! samples in one datagram (fewer datagrams than samples on a loss-free network).
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::BatchPolicy;
-use sim::*;
 use std::time::Duration;
 
 const SAMPLES: u64 = 2000;

@@ -1,10 +1,8 @@
 //! Proves that a best-effort reader never delivers an older sample after a newer one from the
 //! same writer, however the network reorders, duplicates or drops datagrams.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::wire::qos::{EndpointQos, ReliabilityKind};
-use sim::*;
 
 #[test]
 fn best_effort_never_goes_backwards() {

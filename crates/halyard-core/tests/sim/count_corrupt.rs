@@ -1,11 +1,9 @@
 //! Proves that one ACKNACK or HEARTBEAT whose count was pushed up by a bit flip (0x3007 ->
-//! 0x13007, the flip that wedged seed 0x3cc4051165910c4c of sim_swarm) cannot make the peer
+//! 0x13007, the flip that wedged seed 0x3cc4051165910c4c of the swarm test) cannot make the peer
 //! ignore every later genuine submessage as stale: the stream still converges promptly.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::wire::EntityId;
-use sim::*;
 
 const ACKNACK: u8 = 0x06;
 const HEARTBEAT: u8 = 0x07;

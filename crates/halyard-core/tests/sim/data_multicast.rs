@@ -3,11 +3,9 @@
 //! intact and in order under loss, duplication and reordering (repairs go unicast to the
 //! reader that asked). With `data_multicast` off the same set-up costs a datagram per reader.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::wire::{EntityId, Locator};
 use halyard_core::{Event, ReaderSpec, WriterSpec};
-use sim::*;
 
 const READERS: u8 = 3;
 const SAMPLES: u64 = 200;

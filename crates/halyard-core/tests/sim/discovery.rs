@@ -1,10 +1,8 @@
 //! Proves that two participants discover each other and match a writer with a reader on the
 //! same topic and type over a network that loses 20% of datagrams.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::Event;
-use sim::*;
 
 #[test]
 fn discovery_and_matching_with_20_percent_loss() {

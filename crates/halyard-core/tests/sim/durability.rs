@@ -2,11 +2,9 @@
 //! exactly the last 5 samples of an instance, in order, while a late VOLATILE reader gets none
 //! of the old samples but does get those written after it matched.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::wire::qos::{DurabilityKind, History};
 use halyard_core::{Event, ReaderSpec, WriterSpec};
-use sim::*;
 
 #[test]
 fn transient_local_late_joiner() {

@@ -2,11 +2,9 @@
 //! RequestedIncompatibleQos and never match, and that a partition mismatch prevents matching
 //! silently (no incompatible-QoS event).
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::wire::qos::{EndpointQos, ReliabilityKind};
 use halyard_core::{Event, QosPolicyId, ReaderSpec, WriterSpec};
-use sim::*;
 
 fn setup(seed: u64, wq: EndpointQos, rq: EndpointQos) -> SimNet {
     let mut net = SimNet::new(

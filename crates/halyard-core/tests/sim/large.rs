@@ -1,9 +1,7 @@
 //! Proves that reliable samples of 300 KB and 3 MB, fragmented (fragment_size 16000,
 //! max_message_size 65000), arrive intact byte for byte under 10% loss.
 
-mod sim;
-
-use sim::*;
+use crate::net::*;
 
 #[test]
 fn large_fragmented_samples_under_loss() {

@@ -2,10 +2,8 @@
 //! and unmatches its writer (SubscriptionMatched matched=false) once its lease elapses in
 //! virtual time, and not before.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::Event;
-use sim::*;
 use std::time::Duration;
 
 #[test]

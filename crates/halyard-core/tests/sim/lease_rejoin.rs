@@ -2,10 +2,8 @@
 //! lease, one-way), rediscovery re-matches the endpoints and the reliable stream resumes: the
 //! peer that kept its state answers the rejoined reader's fresh ACKNACK with a HEARTBEAT.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::Event;
-use sim::*;
 
 #[test]
 fn one_sided_lease_expiry_rematches_and_resumes() {

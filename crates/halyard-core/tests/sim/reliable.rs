@@ -2,10 +2,8 @@
 //! seeded loss (0-30%), duplication (0-5%), reordering and jitter, and that everything is
 //! acknowledged once the network heals.
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::Event;
-use sim::*;
 
 /// Samples per seed. 2000 as specified; each seed takes well under a second in debug builds.
 const SAMPLES: u64 = 2000;

@@ -7,9 +7,7 @@
 //! repair round multiplied the next: 12 such samples took 706 639 datagrams (the minimum is
 //! about 950), and a real 10 %-loss link carried 43 % duplicate bytes.
 
-mod sim;
-
-use sim::*;
+use crate::net::*;
 
 const SAMPLES: u64 = 12;
 const SIZE: usize = 1 << 20;

@@ -1,10 +1,8 @@
 //! Proves that a SEDP announcement whose payload was corrupted in transit (so it no longer
 //! parses) is re-requested by the reliable builtin reader instead of being acknowledged and
-//! lost, so the writer and reader still match (seed 0x2e2dcb00cd312454 of sim_swarm wedged so).
+//! lost, so the writer and reader still match (seed 0x2e2dcb00cd312454 of the swarm test wedged so).
 
-mod sim;
-
-use sim::*;
+use crate::net::*;
 
 /// Finds `needle` in `hay`.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -43,7 +41,7 @@ fn corrupted_sedp_publication_is_repaired() {
 
 /// A flipped bit in the endpoint GUID of a publication announcement still parses; without a
 /// check the reader would match a writer that does not exist and never hear from the real
-/// one (sim_swarm seed 0x6ec1b04232f62810 wedged so). The inline key hash disagrees with the
+/// one (swarm test seed 0x6ec1b04232f62810 wedged so). The inline key hash disagrees with the
 /// damaged GUID, so the announcement is re-requested and the real writer matched.
 #[test]
 fn sedp_publication_with_a_damaged_endpoint_guid_is_repaired() {

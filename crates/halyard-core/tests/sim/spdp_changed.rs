@@ -2,9 +2,7 @@
 //! reached us with a damaged metatraffic locator, the next ones are right) the builtin SEDP
 //! proxies follow the new locators, so discovery converges instead of talking to a dead address.
 
-mod sim;
-
-use sim::*;
+use crate::net::*;
 use std::cell::Cell;
 use std::rc::Rc;
 

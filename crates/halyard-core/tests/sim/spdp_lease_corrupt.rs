@@ -1,10 +1,8 @@
 //! Proves that one damaged SPDP announcement carrying a zero lease does not make the receiver
 //! drop a live participant (and with it the match and the reliable stream's state).
 
-mod sim;
-
+use crate::net::*;
 use halyard_core::Event;
-use sim::*;
 use std::cell::Cell;
 use std::rc::Rc;
 

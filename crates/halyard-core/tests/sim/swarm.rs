@@ -9,11 +9,9 @@
 //! delivered at most once, in order, at their own sequence number, and convergence to "all
 //! acknowledged" after healing.
 //!
-//! Long runs: `HALYARD_SIM_SEEDS=10000 cargo test -p halyard-core --release --test sim_swarm`.
+//! Long runs: `HALYARD_SIM_SEEDS=10000 cargo test -p halyard-core --release --test sim swarm`.
 
-mod sim;
-
-use sim::*;
+use crate::net::*;
 
 /// Samples per seed (300 keeps 50 seeds at a few seconds in debug builds).
 const SAMPLES: u64 = 300;

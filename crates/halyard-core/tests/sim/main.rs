@@ -1,0 +1,29 @@
+//! The protocol core's simulation tests, linked as one binary: each module proves one
+//! behaviour over many seeded runs of the simulated network in [`net`] (virtual time, seeded
+//! loss, duplication, reordering, corruption, partitions). `HALYARD_SIM_SEEDS` sets how many
+//! seeds each test runs, `HALYARD_SIM_SEED` replays one, `HALYARD_SIM_TRACE=1` prints every
+//! delivered submessage:
+//!
+//! ```sh
+//! HALYARD_SIM_SEED=0x1234 cargo test --release -p halyard-core --test sim swarm
+//! ```
+
+mod net;
+
+mod batching;
+mod best_effort;
+mod count_corrupt;
+mod data_multicast;
+mod determinism;
+mod discovery;
+mod durability;
+mod incompatible;
+mod large;
+mod lease;
+mod lease_rejoin;
+mod reliable;
+mod repair_traffic;
+mod sedp_corrupt;
+mod spdp_changed;
+mod spdp_lease_corrupt;
+mod swarm;
