@@ -4,9 +4,9 @@
 //! NOT_ALIVE_DISPOSED notices (valid_data = false). Each cache holds at most
 //! [`MAX_BUILTIN_SAMPLES`] samples; the oldest are dropped beyond that.
 
+use crate::clock::wall_clock;
 use crate::participant::DomainParticipant;
 use crate::reader::Sample;
-use crate::runtime::wall_clock;
 use crate::status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
 use halyard_core::Event;
 use halyard_wire::discovery::{EndpointData, ParticipantData};
@@ -204,7 +204,7 @@ impl<T: BuiltinData> BuiltinReader<T> {
                 instance_handle: InstanceHandle(e.key.to_bytes()),
                 publication_handle: InstanceHandle::default(),
                 valid_data: e.data.is_some(),
-                sequence_number: 0,
+                sequence_number: halyard_wire::SequenceNumber(0),
             };
             if take {
                 let e = c.samples.remove(i);

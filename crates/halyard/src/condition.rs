@@ -4,6 +4,7 @@
 //! WaitSet attached to one of their entities whenever statuses or caches change; the WaitSet then
 //! re-evaluates its conditions, so a wake-up is cheap and spurious ones are harmless.
 
+use crate::clock::monotonic;
 use crate::error::{Error, Result};
 use crate::listener::StatusMask;
 use crate::runtime::Shared;
@@ -33,7 +34,7 @@ impl Notifier {
     fn wait_past(&self, seen: u64, deadline: Instant) {
         let mut g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
         while *g == seen {
-            let now = Instant::now();
+            let now = monotonic();
             if now >= deadline {
                 return;
             }
@@ -137,7 +138,7 @@ impl ReadCondition {
             if self.0.only_unread {
                 r.data_available
             } else {
-                !r.samples.is_empty()
+                !r.cache.is_empty()
             }
         })
     }
@@ -301,7 +302,7 @@ impl WaitSet {
     /// Blocks until at least one attached condition triggers and returns the triggered ones,
     /// or returns `Err(Timeout)`.
     pub fn wait(&self, timeout: Duration) -> Result<Vec<Condition>> {
-        let deadline = Instant::now() + timeout;
+        let deadline = monotonic() + timeout;
         loop {
             let seen = self.notifier.generation();
             let triggered: Vec<Condition> = self
@@ -312,14 +313,12 @@ impl WaitSet {
             if !triggered.is_empty() {
                 return Ok(triggered);
             }
-            if Instant::now() >= deadline {
+            if monotonic() >= deadline {
                 return Err(Error::Timeout);
             }
             // Bounded sleep so conditions whose state changes without a wake-up are still seen.
-            self.notifier.wait_past(
-                seen,
-                deadline.min(Instant::now() + Duration::from_millis(100)),
-            );
+            self.notifier
+                .wait_past(seen, deadline.min(monotonic() + Duration::from_millis(100)));
         }
     }
 }

@@ -14,15 +14,15 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-// The API layer is the driver: it reads clocks (the protocol core does not).
-#![allow(clippy::disallowed_methods)]
 
 // Lets `#[derive(Topic)]`'s `::halyard::cdr` paths resolve inside this crate too.
 extern crate self as halyard;
 
 pub mod builtin;
+mod clock;
 pub mod condition;
 pub mod error;
+mod history;
 pub mod listener;
 mod participant;
 pub mod qos;
@@ -35,6 +35,7 @@ pub use builtin::{
     BuiltinReader, BuiltinTopic, ParticipantBuiltinTopicData, PublicationBuiltinTopicData,
     SubscriptionBuiltinTopicData,
 };
+pub use clock::wall_clock;
 pub use condition::{Condition, GuardCondition, ReadCondition, StatusCondition, WaitSet};
 pub use error::{Error, Result};
 pub use halyard_cdr as cdr;
@@ -42,11 +43,11 @@ pub use halyard_cdr::{CdrType, Topic as TopicDerive};
 pub use halyard_core::{Event, QosPolicyId};
 pub use halyard_derive::Topic;
 pub use halyard_net::{FaultConfig, FaultStats};
-pub use halyard_wire::{Guid, GuidPrefix, Time};
-pub use listener::{DataReaderListener, DataWriterListener, StatusMask};
+pub use halyard_wire::{Guid, GuidPrefix, SequenceNumber, Time};
+pub use history::MAX_CACHED_SAMPLES_DEFAULT;
+pub use listener::{DataReaderListener, DataWriterListener, Listener, StatusMask};
 pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};
 pub use qos::GroupQos;
 pub use reader::{DataReader, Sample, Selector};
-pub use runtime::{wall_clock, Listener};
 pub use status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
 pub use writer::{Batching, DataWriter};

@@ -3,6 +3,10 @@
 //! (take, write ...). They must not block for long: they delay the delivery of later data.
 
 use crate::status::{IncompatibleQosStatus, LivelinessChangedStatus, MatchedStatus};
+use std::sync::Arc;
+
+/// A callback run when its reader has new data (on the receiving thread, outside locks).
+pub type Listener = Arc<dyn Fn() + Send + Sync>;
 
 /// A set of communication statuses (DDS 1.4 §2.2.4.1, StatusKind bit values).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -74,7 +78,7 @@ pub trait DataWriterListener: Send + Sync {
 }
 
 /// Adapts a closure to a listener that only handles DATA_AVAILABLE.
-pub(crate) struct DataAvailableFn(pub(crate) crate::runtime::Listener);
+pub(crate) struct DataAvailableFn(pub(crate) Listener);
 
 impl DataReaderListener for DataAvailableFn {
     fn on_data_available(&self) {

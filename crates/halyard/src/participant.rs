@@ -1,11 +1,12 @@
 //! DomainParticipant, Topic, Publisher and Subscriber (DDS 1.4 §2.2.2.2).
-#![allow(clippy::disallowed_methods)] // GUID prefix entropy comes from the OS clock here
 
 use crate::builtin::{
     BuiltinReader, BuiltinTopic, ParticipantBuiltinTopicData, PublicationBuiltinTopicData,
     SubscriptionBuiltinTopicData,
 };
+use crate::clock::wall_clock;
 use crate::error::{Error, Result};
+use crate::history::{KeyFn, ReaderCache};
 use crate::listener::{DataReaderListener, DataWriterListener};
 use crate::qos::{validate, DataReaderQos, DataWriterQos, GroupQos};
 use crate::reader::DataReader;
@@ -13,6 +14,7 @@ use crate::runtime::Shared;
 use crate::status::{ReaderState, WriterState};
 use crate::writer::DataWriter;
 use halyard_cdr::TopicType;
+use halyard_core::config::{MAX_FRAGMENT_SIZE, MIN_FRAGMENT_SIZE};
 use halyard_core::{Participant, ParticipantConfig, ReaderSpec, WriterSpec};
 use halyard_net::{select_interface, UdpTransport};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
@@ -59,8 +61,8 @@ fn validate_config(cfg: &mut ParticipantConfig) -> Result<()> {
             "lease_duration must be at least 100 ms",
         ));
     }
-    if cfg.fragment_size < 512
-        || cfg.fragment_size > 65_535
+    if cfg.fragment_size < MIN_FRAGMENT_SIZE
+        || cfg.fragment_size > MAX_FRAGMENT_SIZE
         || cfg.fragment_size + 200 > cfg.max_message_size
     {
         return Err(Error::BadParameter(
@@ -95,20 +97,30 @@ impl Drop for ShutdownGuard {
 
 static PARTICIPANT_COUNTER: AtomicU32 = AtomicU32::new(0);
 
-fn new_guid_prefix() -> GuidPrefix {
-    let pid = std::process::id();
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64;
-    let n = PARTICIPANT_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut x = t ^ ((pid as u64) << 32) ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    // splitmix64 to spread the bits.
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = x;
+/// 64 bits from the OS's random source (std seeds its hash maps from it).
+fn os_entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+}
+
+/// splitmix64's finaliser: spreads the bits of `x`.
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    z ^ (z >> 31)
+}
+
+/// A GUID prefix unique to this participant: Halyard's vendor id, 32 bits of time, process
+/// and OS entropy, the process id and a per-process counter.
+fn new_guid_prefix() -> GuidPrefix {
+    let pid = std::process::id();
+    let t = wall_clock().to_nanos() as u64;
+    let n = PARTICIPANT_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let x =
+        t ^ ((pid as u64) << 32) ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ os_entropy();
+    let z = mix(x.wrapping_add(0x9E37_79B9_7F4A_7C15));
     let mut p = [0u8; 12];
     p[0..2].copy_from_slice(&[0x01, 0x99]);
     p[2..6].copy_from_slice(&(z as u32).to_be_bytes());
@@ -130,7 +142,7 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
     if packet >= cfg.fragment_size + RTPS_OVERHEAD || packet < 576 {
         return;
     }
-    cfg.fragment_size = (packet - RTPS_OVERHEAD).max(512);
+    cfg.fragment_size = (packet - RTPS_OVERHEAD).max(MIN_FRAGMENT_SIZE);
     cfg.max_message_size = (10 * packet).min(cfg.max_message_size);
 }
 
@@ -167,6 +179,8 @@ impl DomainParticipant {
             cfg.spdp_destinations
                 .push(Locator::udpv4(p.ip().octets(), p.port()));
         }
+        // Hash maps keyed by what peers send are seeded with entropy peers cannot know.
+        cfg.hash_seed = os_entropy();
         cfg.user_data = opts.user_data.clone();
         cfg.entity_name = opts.entity_name.clone();
         if let Some(tune) = opts.tuning {
@@ -177,12 +191,7 @@ impl DomainParticipant {
             Participant::new(cfg, halyard_core::Instant::default()),
             transport,
         );
-        {
-            let mut st = shared.lock();
-            let now = shared.now();
-            st.core.handle_timeout(now);
-            shared.pump(&mut st);
-        }
+        shared.drive(|st, now| st.core.handle_timeout(now));
         if let Some(fc) = opts.fault_injection {
             fc.validate().map_err(Error::BadParameter)?;
             shared.lock().faults = Some(halyard_net::FaultInjector::new(fc));
@@ -337,19 +346,16 @@ impl Publisher {
             qos: qos.clone(),
             has_key: T::has_key(),
         };
-        let mut st = shared.lock();
-        let now = shared.now();
-        let id = st.core.create_writer(now, spec);
-        st.writers.insert(
-            id,
-            WriterState {
+        let id = shared.drive(|st, now| {
+            let id = st.core.create_writer(now, spec);
+            // Before the pump: events raised during creation refer to `id`.
+            let state = WriterState {
                 listener,
                 ..WriterState::default()
-            },
-        );
-        // Events raised during creation refer to `id`; dispatch them now.
-        shared.pump(&mut st);
-        shared.finish(st);
+            };
+            st.writers.insert(id, state);
+            id
+        });
         Ok(DataWriter::new(self.participant.clone(), id, qos))
     }
 }
@@ -395,21 +401,22 @@ impl Subscriber {
             qos: qos.clone(),
             has_key: T::has_key(),
         };
-        let key_fn: Option<crate::status::KeyFn> = if T::has_key() {
+        let key_fn: Option<KeyFn> = if T::has_key() {
             Some(crate::reader::key_of::<T>)
         } else {
             None
         };
-        let mut st = shared.lock();
-        let now = shared.now();
-        let id = st.core.create_reader(now, spec);
-        let mut state = ReaderState::new(qos, key_fn);
-        state.listener = listener;
-        let credit = state.credit();
-        st.readers.insert(id, state);
-        let _ = st.core.set_reader_credit(now, id, credit);
-        shared.pump(&mut st);
-        shared.finish(st);
+        let id = shared.drive(|st, now| {
+            let id = st.core.create_reader(now, spec);
+            let seed = st.core.config().hash_seed;
+            let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed));
+            state.listener = listener;
+            let credit = state.cache.credit();
+            // Before the pump: samples and events raised during creation refer to `id`.
+            st.readers.insert(id, state);
+            st.core.set_reader_credit(now, id, credit);
+            id
+        });
         Ok(DataReader::new(self.participant.clone(), id))
     }
 }

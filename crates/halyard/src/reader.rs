@@ -2,11 +2,12 @@
 
 use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};
-use crate::listener::{DataAvailableFn, DataReaderListener, StatusMask};
+use crate::history::{Cached, Visit};
+use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask};
 use crate::participant::DomainParticipant;
-use crate::runtime::Listener;
 use crate::status::{
-    IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus, MatchedStatus, SampleInfo,
+    IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus, MatchedStatus, ReaderState,
+    SampleInfo,
 };
 use halyard_cdr::{deserialize, deserialize_key, key_hash, TopicType};
 use halyard_wire::EntityId;
@@ -58,40 +59,36 @@ impl<T: TopicType> DataReader<T> {
 
     fn collect(&self, max: usize, take: bool, sel: Selector) -> Result<Vec<Sample<T>>> {
         let mut out = Vec::new();
-        let mut st = self.participant.shared.lock();
-        let r = st.readers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
-        r.collect(
+        let v = Visit {
             max,
             take,
-            sel.only_unread,
-            sel.instance.map(|h| h.0),
-            |c, info| {
-                let data = if info.valid_data {
-                    deserialize::<T>(&c.payload).ok()
-                } else {
-                    None
-                };
-                out.push(Sample { data, info });
-            },
-        );
-        if take {
-            self.regrant_credit(st);
-        }
+            only_unread: sel.only_unread,
+            instance: sel.instance.map(|h| h.0),
+        };
+        self.visit(v, |c, info| {
+            let data = if info.valid_data {
+                deserialize::<T>(&c.payload).ok()
+            } else {
+                None
+            };
+            out.push(Sample { data, info });
+        })?;
         Ok(out)
     }
 
-    /// After a take freed cache space: let the core deliver samples it held back for lack of
-    /// room, move them into the cache and wake waiters.
-    fn regrant_credit(&self, mut st: std::sync::MutexGuard<'_, crate::runtime::State>) {
-        let shared = &self.participant.shared;
-        let Some(credit) = st.readers.get(&self.id).and_then(|r| r.credit()) else {
-            return;
-        };
-        let now = shared.now();
-        if st.core.set_reader_credit(now, self.id, Some(credit)) {
-            shared.pump(&mut st);
-            shared.finish(st);
-        }
+    /// Reads or takes what `v` selects, handing each sample to `f`. After a take the core may
+    /// deliver samples it held back for lack of room (a reliable KEEP_ALL cache that was full
+    /// back-pressures its writers): they are moved into the cache and waiters are woken.
+    fn visit(&self, v: Visit, f: impl FnMut(&Cached, SampleInfo)) -> Result<()> {
+        let id = self.id;
+        self.participant.shared.drive(|st, now| {
+            let r = st.readers.get_mut(&id).ok_or(Error::AlreadyDeleted)?;
+            r.visit(v, f);
+            if let Some(credit) = r.cache.credit().filter(|_| v.take) {
+                st.core.set_reader_credit(now, id, Some(credit));
+            }
+            Ok(())
+        })
     }
 
     /// Removes and returns up to `max` samples.
@@ -120,14 +117,16 @@ impl<T: TopicType> DataReader<T> {
         max: usize,
         mut f: impl FnMut(&[u8], &SampleInfo),
     ) -> Result<usize> {
-        let mut st = self.participant.shared.lock();
-        let r = st.readers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
         let mut n = 0;
-        r.collect(max, true, false, None, |c, info| {
+        let v = Visit {
+            max,
+            take: true,
+            ..Visit::default()
+        };
+        self.visit(v, |c, info| {
             f(&c.payload, &info);
             n += 1;
-        });
-        self.regrant_credit(st);
+        })?;
         Ok(n)
     }
 
@@ -187,11 +186,7 @@ impl<T: TopicType> DataReader<T> {
     }
 
     /// Reads a status under the lock and clears its changed flag.
-    fn status<S: Default>(
-        &self,
-        bit: StatusMask,
-        f: impl FnOnce(&crate::status::ReaderState) -> S,
-    ) -> S {
+    fn status<S: Default>(&self, bit: StatusMask, f: impl FnOnce(&ReaderState) -> S) -> S {
         let mut st = self.participant.shared.lock();
         st.readers.get_mut(&self.id).map_or_else(S::default, |r| {
             r.changes.0 &= !bit.0;
@@ -242,11 +237,10 @@ impl<T: TopicType> DataReader<T> {
 
 impl<T: TopicType> Drop for DataReader<T> {
     fn drop(&mut self) {
-        let shared = &self.participant.shared;
-        let mut st = shared.lock();
-        let now = shared.now();
-        st.core.delete_reader(now, self.id);
-        st.readers.remove(&self.id);
-        shared.pump(&mut st);
+        let id = self.id;
+        self.participant.shared.drive(|st, now| {
+            st.core.delete_reader(now, id);
+            st.readers.remove(&id);
+        });
     }
 }

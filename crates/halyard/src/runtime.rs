@@ -1,16 +1,16 @@
-//! The driver around the sans-I/O core: one mutex-protected core per participant, two receive
-//! threads (unicast, SPDP multicast) and a timer thread. Received datagrams are handled on the
-//! receive thread itself (no hop); writes run on the application thread, which also sends.
-//! After every core interaction `pump` sends queued datagrams and turns core events and samples
-//! into entity statuses and reader caches, then waiting threads are woken and listeners run
-//! (outside the lock).
-#![allow(clippy::disallowed_methods)] // the driver is where clocks are read
+//! The driver around the sans-I/O core: one mutex-protected core per participant, three
+//! receive threads (unicast, SPDP multicast, user-data multicast) and a timer thread. Received
+//! datagrams are handled on the receive thread itself (no hop); writes run on the application
+//! thread, which also sends. Every call into the core goes through [`Shared::drive`] (or
+//! [`Shared::drive_until`] for calls that block): lock, call the core with `now`, `pump` (send
+//! queued datagrams, turn core events and samples into entity statuses and reader caches),
+//! release the lock, wake waiting threads and run listeners (outside the lock).
 
+use crate::clock::{monotonic, wall_clock};
 use crate::status::{ReaderState, WriterState};
-use foldhash::HashMap;
-use halyard_core::{Event, Instant, Participant};
+use halyard_core::{Event, Instant, Participant, SeededMap};
 use halyard_net::UdpTransport;
-use halyard_wire::{EntityId, Time};
+use halyard_wire::EntityId;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -21,13 +21,10 @@ thread_local! {
     static IN_LISTENER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// A callback run when its reader has new data (on the receiving thread, outside locks).
-pub type Listener = Arc<dyn Fn() + Send + Sync>;
-
 pub(crate) struct State {
     pub(crate) core: Participant,
-    pub(crate) readers: HashMap<EntityId, ReaderState>,
-    pub(crate) writers: HashMap<EntityId, WriterState>,
+    pub(crate) readers: SeededMap<EntityId, ReaderState>,
+    pub(crate) writers: SeededMap<EntityId, WriterState>,
     pub(crate) timer_deadline: Option<Instant>,
     pub(crate) send_failures: u64,
     /// Test-only fault injection on send and receive (`ParticipantOptions::fault_injection`).
@@ -58,21 +55,14 @@ pub(crate) struct Shared {
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Wall-clock time now, as an RTPS timestamp.
-pub fn wall_clock() -> Time {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    Time::from_nanos(d.as_nanos() as i64)
-}
-
 impl Shared {
     pub(crate) fn new(core: Participant, transport: UdpTransport) -> Arc<Shared> {
+        let seed = core.config().hash_seed;
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
-                readers: HashMap::default(),
-                writers: HashMap::default(),
+                readers: halyard_core::seeded_map(seed),
+                writers: halyard_core::seeded_map(seed),
                 timer_deadline: None,
                 send_failures: 0,
                 faults: None,
@@ -84,7 +74,7 @@ impl Shared {
             timer: Condvar::new(),
             transport,
             stop: AtomicBool::new(false),
-            epoch: std::time::Instant::now(),
+            epoch: monotonic(),
             waitsets: Mutex::new(Vec::new()),
             has_waitsets: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
@@ -93,7 +83,7 @@ impl Shared {
 
     /// Monotonic now for the core.
     pub(crate) fn now(&self) -> Instant {
-        Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64)
+        Instant::from_nanos(monotonic().saturating_duration_since(self.epoch).as_nanos() as u64)
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
@@ -200,6 +190,42 @@ impl Shared {
         }
     }
 
+    /// Runs `f` on the core under the lock with `now`, then sends what it queued, dispatches
+    /// events and samples, releases the lock, wakes waiters and runs listeners: the sequence
+    /// every API call that drives the core follows.
+    pub(crate) fn drive<R>(&self, f: impl FnOnce(&mut State, Instant) -> R) -> R {
+        let mut st = self.lock();
+        let now = self.now();
+        let r = f(&mut st, now);
+        self.pump(&mut st);
+        self.finish(st);
+        r
+    }
+
+    /// As [`Self::drive`] for a call that may have to wait: `f` returns `None` to be tried
+    /// again after the next change, until `timeout` has elapsed (then `None`). The lock is held
+    /// from each try into the wait, so no change is missed; waits are bounded (20 ms) because
+    /// some changes happen inside the core without a notification.
+    pub(crate) fn drive_until<R>(
+        &self,
+        timeout: Duration,
+        mut f: impl FnMut(&mut State, Instant) -> Option<R>,
+    ) -> Option<R> {
+        let mut st = self.lock();
+        let deadline = self.now() + timeout;
+        let r = loop {
+            let now = self.now();
+            let r = f(&mut st, now);
+            self.pump(&mut st);
+            if r.is_some() || now >= deadline {
+                break r;
+            }
+            st = self.wait_changed(st, (deadline - now).min(Duration::from_millis(20)));
+        };
+        self.finish(st);
+        r
+    }
+
     /// Blocks until `pred` holds (checked under the lock after every change) or `timeout`
     /// elapses; returns whether it holds.
     pub(crate) fn wait_until(
@@ -207,20 +233,8 @@ impl Shared {
         timeout: Duration,
         mut pred: impl FnMut(&mut State) -> bool,
     ) -> bool {
-        let deadline = std::time::Instant::now() + timeout;
-        let mut st = self.lock();
-        loop {
-            if pred(&mut st) {
-                return true;
-            }
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            // Bounded: some predicates change without a notification (e.g. core-internal acks).
-            let wait = (deadline - now).min(Duration::from_millis(20));
-            st = self.wait_changed(st, wait);
-        }
+        self.drive_until(timeout, |st, _| pred(st).then_some(()))
+            .is_some()
     }
 
     /// Releases the state lock until the next change (or `timeout`), then retakes it.
@@ -279,19 +293,14 @@ impl Shared {
                 Ok((n, _)) => n,
                 Err(_) => continue,
             };
-            let mut st = self.lock();
-            let now = self.now();
-            let state: &mut State = &mut st;
-            match state.faults.as_mut() {
-                None => state.core.handle_datagram(now, &buf[..n]),
+            self.drive(|st, now| match st.faults.as_mut() {
+                None => st.core.handle_datagram(now, &buf[..n]),
                 Some(f) => {
                     for d in f.on_receive(&buf[..n]) {
-                        state.core.handle_datagram(now, &d);
+                        st.core.handle_datagram(now, &d);
                     }
                 }
-            }
-            self.pump(&mut st);
-            self.finish(st);
+            });
         }
     }
 
@@ -321,12 +330,7 @@ impl Shared {
     }
 
     pub(crate) fn shutdown(&self) {
-        {
-            let mut st = self.lock();
-            let now = self.now();
-            st.core.shutdown(now);
-            self.pump(&mut st);
-        }
+        self.drive(|st, now| st.core.shutdown(now));
         self.stop.store(true, Ordering::Relaxed);
         self.timer.notify_all();
         self.wake();
@@ -363,7 +367,7 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
             let r = st.readers.get_mut(&reader)?;
             r.matched.update(writer, matched);
             if !matched {
-                r.writer_gone(writer);
+                r.cache.writer_gone(writer);
             }
             r.changes |= M::SUBSCRIPTION_MATCHED;
             let (l, s) = (r.listener.clone()?, r.matched.clone());

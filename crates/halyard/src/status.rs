@@ -1,15 +1,12 @@
-//! Communication statuses (DDS 1.4 §2.2.4.1) and the reader history cache.
-//!
-//! The reader cache keeps samples in arrival order with per-instance bookkeeping: KEEP_LAST(n)
-//! keeps the newest n per instance, KEEP_ALL is bounded by RESOURCE_LIMITS (samples beyond it
-//! are rejected and counted). Instance states follow DDS: ALIVE, NOT_ALIVE_DISPOSED,
-//! NOT_ALIVE_NO_WRITERS; view state NEW until a sample of the instance was read or taken.
+//! Communication statuses (DDS 1.4 §2.2.4.1), sample and instance states, and what each
+//! DataReader and DataWriter keeps beside the core: statuses, listener, and a reader's
+//! history cache ([`crate::history`]).
 
-use foldhash::HashMap;
-use halyard_core::{ChangeKind, QosPolicyId, ReceivedSample};
-use halyard_wire::qos::{EndpointQos, History};
-use halyard_wire::{Guid, Time};
-use std::collections::{BTreeSet, VecDeque};
+use crate::history::{Cached, ReaderCache, Visit};
+use crate::listener::StatusMask;
+use halyard_core::{QosPolicyId, ReceivedSample};
+use halyard_wire::{Guid, SequenceNumber, Time};
+use std::collections::BTreeSet;
 
 /// An opaque handle naming an instance or a remote entity.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
@@ -133,239 +130,70 @@ pub struct SampleInfo {
     /// False for disposal/unregistration notices without data.
     pub valid_data: bool,
     /// The writer's sequence number.
-    pub sequence_number: i64,
+    pub sequence_number: SequenceNumber,
 }
 
-pub(crate) struct Cached {
-    pub(crate) payload: Vec<u8>,
-    pub(crate) key: [u8; 16],
-    pub(crate) writer: Guid,
-    pub(crate) kind: ChangeKind,
-    pub(crate) source_ts: Option<Time>,
-    pub(crate) reception_ts: Time,
-    pub(crate) read: bool,
-    pub(crate) sn: i64,
-}
-
-pub(crate) struct Instance {
-    pub(crate) state: InstanceState,
-    pub(crate) viewed: bool,
-    pub(crate) writers: BTreeSet<Guid>,
-    pub(crate) count: usize,
-}
-
-/// Computes the key hash of a serialized sample (set from the reader's type).
-pub(crate) type KeyFn = fn(&[u8]) -> Option<[u8; 16]>;
-
+/// What a DataReader keeps beside its history cache: its statuses and listener.
 pub(crate) struct ReaderState {
-    pub(crate) qos: EndpointQos,
-    pub(crate) samples: VecDeque<Cached>,
-    pub(crate) instances: HashMap<[u8; 16], Instance>,
+    pub(crate) cache: ReaderCache,
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
     pub(crate) liveliness: LivelinessChangedStatus,
     pub(crate) sample_lost: u64,
     pub(crate) sample_rejected: u64,
     pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataReaderListener>>,
-    pub(crate) key_fn: Option<KeyFn>,
+    /// Unread samples are held (DATA_AVAILABLE).
     pub(crate) data_available: bool,
     /// Statuses changed since their last read (for StatusConditions).
-    pub(crate) changes: crate::listener::StatusMask,
+    pub(crate) changes: StatusMask,
 }
 
 impl ReaderState {
-    pub(crate) fn new(qos: EndpointQos, key_fn: Option<KeyFn>) -> Self {
+    pub(crate) fn new(cache: ReaderCache) -> Self {
         ReaderState {
-            qos,
-            samples: VecDeque::new(),
-            instances: HashMap::default(),
+            cache,
             matched: MatchedStatus::default(),
             incompatible: IncompatibleQosStatus::default(),
             liveliness: LivelinessChangedStatus::default(),
             sample_lost: 0,
             sample_rejected: 0,
             listener: None,
-            key_fn,
             data_available: false,
-            changes: crate::listener::StatusMask::NONE,
+            changes: StatusMask::NONE,
         }
     }
 
-    fn max_samples(&self) -> usize {
-        match self.qos.resource_limits.max_samples {
-            n if n > 0 => n as usize,
-            _ => 1 << 22,
-        }
-    }
-
-    /// Samples the core may still deliver: the free space of a reliable KEEP_ALL cache, so
-    /// that a full cache back-pressures the writer instead of dropping acknowledged samples.
-    /// `None` (unlimited) for KEEP_LAST and best-effort readers, which replace or may drop.
-    pub(crate) fn credit(&self) -> Option<usize> {
-        let reliable = self.qos.reliability.kind == halyard_wire::qos::ReliabilityKind::Reliable;
-        (reliable && self.qos.history == History::KeepAll)
-            .then(|| self.max_samples().saturating_sub(self.samples.len()))
-    }
-
-    /// Inserts a received sample; returns true if it was stored.
+    /// Stores a received sample in the cache; returns true if it was stored (otherwise it
+    /// counts as rejected: SAMPLE_REJECTED).
     pub(crate) fn insert(&mut self, s: ReceivedSample, now: Time) -> bool {
-        let key = match (s.key_hash, self.key_fn) {
-            (Some(k), _) => k,
-            (None, Some(f)) => match f(&s.payload) {
-                Some(k) => k,
-                None => {
-                    self.sample_rejected += 1;
-                    return false;
-                }
-            },
-            (None, None) => [0; 16],
-        };
-        let max_samples = self.max_samples();
-        let inst = self.instances.entry(key).or_insert(Instance {
-            state: InstanceState::Alive,
-            viewed: false,
-            writers: BTreeSet::new(),
-            count: 0,
-        });
-        match s.kind {
-            ChangeKind::Alive => {
-                if inst.state != InstanceState::Alive {
-                    inst.viewed = false;
-                }
-                inst.state = InstanceState::Alive;
-                inst.writers.insert(s.writer);
+        match self.cache.insert(s, now) {
+            Ok(()) => {
+                self.data_available = true;
+                self.changes |= StatusMask::DATA_AVAILABLE;
+                true
             }
-            ChangeKind::Disposed | ChangeKind::DisposedUnregistered => {
-                inst.state = InstanceState::NotAliveDisposed
-            }
-            ChangeKind::Unregistered => {
-                inst.writers.remove(&s.writer);
-                if inst.writers.is_empty() && inst.state == InstanceState::Alive {
-                    inst.state = InstanceState::NotAliveNoWriters;
-                }
-            }
-        }
-        match self.qos.history {
-            History::KeepLast(depth) => {
-                if inst.count >= depth.max(1) as usize {
-                    if let Some(pos) = self.samples.iter().position(|c| c.key == key) {
-                        self.samples.remove(pos);
-                        inst.count -= 1;
-                    }
-                }
-            }
-            History::KeepAll => {
-                let per_inst = self.qos.resource_limits.max_samples_per_instance;
-                if self.samples.len() >= max_samples
-                    || (per_inst > 0 && inst.count >= per_inst as usize)
-                {
-                    self.sample_rejected += 1;
-                    self.changes |= crate::listener::StatusMask::SAMPLE_REJECTED;
-                    return false;
-                }
-            }
-        }
-        inst.count += 1;
-        self.samples.push_back(Cached {
-            payload: s.payload,
-            key,
-            writer: s.writer,
-            kind: s.kind,
-            source_ts: s.source_timestamp,
-            reception_ts: now,
-            read: false,
-            sn: s.sn.0,
-        });
-        self.data_available = true;
-        self.changes |= crate::listener::StatusMask::DATA_AVAILABLE;
-        true
-    }
-
-    /// A matched writer went away: its instances may become NOT_ALIVE_NO_WRITERS.
-    pub(crate) fn writer_gone(&mut self, w: Guid) {
-        for inst in self.instances.values_mut() {
-            if inst.writers.remove(&w)
-                && inst.writers.is_empty()
-                && inst.state == InstanceState::Alive
-            {
-                inst.state = InstanceState::NotAliveNoWriters;
+            Err(_) => {
+                self.sample_rejected += 1;
+                self.changes |= StatusMask::SAMPLE_REJECTED;
+                false
             }
         }
     }
 
-    pub(crate) fn info(&self, c: &Cached) -> SampleInfo {
-        let inst = self.instances.get(&c.key);
-        SampleInfo {
-            sample_state: if c.read {
-                SampleState::Read
-            } else {
-                SampleState::NotRead
-            },
-            view_state: if inst.is_some_and(|i| i.viewed) {
-                ViewState::NotNew
-            } else {
-                ViewState::New
-            },
-            instance_state: inst.map_or(InstanceState::Alive, |i| i.state),
-            source_timestamp: c.source_ts,
-            reception_timestamp: c.reception_ts,
-            instance_handle: InstanceHandle(c.key),
-            publication_handle: c.writer.into(),
-            valid_data: c.kind == ChangeKind::Alive,
-            sequence_number: c.sn,
-        }
-    }
-
-    /// Removes (take) or marks (read) up to `max` samples matching `filter`; `f` sees each.
-    pub(crate) fn collect(
-        &mut self,
-        max: usize,
-        take: bool,
-        only_unread: bool,
-        instance: Option<[u8; 16]>,
-        mut f: impl FnMut(&Cached, SampleInfo),
-    ) {
-        let mut n = 0;
-        let mut i = 0;
-        let mut viewed: Vec<[u8; 16]> = Vec::new();
-        while i < self.samples.len() && n < max {
-            let c = &self.samples[i];
-            if (only_unread && c.read) || instance.is_some_and(|k| k != c.key) {
-                i += 1;
-                continue;
-            }
-            let info = self.info(c);
-            f(c, info);
-            if viewed.last() != Some(&c.key) {
-                viewed.push(c.key);
-            }
-            n += 1;
-            if take {
-                if let Some(c) = self.samples.remove(i) {
-                    if let Some(inst) = self.instances.get_mut(&c.key) {
-                        inst.count = inst.count.saturating_sub(1);
-                    }
-                }
-            } else {
-                self.samples[i].read = true;
-                i += 1;
-            }
-        }
-        for k in viewed {
-            if let Some(inst) = self.instances.get_mut(&k) {
-                inst.viewed = true;
-            }
-        }
-        self.data_available = self.samples.iter().any(|c| !c.read);
-        self.changes.0 &= !crate::listener::StatusMask::DATA_AVAILABLE.0;
+    /// Reads or takes samples ([`ReaderCache::visit`]), then updates DATA_AVAILABLE.
+    pub(crate) fn visit(&mut self, v: Visit, f: impl FnMut(&Cached, SampleInfo)) {
+        self.cache.visit(v, f);
+        self.data_available = self.cache.has_unread();
+        self.changes.0 &= !StatusMask::DATA_AVAILABLE.0;
     }
 }
 
+/// What a DataWriter keeps beside the core: its statuses and listener.
 #[derive(Default)]
 pub(crate) struct WriterState {
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
     pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
     /// Statuses changed since their last read (for StatusConditions).
-    pub(crate) changes: crate::listener::StatusMask,
+    pub(crate) changes: StatusMask,
 }

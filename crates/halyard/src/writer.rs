@@ -1,11 +1,11 @@
 //! DataWriter<T> (DDS 1.4 §2.2.2.4.2).
 
+use crate::clock::wall_clock;
 use crate::condition::{StatusCondition, Target};
 use crate::error::{Error, Result};
 use crate::listener::{DataWriterListener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::qos::DataWriterQos;
-use crate::runtime::wall_clock;
 use crate::status::{IncompatibleQosStatus, InstanceHandle, MatchedStatus};
 use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicType};
 use halyard_core::{time::wire_to_std, ChangeKind, NewChange, WriteError};
@@ -113,6 +113,8 @@ impl<T: TopicType> DataWriter<T> {
         self.submit(kind, key_hash(sample)?, buf, wall_clock())
     }
 
+    /// Hands a change to the core, waiting up to RELIABILITY.max_blocking_time while the
+    /// writer's history or flow-control window is full.
     fn submit(
         &self,
         kind: ChangeKind,
@@ -120,38 +122,30 @@ impl<T: TopicType> DataWriter<T> {
         payload: Vec<u8>,
         timestamp: Time,
     ) -> Result<()> {
-        let shared = &self.participant.shared;
         let change = NewChange {
             kind,
             key_hash: key,
             payload: Arc::new(payload),
             timestamp: Some(timestamp),
         };
-        let mut st = shared.lock();
-        let mut now = shared.now();
-        let deadline = now + wire_to_std(self.qos.reliability.max_blocking_time);
-        loop {
-            match st.core.write(now, self.id, change.clone()) {
-                Ok(_) => {
-                    shared.pump(&mut st);
-                    shared.finish(st);
-                    return Ok(());
+        let id = self.id;
+        let max_blocking = wire_to_std(self.qos.reliability.max_blocking_time);
+        let written = self
+            .participant
+            .shared
+            .drive_until(max_blocking, |st, now| {
+                match st.core.write(now, id, change.clone()) {
+                    Err(WriteError::Full) => None,
+                    other => Some(other),
                 }
-                Err(WriteError::Full) => {
-                    if now >= deadline {
-                        return Err(Error::Timeout);
-                    }
-                    let wait = (deadline - now).min(Duration::from_millis(10));
-                    st = shared.wait_changed(st, wait);
-                    now = shared.now();
-                }
-                Err(WriteError::TooLarge) => {
-                    return Err(Error::OutOfResources(
-                        "sample larger than the configured maximum sample size",
-                    ))
-                }
-                Err(_) => return Err(Error::AlreadyDeleted),
-            }
+            });
+        match written {
+            None => Err(Error::Timeout),
+            Some(Ok(_)) => Ok(()),
+            Some(Err(WriteError::TooLarge)) => Err(Error::OutOfResources(
+                "sample larger than the configured maximum sample size",
+            )),
+            Some(Err(_)) => Err(Error::AlreadyDeleted),
         }
     }
 
@@ -173,26 +167,20 @@ impl<T: TopicType> DataWriter<T> {
             max_bytes: b.max_bytes,
             max_flush_delay: b.max_flush_delay,
         });
-        let shared = &self.participant.shared;
-        let mut st = shared.lock();
-        st.core
-            .set_writer_batching(self.id, policy)
-            .map_err(|_| Error::AlreadyDeleted)?;
-        shared.pump(&mut st);
-        shared.finish(st);
-        Ok(())
+        let id = self.id;
+        self.participant
+            .shared
+            .drive(|st, _| st.core.set_writer_batching(id, policy))
+            .map_err(|_| Error::AlreadyDeleted)
     }
 
     /// Sends the samples a batch holds now (a no-op without batching).
     pub fn flush(&self) -> Result<()> {
-        let shared = &self.participant.shared;
-        let mut st = shared.lock();
-        st.core
-            .flush_writer(self.id)
-            .map_err(|_| Error::AlreadyDeleted)?;
-        shared.pump(&mut st);
-        shared.finish(st);
-        Ok(())
+        let id = self.id;
+        self.participant
+            .shared
+            .drive(|st, _| st.core.flush_writer(id))
+            .map_err(|_| Error::AlreadyDeleted)
     }
 
     /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`.
@@ -261,11 +249,10 @@ impl<T: TopicType> DataWriter<T> {
 
 impl<T: TopicType> Drop for DataWriter<T> {
     fn drop(&mut self) {
-        let shared = &self.participant.shared;
-        let mut st = shared.lock();
-        let now = shared.now();
-        st.core.delete_writer(now, self.id);
-        st.writers.remove(&self.id);
-        shared.pump(&mut st);
+        let id = self.id;
+        self.participant.shared.drive(|st, now| {
+            st.core.delete_writer(now, id);
+            st.writers.remove(&id);
+        });
     }
 }

@@ -7,10 +7,10 @@ use halyard::cdr::{serialize, DataRepresentation};
 use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
 use halyard::{DataReader, DataWriter, DomainParticipant, Error, GroupQos, ParticipantOptions};
 use halyard_wire::discovery::{builtin_endpoint as be, EndpointData, ParticipantData};
-use halyard_wire::param::{pid, ParameterListWriter};
+use halyard_wire::param::{pid, ParameterList, ParameterListWriter};
 use halyard_wire::{
-    EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, Locator, MessageBuilder, ProtocolVersion,
-    SequenceNumber, SequenceNumberSet, VendorId,
+    Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, Locator, MessageBuilder,
+    ProtocolVersion, SequenceNumber, SequenceNumberSet, VendorId,
 };
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -271,15 +271,33 @@ fn spdp_datagram(domain: u32, prefix: GuidPrefix, port: u16, builtin: u32) -> Ve
     let mut payload = Vec::new();
     pd.emit(&mut payload);
     let mut mb = MessageBuilder::new(Vec::new(), &header(prefix));
-    mb.data(
-        EntityId::UNKNOWN,
-        EntityId::SPDP_WRITER,
-        SequenceNumber(1),
+    push_data(
+        &mut mb,
+        (EntityId::UNKNOWN, EntityId::SPDP_WRITER),
+        1,
         Some(&key_hash_qos(guid)),
-        Some(&payload),
-        false,
+        &payload,
     );
     mb.finish()
+}
+
+/// Appends a DATA from `ids.1` to `ids.0` (inline QoS as little-endian bytes).
+fn push_data(
+    mb: &mut MessageBuilder,
+    ids: (EntityId, EntityId),
+    sn: i64,
+    qos: Option<&[u8]>,
+    payload: &[u8],
+) {
+    mb.data(&Data {
+        reader_id: ids.0,
+        writer_id: ids.1,
+        writer_sn: SequenceNumber(sn),
+        inline_qos: qos.map(|q| ParameterList::new(q, true)),
+        payload: Some(payload),
+        key_flag: false,
+        non_standard_flag: false,
+    });
 }
 
 const FULL_BUILTIN: u32 = be::PARTICIPANT_ANNOUNCER
@@ -325,13 +343,15 @@ fn sedp_datagrams(
             let mut mb = MessageBuilder::new(Vec::new(), &header(prefix));
             for (i, (g, payload)) in chunk.iter().enumerate() {
                 let sn = first_sn + (c * per_datagram + i) as i64;
-                mb.data(
-                    EntityId::SEDP_PUBLICATIONS_READER,
-                    EntityId::SEDP_PUBLICATIONS_WRITER,
-                    SequenceNumber(sn),
+                push_data(
+                    &mut mb,
+                    (
+                        EntityId::SEDP_PUBLICATIONS_READER,
+                        EntityId::SEDP_PUBLICATIONS_WRITER,
+                    ),
+                    sn,
                     Some(&key_hash_qos(*g)),
-                    Some(payload),
-                    false,
+                    payload,
                 );
             }
             mb.finish()
@@ -664,18 +684,18 @@ fn sparse_frags(
     let mut out = Vec::new();
     let mut mb = fw.builder();
     for (sn, frag) in items {
-        mb.data_frag(
-            EntityId::UNKNOWN,
-            fw.writer,
-            SequenceNumber(sn),
-            frag,
-            1,
-            FRAG_SIZE,
+        mb.data_frag(&DataFrag {
+            reader_id: EntityId::UNKNOWN,
+            writer_id: fw.writer,
+            writer_sn: SequenceNumber(sn),
+            fragment_starting_num: frag,
+            fragments_in_submessage: 1,
+            fragment_size: FRAG_SIZE,
             sample_size,
-            None,
-            &payload,
-            false,
-        );
+            inline_qos: None,
+            payload: &payload,
+            key_flag: false,
+        });
         if mb.len() > 60_000 {
             out.push(std::mem::replace(&mut mb, fw.builder()).finish());
         }
@@ -786,13 +806,12 @@ fn huge_sequence_number_gaps_neither_allocate_nor_hang() {
     let fw = FakeWriter::announce(&victim, &reader, 5, "FloodGap");
     let data = |sn: i64, seq: u32| {
         let mut mb = fw.builder();
-        mb.data(
-            EntityId::UNKNOWN,
-            fw.writer,
-            SequenceNumber(sn),
+        push_data(
+            &mut mb,
+            (EntityId::UNKNOWN, fw.writer),
+            sn,
             None,
-            Some(&blob_payload(seq, 16)),
-            false,
+            &blob_payload(seq, 16),
         );
         mb.finish()
     };
@@ -806,7 +825,7 @@ fn huge_sequence_number_gaps_neither_allocate_nor_hang() {
                     .take(100)
                     .expect("take")
                     .into_iter()
-                    .map(|s| (s.info.sequence_number, s.data.map(|b| b.seq))),
+                    .map(|s| (s.info.sequence_number.0, s.data.map(|b| b.seq))),
             );
         }
         got

@@ -1,0 +1,259 @@
+//! The reader history cache (DDS 1.4 §2.2.2.5.3, §2.2.3.19 HISTORY, §2.2.3.18 RESOURCE_LIMITS).
+//!
+//! Design. Samples are kept in arrival order in one queue, with per-instance bookkeeping
+//! beside it: the instance state (ALIVE, NOT_ALIVE_DISPOSED, NOT_ALIVE_NO_WRITERS), whether the
+//! application has viewed it, the writers alive for it and how many samples it holds.
+//! KEEP_LAST(n) keeps the newest n samples of each instance (the oldest one of the instance is
+//! replaced); KEEP_ALL is bounded by RESOURCE_LIMITS (max_samples, max_samples_per_instance),
+//! and a sample beyond them is rejected and counted. A reliable KEEP_ALL reader never gets to
+//! reject: it grants the protocol core only as many samples as it has room for
+//! ([`ReaderCache::credit`]), so the rest stay unacknowledged and their writer blocks.
+//!
+//! Read marks samples READ and their instances NOT_NEW; take removes them. A sample that
+//! arrives for an instance that was not alive starts a new generation: its view state is NEW
+//! again.
+
+use crate::status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
+use halyard_core::{ChangeKind, ReceivedSample, SeededMap};
+use halyard_wire::qos::{EndpointQos, History, ReliabilityKind};
+use halyard_wire::{Guid, Time};
+use std::collections::{BTreeSet, VecDeque};
+
+/// Samples a cache holds at most when RESOURCE_LIMITS.max_samples is unlimited.
+pub const MAX_CACHED_SAMPLES_DEFAULT: usize = 1 << 22;
+
+/// Computes the key hash of a serialized sample (set from the reader's type).
+pub(crate) type KeyFn = fn(&[u8]) -> Option<[u8; 16]>;
+
+/// One sample in the cache.
+pub(crate) struct Cached {
+    pub(crate) payload: Vec<u8>,
+    pub(crate) key: [u8; 16],
+    pub(crate) writer: Guid,
+    pub(crate) kind: ChangeKind,
+    pub(crate) source_ts: Option<Time>,
+    pub(crate) reception_ts: Time,
+    pub(crate) read: bool,
+    pub(crate) sn: halyard_wire::SequenceNumber,
+}
+
+/// What the cache knows of one instance.
+struct Instance {
+    state: InstanceState,
+    viewed: bool,
+    writers: BTreeSet<Guid>,
+    count: usize,
+}
+
+impl Instance {
+    fn new() -> Self {
+        Instance {
+            state: InstanceState::Alive,
+            viewed: false,
+            writers: BTreeSet::new(),
+            count: 0,
+        }
+    }
+}
+
+/// Why a sample was not stored.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Rejected {
+    /// Its key could not be computed from its payload.
+    NoKey,
+    /// KEEP_ALL and a RESOURCE_LIMITS bound is reached.
+    Full,
+}
+
+/// Which samples a read or take visits.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Visit {
+    /// At most this many.
+    pub(crate) max: usize,
+    /// Remove them (take) rather than mark them read.
+    pub(crate) take: bool,
+    /// Only samples not read yet.
+    pub(crate) only_unread: bool,
+    /// Only this instance.
+    pub(crate) instance: Option<[u8; 16]>,
+}
+
+/// A DataReader's history cache.
+pub(crate) struct ReaderCache {
+    qos: EndpointQos,
+    samples: VecDeque<Cached>,
+    instances: SeededMap<[u8; 16], Instance>,
+    key_fn: Option<KeyFn>,
+}
+
+impl ReaderCache {
+    /// An empty cache for a reader with `qos`; `key_fn` computes keys of samples that arrive
+    /// without a key hash (keyless types: `None`).
+    pub(crate) fn new(qos: EndpointQos, key_fn: Option<KeyFn>, hash_seed: u64) -> Self {
+        ReaderCache {
+            qos,
+            samples: VecDeque::new(),
+            instances: halyard_core::seeded_map(hash_seed),
+            key_fn,
+        }
+    }
+
+    fn max_samples(&self) -> usize {
+        match self.qos.resource_limits.max_samples {
+            n if n > 0 => n as usize,
+            _ => MAX_CACHED_SAMPLES_DEFAULT,
+        }
+    }
+
+    /// Samples the core may still deliver: the free space of a reliable KEEP_ALL cache, so
+    /// that a full cache back-pressures the writer instead of dropping acknowledged samples.
+    /// `None` (unlimited) for KEEP_LAST and best-effort readers, which replace or may drop.
+    pub(crate) fn credit(&self) -> Option<usize> {
+        let reliable = self.qos.reliability.kind == ReliabilityKind::Reliable;
+        (reliable && self.qos.history == History::KeepAll)
+            .then(|| self.max_samples().saturating_sub(self.samples.len()))
+    }
+
+    /// True while samples are held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// True while samples not yet read are held.
+    pub(crate) fn has_unread(&self) -> bool {
+        self.samples.iter().any(|c| !c.read)
+    }
+
+    /// Stores a received sample, received at wall-clock time `now`.
+    pub(crate) fn insert(&mut self, s: ReceivedSample, now: Time) -> Result<(), Rejected> {
+        let key = match (s.key_hash, self.key_fn) {
+            (Some(k), _) => k,
+            (None, Some(f)) => f(&s.payload).ok_or(Rejected::NoKey)?,
+            (None, None) => [0; 16],
+        };
+        let max_samples = self.max_samples();
+        let inst = self.instances.entry(key).or_insert_with(Instance::new);
+        match s.kind {
+            ChangeKind::Alive => {
+                if inst.state != InstanceState::Alive {
+                    inst.viewed = false;
+                }
+                inst.state = InstanceState::Alive;
+                inst.writers.insert(s.writer);
+            }
+            ChangeKind::Disposed | ChangeKind::DisposedUnregistered => {
+                inst.state = InstanceState::NotAliveDisposed
+            }
+            ChangeKind::Unregistered => {
+                inst.writers.remove(&s.writer);
+                if inst.writers.is_empty() && inst.state == InstanceState::Alive {
+                    inst.state = InstanceState::NotAliveNoWriters;
+                }
+            }
+        }
+        match self.qos.history {
+            History::KeepLast(depth) => {
+                if inst.count >= depth.max(1) as usize {
+                    if let Some(pos) = self.samples.iter().position(|c| c.key == key) {
+                        self.samples.remove(pos);
+                        inst.count -= 1;
+                    }
+                }
+            }
+            History::KeepAll => {
+                let per_inst = self.qos.resource_limits.max_samples_per_instance;
+                if self.samples.len() >= max_samples
+                    || (per_inst > 0 && inst.count >= per_inst as usize)
+                {
+                    return Err(Rejected::Full);
+                }
+            }
+        }
+        inst.count += 1;
+        self.samples.push_back(Cached {
+            payload: s.payload,
+            key,
+            writer: s.writer,
+            kind: s.kind,
+            source_ts: s.source_timestamp,
+            reception_ts: now,
+            read: false,
+            sn: s.sn,
+        });
+        debug_assert!(
+            self.qos.history != History::KeepAll || self.samples.len() <= max_samples,
+            "a KEEP_ALL cache holds at most max_samples"
+        );
+        Ok(())
+    }
+
+    /// A matched writer went away: its instances may become NOT_ALIVE_NO_WRITERS.
+    pub(crate) fn writer_gone(&mut self, w: Guid) {
+        for inst in self.instances.values_mut() {
+            if inst.writers.remove(&w)
+                && inst.writers.is_empty()
+                && inst.state == InstanceState::Alive
+            {
+                inst.state = InstanceState::NotAliveNoWriters;
+            }
+        }
+    }
+
+    fn info(&self, c: &Cached) -> SampleInfo {
+        let inst = self.instances.get(&c.key);
+        SampleInfo {
+            sample_state: if c.read {
+                SampleState::Read
+            } else {
+                SampleState::NotRead
+            },
+            view_state: if inst.is_some_and(|i| i.viewed) {
+                ViewState::NotNew
+            } else {
+                ViewState::New
+            },
+            instance_state: inst.map_or(InstanceState::Alive, |i| i.state),
+            source_timestamp: c.source_ts,
+            reception_timestamp: c.reception_ts,
+            instance_handle: InstanceHandle(c.key),
+            publication_handle: c.writer.into(),
+            valid_data: c.kind == ChangeKind::Alive,
+            sequence_number: c.sn,
+        }
+    }
+
+    /// Removes (take) or marks read up to `v.max` samples `v` selects; `f` sees each.
+    pub(crate) fn visit(&mut self, v: Visit, mut f: impl FnMut(&Cached, SampleInfo)) {
+        let mut n = 0;
+        let mut i = 0;
+        let mut viewed: Vec<[u8; 16]> = Vec::new();
+        while i < self.samples.len() && n < v.max {
+            let c = &self.samples[i];
+            if (v.only_unread && c.read) || v.instance.is_some_and(|k| k != c.key) {
+                i += 1;
+                continue;
+            }
+            let info = self.info(c);
+            f(c, info);
+            if viewed.last() != Some(&c.key) {
+                viewed.push(c.key);
+            }
+            n += 1;
+            if v.take {
+                if let Some(c) = self.samples.remove(i) {
+                    if let Some(inst) = self.instances.get_mut(&c.key) {
+                        inst.count = inst.count.saturating_sub(1);
+                    }
+                }
+            } else {
+                self.samples[i].read = true;
+                i += 1;
+            }
+        }
+        for k in viewed {
+            if let Some(inst) = self.instances.get_mut(&k) {
+                inst.viewed = true;
+            }
+        }
+    }
+}
