@@ -2,7 +2,7 @@
 //! and each thread's user/system CPU percentage, printed when some thread used >= 0.5% and
 //! published as a `CPUStats` sample. Read from /proc (Linux).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// ddsperf's per-thread CPU record.
@@ -41,7 +41,7 @@ pub struct CpuRecorder {
     tprev: Instant,
     vcsw: u64,
     ivcsw: u64,
-    threads: HashMap<String, Thr>,
+    threads: BTreeMap<String, Thr>,
     pub sample: CPUStats,
 }
 
@@ -103,7 +103,7 @@ impl CpuRecorder {
             tprev: Instant::now(),
             vcsw,
             ivcsw,
-            threads: HashMap::new(),
+            threads: BTreeMap::new(),
             sample: CPUStats {
                 hostname,
                 pid: std::process::id(),

@@ -1,7 +1,7 @@
 //! ddsperf's statistics: latency percentiles per interval and subscriber throughput/loss.
 
 use halyard::InstanceHandle;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Latencies (ns) of one ponging peer in the current interval.
 #[derive(Default)]
@@ -53,7 +53,7 @@ impl Latencies {
 /// Subscriber statistics over all writers.
 pub struct SubStats {
     nkeys: u32,
-    expected: HashMap<InstanceHandle, Vec<u32>>,
+    expected: BTreeMap<InstanceHandle, Vec<u32>>,
     pub total: u64,
     pub lost: u64,
     delta: u64,
@@ -68,7 +68,7 @@ impl SubStats {
     pub fn new(nkeys: u32) -> Self {
         SubStats {
             nkeys,
-            expected: HashMap::new(),
+            expected: BTreeMap::new(),
             total: 0,
             lost: 0,
             delta: 0,
