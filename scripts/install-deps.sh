@@ -78,5 +78,14 @@ else
     "$PYTHON" -m pip install cyclonedds
 fi
 
+# The Rust lint tools the test script runs (rustup's default profile has them; a minimal one
+# does not).
+for component in clippy rustfmt; do
+    if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+        log "rustup: adding $component"
+        rustup component add "$component"
+    fi
+done
+
 log "ddsperf: $(command -v ddsperf || echo 'NOT FOUND')"
 log "done"

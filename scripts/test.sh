@@ -1,13 +1,36 @@
 #!/usr/bin/env bash
 # Runs Halyard's whole test suite: installs the real peers it tests against (Cyclone DDS
-# ddsperf, the cyclonedds Python package), then every crate's unit, simulation and interop
+# ddsperf, the cyclonedds Python package) and the Rust lint tools, checks the repository's
+# rules (formatting; clippy with warnings as errors, which includes the clock ban and the ban
+# on randomly seeded maps of clippy.toml), then runs every crate's unit, simulation and interop
 # tests. All traffic stays on loopback (HALYARD_INTERFACE=lo, Cyclone configured for lo).
-set -euo pipefail
+#
+# Every step runs even if an earlier one failed; the script fails if any did.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh || exit 1
 export HALYARD_INTERFACE=lo
-# Every simulated-network test runs this many seeds (about 25 s in release on 2 cores).
+# Every simulated-network test runs this many seeds.
 export HALYARD_SIM_SEEDS=${HALYARD_SIM_SEEDS:-1000}
 export CYCLONEDDS_URI='<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>'
-cargo build --release --workspace
-cargo test --release --workspace --no-fail-fast -- --test-threads=2
+
+failed=()
+step() {
+    echo "=== test.sh: $*" >&2
+    "$@" || failed+=("$*")
+}
+
+step cargo fmt --all -- --check
+step cargo clippy --workspace --all-targets -- -D warnings
+# The protocol core and the wire crate run their tests with their invariants checked (debug
+# assertions and overflow checks on, at release speed: Cargo.toml's `sim` profile).
+step cargo test --profile sim -p halyard-core -p halyard-wire --no-fail-fast -- --test-threads=2
+step cargo build --release --workspace
+step cargo test --release --workspace --exclude halyard-core --exclude halyard-wire \
+    --no-fail-fast -- --test-threads=2
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf 'test.sh: FAILED: %s\n' "${failed[@]}" >&2
+    exit 1
+fi
+echo "test.sh: all steps passed" >&2
