@@ -1,4 +1,4 @@
-//! Proves that `halyard perf`'s reliable KEEP_ALL streams deliver without loss over a real veth link between two network namespaces under nftables-injected random packet loss (1 %, 10 %, 30 % each way, 1 KB and 256 KB samples), interoperate that way with Cyclone DDS `ddsperf` under 10 % loss, resume losslessly after a 5 s partition, and rediscover the peer after a 12 s partition that outlasts the 10 s lease.
+//! Proves that `halyard perf`'s reliable KEEP_ALL streams deliver without loss over a real veth link between two network namespaces under nftables-injected random packet loss (1 %, 10 %, 30 % each way, 1 KB and 256 KB samples), interoperate that way with Cyclone DDS `ddsperf` under 10 % loss, resume losslessly after a 5 s partition, and rediscover the peer after a 12 s partition that outlasts the 10 s lease; and, at 20 % loss, that discovery is as quick as `ddsperf`'s and that a publisher that exits still delivers everything it wrote to Halyard and Cyclone subscribers (it lingers until they acknowledged).
 //!
 //! Needs root, `ip` (iproute2) and `nft` (nftables); skipped with a printed reason otherwise,
 //! except that under `CI` missing tools (or ddsperf for the Cyclone case) fail the test
@@ -864,4 +864,109 @@ fn partition_12s_beyond_lease_rediscovers() {
         "  one-time gap of {gap} samples written while unmatched (counted as lost, as ddsperf does); no loss afterwards ({} samples)",
         after.iter().map(|x| x.delta).sum::<u64>()
     );
+}
+
+/// When the subscriber of a finished stream first printed a statistics line with data,
+/// relative to the publisher's start.
+fn first_data(s: &Stream, pub_started: Instant) -> Option<Duration> {
+    s.stats
+        .iter()
+        .find(|x| x.delta > 0)
+        .map(|x| x.at.saturating_duration_since(pub_started))
+}
+
+/// A subscriber started 0.3 s before the publisher prints its statistics 0.7 s and 1.7 s after
+/// the publisher started: data within about the publisher's first second shows in one of those
+/// two lines. A first data line later than this is "late".
+const FIRST_SECOND_LINES: Duration = Duration::from_millis(1850);
+
+#[test]
+fn discovery_at_20pct_loss_is_as_quick_as_ddsperf() {
+    let _serial = serial();
+    if find_in_path("ddsperf").is_none() {
+        tool_missing("ddsperf (cyclonedds-tools)");
+        return;
+    }
+    let Some(net) = Net::setup(7) else { return };
+    net.set_loss(20);
+    let mut late = [0u32; 2];
+    for run in 0..10 {
+        for (i, prog) in [Prog::Halyard, Prog::Ddsperf].into_iter().enumerate() {
+            let sub = net.spawn(1, prog, &perf_args(4, &["sub"]));
+            sleep(Duration::from_millis(300));
+            let pub_started = Instant::now();
+            let publ = net.spawn(0, prog, &perf_args(2, &["pub", "1kHz", "size", "1k"]));
+            let label = format!("run {run}: {0}→{0} 1k @ 1kHz, loss 20%", prog.name());
+            let s = finish_stream(label, sub, publ, pub_started, 2);
+            let first = first_data(&s, pub_started);
+            println!(
+                "{}: first data line {}",
+                s.label,
+                first.map_or("never".into(), |d| format!(
+                    "{:.2} s after the publisher started",
+                    d.as_secs_f64()
+                ))
+            );
+            if first.is_none_or(|d| d > FIRST_SECOND_LINES) {
+                late[i] += 1;
+            }
+        }
+    }
+    println!(
+        "first data later than the publisher's first second: halyard {} of 10, ddsperf {} of 10",
+        late[0], late[1]
+    );
+    assert!(
+        late[0] <= late[1],
+        "halyard was late {} times, ddsperf {} times",
+        late[0],
+        late[1]
+    );
+}
+
+/// The `pub sent N` line of a halyard perf publisher.
+fn pub_sent(t: &Transcript) -> Option<u64> {
+    t.lines
+        .iter()
+        .find_map(|(_, l)| l.split("pub sent ").nth(1)?.trim().parse().ok())
+}
+
+#[test]
+fn an_exiting_publisher_delivers_everything_at_20pct_loss() {
+    let _serial = serial();
+    let Some(net) = Net::setup(8) else { return };
+    net.set_loss(20);
+    let mut subscribers = vec![Prog::Halyard];
+    if find_in_path("ddsperf").is_some() {
+        subscribers.push(Prog::Ddsperf);
+    } else {
+        tool_missing("ddsperf (cyclonedds-tools)");
+    }
+    for to in subscribers {
+        let sub = net.spawn(1, to, &perf_args(60, &["sub"]));
+        sleep(Duration::from_millis(500));
+        let pub_started = Instant::now();
+        // The 2 s count from the match, so every sample written is owed to the subscriber.
+        let args = perf_args(
+            2,
+            &["-Qminmatch:1", "-Qinitwait:20", "pub", "2kHz", "size", "1k"],
+        );
+        let publ = net.spawn(0, Prog::Halyard, &args);
+        let label = format!("halyard→{} 2 s at 2kHz 1k then exit, loss 20%", to.name());
+        let s = finish_stream(label, sub, publ, pub_started, 2);
+        s.report();
+        let sent = pub_sent(&s.publ);
+        let last = s.last();
+        let (total, lost) = last.map_or((0, 0), |l| (l.total, l.lost));
+        if sent.is_none_or(|n| n == 0 || n != total) || lost != 0 {
+            fail(
+                &format!(
+                    "{}: the subscriber got {total} (lost {lost}) of {sent:?} written",
+                    s.label
+                ),
+                &[&s.sub, &s.publ],
+            );
+        }
+        println!("{}: {total} of {total} delivered, lost 0", s.label);
+    }
 }

@@ -79,6 +79,26 @@ pub const COUNT_EPOCH_STEP: i32 = 4096;
 /// later) and counts best-effort ones as lost.
 pub const MAX_QUEUED_EVENTS: usize = 65_536;
 
+/// An IPv4 network: an address and the length of its prefix (`10.1.0.0/16`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Ipv4Net {
+    /// Any address in the network (the host bits are ignored).
+    pub address: [u8; 4],
+    /// Leading bits that name the network, 0..=32.
+    pub prefix_len: u8,
+}
+
+impl Ipv4Net {
+    /// True if `ip` is in this network.
+    pub fn contains(&self, ip: [u8; 4]) -> bool {
+        let mask = match self.prefix_len.min(32) {
+            0 => 0,
+            n => u32::MAX << (32 - u32::from(n)),
+        };
+        u32::from_be_bytes(ip) & mask == u32::from_be_bytes(self.address) & mask
+    }
+}
+
 /// Everything the core needs to know about its participant; the driver fills in locators.
 #[derive(Clone, Debug)]
 pub struct ParticipantConfig {
@@ -105,6 +125,17 @@ pub struct ParticipantConfig {
     pub lease_duration: Duration,
     /// Interval between SPDP announcements.
     pub spdp_interval: Duration,
+    /// SPDP announcements made at `initial_announcement_period` when the participant starts,
+    /// before the `spdp_interval` rhythm: one lost announcement then costs a period, not an
+    /// interval (Fast DDS's initial announcements do the same).
+    pub initial_announcements: u32,
+    /// The period of the initial announcements.
+    pub initial_announcement_period: Duration,
+    /// A newly discovered participant is sent our SPDP sample by unicast at once, and again
+    /// after this delay, doubling up to `spdp_interval`, until it shows that it knows us (it
+    /// sends us a submessage addressed to us): a lost reply costs milliseconds, not an
+    /// interval. No traffic is added once peers know each other.
+    pub spdp_reply_retry: Duration,
     /// Longest interval between heartbeats of reliable writers with unacknowledged data; the
     /// first after new data, progress or a repair comes after a tenth of it (at least
     /// 1 ms), and the interval doubles from there.
@@ -143,6 +174,15 @@ pub struct ParticipantConfig {
     pub user_data: Vec<u8>,
     /// Participant entity name (PID_ENTITY_NAME).
     pub entity_name: Option<String>,
+    /// How long a deleted reliable writer (and every writer of a participant that shuts down)
+    /// keeps serving its matched reliable readers until they have acknowledged all it wrote,
+    /// before it is withdrawn (Cyclone DDS's WriterLingerDuration, 1 s by default). Zero:
+    /// withdrawn at once.
+    pub writer_linger: Duration,
+    /// The networks our interface reaches directly (its subnet; 127.0.0.0/8 on loopback). Of
+    /// the unicast locators a peer announces, one in these networks is used; the others only
+    /// when none is. Empty: every locator a peer announces is used.
+    pub reachable_networks: Vec<Ipv4Net>,
     /// Seed of the hashers of the core's maps. Maps keyed by what peers send (GUIDs, key
     /// hashes) are hashed with it, so iteration order is fixed for a given seed (simulations
     /// replay exactly) while a peer that does not know it cannot aim for hash collisions. The
@@ -164,6 +204,9 @@ impl ParticipantConfig {
             spdp_destinations: Vec::new(),
             lease_duration: Duration::from_secs(10),
             spdp_interval: Duration::from_secs(2),
+            initial_announcements: 5,
+            initial_announcement_period: Duration::from_millis(100),
+            spdp_reply_retry: Duration::from_millis(50),
             heartbeat_period: Duration::from_millis(100),
             max_message_size: 65_000,
             fragment_size: 16_000,
@@ -179,6 +222,8 @@ impl ParticipantConfig {
             max_remote_endpoints: 16_384,
             user_data: Vec::new(),
             entity_name: None,
+            writer_linger: Duration::from_secs(1),
+            reachable_networks: Vec::new(),
             hash_seed: prefix_seed(guid_prefix),
         }
     }
@@ -189,4 +234,34 @@ fn prefix_seed(prefix: GuidPrefix) -> u64 {
     prefix.0.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ipv4Net;
+
+    #[test]
+    fn networks_contain_their_addresses_only() {
+        let lan = Ipv4Net {
+            address: [192, 168, 1, 17],
+            prefix_len: 24,
+        };
+        assert!(lan.contains([192, 168, 1, 200]));
+        assert!(!lan.contains([192, 168, 2, 1]));
+        let lo = Ipv4Net {
+            address: [127, 0, 0, 1],
+            prefix_len: 8,
+        };
+        assert!(lo.contains([127, 9, 9, 9]) && !lo.contains([10, 0, 0, 1]));
+        let host = Ipv4Net {
+            address: [10, 0, 0, 5],
+            prefix_len: 32,
+        };
+        assert!(host.contains([10, 0, 0, 5]) && !host.contains([10, 0, 0, 6]));
+        let any = Ipv4Net {
+            address: [0; 4],
+            prefix_len: 0,
+        };
+        assert!(any.contains([8, 8, 8, 8]));
+    }
 }

@@ -46,6 +46,9 @@ pub(crate) struct RemoteParticipant {
     pub(crate) lease_deadline: Instant,
     /// The lease duration of the announcement before `data`'s.
     pub(crate) prev_lease: std::time::Duration,
+    /// Until it shows it knows us: when our SPDP sample goes to it by unicast again, and the
+    /// delay before that (see `ParticipantConfig::spdp_reply_retry`).
+    pub(crate) reannounce: Option<(Instant, std::time::Duration)>,
 }
 
 impl RemoteParticipant {
@@ -85,6 +88,10 @@ pub struct Participant {
     next_entity_key: u32,
     pub(crate) spdp_sn: SequenceNumber,
     pub(crate) spdp_next: Instant,
+    /// Periodic SPDP announcements made so far (the first ones are faster).
+    pub(crate) spdp_sent: u32,
+    /// Deleted writers still lingering.
+    lingering: usize,
     pub(crate) stats: Stats,
     delivered: Vec<ReceivedSample>,
     /// Shared by every reassembly of this participant (`max_reassembly_bytes`).
@@ -122,6 +129,8 @@ impl Participant {
             next_entity_key: 1,
             spdp_sn: SequenceNumber(0),
             spdp_next: now,
+            spdp_sent: 0,
+            lingering: 0,
             stats: Stats::default(),
             delivered: Vec::new(),
             count_epoch: 0,
@@ -187,15 +196,71 @@ impl Participant {
         id
     }
 
-    /// Deletes a local writer: unmatches it and disposes its SEDP announcement.
+    /// Deletes a local writer: unmatches it and disposes its SEDP announcement. A writer whose
+    /// reliable readers have not acknowledged all it wrote lingers first, up to
+    /// `writer_linger`: it takes no more samples and matches no new readers, but keeps
+    /// announcing (a HEARTBEAT goes out at once) and repairing until every reliable reader
+    /// acknowledged everything or the time is up; then it is withdrawn. Poll
+    /// [`Participant::writer_lingering`] to know when.
     pub fn delete_writer(&mut self, now: Instant, id: EntityId) {
-        let Some(mut w) = self.writers.remove(&id) else {
+        let linger = self.cfg.writer_linger;
+        let Some(w) = self.writers.get_mut(&id) else {
             return;
         };
+        if w.linger_until.is_some() {
+            return;
+        }
         // What a batch still holds goes out before the writer disappears.
         w.flush_batch(&mut self.out);
         self.local_matches.remove(&id);
-        self.retract_endpoint(now, Guid::new(self.prefix, id));
+        if !w.all_acked() && !linger.is_zero() {
+            w.start_linger(now, now + linger, &mut self.out, &self.cfg);
+            self.lingering += 1;
+            return;
+        }
+        self.withdraw_writer(now, id);
+    }
+
+    /// Removes a writer for good and disposes its SEDP announcement.
+    fn withdraw_writer(&mut self, now: Instant, id: EntityId) {
+        if let Some(w) = self.writers.remove(&id) {
+            if w.linger_until.is_some() {
+                self.lingering -= 1;
+            }
+            self.retract_endpoint(now, Guid::new(self.prefix, id));
+        }
+    }
+
+    /// Withdraws the lingering writers that are done: all acknowledged, or out of time
+    /// (`force`: all of them, at shutdown).
+    pub(crate) fn finish_lingering(&mut self, now: Instant, force: bool) {
+        if self.lingering == 0 {
+            return;
+        }
+        let done: Vec<EntityId> = self
+            .writers
+            .iter()
+            .filter(|(_, w)| {
+                w.linger_until
+                    .is_some_and(|until| force || now >= until || w.all_acked())
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in done {
+            self.withdraw_writer(now, id);
+        }
+    }
+
+    /// True while deleted writer `id` lingers (see [`Participant::delete_writer`]).
+    pub fn writer_lingering(&self, id: EntityId) -> bool {
+        self.writers
+            .get(&id)
+            .is_some_and(|w| w.linger_until.is_some())
+    }
+
+    /// Deleted writers still lingering.
+    pub fn lingering_writers(&self) -> usize {
+        self.lingering
     }
 
     /// Deletes a local reader.
@@ -224,6 +289,7 @@ impl Participant {
         let w = self
             .writers
             .get_mut(&writer)
+            .filter(|w| w.linger_until.is_none())
             .ok_or(WriteError::UnknownWriter)?;
         let local = self
             .local_matches
@@ -407,12 +473,12 @@ impl Participant {
 
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut t = self.spdp_next;
+        let mut t = self.spdp_deadline();
         for w in self.writers.values() {
-            if let Some(d) = w.hb_due {
-                t = t.min(d);
-            }
-            if let Some(d) = w.batch_due() {
+            for d in [w.hb_due, w.batch_due(), w.linger_until]
+                .into_iter()
+                .flatten()
+            {
                 t = t.min(d);
             }
         }
@@ -424,13 +490,11 @@ impl Participant {
 
     /// Runs timers: SPDP announcements, heartbeats, lease expiry.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if now >= self.spdp_next {
-            self.announce_participant(None);
-            self.spdp_next = now + self.cfg.spdp_interval;
-        }
+        self.spdp_timeouts(now);
         for w in self.writers.values_mut() {
             w.on_timeout(now, &mut self.out, &self.cfg);
         }
+        self.finish_lingering(now, false);
         let expired: Vec<GuidPrefix> = self
             .remote
             .iter()
@@ -461,6 +525,8 @@ impl Participant {
             for_us: true,
             timestamp: None,
         };
+        // A submessage addressed to us by name proves the sender knows us.
+        let mut addressed = false;
         for sm in msg.submessages() {
             let Ok(sm) = sm else {
                 self.stats.malformed_submessages += 1;
@@ -468,7 +534,10 @@ impl Participant {
             };
             match sm {
                 Submessage::InfoTs(t) => rx.timestamp = t,
-                Submessage::InfoDst(p) => rx.for_us = p == GuidPrefix::UNKNOWN || p == self.prefix,
+                Submessage::InfoDst(p) => {
+                    addressed |= p == self.prefix;
+                    rx.for_us = p == GuidPrefix::UNKNOWN || p == self.prefix;
+                }
                 Submessage::InfoSrc(s) => rx.src = s.guid_prefix,
                 _ if !rx.for_us => {}
                 Submessage::Data(d) => self.on_data(now, &rx, &d),
@@ -490,7 +559,11 @@ impl Participant {
         if let Some(r) = self.remote.get_mut(&sender) {
             r.lease_deadline = now + r.lease();
         }
+        if addressed {
+            self.known_by(sender);
+        }
         self.route_deliveries(now);
+        self.finish_lingering(now, false);
     }
 
     fn route_deliveries(&mut self, now: Instant) {

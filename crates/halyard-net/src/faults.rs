@@ -4,8 +4,8 @@
 
 use halyard_wire::Locator;
 
-/// Fault rates (probabilities in 0.0..=1.0) and the seed.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Fault rates (probabilities in 0.0..=1.0) and the seed (default: no faults).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct FaultConfig {
     /// PRNG seed (xorshift64*; zero is replaced by a fixed non-zero value).
     pub seed: u64,

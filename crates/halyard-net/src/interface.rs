@@ -14,6 +14,9 @@ pub struct Interface {
     pub address: Ipv4Addr,
     /// True if it is the loopback interface.
     pub loopback: bool,
+    /// The length of its subnet's prefix (from the connected route; 8 on loopback): peers
+    /// in that subnet are reached directly.
+    pub prefix_len: u8,
 }
 
 /// Why no interface could be chosen.
@@ -54,7 +57,7 @@ fn flags(name: &str) -> u32 {
 /// IPv4 addresses per interface, from /proc/net/fib_trie-free sources: `/proc/net/route` gives
 /// names, and each name's address comes from a UDP connect trick-free parse of
 /// `/proc/net/if_inet6`-less `ip`-free data: we read `/sys/class/net` and the local routing table.
-fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
+fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr, u8)>, InterfaceError> {
     // /proc/net/fib_trie lists local addresses ("/32 host LOCAL") under their prefixes; the
     // interface is found by matching against /proc/net/route entries.
     let trie = fs::read_to_string("/proc/net/fib_trie").map_err(InterfaceError::Io)?;
@@ -80,7 +83,7 @@ fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
     let mut out = Vec::new();
     for ip in locals {
         if ip.is_loopback() {
-            out.push(("lo".to_string(), ip));
+            out.push(("lo".to_string(), ip, 8));
             continue;
         }
         // Find the interface whose route (destination/mask) contains ip.
@@ -95,8 +98,8 @@ fn ipv4_addresses() -> Result<Vec<(String, Ipv4Addr)>, InterfaceError> {
                 continue;
             };
             let ipn = u32::from_le_bytes(ip.octets());
-            if mask != 0 && ipn & mask == dst & mask && !out.iter().any(|(_, a)| *a == ip) {
-                out.push((f[0].to_string(), ip));
+            if mask != 0 && ipn & mask == dst & mask && !out.iter().any(|(_, a, _)| *a == ip) {
+                out.push((f[0].to_string(), ip, mask.count_ones() as u8));
             }
         }
     }
@@ -120,15 +123,16 @@ pub fn select_interface(requested: Option<&str>) -> Result<Interface, InterfaceE
         .filter(|s| !s.is_empty());
     let wanted = requested.map(str::to_string).or(env);
     let addrs = ipv4_addresses()?;
-    let make = |name: &str, address: Ipv4Addr| Interface {
+    let make = |name: &str, address: Ipv4Addr, prefix_len: u8| Interface {
         name: name.to_string(),
         address,
         loopback: address.is_loopback() || flags(name) & IFF_LOOPBACK != 0,
+        prefix_len,
     };
     if let Some(w) = wanted {
-        let hit = addrs.iter().find(|(n, a)| *n == w || a.to_string() == w);
+        let hit = addrs.iter().find(|(n, a, _)| *n == w || a.to_string() == w);
         return hit
-            .map(|(n, a)| make(n, *a))
+            .map(|(n, a, p)| make(n, *a, *p))
             .ok_or(InterfaceError::NotFound(w));
     }
     let mut names: Vec<String> = fs::read_dir("/sys/class/net")
@@ -141,8 +145,8 @@ pub fn select_interface(requested: Option<&str>) -> Result<Interface, InterfaceE
         if f & IFF_UP == 0 || f & IFF_MULTICAST == 0 || f & IFF_LOOPBACK != 0 {
             continue;
         }
-        if let Some((_, a)) = addrs.iter().find(|(name, _)| *name == n) {
-            return Ok(make(&n, *a));
+        if let Some((_, a, p)) = addrs.iter().find(|(name, _, _)| *name == n) {
+            return Ok(make(&n, *a, *p));
         }
     }
     Err(InterfaceError::NoneSuitable)
@@ -157,6 +161,7 @@ mod tests {
         let by_name = select_interface(Some("lo")).expect("lo exists");
         assert_eq!(by_name.address, Ipv4Addr::LOCALHOST);
         assert!(by_name.loopback);
+        assert_eq!(by_name.prefix_len, 8);
         let by_addr = select_interface(Some("127.0.0.1")).expect("127.0.0.1 exists");
         assert_eq!(by_addr.name, "lo");
         assert!(matches!(

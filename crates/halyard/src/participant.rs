@@ -14,7 +14,7 @@ use crate::runtime::Shared;
 use crate::status::{ReaderState, WriterState};
 use crate::writer::DataWriter;
 use halyard_cdr::TopicType;
-use halyard_core::config::{MAX_FRAGMENT_SIZE, MIN_FRAGMENT_SIZE};
+use halyard_core::config::{Ipv4Net, MAX_FRAGMENT_SIZE, MIN_FRAGMENT_SIZE};
 use halyard_core::{Participant, ParticipantConfig, ReaderSpec, WriterSpec};
 use halyard_net::{select_interface, UdpTransport};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
@@ -46,6 +46,11 @@ pub struct ParticipantOptions {
     /// Seeded drop / duplicate / reorder of this participant's datagrams, on send and on
     /// receive: for testing reliability against real peers. `None` in production.
     pub fault_injection: Option<halyard_net::FaultConfig>,
+    /// How long a deleted writer (or the writers of a participant being deleted, or of a
+    /// process that exits normally) keeps serving matched reliable readers that have not yet
+    /// acknowledged all it wrote (Cyclone DDS's WriterLingerDuration). `None`: 1 s; zero: no
+    /// lingering. Deleting a writer blocks up to this long (not inside a listener).
+    pub writer_linger: Option<std::time::Duration>,
     /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults. SPDP is
     /// announced at least three times per lease: `spdp_interval` is capped at a third of
     /// `lease_duration`.
@@ -156,8 +161,17 @@ impl DomainParticipant {
     pub fn with_options(domain_id: u32, opts: ParticipantOptions) -> Result<DomainParticipant> {
         let iface = select_interface(opts.interface.as_deref()).map_err(Error::Interface)?;
         let mtu = halyard_net::interface_mtu(&iface.name);
+        // Peers' addresses in our interface's subnet are the ones we reach directly.
+        let reachable = Ipv4Net {
+            address: iface.address.octets(),
+            prefix_len: iface.prefix_len,
+        };
         let transport = UdpTransport::open(domain_id, iface).map_err(Error::Transport)?;
         let mut cfg = ParticipantConfig::new(domain_id, new_guid_prefix());
+        cfg.reachable_networks = vec![reachable];
+        if let Some(linger) = opts.writer_linger {
+            cfg.writer_linger = linger;
+        }
         if let Some(mtu) = mtu {
             size_datagrams_for_mtu(&mut cfg, mtu);
         }

@@ -329,7 +329,22 @@ impl Shared {
         }
     }
 
+    /// True on a thread that is running listener callbacks (it must not wait for traffic:
+    /// it may be the receive thread that would bring it).
+    pub(crate) fn in_listener(&self) -> bool {
+        IN_LISTENER.with(|f| f.get())
+    }
+
+    /// Leaves the domain: writers linger until their reliable readers acknowledged all they
+    /// wrote (at most `writer_linger`), then everything is disposed and the threads stop.
     pub(crate) fn shutdown(&self) {
+        let linger = self.drive(|st, now| {
+            st.core.begin_shutdown(now);
+            st.core.config().writer_linger
+        });
+        if !self.in_listener() {
+            self.wait_until(linger, |st| st.core.lingering_writers() == 0);
+        }
         self.drive(|st, now| st.core.shutdown(now));
         self.stop.store(true, Ordering::Relaxed);
         self.timer.notify_all();

@@ -248,11 +248,20 @@ impl<T: TopicType> DataWriter<T> {
 }
 
 impl<T: TopicType> Drop for DataWriter<T> {
+    /// Deletes the writer. One whose matched reliable readers have not acknowledged all it
+    /// wrote lingers first (`ParticipantOptions::writer_linger`, 1 s by default): this blocks
+    /// until they have, or the time is up. Inside a listener it does not block (the thread
+    /// that would receive the acknowledgments is this one); the writer lingers all the same.
     fn drop(&mut self) {
         let id = self.id;
-        self.participant.shared.drive(|st, now| {
+        let shared = &self.participant.shared;
+        let linger = shared.drive(|st, now| {
             st.core.delete_writer(now, id);
             st.writers.remove(&id);
+            st.core.config().writer_linger
         });
+        if !shared.in_listener() {
+            shared.wait_until(linger, |st| !st.core.writer_lingering(id));
+        }
     }
 }

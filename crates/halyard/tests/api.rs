@@ -1,7 +1,10 @@
-//! Proves the DCPS API's waiting and notification machinery between two participants over
-//! loopback UDP: WaitSets with Read-, Status- and GuardConditions, reader and writer listeners,
-//! and the DCPSParticipant / DCPSPublication builtin-topic readers.
+//! Proves the DCPS API's behaviour between participants over loopback UDP: WaitSets with
+//! Read-, Status- and GuardConditions, reader and writer listeners, the DCPSParticipant /
+//! DCPSPublication builtin-topic readers, delivery under injected faults, a deleted writer's
+//! lingering until its readers have everything, and which of a peer's addresses are used.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
+
+mod common;
 
 use halyard::qos::{EndpointQos, ReliabilityKind};
 use halyard::{
@@ -606,4 +609,160 @@ fn reliable_delivery_survives_injected_drops_duplicates_and_reordering_on_real_s
             && fa.duplicated + fb.duplicated > 0
             && fa.reordered + fb.reordered > 0
     );
+}
+
+/// Writes 300 samples over a link that drops 30 % of what the writer side sends, then drops
+/// the writer at once; returns the ids the reader got.
+fn write_then_drop_writer(domain: u32, linger: Duration) -> Vec<u32> {
+    let opts = |name: &str, faults: Option<halyard::FaultConfig>| ParticipantOptions {
+        interface: Some("lo".into()),
+        user_data: name.as_bytes().to_vec(),
+        fault_injection: faults,
+        writer_linger: Some(linger),
+        ..Default::default()
+    };
+    let lossy = halyard::FaultConfig {
+        seed: 0x11D6E2,
+        drop_send: 0.3,
+        ..Default::default()
+    };
+    let a = DomainParticipant::with_options(domain, opts("a", Some(lossy))).unwrap();
+    let b = DomainParticipant::with_options(domain, opts("b", None)).unwrap();
+    let topic = a.create_topic::<ApiTest>("Linger").unwrap();
+    let topic_b = b.create_topic::<ApiTest>("Linger").unwrap();
+    let mut rq = reliable_reader_qos();
+    rq.history = halyard::qos::History::KeepAll;
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic_b, rq)
+        .unwrap();
+    let mut wq = EndpointQos::writer_default();
+    wq.history = halyard::qos::History::KeepAll;
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    w.wait_for_matched(1, Duration::from_secs(30)).unwrap();
+    const N: u32 = 300;
+    for i in 0..N {
+        let text = format!("{i}");
+        w.write(&ApiTest { id: i, text }).unwrap();
+    }
+    let dropped_at = Instant::now();
+    drop(w);
+    println!(
+        "writer_linger {linger:?}: dropping the writer took {:?}",
+        dropped_at.elapsed()
+    );
+    let mut got = Vec::new();
+    while r.wait_for_data(Duration::from_millis(500)) {
+        let batch = r.take(1000).unwrap();
+        got.extend(batch.into_iter().filter_map(|s| s.data.map(|d| d.id)));
+    }
+    got
+}
+
+#[test]
+fn a_dropped_writer_lingers_until_its_reliable_reader_has_everything() {
+    let got = write_then_drop_writer(90, Duration::from_secs(1));
+    assert_eq!(got, (0..300).collect::<Vec<_>>(), "exactly once, in order");
+    // The same run without lingering loses part of the unacknowledged tail (each sample in it
+    // was lost with 30 % probability; three tries make a run that loses none negligible).
+    let lost_without = (91..94).any(|d| write_then_drop_writer(d, Duration::ZERO).len() < 300);
+    assert!(
+        lost_without,
+        "without lingering every sample arrived three times: the test proves nothing"
+    );
+}
+
+/// An IPv4 address of this host on another interface than loopback, if there is one.
+fn non_loopback_address() -> Option<std::net::Ipv4Addr> {
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    // No datagram is sent: connecting a UDP socket only picks the route and source address.
+    probe.connect("192.0.2.200:9").ok()?;
+    match probe.local_addr().ok()?.ip() {
+        std::net::IpAddr::V4(ip) if !ip.is_loopback() && !ip.is_unspecified() => Some(ip),
+        _ => None,
+    }
+}
+
+/// A fake peer with a best-effort reader of `ApiTest` on topic `Locators`, announcing two
+/// unicast addresses: 127.0.0.1 and `other`. Halyard (on lo, 127.0.0.0/8) writes 50 samples
+/// to it; returns the datagrams received at each address.
+fn datagrams_to_two_homed_peer(domain: u32, other: std::net::Ipv4Addr, tune: bool) -> (u64, u64) {
+    use common::*;
+    use halyard_wire::{EntityId, Guid, Locator};
+    let on_lo = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let elsewhere = std::net::UdpSocket::bind((other, 0)).unwrap();
+    let locs = [&on_lo, &elsewhere].map(|s| match s.local_addr().unwrap() {
+        std::net::SocketAddr::V4(a) => Locator::udpv4(a.ip().octets(), a.port()),
+        std::net::SocketAddr::V6(_) => unreachable!("bound to IPv4"),
+    });
+    let counters = [&on_lo, &elsewhere].map(|s| {
+        let s = s.try_clone().unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        std::thread::spawn(move || {
+            let (mut n, mut buf) = (0u64, vec![0u8; 65_536]);
+            let deadline = Instant::now() + Duration::from_secs(8);
+            while Instant::now() < deadline {
+                if s.recv(&mut buf).is_ok() {
+                    n += 1;
+                }
+            }
+            n
+        })
+    });
+    let forget_networks: fn(&mut halyard_core::ParticipantConfig) =
+        |cfg| cfg.reachable_networks.clear();
+    let dp = DomainParticipant::with_options(
+        domain,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            tuning: tune.then_some(forget_networks),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let topic = dp.create_topic::<ApiTest>("Locators").unwrap();
+    let w = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    let prefix = fake_prefix(3, domain);
+    let reader = Guid::new(prefix, EntityId::new(1, EntityId::KIND_READER_WITH_KEY));
+    let mut rq = EndpointQos::reader_default();
+    rq.reliability.kind = ReliabilityKind::BestEffort;
+    let sub = endpoint_data(reader, "Locators", "ApiTest", rq);
+    let spdp = spdp_datagram(domain, prefix, &locs, FULL_BUILTIN);
+    let sedp = sedp_datagrams(prefix, 1, &[(reader, sub)], 1);
+    let (ip, port) = dp.unicast_locator().as_udpv4().unwrap();
+    let halyard_at = std::net::SocketAddr::from((ip, port));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while w.publication_matched_status().current_count == 0 {
+        assert!(Instant::now() < deadline, "the fake reader never matched");
+        on_lo.send_to(&spdp, halyard_at).unwrap();
+        on_lo.send_to(&sedp[0], halyard_at).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 0..50 {
+        let text = format!("{i}");
+        w.write(&ApiTest { id: i, text }).unwrap();
+    }
+    let [lo, other] = counters.map(|t| t.join().unwrap());
+    (lo, other)
+}
+
+#[test]
+fn no_datagram_goes_to_a_peer_address_outside_the_interface_used() {
+    let Some(other) = non_loopback_address() else {
+        println!("SKIP: this host has no non-loopback IPv4 address to announce");
+        return;
+    };
+    let (lo, elsewhere) = datagrams_to_two_homed_peer(94, other, false);
+    println!("a peer announcing 127.0.0.1 and {other}: {lo} datagrams to the first, {elsewhere} to the second");
+    assert!(lo >= 50, "only {lo} datagrams reached the loopback address");
+    assert_eq!(elsewhere, 0, "datagrams went to {other}, outside lo");
+    // Without knowing its networks, Halyard used every address: the test can tell.
+    let (_, elsewhere) = datagrams_to_two_homed_peer(95, other, true);
+    assert!(elsewhere > 0, "the second address got nothing even so");
 }

@@ -3,14 +3,15 @@
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 
+mod common;
+
+use common::*;
 use halyard::cdr::{serialize, DataRepresentation};
 use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
 use halyard::{DataReader, DataWriter, DomainParticipant, Error, GroupQos, ParticipantOptions};
-use halyard_wire::discovery::{builtin_endpoint as be, EndpointData, ParticipantData};
-use halyard_wire::param::{pid, ParameterList, ParameterListWriter};
 use halyard_wire::{
-    Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, Locator, MessageBuilder,
-    ProtocolVersion, SequenceNumber, SequenceNumberSet, VendorId,
+    DataFrag, EntityId, Gap, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder, SequenceNumber,
+    SequenceNumberSet,
 };
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,9 +40,6 @@ const FRAGMENT_RSS_BOUND_KIB: u64 = 512 << 10;
 /// RSS growth allowed while a writer outruns a slow reader whose cache holds 256 samples of
 /// 1 KiB (the writer's 8 MiB of unacknowledged data, socket buffers and churn come on top).
 const SLOW_READER_RSS_BOUND_KIB: u64 = 64 << 10;
-
-/// A vendor id that is not Halyard's, as an attacker or an unknown implementation would send.
-const FAKE_VENDOR: VendorId = VendorId([0x01, 0xfe]);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -221,142 +219,21 @@ fn wait_processed(victim: &DomainParticipant, base: &mut u64, sent: u64, window:
     }
 }
 
-fn header(prefix: GuidPrefix) -> Header {
-    Header {
-        version: ProtocolVersion::V2_5,
-        vendor: FAKE_VENDOR,
-        guid_prefix: prefix,
-    }
-}
-
-/// A GUID prefix no real participant uses: `tag` tells the floods apart.
-fn fake_prefix(tag: u8, i: u32) -> GuidPrefix {
-    let mut p = [0u8; 12];
-    p[0..3].copy_from_slice(&[0xfa, 0xce, tag]);
-    p[4..8].copy_from_slice(&i.to_be_bytes());
-    p[8..12].copy_from_slice(&std::process::id().to_be_bytes());
-    GuidPrefix(p)
-}
-
-fn key_hash_qos(g: Guid) -> Vec<u8> {
-    let mut qos = Vec::new();
-    let mut w = ParameterListWriter::new(&mut qos);
-    w.raw(pid::KEY_HASH, &g.to_bytes());
-    w.finish();
-    qos
-}
-
-/// One SPDP DATA announcing participant `prefix` (valid ParticipantData, 100 s lease) whose
-/// metatraffic and default unicast locators are 127.0.0.1:`port`.
-fn spdp_datagram(domain: u32, prefix: GuidPrefix, port: u16, builtin: u32) -> Vec<u8> {
-    let guid = Guid::new(prefix, EntityId::PARTICIPANT);
-    let loc = Locator::udpv4([127, 0, 0, 1], port);
-    let pd = ParticipantData {
-        guid,
-        protocol_version: ProtocolVersion::V2_5,
-        vendor_id: FAKE_VENDOR,
-        domain_id: Some(domain),
-        domain_tag: String::new(),
-        expects_inline_qos: false,
-        metatraffic_unicast: vec![loc],
-        metatraffic_multicast: Vec::new(),
-        default_unicast: vec![loc],
-        default_multicast: Vec::new(),
-        builtin_endpoints: builtin,
-        lease_duration: halyard_wire::Duration::from_nanos(100_000_000_000),
-        manual_liveliness_count: 0,
-        user_data: Vec::new(),
-        entity_name: None,
-    };
-    let mut payload = Vec::new();
-    pd.emit(&mut payload);
-    let mut mb = MessageBuilder::new(Vec::new(), &header(prefix));
-    push_data(
-        &mut mb,
-        (EntityId::UNKNOWN, EntityId::SPDP_WRITER),
-        1,
-        Some(&key_hash_qos(guid)),
-        &payload,
-    );
-    mb.finish()
-}
-
-/// Appends a DATA from `ids.1` to `ids.0` (inline QoS as little-endian bytes).
-fn push_data(
-    mb: &mut MessageBuilder,
-    ids: (EntityId, EntityId),
-    sn: i64,
-    qos: Option<&[u8]>,
-    payload: &[u8],
-) {
-    mb.data(&Data {
-        reader_id: ids.0,
-        writer_id: ids.1,
-        writer_sn: SequenceNumber(sn),
-        inline_qos: qos.map(|q| ParameterList::new(q, true)),
-        payload: Some(payload),
-        key_flag: false,
-        non_standard_flag: false,
-    });
-}
-
-const FULL_BUILTIN: u32 = be::PARTICIPANT_ANNOUNCER
-    | be::PARTICIPANT_DETECTOR
-    | be::PUBLICATIONS_ANNOUNCER
-    | be::PUBLICATIONS_DETECTOR
-    | be::SUBSCRIPTIONS_ANNOUNCER
-    | be::SUBSCRIPTIONS_DETECTOR;
-
 /// The SEDP publication of writer `key` of participant `prefix`.
 fn publication(prefix: GuidPrefix, key: u32, topic: &str, type_name: &str) -> (Guid, Vec<u8>) {
     let guid = Guid::new(prefix, EntityId::new(key, EntityId::KIND_WRITER_NO_KEY));
-    let ed = EndpointData {
-        guid,
-        participant_guid: Some(Guid::new(prefix, EntityId::PARTICIPANT)),
-        topic_name: topic.to_string(),
-        type_name: type_name.to_string(),
-        qos: EndpointQos::writer_default(),
-        unicast_locators: Vec::new(),
-        multicast_locators: Vec::new(),
-        expects_inline_qos: false,
-        protocol_version: Some(ProtocolVersion::V2_5),
-        vendor_id: Some(FAKE_VENDOR),
-        type_max_size_serialized: None,
-        entity_name: None,
-    };
-    let mut payload = Vec::new();
-    ed.emit(&mut payload);
+    let payload = endpoint_data(guid, topic, type_name, EndpointQos::writer_default());
     (guid, payload)
 }
 
-/// SEDP publication DATAs with sequence numbers `first..` packed `per_datagram` to a message,
-/// sent by the SEDP publications writer of `prefix`.
-fn sedp_datagrams(
-    prefix: GuidPrefix,
-    first_sn: i64,
-    pubs: &[(Guid, Vec<u8>)],
-    per_datagram: usize,
-) -> Vec<Vec<u8>> {
-    pubs.chunks(per_datagram)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let mut mb = MessageBuilder::new(Vec::new(), &header(prefix));
-            for (i, (g, payload)) in chunk.iter().enumerate() {
-                let sn = first_sn + (c * per_datagram + i) as i64;
-                push_data(
-                    &mut mb,
-                    (
-                        EntityId::SEDP_PUBLICATIONS_READER,
-                        EntityId::SEDP_PUBLICATIONS_WRITER,
-                    ),
-                    sn,
-                    Some(&key_hash_qos(*g)),
-                    payload,
-                );
-            }
-            mb.finish()
-        })
-        .collect()
+/// One SPDP DATA announcing `prefix` at 127.0.0.1:`port`.
+fn spdp_on_loopback(domain: u32, prefix: GuidPrefix, port: u16, builtin: u32) -> Vec<u8> {
+    spdp_datagram(
+        domain,
+        prefix,
+        &[Locator::udpv4([127, 0, 0, 1], port)],
+        builtin,
+    )
 }
 
 fn reliable_reader_qos() -> EndpointQos {
@@ -438,7 +315,7 @@ impl FakeWriter {
         let port = sock.local_addr().expect("addr").port();
         let prefix = fake_prefix(tag, 1);
         let to = unicast_addr(victim);
-        let spdp = spdp_datagram(victim.domain_id(), prefix, port, FULL_BUILTIN);
+        let spdp = spdp_on_loopback(victim.domain_id(), prefix, port, FULL_BUILTIN);
         let (guid, payload) = publication(prefix, 1, topic, "HalyardFloodBlob");
         let sedp = sedp_datagrams(prefix, 1, &[(guid, payload)], 1);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -501,7 +378,7 @@ fn ten_thousand_fake_participants_are_capped_and_real_peers_still_work() {
     let watch = MemWatch::start();
     let t0 = Instant::now();
     let fakes =
-        || (0..FAKES).map(|i| spdp_datagram(DOMAIN, fake_prefix(1, i), sink_port, FULL_BUILTIN));
+        || (0..FAKES).map(|i| spdp_on_loopback(DOMAIN, fake_prefix(1, i), sink_port, FULL_BUILTIN));
     let sent = send_paced(&sock, &victim, fakes());
     let expected_refused = FAKES as u64 - (MAX_REMOTE_PARTICIPANTS - known_before) as u64;
     let refused_now = || victim.stats().discovery_refused - refused_before;
@@ -588,7 +465,7 @@ fn twenty_thousand_fake_endpoints_are_capped_and_real_pairs_still_work() {
     let port = sock.local_addr().expect("addr").port();
     let prefix = fake_prefix(2, 0);
     let to = unicast_addr(&victim);
-    let spdp = spdp_datagram(DOMAIN, prefix, port, FULL_BUILTIN);
+    let spdp = spdp_on_loopback(DOMAIN, prefix, port, FULL_BUILTIN);
     eventually("fake participant known", Duration::from_secs(5), || {
         sock.send_to(&spdp, to).expect("send");
         sleep(Duration::from_millis(5));

@@ -12,25 +12,32 @@ use halyard_wire::discovery::EndpointData;
 use halyard_wire::qos::{DurabilityKind, ReliabilityKind};
 use halyard_wire::{EntityId, Guid, Locator, VendorId};
 
+/// Samples past its first missing one that a reader of another vendor is assumed to keep
+/// (Cyclone DDS's PrimaryReorderMaxSamples default).
+const FOREIGN_READER_REORDER_WINDOW: usize = 128;
+
 impl Participant {
     /// Locators to reach a remote endpoint: its own, else its participant's defaults.
     pub(super) fn user_locators(&self, ed: &EndpointData) -> Vec<Locator> {
-        let own = udp_only(&ed.unicast_locators);
+        let own = self.select_unicast(&ed.unicast_locators);
         if !own.is_empty() {
             return own;
         }
         let Some(p) = self.remote.get(&ed.guid.prefix) else {
             return Vec::new();
         };
-        let u = udp_only(&p.data.default_unicast);
+        let u = self.select_unicast(&p.data.default_unicast);
         if !u.is_empty() {
             return u;
         }
+        // Multicast only when the peer offers no unicast locator: one group, as for unicast.
         let m = udp_only(&ed.multicast_locators);
-        if !m.is_empty() {
-            return m;
-        }
-        udp_only(&p.data.default_multicast)
+        let m = if m.is_empty() {
+            udp_only(&p.data.default_multicast)
+        } else {
+            m
+        };
+        m.into_iter().take(1).collect()
     }
 
     /// The multicast locator a remote reader also listens on (its own, else its participant's
@@ -78,6 +85,7 @@ impl Participant {
         let durable = ed.qos.durability >= DurabilityKind::TransientLocal;
         let mut proxy = ReaderProxy::new(reader, self.user_locators(ed), reliable);
         proxy.multicast = self.user_multicast(ed);
+        proxy.reorder_window = self.reorder_window_of(reader);
         if let Some(w) = self.writers.get_mut(&writer) {
             w.add_proxy(now, proxy, durable);
         }
@@ -86,6 +94,18 @@ impl Participant {
             reader,
             matched: true,
         });
+    }
+
+    /// How many samples past its first missing one a remote reader keeps: Halyard's readers
+    /// `reader_max_pending_samples`; Cyclone DDS's 128 (its PrimaryReorderMaxSamples default,
+    /// beyond which it drops samples and asks for them again), assumed for other vendors too.
+    fn reorder_window_of(&self, reader: Guid) -> Option<usize> {
+        let vendor = self.remote.get(&reader.prefix).map(|p| p.data.vendor_id);
+        if vendor == Some(VendorId::HALYARD) {
+            None
+        } else {
+            Some(FOREIGN_READER_REORDER_WINDOW)
+        }
     }
 
     /// Matches local reader `reader` with remote writer `writer` when topic, type and
@@ -147,12 +167,22 @@ impl Participant {
             .collect()
     }
 
-    /// Ids of the application's (non-builtin) writers.
+    /// Ids of the application's (non-builtin) writers, lingering ones included.
     pub(super) fn user_writers(&self) -> Vec<EntityId> {
         self.writers
             .keys()
             .copied()
             .filter(|e| !e.is_builtin())
+            .collect()
+    }
+
+    /// Ids of the application's writers that may match new readers: not lingering (a deleted
+    /// writer only finishes with the readers it has).
+    pub(super) fn matchable_writers(&self) -> Vec<EntityId> {
+        self.writers
+            .iter()
+            .filter(|(e, w)| !e.is_builtin() && w.linger_until.is_none())
+            .map(|(e, _)| *e)
             .collect()
     }
 
@@ -172,7 +202,7 @@ impl Participant {
         for g in remotes {
             self.match_remote_writer(now, id, g);
         }
-        let writers: Vec<EntityId> = self.user_writers();
+        let writers: Vec<EntityId> = self.matchable_writers();
         for w in writers {
             self.try_match_local(w, id);
         }

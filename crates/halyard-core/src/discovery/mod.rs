@@ -3,27 +3,25 @@
 //!
 //! Builtin SEDP endpoints reuse the ordinary writer and reader machinery (reliable,
 //! TRANSIENT_LOCAL, KEEP_LAST 1 per endpoint GUID); their received samples are routed here
-//! instead of to the application. This module holds SPDP and the builtin endpoints; [`sedp`]
-//! the endpoint announcements, [`endpoints`] the matching of endpoints.
+//! instead of to the application. This module holds the builtin endpoints, the choice of a
+//! peer's locators and the bookkeeping of remote participants; [`spdp`] the participant
+//! announcements, [`sedp`] the endpoint announcements, [`endpoints`] the matching of endpoints.
 
 mod endpoints;
 mod sedp;
+mod spdp;
 
 use sedp::WriterGone;
 
+use crate::config::Ipv4Net;
 use crate::event::Event;
-use crate::participant::{Participant, RemoteParticipant};
+use crate::participant::Participant;
 use crate::reader::{Reader, ReaderSpec, WriterProxy};
-use crate::time::{wire_to_std, Instant};
+use crate::time::Instant;
 use crate::writer::{ReaderProxy, Writer, WriterSpec};
-use halyard_wire::discovery::{
-    builtin_endpoint as be, parse_key_guid, EndpointData, ParticipantData,
-};
-use halyard_wire::param::{
-    pid, ParameterList, ParameterListWriter, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED,
-};
+use halyard_wire::discovery::{builtin_endpoint as be, EndpointData, ParticipantData};
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
-use halyard_wire::{Data, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, VendorId};
+use halyard_wire::{EntityId, Guid, GuidPrefix, Locator};
 
 fn builtin_qos() -> EndpointQos {
     let mut q = EndpointQos::writer_default();
@@ -58,6 +56,21 @@ fn udp_only(v: &[Locator]) -> Vec<Locator> {
         .collect()
 }
 
+/// Of a peer's unicast locators, the one to use: the first in a network we reach directly
+/// (`reachable`: our interface's subnet, loopback when we use loopback); when none is, all of
+/// them (we cannot tell which works). With no networks known, all of them.
+fn select_unicast(candidates: &[Locator], reachable: &[Ipv4Net]) -> Vec<Locator> {
+    let udp = udp_only(candidates);
+    let direct = udp.iter().find(|l| {
+        l.as_udpv4()
+            .is_some_and(|(ip, _)| reachable.iter().any(|n| n.contains(ip)))
+    });
+    match direct {
+        Some(l) => vec![*l],
+        None => udp,
+    }
+}
+
 impl Participant {
     pub(crate) fn create_builtin_endpoints(&mut self) {
         for (w, r, _, _) in SEDP_PAIRS {
@@ -80,78 +93,11 @@ impl Participant {
         }
     }
 
-    fn own_participant_data(&self) -> ParticipantData {
-        ParticipantData {
-            guid: Guid::new(self.prefix, EntityId::PARTICIPANT),
-            protocol_version: ProtocolVersion::V2_5,
-            vendor_id: VendorId::HALYARD,
-            domain_id: Some(self.cfg.domain_id),
-            domain_tag: String::new(),
-            expects_inline_qos: false,
-            metatraffic_unicast: self.cfg.metatraffic_unicast.clone(),
-            metatraffic_multicast: self.cfg.metatraffic_multicast.clone(),
-            default_unicast: self.cfg.default_unicast.clone(),
-            default_multicast: self.cfg.default_multicast.clone(),
-            builtin_endpoints: be::PARTICIPANT_ANNOUNCER
-                | be::PARTICIPANT_DETECTOR
-                | be::PUBLICATIONS_ANNOUNCER
-                | be::PUBLICATIONS_DETECTOR
-                | be::SUBSCRIPTIONS_ANNOUNCER
-                | be::SUBSCRIPTIONS_DETECTOR,
-            lease_duration: halyard_wire::Duration::from_nanos(
-                self.cfg.lease_duration.as_nanos() as i64
-            ),
-            manual_liveliness_count: 0,
-            user_data: self.cfg.user_data.clone(),
-            entity_name: self.cfg.entity_name.clone(),
-        }
-    }
-
-    /// Sends our SPDP sample to the SPDP destinations, or only to `to` (a new peer).
-    pub(crate) fn announce_participant(&mut self, to: Option<Vec<Locator>>) {
-        let mut payload = Vec::with_capacity(256);
-        self.own_participant_data().emit(&mut payload);
-        self.send_spdp(&payload, 0, to);
-    }
-
-    fn send_spdp(&mut self, payload: &[u8], status: u32, to: Option<Vec<Locator>>) {
-        self.spdp_sn += 1;
-        let mut qos = Vec::with_capacity(48);
-        let mut pl = ParameterListWriter::new(&mut qos);
-        pl.raw(
-            pid::KEY_HASH,
-            &Guid::new(self.prefix, EntityId::PARTICIPANT).to_bytes(),
-        );
-        if status != 0 {
-            pl.raw(pid::STATUS_INFO, &status.to_be_bytes());
-        }
-        pl.finish();
-        let dests = to.unwrap_or_else(|| {
-            let mut d = self.cfg.spdp_destinations.clone();
-            for r in self.remote.values() {
-                for l in udp_only(&r.data.metatraffic_unicast) {
-                    if !d.contains(&l) {
-                        d.push(l);
-                    }
-                }
-            }
-            d
-        });
-        let mut mb = self.out.start(None);
-        mb.data(&Data {
-            reader_id: EntityId::UNKNOWN,
-            writer_id: EntityId::SPDP_WRITER,
-            writer_sn: self.spdp_sn,
-            inline_qos: Some(ParameterList::new(&qos, true)),
-            payload: Some(payload),
-            key_flag: status != 0,
-            non_standard_flag: false,
-        });
-        self.out.push(mb, 0, &dests);
-    }
-
-    /// Announces that this participant is leaving (SPDP dispose + SEDP disposals).
-    pub fn shutdown(&mut self, now: Instant) {
+    /// Starts leaving: deletes every application writer (those whose reliable readers have
+    /// not acknowledged everything linger, see [`Participant::delete_writer`]) and reader. Call
+    /// [`Participant::shutdown`] once [`Participant::lingering_writers`] is zero or the
+    /// linger time is up.
+    pub fn begin_shutdown(&mut self, now: Instant) {
         let ids: Vec<EntityId> = self.user_writers();
         for id in ids {
             self.delete_writer(now, id);
@@ -160,76 +106,23 @@ impl Participant {
         for id in ids {
             self.delete_reader(now, id);
         }
-        let mut key = vec![0, 3, 0, 0];
-        let mut pl = ParameterListWriter::new(&mut key);
-        pl.guid(
-            pid::PARTICIPANT_GUID,
-            Guid::new(self.prefix, EntityId::PARTICIPANT),
-        );
-        pl.finish();
-        self.send_spdp(&key, STATUS_INFO_DISPOSED | STATUS_INFO_UNREGISTERED, None);
     }
 
-    pub(crate) fn on_spdp(&mut self, now: Instant, d: &Data<'_>) {
-        let Some(payload) = d.payload else { return };
-        let status = d.inline_qos.and_then(|q| q.status_info().ok()).unwrap_or(0);
-        if status & (STATUS_INFO_DISPOSED | STATUS_INFO_UNREGISTERED) != 0 || d.key_flag {
-            if let Ok(Some(g)) = parse_key_guid(payload) {
-                self.remove_participant(g.prefix);
-            }
-            return;
-        }
-        let data = match ParticipantData::parse(payload) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed_discovery += 1;
-                return;
-            }
-        };
-        let prefix = data.guid.prefix;
-        if prefix == self.prefix
-            || data.domain_id.is_some_and(|id| id != self.cfg.domain_id)
-            || !data.domain_tag.is_empty()
-        {
-            return;
-        }
-        if let Some(r) = self.remote.get_mut(&prefix) {
-            r.prev_lease = wire_to_std(r.data.lease_duration);
-            if r.data != data {
-                // Locators or the builtin endpoint set changed (a real change, or a damaged
-                // announcement that the next one undoes): every proxy follows the latest.
-                r.data = data.clone();
-                self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
-                self.match_builtin(now, &data);
-                self.refresh_user_locators(prefix);
-            }
-            if let Some(r) = self.remote.get_mut(&prefix) {
-                r.lease_deadline = now + r.lease();
-            }
-            return;
-        }
-        if self.remote.len() >= self.cfg.max_remote_participants {
-            self.stats.discovery_refused += 1;
-            return;
-        }
-        let reply_to = udp_only(&data.metatraffic_unicast);
-        self.remote.insert(
-            prefix,
-            RemoteParticipant {
-                data: data.clone(),
-                lease_deadline: now + wire_to_std(data.lease_duration),
-                prev_lease: wire_to_std(data.lease_duration),
-            },
-        );
-        self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
-        self.match_builtin(now, &data);
-        if !reply_to.is_empty() {
-            self.announce_participant(Some(reply_to));
-        }
+    /// Leaves now: what [`Participant::begin_shutdown`] does, then every writer still
+    /// lingering is withdrawn, and the SPDP announcement and every SEDP one are disposed.
+    pub fn shutdown(&mut self, now: Instant) {
+        self.begin_shutdown(now);
+        self.finish_lingering(now, true);
+        self.announce_departure();
     }
 
-    fn metatraffic_locators(data: &ParticipantData) -> Vec<Locator> {
-        let u = udp_only(&data.metatraffic_unicast);
+    /// Of a peer's unicast locators, the one to use (see [`select_unicast`]).
+    pub(crate) fn select_unicast(&self, candidates: &[Locator]) -> Vec<Locator> {
+        select_unicast(candidates, &self.cfg.reachable_networks)
+    }
+
+    fn metatraffic_locators(&self, data: &ParticipantData) -> Vec<Locator> {
+        let u = self.select_unicast(&data.metatraffic_unicast);
         if u.is_empty() {
             udp_only(&data.metatraffic_multicast)
         } else {
@@ -241,7 +134,7 @@ impl Participant {
     /// adds the ones it announces, drops the ones it no longer announces, and points the
     /// remaining ones at its current metatraffic locators. Idempotent.
     fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
-        let locs = Self::metatraffic_locators(data);
+        let locs = self.metatraffic_locators(data);
         let prefix = data.guid.prefix;
         for (w, r, announcer, detector) in SEDP_PAIRS {
             let rg = Guid::new(prefix, r);
@@ -250,6 +143,9 @@ impl Participant {
                     wr.remove_proxy(&rg);
                 } else if !wr.set_proxy_locators(&rg, &locs, None) {
                     wr.add_proxy(now, ReaderProxy::new(rg, locs.clone(), true), true);
+                    // Our announcements go to the new peer at once, with a HEARTBEAT, rather
+                    // than after its first ACKNACK: on a lossy link that saves a round trip.
+                    wr.push_history(now, &mut self.out, &self.cfg, rg);
                 }
             }
             let wg = Guid::new(prefix, w);

@@ -178,7 +178,7 @@ impl Participant {
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
             self.remote_readers.insert(ed.guid, ed.clone());
-            let writers: Vec<EntityId> = self.user_writers();
+            let writers: Vec<EntityId> = self.matchable_writers();
             for w in writers {
                 self.match_remote_reader(now, w, ed.guid);
             }

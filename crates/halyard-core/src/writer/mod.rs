@@ -124,6 +124,12 @@ pub(crate) struct ReaderProxy {
     pub(crate) nackfrag_counts: CountFilter,
     /// Consecutive ACKNACKs acknowledging beyond what was ever written.
     pub(crate) acks_ahead: u8,
+    /// How many samples past its first missing one the reader keeps (its reorder buffer):
+    /// while it reports a gap, samples written further ahead would be thrown away and sent
+    /// again, so the writer waits instead. `None`: as many as the writer's window allows.
+    pub(crate) reorder_window: Option<usize>,
+    /// The reader's last ACKNACK named missing samples.
+    pub(crate) reported_gap: bool,
 }
 
 impl ReaderProxy {
@@ -140,6 +146,8 @@ impl ReaderProxy {
             acknack_counts: CountFilter::default(),
             nackfrag_counts: CountFilter::default(),
             acks_ahead: 0,
+            reorder_window: None,
+            reported_gap: false,
         }
     }
 }
@@ -178,6 +186,9 @@ pub(crate) struct Writer {
     /// datagram asked for, not one per NACK_FRAG (a reader NACKs up to 64 windows at once, and
     /// a HEARTBEAT per window made every repair round multiply the next one's requests).
     repaired: Vec<Guid>,
+    /// Deleted but lingering until its reliable readers acknowledged everything, at most until
+    /// then (see `Participant::delete_writer`).
+    pub(crate) linger_until: Option<Instant>,
 }
 
 impl Writer {
@@ -204,6 +215,7 @@ impl Writer {
             batch_policy: None,
             pending: None,
             repaired: Vec::new(),
+            linger_until: None,
         }
     }
 
@@ -228,7 +240,10 @@ impl Writer {
         self.proxies.insert(proxy.guid, proxy);
         self.recompute_fanout();
         if self.is_reliable() {
+            // A HEARTBEAT now, then at the fast interval (doubling) until the new reader
+            // answers: on a lossy link one lost exchange must not cost a backed-off period.
             self.hb_due = Some(now);
+            self.hb_interval = std::time::Duration::ZERO;
         }
     }
 
@@ -315,7 +330,17 @@ impl Writer {
             return false;
         }
         let unacked = self.unacked_bytes_cache;
-        !(self.has_reliable_proxy() && unacked > 0 && unacked + len > self.window(cfg, len))
+        if self.has_reliable_proxy() && unacked > 0 && unacked + len > self.window(cfg, len) {
+            return false;
+        }
+        // A reader repairing a gap keeps only so many samples past it.
+        let next = self.last_sn + 1;
+        !self.proxies.values().any(|p| {
+            p.reliable
+                && p.reported_gap
+                && p.reorder_window
+                    .is_some_and(|w| next - p.acked_below >= w as i64)
+        })
     }
 
     /// Unacknowledged bytes allowed when the next sample has `len` bytes.
@@ -480,6 +505,21 @@ impl Writer {
     fn note_hb_sent(&mut self, now: Instant) {
         self.bytes_since_hb = 0;
         self.last_hb_at = now;
+    }
+
+    /// Starts lingering until `until`: a HEARTBEAT goes at once to every reader that has not
+    /// acknowledged everything, so it learns of the tail now rather than at the next period.
+    pub(crate) fn start_linger(
+        &mut self,
+        now: Instant,
+        until: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+    ) {
+        self.linger_until = Some(until);
+        self.hb_interval = fast_heartbeat(cfg);
+        self.hb_due = Some(now);
+        self.on_timeout(now, out, cfg);
     }
 
     /// True when every reliable reader acknowledged everything written so far.

@@ -60,6 +60,7 @@ impl Writer {
             p.acked_below = base;
             p.requested = p.requested.split_off(&base);
         }
+        p.reported_gap = set.iter().next().is_some();
         for sn in set.iter() {
             if sn <= last_sn && p.requested.len() < MAX_REQUESTED_PER_READER {
                 p.requested.insert(sn);
@@ -120,6 +121,24 @@ impl Writer {
         } else {
             self.send_gap(ctx.out, reader, sn, sn + 1);
         }
+    }
+
+    /// Sends `reader` everything held that is relevant to it (from its start), directed, with
+    /// a HEARTBEAT, without waiting for it to ask.
+    pub(crate) fn push_history(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+    ) {
+        let Some(p) = self.proxies.get_mut(&reader) else {
+            return;
+        };
+        let held = self.changes.range(p.start_sn..).map(|(sn, _)| *sn);
+        p.requested
+            .extend(held.take(MAX_REQUESTED_PER_READER.saturating_sub(p.requested.len())));
+        self.serve_requests(&mut Ctx { now, out, cfg }, reader, true);
     }
 
     /// Resends what `reader` asked for: DATA when held, GAP otherwise, then a HEARTBEAT.
@@ -191,6 +210,11 @@ impl Writer {
             self.note_hb_sent(ctx.now);
         }
         ctx.out.push(mb, empty, &dests);
+        if sent_something {
+            // As after fragment repairs: if these repairs (or the HEARTBEAT with them) are lost,
+            // ask again within the fast interval, not after one that has backed off meanwhile.
+            self.hurry_heartbeat(ctx.now, ctx.cfg);
+        }
     }
 
     /// Sends one HEARTBEAT to each reader repaired since the last call (see `repaired`); the

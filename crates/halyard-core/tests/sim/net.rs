@@ -200,6 +200,8 @@ pub struct SimNet {
     /// When `Some`, every submessage delivered is appended (see [`Delivery`]): two runs of
     /// one seed must record the same list.
     pub record: Option<Vec<Delivery>>,
+    /// Datagrams sent to each locator (by any node), whether a node listens there or not.
+    pub sent_to: std::collections::BTreeMap<Locator, u64>,
     queue: BinaryHeap<Reverse<Flight>>,
     seq: u64,
 }
@@ -216,6 +218,10 @@ pub fn node_config(idx: u8) -> ParticipantConfig {
     cfg.default_unicast = vec![Locator::udpv4([10, 0, 0, idx], 7411)];
     cfg.metatraffic_multicast = vec![mc];
     cfg.spdp_destinations = vec![mc];
+    cfg.reachable_networks = vec![halyard_core::config::Ipv4Net {
+        address: [10, 0, 0, idx],
+        prefix_len: 24,
+    }];
     cfg
 }
 
@@ -233,6 +239,7 @@ impl SimNet {
             max_steps: 20_000_000,
             tamper: None,
             record: None,
+            sent_to: std::collections::BTreeMap::new(),
             queue: BinaryHeap::new(),
             seq: 0,
         }
@@ -325,6 +332,7 @@ impl SimNet {
         self.nodes[from].datagrams_sent += dests.len() as u64;
         let mut targets: Vec<usize> = Vec::new();
         for l in dests {
+            *self.sent_to.entry(*l).or_default() += 1;
             for t in self.destinations(l) {
                 if t != from && !targets.contains(&t) {
                     targets.push(t);
