@@ -74,6 +74,16 @@ pub const MAX_SEDP_REJECTS: u8 = 8;
 /// start, so that a writer still remembering an earlier proxy's counts accepts the new ones.
 pub const COUNT_EPOCH_STEP: i32 = 4096;
 
+/// Longest a reliable reader waits before asking again for what it NACKed (its estimate of
+/// the repair round trip, bounded; see `WriterProxy::nack_hold`). 100 ms: the default
+/// HEARTBEAT period, above any round trip on a LAN and short enough that lost repairs on a
+/// 30 %-loss path do not idle a stream.
+pub const MAX_NACK_HOLD: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long a reliable reader waits before asking again for what it NACKed, until it has
+/// measured a repair round trip: 10 ms, the writer's fast HEARTBEAT interval.
+pub const INITIAL_NACK_HOLD: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// Bound on queued events, and on delivered samples not yet polled, of one participant. A
 /// full sample queue holds reliable samples back unacknowledged (their writers retransmit
 /// later) and counts best-effort ones as lost.
@@ -179,6 +189,13 @@ pub struct ParticipantConfig {
     /// before it is withdrawn (Cyclone DDS's WriterLingerDuration, 1 s by default). Zero:
     /// withdrawn at once.
     pub writer_linger: Duration,
+    /// Bytes per second all best-effort writers of the participant may send together (a
+    /// token bucket they share; see [`crate::pacing`]); `None`: no participant-wide limit.
+    /// Reliable writers are paced by their readers' acknowledgments instead.
+    pub bandwidth_limit: Option<u64>,
+    /// How often a best-effort reader of fragmented samples from a Halyard writer reports
+    /// what it received, so the writer can pace itself to what the path absorbs.
+    pub reception_report_interval: Duration,
     /// The networks our interface reaches directly (its subnet; 127.0.0.0/8 on loopback). Of
     /// the unicast locators a peer announces, one in these networks is used; the others only
     /// when none is. Empty: every locator a peer announces is used.
@@ -210,7 +227,7 @@ impl ParticipantConfig {
             heartbeat_period: Duration::from_millis(100),
             max_message_size: 65_000,
             fragment_size: 16_000,
-            fragment_burst_bytes: 1 << 20,
+            fragment_burst_bytes: 4 << 20,
             writer_high_water_bytes: 8 << 20,
             writer_window_floor_bytes: 2 << 20,
             writer_max_samples_default: 100_000,
@@ -223,6 +240,8 @@ impl ParticipantConfig {
             user_data: Vec::new(),
             entity_name: None,
             writer_linger: Duration::from_secs(1),
+            bandwidth_limit: None,
+            reception_report_interval: Duration::from_millis(10),
             reachable_networks: Vec::new(),
             hash_seed: prefix_seed(guid_prefix),
         }

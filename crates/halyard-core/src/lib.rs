@@ -8,11 +8,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod buffers;
 pub mod config;
 mod discovery;
 pub mod event;
 pub mod matching;
 mod outbox;
+pub mod pacing;
 mod participant;
 mod reader;
 mod reassembly;

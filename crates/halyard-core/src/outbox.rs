@@ -24,6 +24,8 @@ pub(crate) struct Outbox {
     free: Vec<Vec<u8>>,
     pub(crate) max_message_size: usize,
     pub(crate) dropped: u64,
+    /// Bytes of every datagram queued so far (once each, whatever its destinations).
+    pushed_bytes: usize,
 }
 
 impl Outbox {
@@ -34,6 +36,7 @@ impl Outbox {
             free: Vec::new(),
             max_message_size,
             dropped: 0,
+            pushed_bytes: 0,
         }
     }
 
@@ -58,10 +61,17 @@ impl Outbox {
             self.free.push(mb.finish());
             return;
         }
+        self.pushed_bytes = self.pushed_bytes.wrapping_add(mb.len());
         self.queue.push_back(Transmit {
             destinations: destinations.to_vec(),
             payload: mb.finish(),
         });
+    }
+
+    /// Bytes of every datagram queued so far: the difference of two readings is what was
+    /// queued in between.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.pushed_bytes
     }
 
     pub(crate) fn pop(&mut self) -> Option<Transmit> {

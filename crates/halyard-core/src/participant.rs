@@ -1,12 +1,14 @@
 //! One DomainParticipant's protocol state: the sans-I/O entry points (`handle_*`, `poll_*`)
 //! and the dispatch of received submessages to local writers and readers.
 
+use crate::buffers::BufferPool;
 use crate::config::{
     ParticipantConfig, COUNT_EPOCH_STEP, MAX_QUEUED_EVENTS, MAX_SEDP_REJECTS,
     MAX_SEDP_REJECTS_TRACKED,
 };
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
+use crate::pacing::TokenBucket;
 use crate::reader::{Arrival, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
 use crate::writer::{BatchPolicy, NewChange, WriteError, Writer, WriterSpec};
@@ -14,7 +16,8 @@ use crate::{seeded_map, SeededMap};
 use halyard_wire::discovery::ParticipantData;
 use halyard_wire::{
     AckNack, Data, DataFrag, EntityId, Gap, Guid, GuidPrefix, Header, Heartbeat, HeartbeatFrag,
-    Message, NackFrag, ProtocolVersion, SequenceNumber, Submessage, Time, VendorId,
+    Message, NackFrag, ProtocolVersion, ReceptionReport, SequenceNumber, Submessage, Time,
+    VendorId,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -92,10 +95,14 @@ pub struct Participant {
     pub(crate) spdp_sent: u32,
     /// Deleted writers still lingering.
     lingering: usize,
+    /// The participant-wide bandwidth limit its best-effort writers share, if configured.
+    bandwidth: Option<TokenBucket>,
     pub(crate) stats: Stats,
     delivered: Vec<ReceivedSample>,
     /// Shared by every reassembly of this participant (`max_reassembly_bytes`).
     reassembly_budget: crate::reassembly::ReassemblyBudget,
+    /// Large buffers kept for reuse (see [`crate::buffers`]).
+    buffers: BufferPool,
     /// Seed of the next writer proxy's counters (see `WriterProxy::new`).
     count_epoch: i32,
     /// SEDP samples (writer, sequence number) refused as damaged, with how often.
@@ -106,6 +113,8 @@ impl Participant {
     /// Creates the participant; the first SPDP announcement is due at `now`.
     pub fn new(cfg: ParticipantConfig, now: Instant) -> Participant {
         let cfg_reassembly_bytes = cfg.max_reassembly_bytes;
+        let (cfg_bandwidth, cfg_max_message) = (cfg.bandwidth_limit, cfg.max_message_size);
+        let buffers = BufferPool::default();
         let seed = cfg.hash_seed;
         let header = Header {
             version: ProtocolVersion::V2_5,
@@ -131,10 +140,16 @@ impl Participant {
             spdp_next: now,
             spdp_sent: 0,
             lingering: 0,
+            bandwidth: cfg_bandwidth
+                .map(|rate| TokenBucket::new(rate as f64, cfg_max_message, now)),
             stats: Stats::default(),
             delivered: Vec::new(),
             count_epoch: 0,
-            reassembly_budget: crate::reassembly::ReassemblyBudget::new(cfg_reassembly_bytes),
+            reassembly_budget: crate::reassembly::ReassemblyBudget::new(
+                cfg_reassembly_bytes,
+                buffers.clone(),
+            ),
+            buffers,
             sedp_rejects: seeded_map(seed),
         };
         p.create_builtin_endpoints();
@@ -174,7 +189,8 @@ impl Participant {
         };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
-        let writer = Writer::new(guid, spec, false, self.cfg.hash_seed);
+        let mut writer = Writer::new(guid, spec, false, self.cfg.hash_seed);
+        writer.set_buffer_pool(self.buffers.clone());
         self.writers.insert(id, writer);
         self.announce_writer(now, id);
         self.match_local_writer(now, id);
@@ -303,7 +319,13 @@ impl Participant {
             return Err(WriteError::Full);
         }
         let copy = local.as_ref().map(|_| change.clone());
-        let sn = w.write(now, &mut self.out, &self.cfg, change)?;
+        let sn = w.write(
+            now,
+            &mut self.out,
+            &self.cfg,
+            change,
+            self.bandwidth.as_mut(),
+        )?;
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
             for r in readers {
@@ -422,6 +444,21 @@ impl Participant {
         self.samples.pop_front()
     }
 
+    /// Gives back the payload buffer of a received sample the application is done with: a
+    /// large one serves the next large sample's reassembly, saving its page faults.
+    pub fn recycle_payload(&mut self, buf: Vec<u8>) {
+        self.buffers.put(buf);
+    }
+
+    /// An empty buffer with room for at least `len` bytes from the participant's pool of
+    /// large buffers (samples it finished sending or receiving), if it has one: serializing a
+    /// large sample into it costs no page faults.
+    pub fn take_buffer(&mut self, len: usize) -> Option<Vec<u8>> {
+        let mut buf = self.buffers.take_at_least(len)?;
+        buf.clear();
+        Some(buf)
+    }
+
     /// Counter seed for a new writer proxy: each proxy generation starts [`COUNT_EPOCH_STEP`]
     /// above the last, so a peer that still remembers an earlier generation's counts accepts
     /// the new ones.
@@ -474,8 +511,10 @@ impl Participant {
     /// When `handle_timeout` must be called next.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.spdp_deadline();
+        let shared = self.bandwidth.as_ref();
         for w in self.writers.values() {
-            for d in [w.hb_due, w.batch_due(), w.linger_until]
+            let paced = w.paced_due(shared);
+            for d in [w.hb_due, w.batch_due(), w.linger_until, paced]
                 .into_iter()
                 .flatten()
             {
@@ -492,7 +531,7 @@ impl Participant {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.spdp_timeouts(now);
         for w in self.writers.values_mut() {
-            w.on_timeout(now, &mut self.out, &self.cfg);
+            w.on_timeout(now, &mut self.out, &self.cfg, self.bandwidth.as_mut());
         }
         self.finish_lingering(now, false);
         let expired: Vec<GuidPrefix> = self
@@ -547,6 +586,13 @@ impl Participant {
                 Submessage::AckNack(an) => self.on_acknack(now, &rx, &an),
                 Submessage::NackFrag(nf) => self.on_nackfrag(now, &rx, &nf),
                 Submessage::Gap(g) => self.on_gap(now, &rx, &g),
+                Submessage::Vendor {
+                    id: halyard_wire::message::id::HALYARD_RECEPTION_REPORT,
+                    flags,
+                    body,
+                } if msg.header.vendor == VendorId::HALYARD => {
+                    self.on_reception_report(now, &rx, flags, body)
+                }
                 _ => {}
             }
         }
@@ -627,7 +673,7 @@ impl Participant {
         let payload = d.payload.unwrap_or(&[]);
         for r in readers {
             if d.reader_id != EntityId::UNKNOWN {
-                self.note_repair(now, r, writer);
+                self.note_repair(now, r, writer, d.writer_sn);
             }
             let arrival = Arrival {
                 kind,
@@ -703,8 +749,10 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
-            if df.reader_id != EntityId::UNKNOWN {
-                proxy.note_repair(now);
+            if df.reader_id != EntityId::UNKNOWN && df.fragments_in_submessage > 0 {
+                let first = df.fragment_starting_num;
+                let last = first.saturating_add(u32::from(df.fragments_in_submessage) - 1);
+                proxy.note_repair(now, df.writer_sn, Some(first..=last));
             }
             if let Some((sn, arrival)) = proxy.on_fragment(
                 &self.cfg,
@@ -716,6 +764,7 @@ impl Participant {
             ) {
                 self.deliver_arrival(r, writer, sn, arrival);
             }
+            self.report_reception(now, r, writer);
         }
     }
 
@@ -757,13 +806,13 @@ impl Participant {
     }
 
     /// Tells reader `r`'s proxy of `writer` that a repair addressed to it arrived.
-    fn note_repair(&mut self, now: Instant, r: EntityId, writer: Guid) {
+    fn note_repair(&mut self, now: Instant, r: EntityId, writer: Guid, sn: SequenceNumber) {
         if let Some(p) = self
             .readers
             .get_mut(&r)
             .and_then(|rd| rd.proxies.get_mut(&writer))
         {
-            p.note_repair(now);
+            p.note_repair(now, sn, None);
         }
     }
 
@@ -812,6 +861,65 @@ impl Participant {
         }
     }
 
+    /// A Halyard best-effort reader's reception report to one of our writers.
+    fn on_reception_report(&mut self, now: Instant, rx: &Receiver, flags: u8, body: &[u8]) {
+        let Ok(report) = ReceptionReport::parse(flags, body) else {
+            self.stats.malformed_submessages += 1;
+            return;
+        };
+        let reader = Guid::new(rx.src, report.reader_id);
+        if let Some(w) = self.writers.get_mut(&report.writer_id) {
+            w.on_reception_report(now, &self.cfg, reader, &report);
+        }
+    }
+
+    /// Sends best-effort reader `r`'s reception report on `writer`, when one is due.
+    fn report_reception(&mut self, now: Instant, r: EntityId, writer: Guid) {
+        let interval = self.cfg.reception_report_interval;
+        let Some(proxy) = self
+            .readers
+            .get_mut(&r)
+            .and_then(|rd| rd.proxies.get_mut(&writer))
+        else {
+            return;
+        };
+        let Some(report) = proxy.reception_report(r, now, interval) else {
+            return;
+        };
+        let dests = proxy.locators.clone();
+        let mut mb = self.out.start(Some(writer.prefix));
+        mb.reception_report(&report);
+        self.out.push(mb, 0, &dests);
+    }
+
+    /// Sets (`Some(bytes per second)`) or clears the bandwidth limit of best-effort writer
+    /// `writer` (see [`crate::pacing`]; reliable writers are paced by acknowledgments).
+    pub fn set_writer_bandwidth_limit(
+        &mut self,
+        now: Instant,
+        writer: EntityId,
+        limit: Option<u64>,
+    ) -> Result<(), WriteError> {
+        let w = self
+            .writers
+            .get_mut(&writer)
+            .ok_or(WriteError::UnknownWriter)?;
+        w.set_bandwidth_limit(now, &self.cfg, limit);
+        Ok(())
+    }
+
+    /// Samples best-effort writer `writer` dropped whole before sending them (a KEEP_LAST
+    /// writer's sample superseded while it waited for its pacer).
+    pub fn writer_paced_drops(&self, writer: EntityId) -> u64 {
+        self.writers.get(&writer).map_or(0, |w| w.paced_drops())
+    }
+
+    /// The rate best-effort writer `writer` is paced at now, in bytes per second (`None`: not
+    /// paced by itself).
+    pub fn writer_paced_rate(&self, writer: EntityId) -> Option<f64> {
+        self.writers.get(&writer).and_then(|w| w.paced_rate())
+    }
+
     fn on_gap(&mut self, now: Instant, rx: &Receiver, g: &Gap) {
         let writer = Guid::new(rx.src, g.writer_id);
         for r in self.readers_for(&writer, g.reader_id) {
@@ -821,7 +929,9 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
-            proxy.note_repair(now);
+            if g.reader_id != EntityId::UNKNOWN {
+                proxy.note_gap_repair(now, g.gap_start, &g.gap_list);
+            }
             proxy.on_gap(
                 &self.cfg,
                 r,

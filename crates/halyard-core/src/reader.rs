@@ -12,14 +12,14 @@
 //! ACKNACK whose bitmap names the missing changes and, for partly received samples, NACK_FRAGs
 //! naming the missing fragments.
 
-use crate::config::{ParticipantConfig, MAX_QUEUED_EVENTS};
+use crate::config::{ParticipantConfig, INITIAL_NACK_HOLD, MAX_NACK_HOLD, MAX_QUEUED_EVENTS};
 use crate::event::{ChangeKind, ReceivedSample};
 use crate::reassembly::{Reassembly, ReassemblyBudget};
 use crate::time::Instant;
 use halyard_wire::qos::{EndpointQos, ReliabilityKind};
 use halyard_wire::{
-    AckNack, DataFrag, EntityId, FragmentNumberSet, Guid, Locator, NackFrag, SequenceNumber,
-    SequenceNumberSet, Time,
+    AckNack, DataFrag, EntityId, FragmentNumberSet, Guid, Locator, NackFrag, ReceptionReport,
+    SequenceNumber, SequenceNumberSet, Time,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -116,13 +116,48 @@ pub(crate) struct WriterProxy {
     nackfrag_count: i32,
     delivered_any: bool,
     pub(crate) lost: u64,
-    /// When the last NACK (ACKNACK bits or NACK_FRAG) went out, until the first repair after
-    /// it arrives: that interval is a sample of the repair round trip.
-    nack_sent_at: Option<Instant>,
+    /// One change or fragment asked for for the first time, and when: its arrival measures
+    /// the repair round trip (see [`Probe`]).
+    probe: Option<Probe>,
+    /// NACKs sent up to this time have been answered in full: the repair of the probe of one
+    /// of them (its last item) arrived, and the writer answers in order.
+    answered_upto: Option<Instant>,
     /// Smoothed repair round trip (None until measured).
     repair_rtt: Option<Duration>,
     /// Whole changes asked for in an ACKNACK bitmap, and when (within the bitmap's window).
     requested_at: BTreeMap<SequenceNumber, Instant>,
+    /// The writer is Halyard's: a best-effort proxy reports its reception to it.
+    pub(crate) reports_reception: bool,
+    /// Best-effort reception since the last report.
+    reception: Reception,
+}
+
+/// The last change (`frag` 0) or fragment a NACK asked for for the first time. Its repair
+/// answers that NACK and no other, and the writer answers in order, so the interval is the
+/// time the whole answer takes: the round trip plus sending the repairs, which is how long
+/// HEARTBEATs sent before the writer saw the NACK keep arriving. Timing "the first repair
+/// after a NACK" instead mixed in the tail of the previous NACK's repairs (samples of 0.1 µs
+/// on a path with 100 µs latency) and, after a lost NACK, the wait for the next HEARTBEAT.
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    sn: SequenceNumber,
+    frag: u32,
+    at: Instant,
+}
+
+/// What a best-effort proxy received since its last reception report.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reception {
+    /// Start of the interval (`None`: the first report opportunity starts it).
+    since: Option<Instant>,
+    /// Fragment payload bytes received.
+    bytes: u64,
+    /// Fragmented samples completed.
+    complete: u32,
+    /// Fragmented samples abandoned incomplete (superseded or evicted).
+    abandoned: u32,
+    /// Reports sent so far.
+    count: i32,
 }
 
 impl WriterProxy {
@@ -149,9 +184,12 @@ impl WriterProxy {
             nackfrag_count: first_count,
             delivered_any: false,
             lost: 0,
-            nack_sent_at: None,
+            probe: None,
+            answered_upto: None,
             repair_rtt: None,
             requested_at: BTreeMap::new(),
+            reports_reception: false,
+            reception: Reception::default(),
         }
     }
 
@@ -195,7 +233,9 @@ impl WriterProxy {
             } else {
                 skipped + 1
             };
+            let in_progress = self.frags.len();
             self.frags = self.frags.split_off(&self.next_sn);
+            self.reception.abandoned += (in_progress - self.frags.len()) as u32;
             self.lost += lost;
             return lost;
         }
@@ -363,17 +403,33 @@ impl WriterProxy {
                 return None;
             }
             if self.frags.len() >= cfg.max_reassemblies_per_writer {
-                // Keep the oldest samples in progress: they unblock in-order delivery first.
-                let &newest = self.frags.keys().next_back()?;
-                if newest < sn {
-                    return None;
+                if self.reliable {
+                    // Keep the oldest samples in progress: they unblock in-order delivery
+                    // first.
+                    let &newest = self.frags.keys().next_back()?;
+                    if newest < sn {
+                        return None;
+                    }
+                    self.frags.remove(&newest);
+                } else {
+                    // Best effort: a newer sample supersedes the oldest unfinished one, which
+                    // is never repaired (keeping it instead refused every newer sample once
+                    // the slots were full of samples that had lost a fragment).
+                    let &oldest = self.frags.keys().next()?;
+                    if sn < oldest {
+                        return None;
+                    }
+                    self.frags.remove(&oldest);
+                    self.reception.abandoned += 1;
                 }
-                self.frags.remove(&newest);
             }
             let r = Reassembly::new(df.sample_size, df.fragment_size, budget)?;
             self.frags.insert(sn, r);
         }
         let r = self.frags.get_mut(&sn)?;
+        if !self.reliable {
+            self.reception.bytes += df.payload.len() as u64;
+        }
         if df.fragment_starting_num == 1 {
             r.key_hash = key_hash;
             r.status_info = status;
@@ -393,6 +449,7 @@ impl WriterProxy {
             return None;
         }
         let r = self.frags.remove(&sn)?;
+        self.reception.complete += u32::from(!self.reliable);
         let kind = if r.key_flag {
             ChangeKind::from_status_info(r.status_info.max(1))
         } else {
@@ -407,15 +464,82 @@ impl WriterProxy {
         Some((sn, arrival))
     }
 
-    /// A repair addressed to this reader arrived (DATA, DATA_FRAG or GAP with our reader id):
-    /// the first one after a NACK measures the repair round trip.
-    pub(crate) fn note_repair(&mut self, now: Instant) {
-        if let Some(t) = self.nack_sent_at.take() {
-            let sample = now.saturating_duration_since(t);
-            self.repair_rtt = Some(match self.repair_rtt {
-                Some(s) => (s * 7 + sample) / 8,
-                None => sample,
-            });
+    /// The reception report due now to a Halyard best-effort writer of fragmented samples,
+    /// if one is: `interval` after the last, and only while fragments arrive.
+    pub(crate) fn reception_report(
+        &mut self,
+        reader: EntityId,
+        now: Instant,
+        interval: Duration,
+    ) -> Option<ReceptionReport> {
+        if self.reliable || !self.reports_reception {
+            return None;
+        }
+        let Some(since) = self.reception.since else {
+            self.reception.since = Some(now);
+            return None;
+        };
+        let r = &mut self.reception;
+        if now < since + interval || r.bytes == 0 {
+            return None;
+        }
+        r.count = r.count.wrapping_add(1);
+        let elapsed = now.saturating_duration_since(since).as_micros();
+        let report = ReceptionReport {
+            reader_id: reader,
+            writer_id: self.guid.entity,
+            count: r.count,
+            interval_us: u32::try_from(elapsed).unwrap_or(u32::MAX),
+            bytes: u32::try_from(r.bytes).unwrap_or(u32::MAX),
+            complete: r.complete,
+            lost: r.abandoned,
+        };
+        *r = Reception {
+            since: Some(now),
+            count: r.count,
+            ..Reception::default()
+        };
+        Some(report)
+    }
+
+    /// A repair addressed to this reader arrived: a DATA (`frags` = `None`) or a GAP (from
+    /// `sn`) or a DATA_FRAG (`frags` = its fragment numbers) of change `sn`. If it carries the
+    /// probe, it is a sample of the repair round trip.
+    pub(crate) fn note_repair(
+        &mut self,
+        now: Instant,
+        sn: SequenceNumber,
+        frags: Option<std::ops::RangeInclusive<u32>>,
+    ) {
+        let Some(p) = self.probe else { return };
+        let hit = p.sn == sn && (p.frag == 0 || frags.is_none_or(|f| f.contains(&p.frag)));
+        if !hit {
+            return;
+        }
+        self.probe = None;
+        self.answered_upto = Some(p.at);
+        let sample = now.saturating_duration_since(p.at);
+        // Quick to fall, slow to rise: a queue the first burst built (8 MiB ahead of the
+        // first repair on a 1 Gbit/s link: 67 ms) drains in one round trip, and an estimate
+        // still holding it back idled the stream for a quarter of a second.
+        self.repair_rtt = Some(match self.repair_rtt {
+            Some(s) if sample < s => (s + sample) / 2,
+            Some(s) => (s * 7 + sample) / 8,
+            None => sample,
+        });
+    }
+
+    /// A GAP addressed to this reader (`start` up to `list`'s base, and `list`): if it covers
+    /// the probe's change, that answers it.
+    pub(crate) fn note_gap_repair(
+        &mut self,
+        now: Instant,
+        start: SequenceNumber,
+        list: &SequenceNumberSet,
+    ) {
+        let covers = |sn| (sn >= start && sn < list.base) || list.contains(sn);
+        if let Some(p) = self.probe.filter(|p| covers(p.sn)) {
+            self.note_repair(now, p.sn, None);
         }
     }
 
@@ -424,15 +548,38 @@ impl WriterProxy {
     /// periodic timer), and answering each with the same NACK made the writer resend the same
     /// repairs again and again (43 % of the bytes on a 10 %-loss link were duplicates). The
     /// writer's HEARTBEAT after its repairs comes later and is answered in full.
+    ///
+    /// Until a round trip is measured, [`INITIAL_NACK_HOLD`]: with none, every HEARTBEAT asked
+    /// again, and each time the probe measured nothing, so none was ever measured. At most
+    /// [`MAX_NACK_HOLD`], so that lost repairs never wait long, whatever the queues did to the
+    /// estimate.
     fn nack_hold(&self) -> Duration {
         self.repair_rtt
-            .unwrap_or(Duration::ZERO)
-            .min(Duration::from_millis(500))
+            .unwrap_or(INITIAL_NACK_HOLD)
+            .min(MAX_NACK_HOLD)
     }
 
-    fn note_nack_sent(&mut self, now: Instant) {
-        if self.nack_sent_at.is_none() {
-            self.nack_sent_at = Some(now);
+    /// A NACK asks for change `sn` (`frag` 0) or its fragment `frag` for the first time: the
+    /// first such item of a response becomes the probe, unless one is still outstanding. One
+    /// is taken as lost (its NACK or its repair) after twice the round trip measured so far.
+    fn set_probe(&mut self, now: Instant, sn: SequenceNumber, frag: u32) {
+        let patience = self
+            .repair_rtt
+            .map_or(MAX_NACK_HOLD, |r| (r * 2).max(Duration::from_millis(1)))
+            .min(MAX_NACK_HOLD);
+        let outstanding = self
+            .probe
+            .is_some_and(|p| p.at == now || now < p.at + patience);
+        if !outstanding {
+            self.probe = Some(Probe { sn, frag, at: now });
+        }
+    }
+
+    /// Change `sn` is asked for again: a repair of the probe could now answer either NACK, so
+    /// it measures nothing (Karn's rule) and is dropped.
+    fn drop_probe_on(&mut self, sn: SequenceNumber) {
+        if self.probe.is_some_and(|p| p.sn == sn) {
+            self.probe = None;
         }
     }
 
@@ -460,15 +607,20 @@ impl WriterProxy {
         for sn in base.until(base + i64::from(bits)) {
             if !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn) {
                 missing = true;
-                if self.requested_at.get(&sn).is_some_and(|&t| now < t + hold) {
+                if self
+                    .requested_at
+                    .get(&sn)
+                    .is_some_and(|&t| held(self.answered_upto, t, now, hold))
+                {
                     continue;
                 }
                 set.insert(sn);
-                self.requested_at.insert(sn, now);
+                if self.requested_at.insert(sn, now).is_none() {
+                    self.set_probe(now, sn, 0);
+                } else {
+                    self.drop_probe_on(sn);
+                }
             }
-        }
-        if set.iter().next().is_some() {
-            self.note_nack_sent(now);
         }
         let nothing_missing = !missing && !self.frags.keys().any(|&k| k <= top);
         self.acknack_count = self.acknack_count.wrapping_add(1);
@@ -497,14 +649,28 @@ impl WriterProxy {
         let highest = self.highest_announced;
         let hold = self.nack_hold();
         let mut wanted: Vec<(SequenceNumber, FragmentNumberSet)> = Vec::new();
+        let mut probe = None;
+        let mut reasked = Vec::new();
+        let answered = self.answered_upto;
         for (&sn, r) in self.frags.range_mut(..=highest).take(4) {
-            let from = match r.last_nack {
-                Some((t, covered)) if now < t + hold => covered.saturating_add(1),
-                _ => 1,
+            // Within the hold, only fragments above what the last NACK covered: all asked for
+            // for the first time, as on a sample's first NACK.
+            let (from, first_time) = match r.last_nack {
+                Some((t, covered)) if held(answered, t, now, hold) => {
+                    (covered.saturating_add(1), true)
+                }
+                Some(_) => (1, false),
+                None => (1, true),
             };
             let Some(first) = r.missing_from(from, r.total()) else {
                 continue;
             };
+            if !first_time {
+                reasked.push(sn);
+            }
+            if first_time && probe.is_none() {
+                probe = first.iter().next().map(|f| (sn, f));
+            }
             let mut next = first.base.saturating_add(first.num_bits);
             wanted.push((sn, first));
             let top = r.highest_received();
@@ -520,8 +686,11 @@ impl WriterProxy {
             }
             r.last_nack = Some((now, next.saturating_sub(1)));
         }
-        if !wanted.is_empty() {
-            self.note_nack_sent(now);
+        for sn in reasked {
+            self.drop_probe_on(sn);
+        }
+        if let Some((sn, f)) = probe {
+            self.set_probe(now, sn, f);
         }
         for (sn, set) in wanted {
             self.nackfrag_count = self.nackfrag_count.wrapping_add(1);
@@ -535,6 +704,13 @@ impl WriterProxy {
         }
         v
     }
+}
+
+/// True if what a NACK sent at `asked` named is not to be asked for again yet: within the
+/// hold, unless that NACK is known to be answered in full (see `WriterProxy::answered_upto`):
+/// then what is still missing was lost on the way and is asked for at once.
+fn held(answered_upto: Option<Instant>, asked: Instant, now: Instant, hold: Duration) -> bool {
+    now < asked + hold && answered_upto.is_none_or(|a| asked > a)
 }
 
 pub(crate) struct Reader {

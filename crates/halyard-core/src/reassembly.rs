@@ -12,24 +12,46 @@
 //! are copied, and fragments must be at least [`MIN_FRAGMENT_SIZE`] bytes (unless the sample is
 //! one fragment), so traffic cannot touch pages much faster than it carries bytes.
 
+use crate::buffers::BufferPool;
 use crate::config::MIN_FRAGMENT_SIZE;
 use crate::time::Instant;
 use halyard_wire::{FragmentNumberSet, Time};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Bytes all reassembly buffers of one participant may hold together.
+/// Bytes all reassembly buffers of one participant may hold together; buffers come from, and
+/// go back to, the participant's [`BufferPool`] when large.
 #[derive(Clone, Debug)]
 pub(crate) struct ReassemblyBudget {
     used: Arc<AtomicUsize>,
     limit: usize,
+    pool: BufferPool,
 }
 
 impl ReassemblyBudget {
-    pub(crate) fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize, pool: BufferPool) -> Self {
         ReassemblyBudget {
             used: Arc::new(AtomicUsize::new(0)),
             limit,
+            pool,
+        }
+    }
+
+    /// A buffer of `len` bytes: a pooled one (its old bytes are left for the fragments to
+    /// overwrite: a sample is only complete once every fragment overwrote its part), else a
+    /// fresh zeroed one.
+    fn buffer(&self, len: usize) -> Vec<u8> {
+        match self.pool.take_at_least(len) {
+            Some(mut buf) => {
+                // Shorter: no byte is touched; longer: only the extension is zeroed.
+                if buf.len() >= len {
+                    buf.truncate(len);
+                } else {
+                    buf.resize(len, 0);
+                }
+                buf
+            }
+            None => vec![0; len],
         }
     }
 
@@ -84,6 +106,8 @@ pub(crate) struct Reassembly {
 impl Drop for Reassembly {
     fn drop(&mut self) {
         self.budget.give(self.sample_size as usize);
+        // An abandoned sample's buffer serves the next one.
+        self.budget.pool.put(std::mem::take(&mut self.data));
     }
 }
 
@@ -111,7 +135,7 @@ impl Reassembly {
             sample_size,
             fragment_size: fragment_size as u32,
             total,
-            data: vec![0; sample_size as usize],
+            data: budget.buffer(sample_size as usize),
             received: vec![0; (total as usize).div_ceil(64)],
             received_count: 0,
             highest: 0,
@@ -230,7 +254,12 @@ mod tests {
     #[test]
     fn holes_beyond_the_first_window_are_found_below_the_highest_fragment() {
         // 1000 fragments of 512 bytes; fragments 1..=900 arrive except 10, 300 and 700.
-        let mut r = Reassembly::new(512_000, 512, &ReassemblyBudget::new(1 << 20)).unwrap();
+        let mut r = Reassembly::new(
+            512_000,
+            512,
+            &ReassemblyBudget::new(1 << 20, BufferPool::default()),
+        )
+        .unwrap();
         let frag = vec![7u8; 512];
         for n in (1..=900).filter(|n| ![10, 300, 700].contains(n)) {
             r.insert(512_000, 512, n, 1, &frag).unwrap();
@@ -249,7 +278,12 @@ mod tests {
     #[test]
     fn out_of_order_fragments_complete_the_sample() {
         let sample: Vec<u8> = (0..2500u32).map(|i| i as u8).collect();
-        let mut r = Reassembly::new(2500, 1000, &ReassemblyBudget::new(1 << 20)).unwrap();
+        let mut r = Reassembly::new(
+            2500,
+            1000,
+            &ReassemblyBudget::new(1 << 20, BufferPool::default()),
+        )
+        .unwrap();
         assert!(!r.insert(2500, 1000, 3, 1, &sample[2000..]).unwrap());
         assert_eq!(
             r.missing_from(1, 3).unwrap().iter().collect::<Vec<_>>(),
@@ -263,7 +297,7 @@ mod tests {
 
     #[test]
     fn the_budget_bounds_buffers_and_is_refunded_on_drop() {
-        let budget = ReassemblyBudget::new(5000);
+        let budget = ReassemblyBudget::new(5000, BufferPool::default());
         let a = Reassembly::new(2500, 1000, &budget).unwrap();
         let b = Reassembly::new(2500, 1000, &budget).unwrap();
         assert!(
@@ -287,7 +321,12 @@ mod tests {
 
     #[test]
     fn bad_fragments_are_refused() {
-        let mut r = Reassembly::new(2500, 1000, &ReassemblyBudget::new(1 << 20)).unwrap();
+        let mut r = Reassembly::new(
+            2500,
+            1000,
+            &ReassemblyBudget::new(1 << 20, BufferPool::default()),
+        )
+        .unwrap();
         assert_eq!(
             r.insert(2600, 1000, 1, 1, &[0; 1000]),
             Err(FragError::Inconsistent)

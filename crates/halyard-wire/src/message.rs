@@ -37,6 +37,12 @@ pub mod id {
     pub const DATA: u8 = 0x15;
     /// DATA_FRAG
     pub const DATA_FRAG: u8 = 0x16;
+    /// The first vendor-specific submessage id (RTPS 2.5 §9.4.5.1.1): ids from here up are
+    /// interpreted according to the vendor id of the message that carries them.
+    pub const VENDOR_SPECIFIC_FIRST: u8 = 0x80;
+    /// Halyard's reception report ([`super::ReceptionReport`]), in messages whose header
+    /// names Halyard's vendor id (0x01 0x99).
+    pub const HALYARD_RECEPTION_REPORT: u8 = 0x80;
 }
 
 /// The 20-byte RTPS message header (RTPS 2.5 §9.4.4).
@@ -326,11 +332,54 @@ pub enum Submessage<'a> {
     InfoReply(InfoReply),
     /// PAD
     Pad,
+    /// A vendor-specific submessage (id 0x80 and up): its meaning depends on the vendor id
+    /// of the message (RTPS 2.5 §9.4.5.1.1); receivers skip those of other vendors.
+    Vendor {
+        /// Its id.
+        id: u8,
+        /// Its flags (bit 0: little-endian).
+        flags: u8,
+        /// Its body.
+        body: &'a [u8],
+    },
     /// A submessage id we do not know (skipped per RTPS 2.5 §8.3.4.1).
     Unknown {
         /// Its id.
         id: u8,
     },
+}
+
+/// Halyard's reception report (vendor-specific submessage
+/// [`id::HALYARD_RECEPTION_REPORT`]): what a best-effort reader received from one writer over
+/// an interval, so that the writer can pace large samples to what the path absorbs. Other
+/// vendors skip it, as they skip every vendor-specific submessage of a vendor they do not
+/// know.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ReceptionReport {
+    /// The reporting reader.
+    pub reader_id: EntityId,
+    /// The writer reported on.
+    pub writer_id: EntityId,
+    /// Increases with every report of this reader about this writer.
+    pub count: i32,
+    /// The interval covered, in microseconds.
+    pub interval_us: u32,
+    /// Payload bytes received from the writer in the interval.
+    pub bytes: u32,
+    /// Samples completed in the interval.
+    pub complete: u32,
+    /// Samples lost in the interval (never seen, or abandoned incomplete).
+    pub lost: u32,
+}
+
+impl ReceptionReport {
+    /// Body length on the wire.
+    pub const LEN: usize = 28;
+
+    /// Parses the body of a reception report (`flags` bit 0: little-endian).
+    pub fn parse(flags: u8, body: &[u8]) -> Result<ReceptionReport, WireError> {
+        parse::reception_report(flags, body)
+    }
 }
 
 /// A checked view of an RTPS message.

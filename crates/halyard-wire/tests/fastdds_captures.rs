@@ -4,7 +4,7 @@
 //! ACKNACK, and the SPDP/SEDP disposals that carry only inline QoS (no key payload).
 //!
 //! Every Fast DDS datagram ends with the vendor-specific submessage 0x80 (Fast DDS
-//! statistics, 56 bytes), which Halyard must skip as `Submessage::Unknown`.
+//! statistics, 56 bytes), which Halyard must skip as a `Submessage::Vendor` of another vendor.
 //! See `tests/captures/README.md`, "Fast DDS 2.9.1 captures".
 
 #[macro_use]
@@ -52,7 +52,7 @@ fn kind(s: &Submessage<'_>) -> String {
         Submessage::InfoSrc(_) => "INFO_SRC".into(),
         Submessage::InfoReply(_) => "INFO_REPLY".into(),
         Submessage::Pad => "PAD".into(),
-        Submessage::Unknown { id } => format!("0x{id:02x}"),
+        Submessage::Vendor { id, .. } | Submessage::Unknown { id } => format!("0x{id:02x}"),
         _ => "?".into(),
     }
 }
@@ -202,7 +202,7 @@ fn reemit(bytes: &[u8]) -> Vec<u8> {
             }
             Submessage::Heartbeat(h) => mb.heartbeat(&h),
             Submessage::AckNack(a) => mb.acknack(&a),
-            Submessage::Unknown { id: 0x80 } => {}
+            Submessage::Vendor { id: 0x80, .. } => {}
             other => panic!("not expected in the Fast DDS captures: {other:?}"),
         }
     }

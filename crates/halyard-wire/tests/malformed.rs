@@ -76,7 +76,10 @@ fn unknown_submessages_are_skipped() {
     s.extend(sub(id::INFO_DST, 0, &[4; 12]));
     let m = message(&s);
     let subs = all(&m);
-    assert!(matches!(subs[0], Ok(Submessage::Unknown { id: 0x80 })));
+    assert!(matches!(
+        subs[0],
+        Ok(Submessage::Vendor { id: 0x80, body: [9, 9, 9, 9, 9, 9, 9, 9], .. })
+    ));
     assert!(matches!(subs[1], Ok(Submessage::Unknown { id: 0x33 })));
     assert!(matches!(subs[2], Ok(Submessage::InfoDst(_))));
 }

@@ -313,3 +313,30 @@ fn truncate_undoes_submessages() {
     assert!(b.is_empty());
     assert_eq!(b.len(), HEADER_LEN);
 }
+
+#[test]
+fn reception_report_round_trips_and_other_vendor_ids_stay_opaque() {
+    let r = ReceptionReport {
+        reader_id: rid(),
+        writer_id: wid(),
+        count: 7,
+        interval_us: 20_000,
+        bytes: 12_345_678,
+        complete: 11,
+        lost: 2,
+    };
+    let mut b = builder();
+    b.reception_report(&r);
+    b.vendor(0xfe, 0, &[1, 2, 3, 4]);
+    let bytes = b.finish();
+    let subs = parse_all(&bytes);
+    let Submessage::Vendor { id, flags, body } = subs[0] else { panic!("{subs:?}") };
+    assert_eq!((id, body.len()), (id::HALYARD_RECEPTION_REPORT, ReceptionReport::LEN));
+    assert_eq!(ReceptionReport::parse(flags, body), Ok(r));
+    assert!(matches!(subs[1], Submessage::Vendor { id: 0xfe, body: [1, 2, 3, 4], .. }));
+    assert_eq!(
+        ReceptionReport::parse(flags, &body[..20]),
+        Err(WireError::Truncated),
+        "a short report is an error, not a panic"
+    );
+}

@@ -22,6 +22,10 @@ use std::collections::{BTreeSet, VecDeque};
 /// Samples a cache holds at most when RESOURCE_LIMITS.max_samples is unlimited.
 pub const MAX_CACHED_SAMPLES_DEFAULT: usize = 1 << 22;
 
+/// Payloads at least this large are handed back to the core when taken (see
+/// `halyard_core::Participant::recycle_payload`).
+const REUSABLE_PAYLOAD_BYTES: usize = 256 * 1024;
+
 /// Computes the key hash of a serialized sample (set from the reader's type).
 pub(crate) type KeyFn = fn(&[u8]) -> Option<[u8; 16]>;
 
@@ -222,8 +226,14 @@ impl ReaderCache {
         }
     }
 
-    /// Removes (take) or marks read up to `v.max` samples `v` selects; `f` sees each.
-    pub(crate) fn visit(&mut self, v: Visit, mut f: impl FnMut(&Cached, SampleInfo)) {
+    /// Removes (take) or marks read up to `v.max` samples `v` selects; `f` sees each. The
+    /// payload buffers of large samples taken are returned, for reuse by the core.
+    pub(crate) fn visit(
+        &mut self,
+        v: Visit,
+        mut f: impl FnMut(&Cached, SampleInfo),
+    ) -> Vec<Vec<u8>> {
+        let mut spent = Vec::new();
         let mut n = 0;
         let mut i = 0;
         let mut viewed: Vec<[u8; 16]> = Vec::new();
@@ -244,6 +254,9 @@ impl ReaderCache {
                     if let Some(inst) = self.instances.get_mut(&c.key) {
                         inst.count = inst.count.saturating_sub(1);
                     }
+                    if c.payload.len() >= REUSABLE_PAYLOAD_BYTES {
+                        spent.push(c.payload);
+                    }
                 }
             } else {
                 self.samples[i].read = true;
@@ -255,5 +268,6 @@ impl ReaderCache {
                 inst.viewed = true;
             }
         }
+        spent
     }
 }

@@ -46,6 +46,11 @@ pub struct ParticipantOptions {
     /// Seeded drop / duplicate / reorder of this participant's datagrams, on send and on
     /// receive: for testing reliability against real peers. `None` in production.
     pub fault_injection: Option<halyard_net::FaultConfig>,
+    /// Bytes per second all best-effort writers of the participant may send together (like a
+    /// Connext flow controller or a Fast DDS throughput controller; `None`: no limit). A
+    /// best-effort writer also paces itself to what its Halyard readers report they receive,
+    /// and [`crate::DataWriter::set_bandwidth_limit`] limits one writer.
+    pub bandwidth_limit: Option<u64>,
     /// How long a deleted writer (or the writers of a participant being deleted, or of a
     /// process that exits normally) keeps serving matched reliable readers that have not yet
     /// acknowledged all it wrote (Cyclone DDS's WriterLingerDuration). `None`: 1 s; zero: no
@@ -172,6 +177,12 @@ impl DomainParticipant {
         if let Some(linger) = opts.writer_linger {
             cfg.writer_linger = linger;
         }
+        if opts.bandwidth_limit == Some(0) {
+            return Err(Error::BadParameter(
+                "bandwidth_limit must be positive (None: no limit)",
+            ));
+        }
+        cfg.bandwidth_limit = opts.bandwidth_limit;
         if let Some(mtu) = mtu {
             size_datagrams_for_mtu(&mut cfg, mtu);
         }

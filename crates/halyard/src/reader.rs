@@ -83,9 +83,13 @@ impl<T: TopicType> DataReader<T> {
         let id = self.id;
         self.participant.shared.drive(|st, now| {
             let r = st.readers.get_mut(&id).ok_or(Error::AlreadyDeleted)?;
-            r.visit(v, f);
-            if let Some(credit) = r.cache.credit().filter(|_| v.take) {
-                st.core.set_reader_credit(now, id, Some(credit));
+            let spent = r.visit(v, f);
+            let credit = r.cache.credit().filter(|_| v.take);
+            for buf in spent {
+                st.core.recycle_payload(buf);
+            }
+            if credit.is_some() {
+                st.core.set_reader_credit(now, id, credit);
             }
             Ok(())
         })

@@ -180,11 +180,13 @@ impl ReaderState {
         }
     }
 
-    /// Reads or takes samples ([`ReaderCache::visit`]), then updates DATA_AVAILABLE.
-    pub(crate) fn visit(&mut self, v: Visit, f: impl FnMut(&Cached, SampleInfo)) {
-        self.cache.visit(v, f);
+    /// Reads or takes samples ([`ReaderCache::visit`]), then updates DATA_AVAILABLE; returns
+    /// the large payload buffers taken.
+    pub(crate) fn visit(&mut self, v: Visit, f: impl FnMut(&Cached, SampleInfo)) -> Vec<Vec<u8>> {
+        let spent = self.cache.visit(v, f);
         self.data_available = self.cache.has_unread();
         self.changes.0 &= !StatusMask::DATA_AVAILABLE.0;
+        spent
     }
 }
 

@@ -139,7 +139,8 @@ impl Participant {
         let locs = self.user_locators(ed);
         let epoch = self.next_count_epoch();
         if let Some(r) = self.readers.get_mut(&reader) {
-            let proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
+            let mut proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
+            proxy.reports_reception = !foreign;
             r.proxies.insert(writer, proxy);
         }
         self.writer_index.entry(writer).or_default().push(reader);

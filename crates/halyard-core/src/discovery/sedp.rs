@@ -71,7 +71,7 @@ impl Participant {
         if let Some(w) = self.writers.get_mut(&writer) {
             // KEEP_LAST(1) per endpoint: never blocks on history; flow control is not applied
             // to discovery.
-            let _ = w.write(now, &mut self.out, &self.cfg, change);
+            let _ = w.write(now, &mut self.out, &self.cfg, change, None);
         }
     }
 
@@ -93,7 +93,7 @@ impl Participant {
             timestamp: None,
         };
         if let Some(w) = self.writers.get_mut(&sedp) {
-            let _ = w.write(now, &mut self.out, &self.cfg, change);
+            let _ = w.write(now, &mut self.out, &self.cfg, change, None);
         }
         // Readers of this participant matched with a deleted local writer forget it.
         if is_writer {

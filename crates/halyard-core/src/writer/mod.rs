@@ -29,12 +29,14 @@
 //! `writer_window_floor_bytes ..= writer_high_water_bytes`; past either, `write` reports
 //! [`WriteError::Full`] and the API blocks up to max_blocking_time.
 
+mod pace;
 mod repair;
 mod send;
 
 use crate::config::{ParticipantConfig, WINDOW_SAMPLES};
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
+use crate::pacing::TokenBucket;
 use crate::reader::CountFilter;
 use crate::time::Instant;
 use crate::{seeded_map, SeededMap};
@@ -44,6 +46,7 @@ use halyard_wire::{
     EntityId, Gap, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder, SequenceNumber,
     SequenceNumberSet, Time,
 };
+use pace::Pacer;
 use send::PendingBatch;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -130,6 +133,14 @@ pub(crate) struct ReaderProxy {
     pub(crate) reorder_window: Option<usize>,
     /// The reader's last ACKNACK named missing samples.
     pub(crate) reported_gap: bool,
+    /// Counts of this (best-effort) reader's reception reports.
+    pub(crate) report_counts: CountFilter,
+    /// The rate its reports say it absorbs, in bytes per second (`None`: not limiting).
+    pub(crate) path_rate: Option<f64>,
+    /// The writer's bytes sent, and when, at this reader's last reception report.
+    pub(crate) sent_mark: Option<(u64, Instant)>,
+    /// Sent and received rates to this reader, smoothed over its reports.
+    pub(crate) smoothed: crate::pacing::Smoothed,
 }
 
 impl ReaderProxy {
@@ -148,6 +159,10 @@ impl ReaderProxy {
             acks_ahead: 0,
             reorder_window: None,
             reported_gap: false,
+            report_counts: CountFilter::default(),
+            path_rate: None,
+            sent_mark: None,
+            smoothed: crate::pacing::Smoothed::default(),
         }
     }
 }
@@ -189,6 +204,12 @@ pub(crate) struct Writer {
     /// Deleted but lingering until its reliable readers acknowledged everything, at most until
     /// then (see `Participant::delete_writer`).
     pub(crate) linger_until: Option<Instant>,
+    /// Best-effort pacing (see [`crate::pacing`]).
+    pacer: Pacer,
+    /// A reader with a reported rate left: the pace is recomputed before the next send.
+    pace_stale: bool,
+    /// Where payloads dropped from the history go for reuse (`None`: nowhere).
+    buffers: Option<crate::buffers::BufferPool>,
 }
 
 impl Writer {
@@ -216,7 +237,15 @@ impl Writer {
             pending: None,
             repaired: Vec::new(),
             linger_until: None,
+            pacer: Pacer::default(),
+            pace_stale: false,
+            buffers: None,
         }
+    }
+
+    /// Payloads dropped from the history go to `pool` for reuse.
+    pub(crate) fn set_buffer_pool(&mut self, pool: crate::buffers::BufferPool) {
+        self.buffers = Some(pool);
     }
 
     fn is_reliable(&self) -> bool {
@@ -248,12 +277,13 @@ impl Writer {
     }
 
     pub(crate) fn remove_proxy(&mut self, guid: &Guid) -> bool {
-        let removed = self.proxies.remove(guid).is_some();
-        if removed {
-            self.recompute_fanout();
-            self.collect_acked();
-        }
-        removed
+        let Some(p) = self.proxies.remove(guid) else {
+            return false;
+        };
+        self.recompute_fanout();
+        self.collect_acked();
+        self.pace_stale |= p.path_rate.is_some();
+        true
     }
 
     /// Points the proxy of `guid` at `locators` and `multicast` (and the fanout with it).
@@ -329,6 +359,9 @@ impl Writer {
         if keep_all && self.changes.len() >= self.max_samples(cfg) {
             return false;
         }
+        if self.pacer_full() {
+            return false;
+        }
         let unacked = self.unacked_bytes_cache;
         if self.has_reliable_proxy() && unacked > 0 && unacked + len > self.window(cfg, len) {
             return false;
@@ -344,19 +377,22 @@ impl Writer {
     }
 
     /// Unacknowledged bytes allowed when the next sample has `len` bytes.
-    fn window(&self, cfg: &ParticipantConfig, len: usize) -> usize {
+    pub(super) fn window(&self, cfg: &ParticipantConfig, len: usize) -> usize {
         (WINDOW_SAMPLES * self.largest_sample.max(len))
             .max(cfg.writer_window_floor_bytes)
             .min(cfg.writer_high_water_bytes)
     }
 
-    /// Adds a change to the history and sends it to all matched readers.
+    /// Adds a change to the history and sends it to all matched readers (a paced best-effort
+    /// writer queues it, see [`crate::pacing`]; `shared` is the participant's bucket, if it has
+    /// a bandwidth limit).
     pub(crate) fn write(
         &mut self,
         now: Instant,
         out: &mut Outbox,
         cfg: &ParticipantConfig,
         change: NewChange,
+        shared: Option<&mut TokenBucket>,
     ) -> Result<SequenceNumber, WriteError> {
         let len = change.payload.len();
         if len > cfg.max_sample_size {
@@ -371,7 +407,7 @@ impl Writer {
         self.last_sn += 1;
         let sn = self.last_sn;
         self.insert_change(sn, change);
-        self.send_new(&mut Ctx { now, out, cfg }, sn);
+        self.send_new(&mut Ctx { now, out, cfg }, sn, shared);
         if !self.has_reliable_proxy() {
             self.collect_acked();
         }
@@ -390,6 +426,7 @@ impl Writer {
                         let len = c.change.payload.len();
                         self.unacked_bytes_cache = self.unacked_bytes_cache.saturating_sub(len);
                         self.history_bytes -= len;
+                        release(self.buffers.as_ref(), c);
                     }
                 }
             }
@@ -425,6 +462,7 @@ impl Writer {
             if let Some(c) = self.changes.remove(&sn) {
                 self.history_bytes -= c.change.payload.len();
                 self.forget_instance_entry(&c);
+                release(self.buffers.as_ref(), c);
             }
         }
         // What is left is exactly what some reliable reader has not acknowledged.
@@ -519,7 +557,7 @@ impl Writer {
         self.linger_until = Some(until);
         self.hb_interval = fast_heartbeat(cfg);
         self.hb_due = Some(now);
-        self.on_timeout(now, out, cfg);
+        self.on_timeout(now, out, cfg, None);
     }
 
     /// True when every reliable reader acknowledged everything written so far.
@@ -541,6 +579,18 @@ impl Writer {
     /// Number of changes held.
     pub(crate) fn history_len(&self) -> usize {
         self.changes.len()
+    }
+}
+
+/// A change leaves the history: its payload buffer goes back to `pool` if nothing else holds
+/// it.
+fn release(pool: Option<&crate::buffers::BufferPool>, c: CacheChange) {
+    if let Some(pool) = pool {
+        if c.change.payload.capacity() >= crate::buffers::MIN_POOLED_BYTES {
+            if let Ok(buf) = Arc::try_unwrap(c.change.payload) {
+                pool.put(buf);
+            }
+        }
     }
 }
 

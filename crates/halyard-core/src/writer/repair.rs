@@ -6,6 +6,7 @@ use super::send::{Sending, Target};
 use super::{fast_heartbeat, push_gap, Ctx, Writer, DATA_OVERHEAD};
 use crate::config::{ParticipantConfig, MAX_REQUESTED_PER_READER};
 use crate::outbox::Outbox;
+use crate::pacing::TokenBucket;
 use crate::time::Instant;
 use halyard_wire::param::ParameterList;
 use halyard_wire::{AckNack, Data, EntityId, Guid, NackFrag, SequenceNumber};
@@ -256,8 +257,17 @@ impl Writer {
         out.push(mb, empty, &dests);
     }
 
-    /// Periodic duties: a HEARTBEAT while any reliable reader has not acknowledged everything.
-    pub(crate) fn on_timeout(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig) {
+    /// Periodic duties: paced samples whose tokens came, a due batch, and a HEARTBEAT while
+    /// any reliable reader has not acknowledged everything (`shared`: the participant's
+    /// bucket, if it has a bandwidth limit).
+    pub(crate) fn on_timeout(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        shared: Option<&mut TokenBucket>,
+    ) {
+        self.pump_paced(&mut Ctx { now, out, cfg }, shared);
         if self.pending.as_ref().is_some_and(|b| now >= b.due) {
             self.flush_batch(out);
         }
@@ -304,6 +314,14 @@ impl Writer {
             .max(fast_heartbeat(cfg))
             .min(cfg.heartbeat_period);
         self.hb_due = Some(now + self.hb_interval);
-        self.hb_interval = (self.hb_interval * 2).min(cfg.heartbeat_period);
+        // Back off while readers merely lag; not while half the flow-control window waits
+        // for them: then the application is (or soon will be) blocked on their repairs, and
+        // on a lossy path a HEARTBEAT backed off to the full period after a few lost ones
+        // left the stream idle for most of it (Cyclone, too, heartbeats faster the fuller its
+        // writer history is).
+        let congested = 2 * self.unacked_bytes_cache >= self.window(cfg, 0);
+        if !congested {
+            self.hb_interval = (self.hb_interval * 2).min(cfg.heartbeat_period);
+        }
     }
 }

@@ -5,6 +5,7 @@ use super::{fast_heartbeat, Ctx, NewChange, Writer, DATA_OVERHEAD};
 use crate::config::{ParticipantConfig, HEARTBEAT_EVERY_BYTES, MAX_FRAGMENT_SIZE, MIN_BATCH_BYTES};
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
+use crate::pacing::TokenBucket;
 use crate::time::Instant;
 use halyard_wire::param::ParameterList;
 use halyard_wire::{Data, DataFrag, EntityId, GuidPrefix, Locator, MessageBuilder, SequenceNumber};
@@ -17,6 +18,33 @@ pub(super) struct PendingBatch {
     dests: Vec<Locator>,
     prefix: Option<GuidPrefix>,
     pub(super) due: Instant,
+}
+
+/// How a sample is cut into fragments.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FragmentLayout {
+    /// Bytes per fragment (all but the last).
+    pub(super) size: usize,
+    /// Fragments of the sample.
+    pub(super) total: u32,
+    /// Fragments a datagram carries at most.
+    pub(super) per_datagram: u32,
+}
+
+impl FragmentLayout {
+    /// The layout of a `len`-byte sample with `qos_len` bytes of inline QoS.
+    pub(super) fn of(cfg: &ParticipantConfig, len: usize, qos_len: usize) -> FragmentLayout {
+        let size = cfg
+            .fragment_size
+            .clamp(crate::config::MIN_FRAGMENT_SIZE, MAX_FRAGMENT_SIZE);
+        let per_datagram = ((cfg.max_message_size.saturating_sub(DATA_OVERHEAD + qos_len)) / size)
+            .clamp(1, u16::MAX as usize) as u32;
+        FragmentLayout {
+            size,
+            total: len.div_ceil(size) as u32,
+            per_datagram,
+        }
+    }
 }
 
 /// Where a datagram goes: the reader it is addressed to (`UNKNOWN`: every matched reader),
@@ -34,6 +62,16 @@ pub(super) struct Sending<'a> {
     /// `None`: the whole change (or, if fragmented, its first burst of fragments).
     pub(super) fragments: Option<&'a [u32]>,
     pub(super) with_heartbeat: bool,
+}
+
+impl Sending<'_> {
+    /// The whole change, without a HEARTBEAT.
+    pub(super) fn whole() -> Self {
+        Sending {
+            fragments: None,
+            with_heartbeat: false,
+        }
+    }
 }
 
 /// A change ready to go on the wire: its payload and encoded inline QoS.
@@ -58,13 +96,32 @@ impl Encoded<'_> {
 }
 
 impl Writer {
-    /// Sends a new change to every matched reader (one datagram per fragment group).
-    pub(super) fn send_new(&mut self, ctx: &mut Ctx<'_>, sn: SequenceNumber) {
+    /// Sends a new change to every matched reader (one datagram per fragment group), or
+    /// queues it for the pacer.
+    pub(super) fn send_new(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        sn: SequenceNumber,
+        shared: Option<&mut TokenBucket>,
+    ) {
         if self.fanout.is_empty() {
             return;
         }
-        let dests = std::mem::take(&mut self.fanout);
+        if std::mem::take(&mut self.pace_stale) {
+            self.refresh_pace(ctx.now, ctx.cfg);
+        }
         let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
+        let fragmented = len + DATA_OVERHEAD > ctx.cfg.max_message_size;
+        if self.paces(fragmented, shared.is_some()) {
+            if let Some(change) = self.changes.get(&sn).map(|c| c.change.clone()) {
+                let dests = self.fanout.clone();
+                self.enqueue_paced(sn, change, fragmented, dests);
+                self.pump_paced(ctx, shared);
+            }
+            return;
+        }
+        self.spend_unpaced(len);
+        let dests = std::mem::take(&mut self.fanout);
         self.bytes_since_hb += len;
         let want_hb = self.has_reliable_proxy()
             && (self.bytes_since_hb >= HEARTBEAT_EVERY_BYTES
@@ -107,11 +164,24 @@ impl Writer {
             return;
         };
         let change = cc.change.clone();
+        self.send_held(ctx, sn, &change, to, what);
+    }
+
+    /// As [`Writer::send_change`], for a change given rather than looked up in the history
+    /// (a paced best-effort sample is no longer there).
+    pub(super) fn send_held(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        sn: SequenceNumber,
+        change: &NewChange,
+        to: Target<'_>,
+        what: Sending<'_>,
+    ) {
         let mut qos = Vec::new();
-        let has_qos = self.inline_qos(&change, &mut qos);
+        let has_qos = self.inline_qos(change, &mut qos);
         let enc = Encoded {
             sn,
-            change: &change,
+            change,
             qos: has_qos.then_some(&qos[..]),
         };
         let fits = change.payload.len() + qos.len() + DATA_OVERHEAD <= ctx.cfg.max_message_size;
@@ -147,20 +217,19 @@ impl Writer {
     ) {
         let cfg = ctx.cfg;
         let payload = &enc.change.payload;
-        let frag_size = cfg
-            .fragment_size
-            .clamp(crate::config::MIN_FRAGMENT_SIZE, MAX_FRAGMENT_SIZE);
-        let total = payload.len().div_ceil(frag_size) as u32;
-        let per_msg = ((cfg
-            .max_message_size
-            .saturating_sub(DATA_OVERHEAD + enc.qos.map_or(0, |q| q.len())))
-            / frag_size)
-            .clamp(1, u16::MAX as usize) as u32;
+        let FragmentLayout {
+            size: frag_size,
+            total,
+            per_datagram: per_msg,
+        } = FragmentLayout::of(cfg, payload.len(), enc.qos.map_or(0, |q| q.len()));
         let reliable = self.has_reliable_proxy();
-        let budget_frags = if reliable {
-            (cfg.fragment_burst_bytes / frag_size).max(per_msg as usize) as u32
-        } else {
+        let burst = (cfg.fragment_burst_bytes / frag_size).max(per_msg as usize) as u32;
+        // A tail of under a quarter burst goes with the burst: pulling it with a NACK_FRAG
+        // would cost a round trip for a few fragments (a sample just over 1 MiB did so).
+        let budget_frags = if !reliable || total <= burst + burst / 4 {
             total
+        } else {
+            burst
         };
         let wanted: Vec<u32> = match what.fragments {
             Some(f) => f

@@ -118,6 +118,13 @@ pub struct Node {
     /// Outgoing link capacity in bytes per second (None: unlimited).
     pub capacity: Option<u64>,
     link_free_at: u64,
+    /// A receiver that drains its socket at `.0` bytes per second into a `.1`-byte buffer
+    /// (None: it takes everything at once): datagrams that find the buffer full are dropped,
+    /// as a kernel drops what overflows a socket's receive buffer.
+    pub receive_limit: Option<(u64, u64)>,
+    rx_busy_until: u64,
+    /// Datagrams dropped for a full receive buffer.
+    pub rx_overflows: u64,
     /// Datagrams this node handed to the network (one per send, however many receive it).
     pub datagrams_sent: u64,
 }
@@ -259,6 +266,9 @@ impl SimNet {
             samples: Vec::new(),
             capacity: None,
             link_free_at: 0,
+            receive_limit: None,
+            rx_busy_until: 0,
+            rx_overflows: 0,
             datagrams_sent: 0,
         });
         let i = self.nodes.len() - 1;
@@ -327,6 +337,23 @@ impl SimNet {
         }));
     }
 
+    /// When node `to` has taken in a `len`-byte datagram arriving at `at` (its receive buffer
+    /// drained at its rate), or `None` if the buffer is full and the datagram is dropped.
+    fn drained_at(&mut self, to: usize, at: u64, len: usize) -> Option<u64> {
+        let node = &mut self.nodes[to];
+        let Some((rate, buffer)) = node.receive_limit else {
+            return Some(at);
+        };
+        let rate = rate.max(1);
+        let backlog = node.rx_busy_until.saturating_sub(at).saturating_mul(rate) / SEC;
+        if backlog + len as u64 > buffer {
+            node.rx_overflows += 1;
+            return None;
+        }
+        node.rx_busy_until = node.rx_busy_until.max(at) + (len as u64).saturating_mul(SEC) / rate;
+        Some(node.rx_busy_until)
+    }
+
     /// Sends one datagram from node `from`, applying faults.
     fn send(&mut self, from: usize, dests: &[Locator], payload: &[u8]) {
         self.nodes[from].datagrams_sent += dests.len() as u64;
@@ -357,6 +384,15 @@ impl SimNet {
             }
             if self.rng.chance(self.faults.loss) {
                 self.stats.lost += 1;
+                if trace_enabled() {
+                    let host = self.nodes[from].p.guid_prefix().0[11];
+                    for (line, _) in submessage_lines(payload) {
+                        if let Some(line) = line {
+                            let t = self.now as f64 / 1e6;
+                            eprintln!("{t:12.3} ms h{host}->h{}: LOST {line}", to + 1);
+                        }
+                    }
+                }
                 continue;
             }
             let copies = if self.rng.chance(self.faults.duplicate) {
@@ -389,6 +425,9 @@ impl SimNet {
                     t(from, to, &mut bytes);
                 }
                 let at = departure + self.delay();
+                let Some(at) = self.drained_at(to, at, bytes.len()) else {
+                    continue;
+                };
                 self.enqueue(at, from, to, bytes);
             }
         }

@@ -5,7 +5,9 @@
 //! Before the writer sent one HEARTBEAT per repaired datagram (not per NACK_FRAG) and the
 //! reader stopped re-asking for what it asked for less than a repair round trip ago, every
 //! repair round multiplied the next: 12 such samples took 706 639 datagrams (the minimum is
-//! about 950), and a real 10 %-loss link carried 43 % duplicate bytes.
+//! about 950), and a real 10 %-loss link carried 43 % duplicate bytes. Timing the repair
+//! round trip on one probe per NACK (see `reader.rs`) brought the median over 40 seeds from
+//! 1.19 to 1.08 times the minimum; the bound is 1.4.
 
 use crate::net::*;
 
@@ -58,7 +60,7 @@ fn repair_traffic_stays_proportional_to_loss() {
         let per_sample = SIZE.div_ceil(1344).div_ceil(10) as f64;
         let needed = SAMPLES as f64 * per_sample / (1.0 - loss);
         assert!(
-            (sent as f64) < 1.6 * needed,
+            (sent as f64) < 1.4 * needed,
             "seed {seed:#x}: {sent} datagrams for {needed:.0} needed: repairs are multiplying"
         );
     });

@@ -206,6 +206,26 @@ impl MessageBuilder {
         self.bitmap(gap.gap_list.num_bits, &gap.gap_list.bitmap);
         self.end(s);
     }
+    /// Halyard's reception report (vendor-specific; only meaningful in messages whose header
+    /// names Halyard's vendor id).
+    pub fn reception_report(&mut self, r: &ReceptionReport) {
+        let s = self.begin(id::HALYARD_RECEPTION_REPORT, 0);
+        self.ids(r.reader_id, r.writer_id);
+        self.u32(r.count as u32);
+        self.u32(r.interval_us);
+        self.u32(r.bytes);
+        self.u32(r.complete);
+        self.u32(r.lost);
+        self.end(s);
+    }
+    /// A vendor-specific submessage with a raw body (`flags` bit 0, little-endian, is set
+    /// whatever `flags` says: the body must be little-endian).
+    pub fn vendor(&mut self, id: u8, flags: u8, body: &[u8]) {
+        debug_assert!(id >= id::VENDOR_SPECIFIC_FIRST, "not a vendor-specific id");
+        let s = self.begin(id, flags & !1);
+        self.put(body);
+        self.end(s);
+    }
     /// PAD of `len` bytes of body (rounded up to a multiple of 4).
     pub fn pad(&mut self, len: usize) {
         let s = self.begin(id::PAD, 0);

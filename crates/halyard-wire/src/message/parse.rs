@@ -198,11 +198,29 @@ fn submessage(sid: u8, flags: u8, body: &[u8]) -> Result<Submessage<'_>, WireErr
             count: c.i32()?,
         }),
         id::GAP => Submessage::Gap(gap(&mut c)?),
+        vendor if vendor >= id::VENDOR_SPECIFIC_FIRST => {
+            Submessage::Vendor { id: vendor, flags, body }
+        }
         _ => info_submessage(sid, flags, &mut c)?,
     })
 }
 
-/// Parses the INFO_* and PAD submessages; anything else is `Unknown`.
+/// The body of Halyard's reception report.
+pub(super) fn reception_report(flags: u8, body: &[u8]) -> Result<ReceptionReport, WireError> {
+    let mut c = Cursor::new(body, flags & 1 != 0);
+    Ok(ReceptionReport {
+        reader_id: c.entity()?,
+        writer_id: c.entity()?,
+        count: c.i32()?,
+        interval_us: c.u32()?,
+        bytes: c.u32()?,
+        complete: c.u32()?,
+        lost: c.u32()?,
+    })
+}
+
+/// Parses the INFO_* and PAD submessages; anything else (below the vendor-specific range) is
+/// `Unknown`.
 fn info_submessage<'a>(
     sid: u8,
     flags: u8,
