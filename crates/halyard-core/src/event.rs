@@ -76,8 +76,9 @@ pub struct ReceivedSample {
     /// PID_KEY_HASH if the writer sent one.
     pub key_hash: Option<[u8; 16]>,
     /// Serialized data (Alive) or serialized key (otherwise; may be empty), with the
-    /// encapsulation header.
-    pub payload: Vec<u8>,
+    /// encapsulation header. Shared, not copied, when a local writer delivers to local
+    /// readers.
+    pub payload: std::sync::Arc<Vec<u8>>,
     /// INFO_TS in force when the sample arrived.
     pub source_timestamp: Option<Time>,
 }

@@ -335,7 +335,7 @@ impl Participant {
                     sn,
                     kind: c.kind,
                     key_hash: Some(c.key_hash),
-                    payload: c.payload.as_ref().clone(),
+                    payload: std::sync::Arc::clone(&c.payload),
                     source_timestamp: c.timestamp,
                 });
             }

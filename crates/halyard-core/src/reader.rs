@@ -201,7 +201,7 @@ impl WriterProxy {
             sn,
             kind: a.kind,
             key_hash: a.key_hash,
-            payload: a.payload,
+            payload: std::sync::Arc::new(a.payload),
             source_timestamp: a.timestamp,
         });
     }

@@ -31,7 +31,7 @@ pub(crate) type KeyFn = fn(&[u8]) -> Option<[u8; 16]>;
 
 /// One sample in the cache.
 pub(crate) struct Cached {
-    pub(crate) payload: Vec<u8>,
+    pub(crate) payload: std::sync::Arc<Vec<u8>>,
     pub(crate) key: [u8; 16],
     pub(crate) writer: Guid,
     pub(crate) kind: ChangeKind,
@@ -255,7 +255,10 @@ impl ReaderCache {
                         inst.count = inst.count.saturating_sub(1);
                     }
                     if c.payload.len() >= REUSABLE_PAYLOAD_BYTES {
-                        spent.push(c.payload);
+                        // Unless a local writer's history still shares it.
+                        if let Ok(buf) = std::sync::Arc::try_unwrap(c.payload) {
+                            spent.push(buf);
+                        }
                     }
                 }
             } else {

@@ -52,12 +52,13 @@ impl<T: PerfType> Perf<T> {
     pub(super) fn send_ping(&self) {
         let seq = self.ping_seq.fetch_add(1, Ordering::SeqCst) + 1;
         lock(&self.ping_answered).clear();
-        let mut sample = T::initial(self.a.size);
+        let mut guard = lock(&self.ping_sample);
+        let sample = guard.get_or_insert_with(|| T::initial(self.a.size));
         sample.set_seq(seq);
         self.last_ping_ns.store(now_ns() as u64, Ordering::SeqCst);
         let _ = self
             .ping_writer
-            .write_w_timestamp(&sample, Time::from_nanos(now_ns() | 1));
+            .write_w_timestamp(sample, Time::from_nanos(now_ns() | 1));
     }
 
     /// Ping: record (now - ts)/2 per ponging peer; ping again once all answered.

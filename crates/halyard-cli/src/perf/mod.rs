@@ -62,6 +62,9 @@ struct Perf<T: PerfType> {
     ping_writer: DataWriter<T>,
     ping_seq: AtomicU32,
     ping_answered: Mutex<Vec<GuidPrefix>>,
+    /// The ping sample, built once (ddsperf, too, keeps its sample): a 10 MiB ping must not
+    /// time a 10 MiB allocation and fill.
+    ping_sample: Mutex<Option<T>>,
     last_ping_ns: AtomicU64,
     latencies: Mutex<BTreeMap<GuidPrefix, Latencies>>,
     sub_stats: Mutex<SubStats>,
@@ -228,6 +231,7 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
         ping_writer: e.ping_writer,
         ping_seq: AtomicU32::new(0),
         ping_answered: Mutex::new(Vec::new()),
+        ping_sample: Mutex::new(None),
         last_ping_ns: AtomicU64::new(0),
         latencies: Mutex::new(BTreeMap::new()),
         sub_stats: Mutex::new(SubStats::new(a.nkeys)),

@@ -523,8 +523,13 @@ impl Writer {
 
     /// Encodes the inline QoS a change needs (key hash, status info) into `buf`; false when it
     /// needs none.
-    fn inline_qos(&self, change: &NewChange, buf: &mut Vec<u8>) -> bool {
-        let with_key = self.builtin || change.kind != ChangeKind::Alive;
+    /// The inline QoS of `change` into `buf`; false if it has none. `fragmented`: the change
+    /// goes out in DATA_FRAGs. Those carry the key hash even when alive: 24 bytes beside a
+    /// sample that large, and a reader without it must decode the whole sample to find its
+    /// instance (a full extra copy of a 10 MiB sample).
+    fn inline_qos(&self, change: &NewChange, fragmented: bool, buf: &mut Vec<u8>) -> bool {
+        let with_key =
+            self.builtin || change.kind != ChangeKind::Alive || (fragmented && self.spec.has_key);
         if !with_key {
             return false;
         }

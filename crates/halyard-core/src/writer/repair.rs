@@ -188,7 +188,7 @@ impl Writer {
             }
             if let Some(c) = self.changes.get(&sn) {
                 let mut qos = Vec::new();
-                let has_qos = self.inline_qos(&c.change, &mut qos);
+                let has_qos = self.inline_qos(&c.change, false, &mut qos);
                 mb.info_ts(c.change.timestamp);
                 mb.data(&Data {
                     reader_id: reader.entity,

@@ -178,7 +178,8 @@ impl Writer {
         what: Sending<'_>,
     ) {
         let mut qos = Vec::new();
-        let has_qos = self.inline_qos(change, &mut qos);
+        let fragmented = change.payload.len() + DATA_OVERHEAD > ctx.cfg.max_message_size;
+        let has_qos = self.inline_qos(change, fragmented, &mut qos);
         let enc = Encoded {
             sn,
             change,

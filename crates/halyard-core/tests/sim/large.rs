@@ -45,7 +45,7 @@ fn large_fragmented_samples_under_loss() {
             .node(1)
             .samples
             .iter()
-            .map(|(_, s)| &s.payload)
+            .map(|(_, s)| &*s.payload)
             .collect();
         assert_eq!(got.len(), sent.len(), "seed {seed:#x}");
         for (i, (g, s)) in got.iter().zip(&sent).enumerate() {
