@@ -16,8 +16,10 @@ Usually started through scripts/bench.sh, which builds Halyard and the peers fir
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -130,6 +132,27 @@ def _ignore_results_dir(path: str) -> None:
             f.write("# benchmark results (bench/campaign.py); not versioned\n*\n")
 
 
+def run_loss_bench(out: str, data: dict) -> None:
+    """The "loss" dimension: scripts/loss-bench.sh (1 MiB at 30 % loss each way, Halyard and
+    ddsperf alternating) into OUT/loss-bench.json, its log into OUT/raw/loss-bench.log. It
+    needs root (network namespaces, nftables); without, the report says the row was not run."""
+    if os.geteuid() != 0:
+        data["loss_bench_skipped"] = "needs root (network namespaces and nftables)"
+        print(f"loss-bench: skipped: {data['loss_bench_skipped']}", file=sys.stderr, flush=True)
+        return
+    dest = os.path.join(out, "loss-bench.json")
+    cmd = [os.path.join(ROOT, "scripts", "loss-bench.sh"), "--json", dest, *plan.LOSS_BENCH_ARGS]
+    print(f"loss-bench: {' '.join(cmd)} (about 2 minutes)", file=sys.stderr, flush=True)
+    with open(os.path.join(out, "raw", "loss-bench.log"), "w", encoding="utf-8") as log:
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+    if rc != 0 or not os.path.exists(dest):
+        data["loss_bench_skipped"] = f"scripts/loss-bench.sh exited {rc} (see raw/loss-bench.log)"
+        print(f"loss-bench: {data['loss_bench_skipped']}", file=sys.stderr, flush=True)
+        return
+    with open(dest, encoding="utf-8") as f:
+        data["loss_bench"] = json.load(f)
+
+
 def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
     names = [p.strip() for p in a.peers.split(",") if p.strip()]
     bad = [n for n in names if n not in ALL_PEERS]
@@ -213,6 +236,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             data["runs"].append(run)
             prog.finish(_run_summary(run))
             save()
+        if "loss" in dims and a.mode != "tiny":
+            run_loss_bench(out, data)
     except KeyboardInterrupt:
         print("interrupted: stopping processes, writing partial results", file=sys.stderr, flush=True)
         data["campaign"]["interrupted"] = True

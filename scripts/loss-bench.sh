@@ -4,9 +4,11 @@
 # the UDP datagrams sent each way (scripts/netns.sh), reliable KEEP_ALL pub/sub at full speed.
 # Runs alternate between the implementations so both see the same machine load.
 #
-#   sudo scripts/loss-bench.sh [--reps N] [--duration S] SIZE:PCT ...
+#   sudo scripts/loss-bench.sh [--reps N] [--duration S] [--json FILE] SIZE:PCT ...
 #   e.g. scripts/loss-bench.sh --reps 3 1M:10 1M:30 256k:30 1M:1
 #
+# --json FILE also writes every run and, per point, each implementation's worst, median and
+# mean Mb/s (the benchmark campaign's report reads it as loss-bench.json, see bench/README.md).
 # For each run it prints the subscriber's per-second rates; "Mb/s" is the mean of the
 # per-second rates after the first second (start-up) and without the last (the publisher
 # stops within it), as bench/README.md defines throughput. "lost" is the sequence gaps the
@@ -17,16 +19,19 @@ cd "$(dirname "$0")/.."
 
 reps=3
 duration=8
+json=
+args="$*"
 points=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --reps) reps=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --json) json=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) points+=("$1"); shift ;;
     esac
 done
-[ ${#points[@]} -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ ${#points[@]} -gt 0 ] || { sed -n '2,19p' "$0"; exit 2; }
 halyard=target/release/halyard
 [ -x "$halyard" ] || { echo "loss-bench: build first: cargo build --release -p halyard-cli" >&2; exit 2; }
 command -v ddsperf >/dev/null || { echo "loss-bench: ddsperf not found (apt install cyclonedds-tools)" >&2; exit 2; }
@@ -63,6 +68,7 @@ for p in "${points[@]}"; do
         for impl in "${order[@]}"; do
             read -r mbps lost rates < <(run "$impl" "$size")
             printf '%-6s %3s%% %-8s %4s %9s %6s  %s\n' "$size" "$pct" "$impl" "$rep" "$mbps" "$lost" "$rates"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$pct" "$impl" "$rep" "$mbps" "$lost" "$rates" >>"$out/runs.tsv"
             sum[$impl]=$((sum[$impl] + mbps))
         done
     done
@@ -70,3 +76,27 @@ for p in "${points[@]}"; do
     ratio=$(awk -v h="$h" -v c="$c" 'BEGIN { printf "%.2f", (c > 0 ? h / c : 0) }')
     printf '%-6s %3s%% mean of %d: halyard %d Mb/s, ddsperf %d Mb/s, ratio %s\n\n' "$size" "$pct" "$reps" "$h" "$c" "$ratio"
 done
+
+if [ -n "$json" ]; then
+    python3 - "$out/runs.tsv" "$json" "$duration" "$args" <<'PY'
+import json, statistics, sys
+tsv, dest, duration = sys.argv[1], sys.argv[2], float(sys.argv[3])
+points = {}
+for line in open(tsv):
+    size, pct, impl, rep, mbps, lost, rates = line.rstrip("\n").split("\t")
+    pt = points.setdefault((size, int(pct)), {"size": size, "loss_pct": int(pct), "runs": []})
+    pt["runs"].append({"impl": impl, "rep": int(rep), "mbps": float(mbps),
+                       "lost": None if lost == "?" else int(lost),
+                       "per_second_mbps": [float(x) for x in rates.split()]})
+for pt in points.values():
+    pt["summary"] = {}
+    for impl in sorted({r["impl"] for r in pt["runs"]}):
+        v = [r["mbps"] for r in pt["runs"] if r["impl"] == impl]
+        pt["summary"][impl] = {"worst": min(v), "median": statistics.median(v),
+                               "mean": statistics.mean(v), "runs": len(v)}
+json.dump({"tool": "scripts/loss-bench.sh", "duration_s": duration,
+           "command": "scripts/loss-bench.sh " + sys.argv[4], "points": list(points.values())},
+          open(dest, "w"), indent=1)
+PY
+    echo "loss-bench: wrote $json"
+fi

@@ -7,6 +7,7 @@ inline SVG, no external resources).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from html import escape
@@ -175,6 +176,8 @@ class View:
             self.active.insert(0, "halyard")
         self.others = [p for p in self.active if p != "halyard"]
         self.runs = {(r["point"], r["peer"]): r for r in data["runs"]}
+        # scripts/loss-bench.sh --json output, when the campaign ran the "loss" dimension.
+        self.loss_bench = data.get("loss_bench")
 
     def row(self, key: str | None, peer: str) -> dict | None:
         if key is None:
@@ -268,6 +271,8 @@ def targets(v: View) -> list[list[str]]:
                     f"Halyard {f_num(mb, 4)} Mb/s" if mb is not None else "missing",
                     _verdict(None if mb is None else mb >= 3000)])
 
+    out.extend(large_data_targets(v))
+
     hr, cr = [], []
     for key in v.points:
         a, b = v.rss_max(key, h), v.rss_max(key, "cyclone")
@@ -283,6 +288,67 @@ def targets(v: View) -> list[list[str]]:
 
     out.append(subscribers_target(v))
     return out
+
+
+LOSS_BENCH_POINT = ("1M", 30)
+LOSS_BENCH_COMMAND = "sudo scripts/loss-bench.sh --reps 5 --json DIR/loss-bench.json 1M:30"
+
+
+def large_data_targets(v: View) -> list[list[str]]:
+    """Issue 14's rows: best-effort 1/10 MiB delivery and loss vs Cyclone, reliable 1/10 MiB
+    latency vs the better of Cyclone and Fast DDS, and 1 MiB at 30 % loss (loss-bench)."""
+    out: list[list[str]] = []
+    h = "halyard"
+    for size in (1048576, 10485760):
+        name = f"{size >> 20} MiB best-effort: delivered samples/s ≥ Cyclone and loss ratio ≤ Cyclone's"
+        key = v.find("throughput", size, topic="KS", reliable=False, receivers=1, rate_hz=None)
+        cells, ok = [], True
+        for peer in (h, "cyclone"):
+            r = v.row(key, peer)
+            rate, lost, got = (r or {}).get("thr_samples_per_s"), (r or {}).get("lost"), (r or {}).get("thr_received")
+            if not finite(rate) or lost is None or not got:
+                cells.append(f"{label(peer)} missing")
+                ok = None
+                continue
+            cells.append(f"{label(peer)} {rate:,.0f}/s, loss {lost / (lost + got):.1%}")
+        if ok is not None:
+            hr, cr = v.row(key, h), v.row(key, "cyclone")
+            ratio = lambda r: r["lost"] / (r["lost"] + r["thr_received"])  # noqa: E731
+            ok = hr["thr_samples_per_s"] >= cr["thr_samples_per_s"] and ratio(hr) <= ratio(cr)
+        out.append([name, "; ".join(cells), _verdict(ok)])
+    for size in (1048576, 10485760):
+        name = f"{size >> 20} MiB reliable median latency ≤ the lower of Cyclone's and Fast DDS's"
+        key = v.find("latency", size, **{k: x for k, x in LAT_BASE.items() if k != "kind"})
+        a = v.value(key, h, "lat_p50_us")
+        peers = {p: v.value(key, p, "lat_p50_us") for p in ("cyclone", "fastdds")}
+        ran = {p: x for p, x in peers.items() if x is not None}
+        if a is None or not ran:
+            out.append([name, "missing", "n/a"])
+            continue
+        best = min(ran.values())
+        text = f"Halyard {f_us(a)} µs vs " + ", ".join(f"{label(p)} {f_us(x)} µs" for p, x in ran.items())
+        if len(ran) < len(peers):
+            text += " (" + ", ".join(label(p) for p in peers if p not in ran) + " missing)"
+        out.append([name, text + f"; ratio {a / best:.2f}", _verdict(a <= best)])
+    out.append(loss_bench_target(v))
+    return out
+
+
+def loss_bench_target(v: View) -> list[str]:
+    """1 MiB at 30 % loss each way: Halyard's worst run ≥ ddsperf's median run."""
+    size, pct = LOSS_BENCH_POINT
+    name = f"{size[:-1]} MiB reliable at {pct} % loss each way (scripts/loss-bench.sh): Halyard's worst run ≥ ddsperf's median"
+    lb = v.loss_bench or {}
+    pt = next((p for p in lb.get("points", []) if p["size"] == size and p["loss_pct"] == pct), None)
+    if pt is None:
+        why = v.data.get("loss_bench_skipped") or "the campaign did not run the loss dimension"
+        return [name, f"not run: {why} ({LOSS_BENCH_COMMAND})", "n/a"]
+    hs, cs = pt["summary"].get("halyard"), pt["summary"].get("ddsperf")
+    if not hs or not cs:
+        return [name, "missing: " + ", ".join(x for x, s_ in (("Halyard", hs), ("ddsperf", cs)) if not s_), "n/a"]
+    text = (f"Halyard worst {hs['worst']:,.0f} Mb/s (median {hs['median']:,.0f}) vs ddsperf median "
+            f"{cs['median']:,.0f} Mb/s (worst {cs['worst']:,.0f}), {hs['runs']} runs each")
+    return [name, text, _verdict(hs["worst"] >= cs["median"])]
 
 
 def subscribers_target(v: View) -> list[str]:
@@ -740,6 +806,10 @@ def build(data: dict) -> Doc:
 
 def generate(out_dir: str, data: dict) -> None:
     """Writes report.md, report.html and plots/*.svg into ``out_dir``."""
+    lb = os.path.join(out_dir, "loss-bench.json")
+    if "loss_bench" not in data and os.path.exists(lb):
+        with open(lb, encoding="utf-8") as f:
+            data["loss_bench"] = json.load(f)
     doc = build(data)
     plots = os.path.join(out_dir, "plots")
     os.makedirs(plots, exist_ok=True)

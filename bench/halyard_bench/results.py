@@ -17,7 +17,7 @@ CSV_COLUMNS = [
     "point", "dims", "kind", "peer", "status", "reason", "reliable", "topic", "size", "rate_hz",
     "receivers", "listeners", "duration_s", "runs", "lat_source", "lat_approx", "lat_ave_us", "lat_std_us",
     "lat_min_us", "lat_max_us", "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p9999_us",
-    "lat_count", "thr_samples_per_s", "thr_mbps", "thr_aggregate_samples_per_s", "lost", "sent",
+    "lat_count", "thr_samples_per_s", "thr_mbps", "thr_aggregate_samples_per_s", "lost", "thr_received", "sent",
     "sent_inferred", "success_pct", "cpu_sender_pct", "cpu_receiver_pct", "rss_sender_kb",
     "rss_receiver_kb", "listener_received_min", "listener_pings_answered", "cpu_listener_pct",
     "rss_listener_kb", "repeat_min", "repeat_max", "notes",
@@ -80,6 +80,7 @@ def _flatten(run: dict) -> dict:
         row.update({
             "thr_samples_per_s": thr["samples_per_s"], "thr_mbps": thr["mbps"],
             "thr_aggregate_samples_per_s": thr["aggregate_samples_per_s"], "lost": thr["lost"],
+            "thr_received": sum(thr.get("received") or []),
         })
     if "sent" in st:
         row["sent"] = st["sent"]

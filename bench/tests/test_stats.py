@@ -239,6 +239,52 @@ class Reports(unittest.TestCase):
             self.assertIn("995 / 1000", md)
             self.assertTrue(os.path.exists(os.path.join(d, "plots", "subscribers_passive_latency.svg")))
 
+    def test_large_data_targets(self):
+        data = synthetic_results()
+        data["peers"][2]["available"] = True  # Fast DDS ran
+        pts = [plan.Point("throughput", s, reliable=False, dims=["throughput"]) for s in (1048576, 10485760)]
+        pts += [plan.Point("latency", s, dims=["latency"]) for s in (1048576, 10485760)]
+        data["points"] += [p.to_dict() for p in pts]
+        # best effort: (samples/s, lost, received) per peer
+        be = {("halyard", 1048576): (4000.0, 40, 16000), ("cyclone", 1048576): (700.0, 3500, 2500),
+              ("halyard", 10485760): (190.0, 400, 300), ("cyclone", 10485760): (70.0, 300, 280)}
+        lat = {("halyard", 1048576): 400.0, ("cyclone", 1048576): 1300.0, ("fastdds", 1048576): 650.0,
+               ("halyard", 10485760): 7000.0, ("cyclone", 10485760): 11000.0, ("fastdds", 10485760): 6500.0}
+        for peer in ("halyard", "cyclone", "fastdds"):
+            for p in pts:
+                if p.kind == "throughput":
+                    if (peer, p.size) not in be:
+                        continue
+                    rate, lost, got = be[(peer, p.size)]
+                    st = {"throughput": {"samples_per_s": rate, "mbps": rate * p.size * 8e-6,
+                                         "aggregate_samples_per_s": rate, "min_sub_samples_per_s": rate,
+                                         "lost": lost, "received": [got], "warmup_included": False}}
+                else:
+                    st = {"latency": stats.latency_from_samples([lat[(peer, p.size)]] * 3).to_dict()}
+                data["runs"].append({"point": p.key, "peer": peer, "repeat": 0, "status": "ok", "reason": "",
+                                     "seconds": 3, "processes": [], "notes": [], "stats": st})
+        data["loss_bench"] = {"points": [{"size": "1M", "loss_pct": 30, "runs": [], "summary": {
+            "halyard": {"worst": 1141.0, "median": 1236.0, "mean": 1263.0, "runs": 5},
+            "ddsperf": {"worst": 403.0, "median": 452.0, "mean": 439.0, "runs": 5}}}]}
+        rows = {t[0]: (t[1], t[2]) for t in report.large_data_targets(report.View(data))}
+        be1 = rows["1 MiB best-effort: delivered samples/s ≥ Cyclone and loss ratio ≤ Cyclone's"]
+        self.assertEqual(be1[1], "PASS")
+        self.assertIn("loss 0.2%", be1[0])
+        self.assertEqual(rows["10 MiB best-effort: delivered samples/s ≥ Cyclone and loss ratio ≤ Cyclone's"][1],
+                         "FAIL")  # more delivered, but 400 / 700 = 57 % lost against Cyclone's 52 %
+        lat1 = rows["1 MiB reliable median latency ≤ the lower of Cyclone's and Fast DDS's"]
+        self.assertEqual(lat1[1], "PASS")
+        self.assertIn("ratio 0.62", lat1[0])
+        self.assertEqual(rows["10 MiB reliable median latency ≤ the lower of Cyclone's and Fast DDS's"][1], "FAIL")
+        loss = next(v for k, v in rows.items() if "30 % loss" in k)
+        self.assertEqual(loss[1], "PASS")
+        self.assertIn("worst 1,141 Mb/s", loss[0])
+        del data["loss_bench"]
+        data["loss_bench_skipped"] = "needs root (network namespaces and nftables)"
+        loss = report.loss_bench_target(report.View(data))
+        self.assertEqual(loss[2], "n/a")
+        self.assertIn("needs root", loss[1])
+
     def test_nan_is_written_as_null(self):
         with tempfile.TemporaryDirectory() as d:
             results.write_json(os.path.join(d, "r.json"), {"schema": 1, "x": float("nan"), "y": [float("inf")]})
