@@ -89,6 +89,10 @@ pub const INITIAL_NACK_HOLD: std::time::Duration = std::time::Duration::from_mil
 /// later) and counts best-effort ones as lost.
 pub const MAX_QUEUED_EVENTS: usize = 65_536;
 
+/// Instances whose ownership, source order, time filter or deadline a reader tracks when its
+/// RESOURCE_LIMITS.max_instances is unlimited (see `admission`).
+pub const MAX_ADMISSION_INSTANCES: usize = 1 << 20;
+
 /// An IPv4 network: an address and the length of its prefix (`10.1.0.0/16`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Ipv4Net {

@@ -81,6 +81,9 @@ pub struct ReceivedSample {
     pub payload: std::sync::Arc<Vec<u8>>,
     /// INFO_TS in force when the sample arrived.
     pub source_timestamp: Option<Time>,
+    /// When the sample expires (its source timestamp plus its writer's LIFESPAN), if the
+    /// writer's lifespan is finite. The application's cache drops it then.
+    pub lifespan_expiry: Option<Time>,
 }
 
 /// An event for the API layer.
@@ -152,6 +155,22 @@ pub enum Event {
         writer: Guid,
         /// Alive now?
         alive: bool,
+    },
+    /// An instance a local reader reads got no data within the reader's DEADLINE period
+    /// (reported once per missed period).
+    RequestedDeadlineMissed {
+        /// Local reader.
+        reader: EntityId,
+        /// The instance's key hash.
+        instance: [u8; 16],
+    },
+    /// A local writer did not write an instance within its DEADLINE period (once per missed
+    /// period).
+    OfferedDeadlineMissed {
+        /// Local writer.
+        writer: EntityId,
+        /// The instance's key hash.
+        instance: [u8; 16],
     },
     /// Acknowledgments advanced for a local writer (blocked writes may proceed).
     WriterAcknowledged {

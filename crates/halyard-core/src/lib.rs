@@ -8,8 +8,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod admission;
 mod buffers;
 pub mod config;
+mod deadline;
 mod discovery;
 pub mod event;
 pub mod matching;
@@ -21,6 +23,7 @@ mod reassembly;
 pub mod time;
 mod writer;
 
+pub use admission::KeyFn;
 pub use config::{ParticipantConfig, MAX_QUEUED_EVENTS};
 pub use event::{ChangeKind, Event, QosPolicyId, ReceivedSample};
 pub use halyard_wire as wire;

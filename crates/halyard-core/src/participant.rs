@@ -1,6 +1,7 @@
 //! One DomainParticipant's protocol state: the sans-I/O entry points (`handle_*`, `poll_*`)
 //! and the dispatch of received submessages to local writers and readers.
 
+use crate::admission::{Filtered, KeyFn, WriterTraits};
 use crate::buffers::BufferPool;
 use crate::config::{
     ParticipantConfig, COUNT_EPOCH_STEP, MAX_QUEUED_EVENTS, MAX_SEDP_REJECTS,
@@ -42,6 +43,15 @@ pub struct Stats {
     pub transmits_dropped: u64,
     /// Bytes held by samples in reassembly (bounded by `max_reassembly_bytes`).
     pub reassembly_bytes: u64,
+    /// Samples not delivered because another writer owns their instance (EXCLUSIVE).
+    pub filtered_not_owner: u64,
+    /// Samples not delivered because they are older than their instance's newest change
+    /// (DESTINATION_ORDER BY_SOURCE_TIMESTAMP).
+    pub filtered_out_of_order: u64,
+    /// Samples not delivered because of a reader's TIME_BASED_FILTER.
+    pub filtered_by_time: u64,
+    /// Samples not delivered because their reader tracks too many instances already.
+    pub filtered_too_many_instances: u64,
 }
 
 pub(crate) struct RemoteParticipant {
@@ -107,6 +117,11 @@ pub struct Participant {
     count_epoch: i32,
     /// SEDP samples (writer, sequence number) refused as damaged, with how often.
     sedp_rejects: SeededMap<(Guid, SequenceNumber), u8>,
+    /// Ownership strength and lifespan of the writers (local and remote) whose QoS differs
+    /// from the default there; the others are absent.
+    pub(crate) writer_traits: SeededMap<Guid, WriterTraits>,
+    /// Scratch list of instances that missed a deadline.
+    missed: Vec<[u8; 16]>,
 }
 
 impl Participant {
@@ -151,6 +166,8 @@ impl Participant {
             ),
             buffers,
             sedp_rejects: seeded_map(seed),
+            writer_traits: seeded_map(seed),
+            missed: Vec::new(),
         };
         p.create_builtin_endpoints();
         p
@@ -189,6 +206,10 @@ impl Participant {
         };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
+        let traits = WriterTraits::of(&spec.qos);
+        if !traits.is_default() {
+            self.writer_traits.insert(guid, traits);
+        }
         let mut writer = Writer::new(guid, spec, false, self.cfg.hash_seed);
         writer.set_buffer_pool(self.buffers.clone());
         self.writers.insert(id, writer);
@@ -206,7 +227,8 @@ impl Participant {
         };
         let id = self.allocate_entity(kind);
         let guid = Guid::new(self.prefix, id);
-        self.readers.insert(id, Reader::new(guid, spec));
+        let seed = self.cfg.hash_seed;
+        self.readers.insert(id, Reader::new(guid, spec, seed));
         self.announce_reader(now, id);
         self.match_local_reader(now, id);
         id
@@ -228,18 +250,30 @@ impl Participant {
         }
         // What a batch still holds goes out before the writer disappears.
         w.flush_batch(&mut self.out);
-        self.local_matches.remove(&id);
-        if !w.all_acked() && !linger.is_zero() {
+        w.stop_deadlines();
+        let writer = w.guid;
+        let lingers = !w.all_acked() && !linger.is_zero();
+        if lingers {
             w.start_linger(now, now + linger, &mut self.out, &self.cfg);
             self.lingering += 1;
-            return;
         }
-        self.withdraw_writer(now, id);
+        // Its local readers lose it now: they take nothing more from it.
+        for reader in self.local_matches.remove(&id).unwrap_or_default() {
+            self.push_event(Event::SubscriptionMatched {
+                reader,
+                writer,
+                matched: false,
+            });
+        }
+        if !lingers {
+            self.withdraw_writer(now, id);
+        }
     }
 
     /// Removes a writer for good and disposes its SEDP announcement.
     fn withdraw_writer(&mut self, now: Instant, id: EntityId) {
         if let Some(w) = self.writers.remove(&id) {
+            self.writer_traits.remove(&w.guid);
             if w.linger_until.is_some() {
                 self.lingering -= 1;
             }
@@ -289,10 +323,23 @@ impl Participant {
                 v.retain(|&x| x != id);
             }
         }
-        for v in self.local_matches.values_mut() {
+        let guid = Guid::new(self.prefix, id);
+        let mut unmatched = Vec::new();
+        for (&w, v) in self.local_matches.iter_mut() {
+            let before = v.len();
             v.retain(|&x| x != id);
+            if v.len() < before {
+                unmatched.push(w);
+            }
         }
-        self.retract_endpoint(now, Guid::new(self.prefix, id));
+        for writer in unmatched {
+            self.push_event(Event::PublicationMatched {
+                writer,
+                reader: guid,
+                matched: false,
+            });
+        }
+        self.retract_endpoint(now, guid);
     }
 
     /// Writes a change. `Err(Full)` means: wait for [`Event::WriterAcknowledged`] and retry.
@@ -329,7 +376,7 @@ impl Participant {
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
             for r in readers {
-                self.samples.push_back(ReceivedSample {
+                let s = ReceivedSample {
                     reader: r,
                     writer: src,
                     sn,
@@ -337,7 +384,9 @@ impl Participant {
                     key_hash: Some(c.key_hash),
                     payload: std::sync::Arc::clone(&c.payload),
                     source_timestamp: c.timestamp,
-                });
+                    lifespan_expiry: None,
+                };
+                self.deliver_to_application(now, s);
             }
         }
         Ok(sn)
@@ -468,6 +517,24 @@ impl Participant {
     }
 
     pub(crate) fn push_event(&mut self, e: Event) {
+        // A writer that lost liveliness or was unmatched owns no instance any more.
+        match &e {
+            Event::LivelinessChanged {
+                reader,
+                writer,
+                alive: false,
+            }
+            | Event::SubscriptionMatched {
+                reader,
+                writer,
+                matched: false,
+            } => {
+                if let Some(r) = self.readers.get_mut(reader) {
+                    r.admission.writer_lost(*writer);
+                }
+            }
+            _ => {}
+        }
         if self.events.len() < MAX_QUEUED_EVENTS {
             self.events.push_back(e);
         }
@@ -514,7 +581,7 @@ impl Participant {
         let shared = self.bandwidth.as_ref();
         for w in self.writers.values() {
             let paced = w.paced_due(shared);
-            for d in [w.hb_due, w.batch_due(), w.linger_until, paced]
+            for d in [w.hb_due, w.batch_due(), w.linger_until, paced, w.qos_due()]
                 .into_iter()
                 .flatten()
             {
@@ -523,6 +590,11 @@ impl Participant {
         }
         for r in self.remote.values() {
             t = t.min(r.lease_deadline);
+        }
+        for r in self.readers.values() {
+            if let Some(d) = r.admission.next_timeout() {
+                t = t.min(d);
+            }
         }
         Some(t)
     }
@@ -542,6 +614,38 @@ impl Participant {
             .collect();
         for p in expired {
             self.remove_participant(p);
+        }
+        self.deadline_timeouts(now);
+    }
+
+    /// Reports the instances that missed a DEADLINE (readers' requested, writers' offered).
+    fn deadline_timeouts(&mut self, now: Instant) {
+        let mut missed = std::mem::take(&mut self.missed);
+        let mut events = Vec::new();
+        for (&id, r) in self.readers.iter_mut() {
+            missed.clear();
+            r.admission.expire(now, &mut missed);
+            events.extend(
+                missed
+                    .iter()
+                    .map(|&instance| Event::RequestedDeadlineMissed {
+                        reader: id,
+                        instance,
+                    }),
+            );
+        }
+        for (&id, w) in self.writers.iter_mut() {
+            missed.clear();
+            w.expire_deadlines(now, &mut missed);
+            events.extend(missed.iter().map(|&instance| Event::OfferedDeadlineMissed {
+                writer: id,
+                instance,
+            }));
+        }
+        missed.clear();
+        self.missed = missed;
+        for e in events {
+            self.push_event(e);
         }
     }
 
@@ -622,9 +726,56 @@ impl Participant {
                 EntityId::SEDP_PUBLICATIONS_READER | EntityId::SEDP_SUBSCRIPTIONS_READER => {
                     self.on_sedp_sample(now, s)
                 }
-                _ => self.samples.push_back(s),
+                _ => self.deliver_to_application(now, s),
             }
         }
+    }
+
+    /// Hands a sample of a user reader to the application, past the reader's per-instance
+    /// QoS ([`crate::admission`]); stamps its lifespan expiry.
+    fn deliver_to_application(&mut self, now: Instant, mut s: ReceivedSample) {
+        let traits = if self.writer_traits.is_empty() {
+            WriterTraits::default()
+        } else {
+            self.writer_traits
+                .get(&s.writer)
+                .copied()
+                .unwrap_or_default()
+        };
+        if let (Some(life), Some(ts)) = (traits.lifespan, s.source_timestamp) {
+            let life = i64::try_from(life.as_nanos()).unwrap_or(i64::MAX);
+            s.lifespan_expiry = Some(Time::from_nanos(ts.to_nanos().saturating_add(life)));
+        }
+        let Some(r) = self.readers.get_mut(&s.reader) else {
+            return;
+        };
+        if r.admission.active() {
+            if let Err(why) = r.admission.admit(now, &mut s, traits) {
+                let counter = match why {
+                    Filtered::NotOwner => &mut self.stats.filtered_not_owner,
+                    Filtered::OutOfOrder => &mut self.stats.filtered_out_of_order,
+                    Filtered::TimeFilter => &mut self.stats.filtered_by_time,
+                    Filtered::TooManyInstances => &mut self.stats.filtered_too_many_instances,
+                };
+                *counter += 1;
+                return;
+            }
+        }
+        self.samples.push_back(s);
+    }
+
+    /// Sets how a local reader computes instance keys from payloads that come without a key
+    /// hash (Cyclone DDS, for one, sends none): its ownership, source order, time filter and
+    /// deadline are per instance.
+    pub fn set_reader_key_fn(&mut self, reader: EntityId, f: Option<KeyFn>) {
+        if let Some(r) = self.readers.get_mut(&reader) {
+            r.admission.set_key_fn(f);
+        }
+    }
+
+    /// The writer that owns an instance of a local reader (EXCLUSIVE ownership), if any.
+    pub fn instance_owner(&self, reader: EntityId, instance: &[u8; 16]) -> Option<Guid> {
+        self.readers.get(&reader)?.admission.owner(instance)
     }
 
     fn readers_for(&self, writer: &Guid, reader_id: EntityId) -> Vec<EntityId> {

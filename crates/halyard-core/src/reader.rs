@@ -207,6 +207,7 @@ impl WriterProxy {
             key_hash: a.key_hash,
             payload: std::sync::Arc::new(a.payload),
             source_timestamp: a.timestamp,
+            lifespan_expiry: None,
         });
     }
 
@@ -723,15 +724,19 @@ pub(crate) struct Reader {
     pub(crate) proxies: BTreeMap<Guid, WriterProxy>,
     /// Samples the application can still take in (see [`Sink`]); `None` = unlimited.
     pub(crate) credit: Option<usize>,
+    /// Ownership, source order, time filter and deadline per instance.
+    pub(crate) admission: crate::admission::Admission,
 }
 
 impl Reader {
-    pub(crate) fn new(guid: Guid, spec: ReaderSpec) -> Self {
+    pub(crate) fn new(guid: Guid, spec: ReaderSpec, hash_seed: u64) -> Self {
+        let admission = crate::admission::Admission::new(&spec.qos, spec.has_key, hash_seed);
         Reader {
             guid,
             spec,
             proxies: BTreeMap::new(),
             credit: None,
+            admission,
         }
     }
 

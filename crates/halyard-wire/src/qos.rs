@@ -148,6 +148,37 @@ impl Default for DurabilityService {
     }
 }
 
+/// WRITER_DATA_LIFECYCLE (DDS 1.4 §2.2.3.21; local to the writer, not sent in discovery).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct WriterDataLifecycle {
+    /// Unregistering an instance (explicitly, or by deleting the writer) also disposes it.
+    pub autodispose_unregistered_instances: bool,
+}
+
+impl Default for WriterDataLifecycle {
+    fn default() -> Self {
+        WriterDataLifecycle { autodispose_unregistered_instances: true }
+    }
+}
+
+/// READER_DATA_LIFECYCLE (DDS 1.4 §2.2.3.22; local to the reader, not sent in discovery).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ReaderDataLifecycle {
+    /// How long the samples of an instance with no writers stay after it became so.
+    pub autopurge_nowriter_samples_delay: Duration,
+    /// How long the samples of a disposed instance stay after it was disposed.
+    pub autopurge_disposed_samples_delay: Duration,
+}
+
+impl Default for ReaderDataLifecycle {
+    fn default() -> Self {
+        ReaderDataLifecycle {
+            autopurge_nowriter_samples_delay: Duration::INFINITE,
+            autopurge_disposed_samples_delay: Duration::INFINITE,
+        }
+    }
+}
+
 /// The QoS of a discovered or local endpoint, as carried by SEDP (and used for matching).
 ///
 /// Fields absent on the wire take the DDS default for that endpoint kind; note the default
@@ -194,6 +225,10 @@ pub struct EndpointQos {
     pub transport_priority: i32,
     /// DATA_REPRESENTATION ids offered/accepted (0 = XCDR1, 2 = XCDR2); empty = `[XCDR1]`.
     pub data_representation: Vec<i16>,
+    /// WRITER_DATA_LIFECYCLE (writers; local, not in discovery).
+    pub writer_data_lifecycle: WriterDataLifecycle,
+    /// READER_DATA_LIFECYCLE (readers; local, not in discovery).
+    pub reader_data_lifecycle: ReaderDataLifecycle,
 }
 
 impl EndpointQos {
@@ -233,6 +268,8 @@ impl EndpointQos {
             group_data: Vec::new(),
             transport_priority: 0,
             data_representation: Vec::new(),
+            writer_data_lifecycle: WriterDataLifecycle::default(),
+            reader_data_lifecycle: ReaderDataLifecycle::default(),
         }
     }
 }

@@ -72,6 +72,9 @@ fn qos_all_changed() -> EndpointQos {
         group_data: vec![7, 7, 7],
         transport_priority: 5,
         data_representation: vec![2, 0, 1],
+        // Local policies: not in discovery, so they decode as their defaults.
+        writer_data_lifecycle: Default::default(),
+        reader_data_lifecycle: Default::default(),
     }
 }
 

@@ -27,7 +27,7 @@ pub const MAX_CACHED_SAMPLES_DEFAULT: usize = 1 << 22;
 const REUSABLE_PAYLOAD_BYTES: usize = 256 * 1024;
 
 /// Computes the key hash of a serialized sample (set from the reader's type).
-pub(crate) type KeyFn = fn(&[u8]) -> Option<[u8; 16]>;
+pub(crate) use halyard_core::KeyFn;
 
 /// One sample in the cache.
 pub(crate) struct Cached {
@@ -39,6 +39,8 @@ pub(crate) struct Cached {
     pub(crate) reception_ts: Time,
     pub(crate) read: bool,
     pub(crate) sn: halyard_wire::SequenceNumber,
+    /// End of its writer's LIFESPAN (source timestamp + lifespan), if finite.
+    pub(crate) expiry: Option<Time>,
 }
 
 /// What the cache knows of one instance.
@@ -47,6 +49,8 @@ struct Instance {
     viewed: bool,
     writers: BTreeSet<Guid>,
     count: usize,
+    /// When it stopped being alive (READER_DATA_LIFECYCLE autopurge delays run from here).
+    not_alive_since: Option<Time>,
 }
 
 impl Instance {
@@ -56,7 +60,17 @@ impl Instance {
             viewed: false,
             writers: BTreeSet::new(),
             count: 0,
+            not_alive_since: None,
         }
+    }
+
+    fn set_state(&mut self, state: InstanceState, now: Time) {
+        if state == InstanceState::Alive {
+            self.not_alive_since = None;
+        } else if self.state == InstanceState::Alive || self.state != state {
+            self.not_alive_since = Some(now);
+        }
+        self.state = state;
     }
 }
 
@@ -67,6 +81,8 @@ pub(crate) enum Rejected {
     NoKey,
     /// KEEP_ALL and a RESOURCE_LIMITS bound is reached.
     Full,
+    /// Its LIFESPAN ended before it arrived.
+    Expired,
 }
 
 /// Which samples a read or take visits.
@@ -88,6 +104,8 @@ pub(crate) struct ReaderCache {
     samples: VecDeque<Cached>,
     instances: SeededMap<[u8; 16], Instance>,
     key_fn: Option<KeyFn>,
+    /// Samples held with a finite lifespan (0: nothing to purge).
+    expiring: usize,
 }
 
 impl ReaderCache {
@@ -99,6 +117,7 @@ impl ReaderCache {
             samples: VecDeque::new(),
             instances: halyard_core::seeded_map(hash_seed),
             key_fn,
+            expiring: 0,
         }
     }
 
@@ -130,6 +149,10 @@ impl ReaderCache {
 
     /// Stores a received sample, received at wall-clock time `now`.
     pub(crate) fn insert(&mut self, s: ReceivedSample, now: Time) -> Result<(), Rejected> {
+        if s.lifespan_expiry.is_some_and(|e| e <= now) {
+            // Expired on the way: as if it had been purged the moment it arrived.
+            return Err(Rejected::Expired);
+        }
         let key = match (s.key_hash, self.key_fn) {
             (Some(k), _) => k,
             (None, Some(f)) => f(&s.payload).ok_or(Rejected::NoKey)?,
@@ -142,16 +165,18 @@ impl ReaderCache {
                 if inst.state != InstanceState::Alive {
                     inst.viewed = false;
                 }
-                inst.state = InstanceState::Alive;
+                inst.set_state(InstanceState::Alive, now);
                 inst.writers.insert(s.writer);
             }
-            ChangeKind::Disposed | ChangeKind::DisposedUnregistered => {
-                inst.state = InstanceState::NotAliveDisposed
+            ChangeKind::Disposed => inst.set_state(InstanceState::NotAliveDisposed, now),
+            ChangeKind::DisposedUnregistered => {
+                inst.writers.remove(&s.writer);
+                inst.set_state(InstanceState::NotAliveDisposed, now);
             }
             ChangeKind::Unregistered => {
                 inst.writers.remove(&s.writer);
                 if inst.writers.is_empty() && inst.state == InstanceState::Alive {
-                    inst.state = InstanceState::NotAliveNoWriters;
+                    inst.set_state(InstanceState::NotAliveNoWriters, now);
                 }
             }
         }
@@ -159,7 +184,9 @@ impl ReaderCache {
             History::KeepLast(depth) => {
                 if inst.count >= depth.max(1) as usize {
                     if let Some(pos) = self.samples.iter().position(|c| c.key == key) {
-                        self.samples.remove(pos);
+                        if self.samples.remove(pos).is_some_and(|c| c.expiry.is_some()) {
+                            self.expiring = self.expiring.saturating_sub(1);
+                        }
                         inst.count -= 1;
                     }
                 }
@@ -183,7 +210,11 @@ impl ReaderCache {
             reception_ts: now,
             read: false,
             sn: s.sn,
+            expiry: s.lifespan_expiry,
         });
+        if s.lifespan_expiry.is_some() {
+            self.expiring += 1;
+        }
         debug_assert!(
             self.qos.history != History::KeepAll || self.samples.len() <= max_samples,
             "a KEEP_ALL cache holds at most max_samples"
@@ -191,14 +222,68 @@ impl ReaderCache {
         Ok(())
     }
 
+    /// Removes what is due by `now`: samples whose LIFESPAN ended (DDS 1.4 §2.2.3.16), and
+    /// the samples and instances READER_DATA_LIFECYCLE purges (§2.2.3.22): disposed ones, and
+    /// ones with no writers, once their delay has passed since they became so. Returns how
+    /// many samples were removed.
+    pub(crate) fn purge(&mut self, now: Time) -> usize {
+        let before = self.samples.len();
+        let lc = self.qos.reader_data_lifecycle;
+        let due = |d: halyard_wire::Duration, since: Time| {
+            d != halyard_wire::Duration::INFINITE
+                && since.to_nanos().saturating_add(d.to_nanos()) <= now.to_nanos()
+        };
+        let autopurge = lc != Default::default();
+        let mut purged: BTreeSet<[u8; 16]> = BTreeSet::new();
+        if autopurge {
+            for (k, inst) in self.instances.iter() {
+                let Some(since) = inst.not_alive_since else {
+                    continue;
+                };
+                let delay = match inst.state {
+                    InstanceState::NotAliveDisposed => lc.autopurge_disposed_samples_delay,
+                    InstanceState::NotAliveNoWriters => lc.autopurge_nowriter_samples_delay,
+                    InstanceState::Alive => continue,
+                };
+                if due(delay, since) {
+                    purged.insert(*k);
+                }
+            }
+        }
+        if self.expiring == 0 && purged.is_empty() {
+            return 0;
+        }
+        for k in &purged {
+            self.instances.remove(k);
+        }
+        let instances = &mut self.instances;
+        let mut expiring = 0;
+        self.samples.retain(|c| {
+            if purged.contains(&c.key) {
+                return false;
+            }
+            let Some(e) = c.expiry else { return true };
+            if e > now {
+                expiring += 1;
+                return true;
+            }
+            if let Some(inst) = instances.get_mut(&c.key) {
+                inst.count = inst.count.saturating_sub(1);
+            }
+            false
+        });
+        self.expiring = expiring;
+        before - self.samples.len()
+    }
+
     /// A matched writer went away: its instances may become NOT_ALIVE_NO_WRITERS.
-    pub(crate) fn writer_gone(&mut self, w: Guid) {
+    pub(crate) fn writer_gone(&mut self, w: Guid, now: Time) {
         for inst in self.instances.values_mut() {
             if inst.writers.remove(&w)
                 && inst.writers.is_empty()
                 && inst.state == InstanceState::Alive
             {
-                inst.state = InstanceState::NotAliveNoWriters;
+                inst.set_state(InstanceState::NotAliveNoWriters, now);
             }
         }
     }
@@ -251,6 +336,9 @@ impl ReaderCache {
             n += 1;
             if v.take {
                 if let Some(c) = self.samples.remove(i) {
+                    if c.expiry.is_some() {
+                        self.expiring = self.expiring.saturating_sub(1);
+                    }
                     if let Some(inst) = self.instances.get_mut(&c.key) {
                         inst.count = inst.count.saturating_sub(1);
                     }

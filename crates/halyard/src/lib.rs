@@ -49,5 +49,8 @@ pub use listener::{DataReaderListener, DataWriterListener, Listener, StatusMask}
 pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};
 pub use qos::GroupQos;
 pub use reader::{DataReader, Sample, Selector};
-pub use status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
+pub use status::{
+    DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, InstanceState,
+    LivelinessChangedStatus, MatchedStatus, SampleInfo, SampleState, ViewState,
+};
 pub use writer::{Batching, DataWriter};

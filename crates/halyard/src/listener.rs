@@ -2,7 +2,9 @@
 //! timer thread right after the change, outside Halyard's locks, so they may call any API
 //! (take, write ...). They must not block for long: they delay the delivery of later data.
 
-use crate::status::{IncompatibleQosStatus, LivelinessChangedStatus, MatchedStatus};
+use crate::status::{
+    DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, MatchedStatus,
+};
 use std::sync::Arc;
 
 /// A callback run when its reader has new data (on the receiving thread, outside locks).
@@ -13,6 +15,10 @@ pub type Listener = Arc<dyn Fn() + Send + Sync>;
 pub struct StatusMask(pub u32);
 
 impl StatusMask {
+    /// OFFERED_DEADLINE_MISSED
+    pub const OFFERED_DEADLINE_MISSED: StatusMask = StatusMask(1 << 1);
+    /// REQUESTED_DEADLINE_MISSED
+    pub const REQUESTED_DEADLINE_MISSED: StatusMask = StatusMask(1 << 2);
     /// OFFERED_INCOMPATIBLE_QOS
     pub const OFFERED_INCOMPATIBLE_QOS: StatusMask = StatusMask(1 << 5);
     /// REQUESTED_INCOMPATIBLE_QOS
@@ -67,6 +73,8 @@ pub trait DataReaderListener: Send + Sync {
     fn on_sample_rejected(&self, _total_count: u64) {}
     /// A matched writer became alive or not alive.
     fn on_liveliness_changed(&self, _status: LivelinessChangedStatus) {}
+    /// An instance got no data within the reader's DEADLINE period.
+    fn on_requested_deadline_missed(&self, _status: DeadlineMissedStatus) {}
 }
 
 /// Callbacks of a DataWriter; every method has a no-op default.
@@ -75,6 +83,8 @@ pub trait DataWriterListener: Send + Sync {
     fn on_publication_matched(&self, _status: MatchedStatus) {}
     /// A discovered reader requests QoS this writer does not offer.
     fn on_offered_incompatible_qos(&self, _status: IncompatibleQosStatus) {}
+    /// The writer did not write an instance within its DEADLINE period.
+    fn on_offered_deadline_missed(&self, _status: DeadlineMissedStatus) {}
 }
 
 /// Adapts a closure to a listener that only handles DATA_AVAILABLE.

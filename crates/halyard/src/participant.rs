@@ -433,6 +433,7 @@ impl Subscriber {
         };
         let id = shared.drive(|st, now| {
             let id = st.core.create_reader(now, spec);
+            st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
             let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed));
             state.listener = listener;

@@ -1,5 +1,6 @@
-//! QoS for DataWriters and DataReaders, and validation: every value Halyard does not implement
-//! yet is refused with [`Error::Unsupported`], never silently ignored.
+//! QoS for DataWriters and DataReaders, and validation: inconsistent values are refused with
+//! [`Error::BadQos`] (what and why), and every value Halyard does not implement yet with
+//! [`Error::Unsupported`], never silently ignored.
 
 use crate::error::{Error, Result};
 pub use halyard_wire::qos::{
@@ -66,39 +67,40 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
     if q.durability >= DurabilityKind::Transient {
         return Err(Error::Unsupported { feature: "DURABILITY", detail: "TRANSIENT and PERSISTENT need the durability service (not yet available); use VOLATILE or TRANSIENT_LOCAL" });
     }
-    if q.deadline != DdsDuration::INFINITE {
-        return Err(Error::Unsupported {
-            feature: "DEADLINE",
-            detail: "only an infinite period is implemented",
-        });
-    }
     if q.liveliness.kind != LivelinessKind::Automatic
         || q.liveliness.lease_duration != DdsDuration::INFINITE
     {
         return Err(Error::Unsupported { feature: "LIVELINESS", detail: "only AUTOMATIC with an infinite lease is implemented (participant leases still apply)" });
     }
-    if q.lifespan != DdsDuration::INFINITE {
-        return Err(Error::Unsupported {
-            feature: "LIFESPAN",
-            detail: "only an infinite lifespan is implemented",
+    for (policy, d) in [
+        ("DEADLINE", q.deadline),
+        ("LIFESPAN", q.lifespan),
+        ("TIME_BASED_FILTER", q.time_based_filter),
+        ("LATENCY_BUDGET", q.latency_budget),
+    ] {
+        if d.seconds < 0 {
+            return Err(Error::BadQos {
+                policy,
+                reason: "a duration cannot be negative",
+            });
+        }
+    }
+    if q.deadline == DdsDuration::ZERO {
+        return Err(Error::BadQos {
+            policy: "DEADLINE",
+            reason: "the period must be positive (INFINITE: no deadline)",
         });
     }
-    if q.ownership != OwnershipKind::Shared {
-        return Err(Error::Unsupported {
-            feature: "OWNERSHIP",
-            detail: "EXCLUSIVE ownership is not implemented",
+    if q.lifespan == DdsDuration::ZERO {
+        return Err(Error::BadQos {
+            policy: "LIFESPAN",
+            reason: "the duration must be positive (INFINITE: samples never expire)",
         });
     }
-    if q.destination_order != DestinationOrderKind::ByReceptionTimestamp {
-        return Err(Error::Unsupported {
-            feature: "DESTINATION_ORDER",
-            detail: "BY_SOURCE_TIMESTAMP is not implemented",
-        });
-    }
-    if q.time_based_filter != DdsDuration::ZERO && !is_writer {
-        return Err(Error::Unsupported {
-            feature: "TIME_BASED_FILTER",
-            detail: "only a zero minimum separation is implemented",
+    if !is_writer && q.deadline < q.time_based_filter {
+        return Err(Error::BadQos {
+            policy: "DEADLINE",
+            reason: "the period is shorter than TIME_BASED_FILTER's minimum separation",
         });
     }
     if q.presentation.coherent_access
@@ -144,10 +146,13 @@ mod tests {
         ));
         let mut q = EndpointQos::reader_default();
         q.ownership = OwnershipKind::Exclusive;
+        q.deadline = DdsDuration::from_nanos(1_000_000);
+        assert!(validate(&q, false).is_ok());
+        q.time_based_filter = DdsDuration::from_nanos(2_000_000);
         assert!(matches!(
             validate(&q, false),
-            Err(Error::Unsupported {
-                feature: "OWNERSHIP",
+            Err(Error::BadQos {
+                policy: "DEADLINE",
                 ..
             })
         ));

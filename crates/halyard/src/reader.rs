@@ -6,8 +6,8 @@ use crate::history::{Cached, Visit};
 use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::status::{
-    IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus, MatchedStatus, ReaderState,
-    SampleInfo,
+    DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus,
+    MatchedStatus, ReaderState, SampleInfo,
 };
 use halyard_cdr::{deserialize, deserialize_key, key_hash, TopicType};
 use halyard_wire::EntityId;
@@ -213,6 +213,17 @@ impl<T: TopicType> DataReader<T> {
     /// LIVELINESS_CHANGED status.
     pub fn liveliness_changed_status(&self) -> LivelinessChangedStatus {
         self.status(StatusMask::LIVELINESS_CHANGED, |r| r.liveliness.clone())
+    }
+
+    /// REQUESTED_DEADLINE_MISSED status (reading it resets `total_count_change`).
+    pub fn requested_deadline_missed_status(&self) -> DeadlineMissedStatus {
+        let mut st = self.participant.shared.lock();
+        st.readers
+            .get_mut(&self.id)
+            .map_or_else(Default::default, |r| {
+                r.changes.0 &= !StatusMask::REQUESTED_DEADLINE_MISSED.0;
+                r.deadline_missed.read()
+            })
     }
 
     /// SAMPLE_LOST total count.

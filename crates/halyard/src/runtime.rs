@@ -382,7 +382,7 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
             let r = st.readers.get_mut(&reader)?;
             r.matched.update(writer, matched);
             if !matched {
-                r.cache.writer_gone(writer);
+                r.cache.writer_gone(writer, wall_clock());
             }
             r.changes |= M::SUBSCRIPTION_MATCHED;
             let (l, s) = (r.listener.clone()?, r.matched.clone());
@@ -408,6 +408,20 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
             r.changes |= M::SAMPLE_LOST;
             let (l, total) = (r.listener.clone()?, r.sample_lost);
             Some(Box::new(move || l.on_sample_lost(total)))
+        }
+        Event::RequestedDeadlineMissed { reader, instance } => {
+            let r = st.readers.get_mut(&reader)?;
+            r.deadline_missed.record(instance);
+            r.changes |= M::REQUESTED_DEADLINE_MISSED;
+            let (l, s) = (r.listener.clone()?, r.deadline_missed.clone());
+            Some(Box::new(move || l.on_requested_deadline_missed(s)))
+        }
+        Event::OfferedDeadlineMissed { writer, instance } => {
+            let w = st.writers.get_mut(&writer)?;
+            w.deadline_missed.record(instance);
+            w.changes |= M::OFFERED_DEADLINE_MISSED;
+            let (l, s) = (w.listener.clone()?, w.deadline_missed.clone());
+            Some(Box::new(move || l.on_offered_deadline_missed(s)))
         }
         Event::LivelinessChanged { reader, alive, .. } => {
             let r = st.readers.get_mut(&reader)?;

@@ -61,6 +61,32 @@ impl IncompatibleQosStatus {
     }
 }
 
+/// OFFERED_DEADLINE_MISSED / REQUESTED_DEADLINE_MISSED status (DDS 1.4 §2.2.4.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeadlineMissedStatus {
+    /// Missed deadlines so far (every instance, every period).
+    pub total_count: u32,
+    /// Missed since the status was last read.
+    pub total_count_change: u32,
+    /// The instance that missed the last one.
+    pub last_instance_handle: InstanceHandle,
+}
+
+impl DeadlineMissedStatus {
+    pub(crate) fn record(&mut self, instance: [u8; 16]) {
+        self.total_count += 1;
+        self.total_count_change += 1;
+        self.last_instance_handle = InstanceHandle(instance);
+    }
+
+    /// The status as read by the application: the change count starts again.
+    pub(crate) fn read(&mut self) -> Self {
+        let s = self.clone();
+        self.total_count_change = 0;
+        s
+    }
+}
+
 /// LIVELINESS_CHANGED status.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LivelinessChangedStatus {
@@ -139,6 +165,7 @@ pub(crate) struct ReaderState {
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
     pub(crate) liveliness: LivelinessChangedStatus,
+    pub(crate) deadline_missed: DeadlineMissedStatus,
     pub(crate) sample_lost: u64,
     pub(crate) sample_rejected: u64,
     pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataReaderListener>>,
@@ -155,6 +182,7 @@ impl ReaderState {
             matched: MatchedStatus::default(),
             incompatible: IncompatibleQosStatus::default(),
             liveliness: LivelinessChangedStatus::default(),
+            deadline_missed: DeadlineMissedStatus::default(),
             sample_lost: 0,
             sample_rejected: 0,
             listener: None,
@@ -172,6 +200,8 @@ impl ReaderState {
                 self.changes |= StatusMask::DATA_AVAILABLE;
                 true
             }
+            // Expired in transit: dropped as the cache would have purged it, not rejected.
+            Err(crate::history::Rejected::Expired) => false,
             Err(_) => {
                 self.sample_rejected += 1;
                 self.changes |= StatusMask::SAMPLE_REJECTED;
@@ -183,6 +213,7 @@ impl ReaderState {
     /// Reads or takes samples ([`ReaderCache::visit`]), then updates DATA_AVAILABLE; returns
     /// the large payload buffers taken.
     pub(crate) fn visit(&mut self, v: Visit, f: impl FnMut(&Cached, SampleInfo)) -> Vec<Vec<u8>> {
+        self.cache.purge(crate::clock::wall_clock());
         let spent = self.cache.visit(v, f);
         self.data_available = self.cache.has_unread();
         self.changes.0 &= !StatusMask::DATA_AVAILABLE.0;
@@ -195,6 +226,10 @@ impl ReaderState {
 pub(crate) struct WriterState {
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
+    pub(crate) deadline_missed: DeadlineMissedStatus,
+    /// Registered instances of a keyed writer: key hash -> serialized key (to unregister
+    /// them when the writer is deleted).
+    pub(crate) instances: halyard_core::SeededMap<[u8; 16], Vec<u8>>,
     pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
     /// Statuses changed since their last read (for StatusConditions).
     pub(crate) changes: StatusMask,

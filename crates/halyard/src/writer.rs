@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::listener::{DataWriterListener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::qos::DataWriterQos;
-use crate::status::{IncompatibleQosStatus, InstanceHandle, MatchedStatus};
+use crate::status::{DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, MatchedStatus};
 use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicType};
 use halyard_core::{time::wire_to_std, ChangeKind, NewChange, WriteError};
 use halyard_wire::{EntityId, Time};
@@ -18,6 +18,9 @@ use std::time::Duration;
 /// one (see `halyard_core::Participant::take_buffer`); smaller ones into a fresh allocation,
 /// which is cheaper than taking the lock for it.
 const LARGE_SAMPLE_BYTES: usize = 256 * 1024;
+
+/// Instances a keyed writer registers at most when RESOURCE_LIMITS.max_instances is unlimited.
+pub const MAX_REGISTERED_INSTANCES: usize = 1 << 22;
 
 /// Writer batching settings for [`DataWriter::set_batching`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,13 +98,13 @@ impl<T: TopicType> DataWriter<T> {
         } else {
             [0; 16]
         };
-        self.submit(ChangeKind::Alive, kh, buf, timestamp)
+        self.submit(ChangeKind::Alive, kh, buf, timestamp, Some(sample))
     }
 
     /// Writes an already serialized sample (encapsulation header included) with its key hash.
     /// Used by tools that relay data without decoding it.
     pub fn write_serialized(&self, payload: Vec<u8>, key: [u8; 16], timestamp: Time) -> Result<()> {
-        self.submit(ChangeKind::Alive, key, payload, timestamp)
+        self.submit(ChangeKind::Alive, key, payload, timestamp, None)
     }
 
     /// Registers an instance; returns its handle (the key hash).
@@ -109,17 +112,40 @@ impl<T: TopicType> DataWriter<T> {
         Ok(InstanceHandle(key_hash(sample)?))
     }
 
-    /// Unregisters the instance of `sample`.
+    /// Unregisters the instance of `sample`; with WRITER_DATA_LIFECYCLE
+    /// autodispose_unregistered_instances (the default) this disposes it too.
     pub fn unregister_instance(&self, sample: &T) -> Result<()> {
-        self.key_change(sample, ChangeKind::Unregistered)
+        self.unregister_instance_w_timestamp(sample, wall_clock())
+    }
+
+    /// Unregisters the instance of `sample` with an explicit source timestamp.
+    pub fn unregister_instance_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
+        self.key_change(sample, self.unregister_kind(), timestamp)
     }
 
     /// Disposes the instance of `sample`.
     pub fn dispose(&self, sample: &T) -> Result<()> {
-        self.key_change(sample, ChangeKind::Disposed)
+        self.dispose_w_timestamp(sample, wall_clock())
     }
 
-    fn key_change(&self, sample: &T, kind: ChangeKind) -> Result<()> {
+    /// Disposes the instance of `sample` with an explicit source timestamp.
+    pub fn dispose_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
+        self.key_change(sample, ChangeKind::Disposed, timestamp)
+    }
+
+    fn unregister_kind(&self) -> ChangeKind {
+        if self
+            .qos
+            .writer_data_lifecycle
+            .autodispose_unregistered_instances
+        {
+            ChangeKind::DisposedUnregistered
+        } else {
+            ChangeKind::Unregistered
+        }
+    }
+
+    fn key_change(&self, sample: &T, kind: ChangeKind, timestamp: Time) -> Result<()> {
         if !T::has_key() {
             return Err(Error::BadParameter(
                 "dispose/unregister need a keyed topic type",
@@ -127,17 +153,29 @@ impl<T: TopicType> DataWriter<T> {
         }
         let mut buf = Vec::with_capacity(32);
         serialize_key(sample, self.representation, &mut buf)?;
-        self.submit(kind, key_hash(sample)?, buf, wall_clock())
+        let key = key_hash(sample)?;
+        if kind != ChangeKind::Disposed {
+            let id = self.id;
+            let mut st = self.participant.shared.lock();
+            if let Some(w) = st.writers.get_mut(&id) {
+                w.instances.remove(&key);
+            }
+        }
+        self.submit(kind, key, buf, timestamp, None)
     }
 
     /// Hands a change to the core, waiting up to RELIABILITY.max_blocking_time while the
     /// writer's history or flow-control window is full.
+    ///
+    /// `instance_of`: the sample written, for a keyed writer to register its instance (kept
+    /// until unregistered, bounded by RESOURCE_LIMITS.max_instances).
     fn submit(
         &self,
         kind: ChangeKind,
         key: [u8; 16],
         payload: Vec<u8>,
         timestamp: Time,
+        instance_of: Option<&T>,
     ) -> Result<()> {
         let change = NewChange {
             kind,
@@ -147,15 +185,27 @@ impl<T: TopicType> DataWriter<T> {
         };
         let id = self.id;
         let max_blocking = wire_to_std(self.qos.reliability.max_blocking_time);
+        // Registered under the lock the write takes anyway (no second lock per write).
+        let mut to_register = instance_of.filter(|_| T::has_key());
+        let mut refused = None;
         let written = self
             .participant
             .shared
             .drive_until(max_blocking, |st, now| {
+                if let Some(sample) = to_register.take() {
+                    if let Err(e) = self.register(st, key, sample) {
+                        refused = Some(e);
+                        return Some(Err(WriteError::UnknownWriter));
+                    }
+                }
                 match st.core.write(now, id, change.clone()) {
                     Err(WriteError::Full) => None,
                     other => Some(other),
                 }
             });
+        if let Some(e) = refused {
+            return Err(e);
+        }
         match written {
             None => Err(Error::Timeout),
             Some(Ok(_)) => Ok(()),
@@ -164,6 +214,30 @@ impl<T: TopicType> DataWriter<T> {
             )),
             Some(Err(_)) => Err(Error::AlreadyDeleted),
         }
+    }
+
+    /// Records the instance of a sample written, refusing one beyond
+    /// RESOURCE_LIMITS.max_instances.
+    fn register(&self, st: &mut crate::runtime::State, key: [u8; 16], sample: &T) -> Result<()> {
+        let max = match self.qos.resource_limits.max_instances {
+            n if n > 0 => n as usize,
+            _ => MAX_REGISTERED_INSTANCES,
+        };
+        let Some(w) = st.writers.get_mut(&self.id) else {
+            return Err(Error::AlreadyDeleted);
+        };
+        if w.instances.contains_key(&key) {
+            return Ok(());
+        }
+        if w.instances.len() >= max {
+            return Err(Error::OutOfResources(
+                "RESOURCE_LIMITS.max_instances instances are registered",
+            ));
+        }
+        let mut buf = Vec::with_capacity(32);
+        serialize_key(sample, self.representation, &mut buf)?;
+        w.instances.insert(key, buf);
+        Ok(())
     }
 
     /// Turns writer batching on (`Some`) or off (`None`, which sends what is pending).
@@ -288,6 +362,17 @@ impl<T: TopicType> DataWriter<T> {
         })
     }
 
+    /// OFFERED_DEADLINE_MISSED status (reading it resets `total_count_change`).
+    pub fn offered_deadline_missed_status(&self) -> DeadlineMissedStatus {
+        let mut st = self.participant.shared.lock();
+        st.writers
+            .get_mut(&self.id)
+            .map_or_else(Default::default, |w| {
+                w.changes.0 &= !StatusMask::OFFERED_DEADLINE_MISSED.0;
+                w.deadline_missed.read()
+            })
+    }
+
     /// Blocks until at least `n` readers are matched in both directions (a reliable reader
     /// counts once it acknowledged us, so samples written now are not lost to it), or `timeout`.
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
@@ -310,6 +395,18 @@ impl<T: TopicType> Drop for DataWriter<T> {
     fn drop(&mut self) {
         let id = self.id;
         let shared = &self.participant.shared;
+        // Deleting a writer unregisters its instances (and, with autodispose, disposes them).
+        let registered: Vec<([u8; 16], Vec<u8>)> = shared
+            .lock()
+            .writers
+            .get_mut(&id)
+            .map(|w| w.instances.drain().collect())
+            .unwrap_or_default();
+        let kind = self.unregister_kind();
+        let now = wall_clock();
+        for (key, payload) in registered {
+            let _ = self.submit(kind, key, payload, now, None);
+        }
         let linger = shared.drive(|st, now| {
             st.core.delete_writer(now, id);
             st.writers.remove(&id);

@@ -598,11 +598,11 @@ fn keyed_instances_dispose_unregister_and_states() {
     const TOPIC: &str = "Instances";
     let pub_dp = participant(DOMAIN);
     let sub_dp = participant(DOMAIN);
-    let w: DataWriter<Keyed> = writer_on(
-        &pub_dp,
-        TOPIC,
-        reliable_keep_all_writer_qos(Duration::from_secs(1)),
-    );
+    // Unregistering without autodispose leaves the instance without writers (the default,
+    // autodispose, would dispose it: see tests/qos_policies.rs).
+    let mut wq = reliable_keep_all_writer_qos(Duration::from_secs(1));
+    wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
+    let w: DataWriter<Keyed> = writer_on(&pub_dp, TOPIC, wq);
     let r: DataReader<Keyed> = reader_on(&sub_dp, TOPIC, reliable_reader_qos(History::KeepAll));
     w.wait_for_matched(1, MATCH_TIMEOUT)
         .expect("writer matched");

@@ -889,3 +889,343 @@ fn incompatible_python_best_effort_writer_halyard_reliable_reader() {
         "python wrote although nothing matched",
     );
 }
+
+// --- DEADLINE, OWNERSHIP and LIFESPAN against Cyclone (tests/peers/cyclone_qos.py) ---
+
+fn ms(n: i64) -> halyard::qos::DdsDuration {
+    halyard::qos::DdsDuration::from_nanos(n * 1_000_000)
+}
+
+/// Takes every valid sample for `d`, returning (tag, seq) pairs.
+fn collect_tags(rd: &DataReader<Keyed>, d: Duration, into: &mut Vec<(u8, u32)>) {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        rd.wait_for_data(Duration::from_millis(20));
+        for s in rd.take(1000).expect("take") {
+            if let Some(k) = s.data {
+                into.push((k.payload.first().copied().unwrap_or(0), k.seq));
+            }
+        }
+    }
+}
+
+/// The writers heard, in order, one entry per run of samples from the same writer.
+fn runs(tags: &[u8]) -> Vec<u8> {
+    let mut v: Vec<u8> = tags.to_vec();
+    v.dedup();
+    v
+}
+
+#[test]
+fn deadline_missed_on_both_sides_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    // A Cyclone writer offering 100 ms writes for 1 s, then falls silent for 1.2 s: a
+    // Halyard reader requesting 200 ms reports the misses, and so does the writer.
+    let dp = participant(46);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let mut rq = reader_qos(true);
+    rq.deadline = ms(200);
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, rq)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "46",
+            "--deadline-ms",
+            "100",
+            "--duration",
+            "1",
+            "--idle",
+            "1.2",
+        ],
+    );
+    let mut got = Vec::new();
+    collect_tags(&rd, secs(0.1), &mut got);
+    let o = py.finish(secs(20.0));
+    let missed = rd.requested_deadline_missed_status();
+    collect_tags(&rd, secs(0.1), &mut got);
+    o.check(o.ok, "the Cyclone writer failed");
+    o.check(
+        got.len() >= 40,
+        &format!("the Halyard reader got {} samples", got.len()),
+    );
+    o.check(
+        (3..=8).contains(&missed.total_count),
+        &format!(
+            "Halyard reader: {} requested deadlines missed in 1.2 s of silence at 200 ms",
+            missed.total_count
+        ),
+    );
+    o.check(
+        o.field("offered_deadline_missed").is_some_and(|n| n >= 8),
+        "the Cyclone writer did not report its offered deadline missed",
+    );
+    drop(rd);
+
+    // The reverse: a Halyard writer offering 100 ms, a Cyclone reader requesting 200 ms.
+    let mut wq = writer_qos(true);
+    wq.deadline = ms(100);
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "46",
+            "--deadline-ms",
+            "200",
+            "--timeout",
+            "4",
+        ],
+    );
+    let matched = wr.wait_for_matched(1, secs(10.0));
+    let start = Instant::now();
+    let mut seq = 0;
+    while matched.is_ok() && start.elapsed() < secs(1.0) {
+        wr.write(&Keyed {
+            id: 1,
+            seq,
+            payload: vec![10],
+        })
+        .unwrap();
+        seq += 1;
+        sleep(Duration::from_millis(20));
+    }
+    sleep(secs(1.2));
+    let offered = wr.offered_deadline_missed_status();
+    let o = py.finish(secs(20.0));
+    o.check(matched.is_ok(), "the Cyclone reader never matched");
+    o.check(
+        o.samples().len() as u32 == seq,
+        "the Cyclone reader missed samples",
+    );
+    o.check(
+        (8..=14).contains(&offered.total_count),
+        &format!(
+            "Halyard writer: {} offered deadlines missed in 1.2 s of silence at 100 ms",
+            offered.total_count
+        ),
+    );
+    o.check(
+        offered.last_instance_handle
+            == wr
+                .register_instance(&Keyed {
+                    id: 1,
+                    ..Default::default()
+                })
+                .unwrap(),
+        "the offered deadline status names another instance",
+    );
+    o.check(
+        o.field("requested_deadline_missed").is_some_and(|n| n >= 3),
+        "the Cyclone reader did not report the Halyard writer's missed deadline",
+    );
+}
+
+#[test]
+fn exclusive_ownership_between_cyclone_strength_5_and_halyard_strength_10() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(47);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let mut rq = reader_qos(true);
+    rq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, rq)
+        .unwrap();
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "47",
+            "--strength",
+            "0",
+            "--wait-match",
+            "2",
+            "--timeout",
+            "9",
+        ],
+    );
+    // Cyclone's strength-5 writer writes instance 1 (tag 5) at 50 Hz for 5 s.
+    let mut cy_writer = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "47",
+            "--strength",
+            "5",
+            "--tag",
+            "5",
+            "--wait-match",
+            "2",
+            "--duration",
+            "5",
+        ],
+    );
+    let mut tags = Vec::new();
+    collect_tags(&rd, secs(2.0), &mut tags);
+    // Halyard's strength-10 writer takes the instance over for 1.5 s, then is deleted.
+    let mut wq = writer_qos(true);
+    wq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    wq.ownership_strength = 10;
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    let matched = wr.wait_for_matched(2, secs(5.0));
+    let start = Instant::now();
+    let mut seq = 0;
+    while start.elapsed() < secs(1.5) {
+        wr.write(&Keyed {
+            id: 1,
+            seq,
+            payload: vec![10],
+        })
+        .unwrap();
+        seq += 1;
+        collect_tags(&rd, Duration::from_millis(20), &mut tags);
+    }
+    drop(wr);
+    collect_tags(&rd, secs(3.0), &mut tags);
+    let w = cy_writer.finish(secs(20.0));
+    let r = cy_reader.finish(secs(20.0));
+    w.check(
+        w.ok && matched.is_ok(),
+        "the Cyclone writer failed or the Halyard writer never matched",
+    );
+    let halyard_runs = runs(&tags.iter().map(|t| t.0).collect::<Vec<_>>());
+    r.check(
+        halyard_runs == [5, 10, 5],
+        &format!("Halyard reader heard writers {halyard_runs:?}, expected strength 5, then 10, then 5 again"),
+    );
+    let cyclone_tags: Vec<u8> = r
+        .lines
+        .iter()
+        .filter_map(|l| json_int(l, "tag"))
+        .map(|t| t as u8)
+        .collect();
+    let cyclone_runs = runs(&cyclone_tags);
+    r.check(
+        cyclone_runs == [5, 10, 5],
+        &format!("Cyclone reader heard writers {cyclone_runs:?}, expected strength 5, then 10, then 5 again"),
+    );
+}
+
+#[test]
+fn lifespan_expires_samples_both_ways_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    // Cyclone writes two bursts of 5, 1.5 s apart, with a 300 ms lifespan: the Halyard reader
+    // takes the first burst at once; the second expires in its cache before it looks.
+    let dp = participant(48);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, reader_qos(true))
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "48",
+            "--lifespan-ms",
+            "300",
+            "--batches",
+            "2",
+            "--count",
+            "5",
+            "--gap",
+            "1.5",
+        ],
+    );
+    let first = take_n(&rd, 5, secs(10.0));
+    let second_arrived = rd.wait_for_data(secs(5.0));
+    sleep(secs(0.6));
+    let late = rd
+        .take(100)
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.data.is_some())
+        .count();
+    let o = py.finish(secs(20.0));
+    o.check(
+        first.len() == 5,
+        &format!("the Halyard reader took {} of the first burst", first.len()),
+    );
+    o.check(
+        second_arrived,
+        "the second burst never reached the Halyard reader",
+    );
+    o.check(
+        late == 0,
+        &format!("{late} samples outlived their 300 ms lifespan in the Halyard reader"),
+    );
+    drop(rd);
+
+    // The reverse: a Halyard writer with a 300 ms lifespan; Cyclone's reader takes the first
+    // burst, then looks 2.5 s later, after the second one expired.
+    let mut wq = writer_qos(true);
+    wq.lifespan = ms(300);
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "48",
+            "--count",
+            "5",
+            "--late",
+            "2.5",
+            "--timeout",
+            "10",
+        ],
+    );
+    let matched = wr.wait_for_matched(1, secs(10.0));
+    sleep(secs(0.5));
+    for burst in 0..2 {
+        for i in 0..5 {
+            wr.write(&Keyed {
+                id: 1,
+                seq: burst * 5 + i,
+                payload: vec![10],
+            })
+            .unwrap();
+        }
+        if burst == 0 {
+            sleep(secs(1.5));
+        }
+    }
+    let acked = wr.wait_for_acknowledgments(secs(5.0));
+    let o = py.finish(secs(20.0));
+    o.check(
+        matched.is_ok() && acked.is_ok(),
+        "the Cyclone reader did not match or acknowledge",
+    );
+    o.check(
+        o.samples().len() == 5,
+        "the Cyclone reader did not take the first burst",
+    );
+    o.check(
+        o.field("late") == Some(0),
+        "samples outlived the Halyard writer's lifespan in Cyclone's reader",
+    );
+}

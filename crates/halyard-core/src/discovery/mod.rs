@@ -88,8 +88,10 @@ impl Participant {
                 qos: builtin_qos(),
                 has_key: true,
             };
-            self.readers
-                .insert(r, Reader::new(Guid::new(self.prefix, r), rspec));
+            self.readers.insert(
+                r,
+                Reader::new(Guid::new(self.prefix, r), rspec, self.cfg.hash_seed),
+            );
         }
     }
 

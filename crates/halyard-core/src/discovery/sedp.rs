@@ -166,6 +166,12 @@ impl Participant {
             }
             self.push_event(Event::PublicationDiscovered(Box::new(ed.clone())));
             self.remote_writers.insert(ed.guid, ed.clone());
+            let traits = crate::admission::WriterTraits::of(&ed.qos);
+            if traits.is_default() {
+                self.writer_traits.remove(&ed.guid);
+            } else {
+                self.writer_traits.insert(ed.guid, traits);
+            }
             let readers: Vec<EntityId> = self.user_readers();
             for r in readers {
                 self.match_remote_writer(now, r, ed.guid);
@@ -189,6 +195,7 @@ impl Participant {
         if self.remote_writers.remove(&g).is_none() {
             return;
         }
+        self.writer_traits.remove(&g);
         self.push_event(Event::PublicationLost(g));
         for r in self.writer_index.remove(&g).unwrap_or_default() {
             if let Some(rd) = self.readers.get_mut(&r) {

@@ -33,7 +33,9 @@ mod pace;
 mod repair;
 mod send;
 
+use crate::admission::finite;
 use crate::config::{ParticipantConfig, WINDOW_SAMPLES};
+use crate::deadline::DeadlineQueue;
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
 use crate::pacing::TokenBucket;
@@ -210,11 +212,18 @@ pub(crate) struct Writer {
     pace_stale: bool,
     /// Where payloads dropped from the history go for reuse (`None`: nowhere).
     buffers: Option<crate::buffers::BufferPool>,
+    /// Offered DEADLINE per instance (`None`: infinite).
+    deadlines: Option<DeadlineQueue>,
+    /// LIFESPAN (`None`: infinite) and when each change held expires, in write order.
+    lifespan: Option<std::time::Duration>,
+    expiries: VecDeque<(Instant, SequenceNumber)>,
 }
 
 impl Writer {
     /// A writer with an empty history; `hash_seed` seeds its instance map.
     pub(crate) fn new(guid: Guid, spec: WriterSpec, builtin: bool, hash_seed: u64) -> Self {
+        let deadlines = finite(spec.qos.deadline).map(|p| DeadlineQueue::new(p, hash_seed));
+        let lifespan = finite(spec.qos.lifespan);
         Writer {
             guid,
             spec,
@@ -240,6 +249,9 @@ impl Writer {
             pacer: Pacer::default(),
             pace_stale: false,
             buffers: None,
+            deadlines,
+            lifespan,
+            expiries: VecDeque::new(),
         }
     }
 
@@ -406,6 +418,15 @@ impl Writer {
         self.largest_sample = self.largest_sample.max(len);
         self.last_sn += 1;
         let sn = self.last_sn;
+        if let Some(d) = self.deadlines.as_mut() {
+            match change.kind {
+                ChangeKind::Alive => d.arm(now, change.key_hash),
+                _ => d.disarm(&change.key_hash),
+            }
+        }
+        if let Some(life) = self.lifespan {
+            self.expiries.push_back((now + life, sn));
+        }
         self.insert_change(sn, change);
         self.send_new(&mut Ctx { now, out, cfg }, sn, shared);
         if !self.has_reliable_proxy() {
@@ -467,6 +488,47 @@ impl Writer {
         }
         // What is left is exactly what some reliable reader has not acknowledged.
         self.unacked_bytes_cache = self.history_bytes;
+    }
+
+    /// Removes the changes whose LIFESPAN ended by `now`: they are sent to nobody any more
+    /// (a reader that asks for one gets a GAP).
+    pub(crate) fn expire_lifespan(&mut self, now: Instant) {
+        while let Some(&(due, sn)) = self.expiries.front() {
+            if due > now {
+                break;
+            }
+            self.expiries.pop_front();
+            if let Some(c) = self.changes.remove(&sn) {
+                let len = c.change.payload.len();
+                self.history_bytes -= len;
+                self.forget_instance_entry(&c);
+                release(self.buffers.as_ref(), c);
+            }
+        }
+        self.unacked_bytes_cache = self.unacked_bytes_cache.min(self.history_bytes);
+        self.check_history();
+    }
+
+    /// Instances not written within the offered DEADLINE by `now` (each once per period).
+    pub(crate) fn expire_deadlines(&mut self, now: Instant, missed: &mut Vec<[u8; 16]>) {
+        if let Some(d) = self.deadlines.as_mut() {
+            d.expire(now, missed);
+        }
+    }
+
+    /// A deleted writer offers no deadline any more.
+    pub(crate) fn stop_deadlines(&mut self) {
+        self.deadlines = None;
+    }
+
+    /// When the next offered deadline or lifespan expiry falls due.
+    pub(crate) fn qos_due(&self) -> Option<Instant> {
+        let d = self.deadlines.as_ref().and_then(DeadlineQueue::next);
+        let l = self.expiries.front().map(|&(t, _)| t);
+        match (d, l) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The history's invariants (checked in debug builds after every change to it).

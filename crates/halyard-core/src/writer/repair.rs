@@ -267,6 +267,9 @@ impl Writer {
         cfg: &ParticipantConfig,
         shared: Option<&mut TokenBucket>,
     ) {
+        if self.lifespan.is_some() {
+            self.expire_lifespan(now);
+        }
         self.pump_paced(&mut Ctx { now, out, cfg }, shared);
         if self.pending.as_ref().is_some_and(|b| now >= b.due) {
             self.flush_batch(out);

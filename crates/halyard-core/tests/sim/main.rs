@@ -25,6 +25,7 @@ mod lease_rejoin;
 mod linger;
 mod locators;
 mod pacing;
+mod qos_policies;
 mod reliable;
 mod repair_traffic;
 mod sedp_corrupt;

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Cyclone DDS (python binding) peer for Halyard's QoS interop tests: DEADLINE, OWNERSHIP and
+LIFESPAN, as a writer or a reader of HalyardKeyed (reliable, XCDR1).
+
+Writer: writes instance --id at --rate for --duration seconds (payload[0] = --tag), then stays
+silent for --idle seconds; with --batches N writes N bursts of --count samples --gap seconds
+apart. Prints {"wrote": N} and {"offered_deadline_missed": total}.
+
+Reader: prints every sample as {"seq": .., "id": .., "len": .., "tag": ..} until --timeout;
+with --late S it takes the first --count samples as they come, then waits S seconds and
+prints {"late": n}, the samples still in its cache (LIFESPAN removes expired ones). Prints
+{"requested_deadline_missed": total} at the end.
+"""
+import argparse
+import json
+import time
+from dataclasses import dataclass
+
+from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.idl.annotations import final, key
+from cyclonedds.idl.types import int32, sequence, uint8, uint32
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+
+@dataclass
+@final
+class Keyed(IdlStruct, typename="HalyardKeyed"):
+    id: int32
+    key("id")
+    seq: uint32
+    payload: sequence[uint8]
+
+
+def out(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("role", choices=["writer", "reader"])
+    ap.add_argument("--domain", type=int, default=0)
+    ap.add_argument("--topic", default="HalyardQos")
+    ap.add_argument("--deadline-ms", type=int, default=0)
+    ap.add_argument("--lifespan-ms", type=int, default=0)
+    ap.add_argument("--strength", type=int, default=None, help="EXCLUSIVE ownership, this strength")
+    ap.add_argument("--id", type=int, default=1)
+    ap.add_argument("--tag", type=int, default=0)
+    ap.add_argument("--rate", type=float, default=50.0)
+    ap.add_argument("--duration", type=float, default=1.0)
+    ap.add_argument("--idle", type=float, default=0.0)
+    ap.add_argument("--batches", type=int, default=0)
+    ap.add_argument("--count", type=int, default=5)
+    ap.add_argument("--gap", type=float, default=1.0)
+    ap.add_argument("--late", type=float, default=None)
+    ap.add_argument("--wait-match", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=10.0)
+    a = ap.parse_args()
+
+    policies = [
+        Policy.Reliability.Reliable(max_blocking_time=duration(seconds=10)),
+        Policy.History.KeepAll,
+        Policy.DataRepresentation(use_cdrv0_representation=True),
+    ]
+    if a.deadline_ms:
+        policies.append(Policy.Deadline(duration(milliseconds=a.deadline_ms)))
+    if a.lifespan_ms:
+        policies.append(Policy.Lifespan(duration(milliseconds=a.lifespan_ms)))
+    if a.strength is not None:
+        policies.append(Policy.Ownership.Exclusive)
+        if a.role == "writer":
+            policies.append(Policy.OwnershipStrength(a.strength))
+    dp = DomainParticipant(a.domain)
+    topic = Topic(dp, a.topic, Keyed)
+    end = time.monotonic() + a.timeout
+
+    if a.role == "writer":
+        wr = DataWriter(dp, topic, qos=Qos(*policies))
+        while time.monotonic() < end and wr.get_publication_matched_status().current_count < a.wait_match:
+            time.sleep(0.02)
+        time.sleep(0.5)
+        wrote = 0
+        if a.batches:
+            for b in range(a.batches):
+                for _ in range(a.count):
+                    wr.write(Keyed(id=a.id, seq=wrote, payload=[a.tag]))
+                    wrote += 1
+                if b + 1 < a.batches:
+                    time.sleep(a.gap)
+        else:
+            stop = time.monotonic() + a.duration
+            while time.monotonic() < stop:
+                wr.write(Keyed(id=a.id, seq=wrote, payload=[a.tag]))
+                wrote += 1
+                time.sleep(1.0 / a.rate)
+        out({"wrote": wrote})
+        time.sleep(a.idle)
+        out({"offered_deadline_missed": wr.get_offered_deadline_missed_status().total_count})
+        return
+
+    rd = DataReader(dp, topic, qos=Qos(*policies))
+    while time.monotonic() < end and rd.get_subscription_matched_status().current_count < a.wait_match:
+        time.sleep(0.02)
+    out({"matched": rd.get_subscription_matched_status().current_count})
+    got = 0
+    while time.monotonic() < end and (a.late is None or got < a.count):
+        for s in rd.take(N=1000):
+            if not s.sample_info.valid_data:
+                continue
+            got += 1
+            tag = s.payload[0] if len(s.payload) else None
+            out({"seq": s.seq, "id": s.id, "len": len(s.payload), "tag": tag})
+        time.sleep(0.01)
+    if a.late is not None:
+        time.sleep(a.late)
+        late = [s for s in rd.take(N=1000) if s.sample_info.valid_data]
+        out({"late": len(late)})
+    out({"requested_deadline_missed": rd.get_requested_deadline_missed_status().total_count})
+
+
+if __name__ == "__main__":
+    main()
