@@ -6,6 +6,10 @@ Writer: writes instance --id at --rate for --duration seconds (payload[0] = --ta
 silent for --idle seconds; with --batches N writes N bursts of --count samples --gap seconds
 apart. Prints {"wrote": N} and {"offered_deadline_missed": total}.
 
+With --liveliness KIND --lease-ms N both roles use that LIVELINESS; the writer also prints
+{"liveliness_lost": total}, the reader {"alive": a, "not_alive": n} whenever its
+LIVELINESS_CHANGED counts change.
+
 Reader: prints every sample as {"seq": .., "id": .., "len": .., "tag": ..} until --timeout;
 with --late S it takes the first --count samples as they come, then waits S seconds and
 prints {"late": n}, the samples still in its cache (LIFESPAN removes expired ones). Prints
@@ -57,6 +61,8 @@ def main():
     ap.add_argument("--count", type=int, default=5)
     ap.add_argument("--gap", type=float, default=1.0)
     ap.add_argument("--late", type=float, default=None)
+    ap.add_argument("--liveliness", choices=["automatic", "participant", "topic"], default=None)
+    ap.add_argument("--lease-ms", type=int, default=0)
     ap.add_argument("--wait-match", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=10.0)
     a = ap.parse_args()
@@ -70,6 +76,13 @@ def main():
         policies.append(Policy.Deadline(duration(milliseconds=a.deadline_ms)))
     if a.lifespan_ms:
         policies.append(Policy.Lifespan(duration(milliseconds=a.lifespan_ms)))
+    if a.liveliness:
+        kind = {
+            "automatic": Policy.Liveliness.Automatic,
+            "participant": Policy.Liveliness.ManualByParticipant,
+            "topic": Policy.Liveliness.ManualByTopic,
+        }[a.liveliness]
+        policies.append(kind(lease_duration=duration(milliseconds=a.lease_ms)))
     if a.strength is not None:
         policies.append(Policy.Ownership.Exclusive)
         if a.role == "writer":
@@ -100,6 +113,7 @@ def main():
         out({"wrote": wrote})
         time.sleep(a.idle)
         out({"offered_deadline_missed": wr.get_offered_deadline_missed_status().total_count})
+        out({"liveliness_lost": wr.get_liveliness_lost_status().total_count})
         return
 
     rd = DataReader(dp, topic, qos=Qos(*policies))
@@ -107,7 +121,12 @@ def main():
         time.sleep(0.02)
     out({"matched": rd.get_subscription_matched_status().current_count})
     got = 0
+    seen = None
     while time.monotonic() < end and (a.late is None or got < a.count):
+        lc = rd.get_liveliness_changed_status()
+        if (lc.alive_count, lc.not_alive_count) != seen:
+            seen = (lc.alive_count, lc.not_alive_count)
+            out({"alive": lc.alive_count, "not_alive": lc.not_alive_count})
         for s in rd.take(N=1000):
             if not s.sample_info.valid_data:
                 continue

@@ -172,6 +172,12 @@ pub enum Event {
         /// The instance's key hash.
         instance: [u8; 16],
     },
+    /// A local writer with a MANUAL liveliness kind did not assert its liveliness within its
+    /// lease (reported once per loss).
+    LivelinessLost {
+        /// Local writer.
+        writer: EntityId,
+    },
     /// Acknowledgments advanced for a local writer (blocked writes may proceed).
     WriterAcknowledged {
         /// Local writer.

@@ -14,6 +14,7 @@ pub mod config;
 mod deadline;
 mod discovery;
 pub mod event;
+mod liveliness;
 pub mod matching;
 mod outbox;
 pub mod pacing;

@@ -62,6 +62,11 @@ pub(crate) struct RemoteParticipant {
     /// Until it shows it knows us: when our SPDP sample goes to it by unicast again, and the
     /// delay before that (see `ParticipantConfig::spdp_reply_retry`).
     pub(crate) reannounce: Option<(Instant, std::time::Duration)>,
+    /// When anything was last heard from it (renews its AUTOMATIC writers' liveliness).
+    pub(crate) last_heard: Instant,
+    /// When it last asserted MANUAL_BY_PARTICIPANT liveliness (a PMD of kind MANUAL, or data
+    /// from one of its MANUAL_BY_PARTICIPANT writers).
+    pub(crate) manual_asserted: Instant,
 }
 
 impl RemoteParticipant {
@@ -122,6 +127,12 @@ pub struct Participant {
     pub(crate) writer_traits: SeededMap<Guid, WriterTraits>,
     /// Scratch list of instances that missed a deadline.
     missed: Vec<[u8; 16]>,
+    /// The next liveliness check (see [`crate::liveliness`]), if any lease is finite.
+    pub(crate) liveliness_next: Option<Instant>,
+    /// When this participant last asserted MANUAL_BY_PARTICIPANT liveliness.
+    pub(crate) manual_asserted: Instant,
+    /// When the next PMD of kind AUTOMATIC is due (AUTOMATIC writers with a finite lease).
+    pub(crate) pmd_auto_next: Option<Instant>,
 }
 
 impl Participant {
@@ -168,6 +179,9 @@ impl Participant {
             sedp_rejects: seeded_map(seed),
             writer_traits: seeded_map(seed),
             missed: Vec::new(),
+            liveliness_next: None,
+            manual_asserted: now,
+            pmd_auto_next: None,
         };
         p.create_builtin_endpoints();
         p
@@ -212,9 +226,11 @@ impl Participant {
         }
         let mut writer = Writer::new(guid, spec, false, self.cfg.hash_seed);
         writer.set_buffer_pool(self.buffers.clone());
+        writer.own_liveliness.last = now;
         self.writers.insert(id, writer);
         self.announce_writer(now, id);
         self.match_local_writer(now, id);
+        self.writer_liveliness_changed(now);
         id
     }
 
@@ -373,6 +389,7 @@ impl Participant {
             change,
             self.bandwidth.as_mut(),
         )?;
+        self.own_writer_asserted(now, writer);
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
             for r in readers {
@@ -591,6 +608,12 @@ impl Participant {
         for r in self.remote.values() {
             t = t.min(r.lease_deadline);
         }
+        for d in [self.liveliness_next, self.pmd_auto_next]
+            .into_iter()
+            .flatten()
+        {
+            t = t.min(d);
+        }
         for r in self.readers.values() {
             if let Some(d) = r.admission.next_timeout() {
                 t = t.min(d);
@@ -616,6 +639,7 @@ impl Participant {
             self.remove_participant(p);
         }
         self.deadline_timeouts(now);
+        self.liveliness_timeouts(now);
     }
 
     /// Reports the instances that missed a DEADLINE (readers' requested, writers' offered).
@@ -708,6 +732,7 @@ impl Participant {
         }
         if let Some(r) = self.remote.get_mut(&sender) {
             r.lease_deadline = now + r.lease();
+            r.last_heard = now;
         }
         if addressed {
             self.known_by(sender);
@@ -726,6 +751,7 @@ impl Participant {
                 EntityId::SEDP_PUBLICATIONS_READER | EntityId::SEDP_SUBSCRIPTIONS_READER => {
                     self.on_sedp_sample(now, s)
                 }
+                EntityId::P2P_MESSAGE_READER => self.on_participant_message(now, &s),
                 _ => self.deliver_to_application(now, s),
             }
         }
@@ -832,12 +858,13 @@ impl Participant {
                 payload: payload.to_vec(),
                 timestamp: rx.timestamp,
             };
-            self.deliver_arrival(r, writer, d.writer_sn, arrival);
+            self.deliver_arrival(now, r, writer, d.writer_sn, arrival);
         }
     }
 
     fn deliver_arrival(
         &mut self,
+        now: Instant,
         reader: EntityId,
         writer: Guid,
         sn: SequenceNumber,
@@ -867,6 +894,8 @@ impl Participant {
         let Some(proxy) = rd.proxies.get_mut(&writer) else {
             return;
         };
+        // Data asserts its writer's liveliness.
+        let revived = proxy.lease.as_mut().map(|l| (l.assert(now), l.kind));
         let mut sink = Sink::new(
             reader,
             &mut self.delivered,
@@ -874,6 +903,9 @@ impl Participant {
             self.samples.len(),
         );
         let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut sink);
+        if let Some((revived, kind)) = revived {
+            self.liveliness_asserted(now, reader, writer, revived, kind);
+        }
         if lost > 0 {
             self.push_event(Event::SampleLost {
                 reader,
@@ -913,7 +945,7 @@ impl Participant {
                 status,
                 rx.timestamp,
             ) {
-                self.deliver_arrival(r, writer, sn, arrival);
+                self.deliver_arrival(now, r, writer, sn, arrival);
             }
             self.report_reception(now, r, writer);
         }
@@ -928,6 +960,12 @@ impl Participant {
             let Some(proxy) = rd.proxies.get_mut(&writer) else {
                 continue;
             };
+            // A HEARTBEAT with the liveliness flag asserts a MANUAL_BY_TOPIC writer.
+            let revived = proxy
+                .lease
+                .as_mut()
+                .filter(|_| hb.liveliness_flag)
+                .map(|l| (l.assert(now), l.kind));
             let (lost, ack) = proxy.on_heartbeat(
                 r,
                 hb.first_sn,
@@ -942,6 +980,9 @@ impl Participant {
                     writer,
                     count: lost,
                 });
+            }
+            if let Some((revived, kind)) = revived {
+                self.liveliness_asserted(now, r, writer, revived, kind);
             }
             if ack {
                 self.send_acknack(now, r, writer);

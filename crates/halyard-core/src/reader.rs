@@ -133,6 +133,8 @@ pub(crate) struct WriterProxy {
     pub(crate) reports_reception: bool,
     /// Best-effort reception since the last report.
     reception: Reception,
+    /// The writer's liveliness lease, if finite (see [`crate::liveliness`]).
+    pub(crate) lease: Option<crate::liveliness::Lease>,
 }
 
 /// The first change (`frag` 0) or fragment a NACK asked for for the first time. Its repair
@@ -194,6 +196,7 @@ impl WriterProxy {
             requested_at: BTreeMap::new(),
             reports_reception: false,
             reception: Reception::default(),
+            lease: None,
         }
     }
 

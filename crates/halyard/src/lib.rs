@@ -51,6 +51,7 @@ pub use qos::GroupQos;
 pub use reader::{DataReader, Sample, Selector};
 pub use status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, InstanceState,
-    LivelinessChangedStatus, MatchedStatus, SampleInfo, SampleState, ViewState,
+    LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, SampleInfo, SampleState,
+    ViewState,
 };
 pub use writer::{Batching, DataWriter};

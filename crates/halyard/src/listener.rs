@@ -3,7 +3,8 @@
 //! (take, write ...). They must not block for long: they delay the delivery of later data.
 
 use crate::status::{
-    DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, MatchedStatus,
+    DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
+    MatchedStatus,
 };
 use std::sync::Arc;
 
@@ -19,6 +20,8 @@ impl StatusMask {
     pub const OFFERED_DEADLINE_MISSED: StatusMask = StatusMask(1 << 1);
     /// REQUESTED_DEADLINE_MISSED
     pub const REQUESTED_DEADLINE_MISSED: StatusMask = StatusMask(1 << 2);
+    /// LIVELINESS_LOST
+    pub const LIVELINESS_LOST: StatusMask = StatusMask(1 << 11);
     /// OFFERED_INCOMPATIBLE_QOS
     pub const OFFERED_INCOMPATIBLE_QOS: StatusMask = StatusMask(1 << 5);
     /// REQUESTED_INCOMPATIBLE_QOS
@@ -85,6 +88,8 @@ pub trait DataWriterListener: Send + Sync {
     fn on_offered_incompatible_qos(&self, _status: IncompatibleQosStatus) {}
     /// The writer did not write an instance within its DEADLINE period.
     fn on_offered_deadline_missed(&self, _status: DeadlineMissedStatus) {}
+    /// The writer did not assert its liveliness within its lease (MANUAL kinds).
+    fn on_liveliness_lost(&self, _status: LivelinessLostStatus) {}
 }
 
 /// Adapts a closure to a listener that only handles DATA_AVAILABLE.

@@ -157,6 +157,13 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
 }
 
 impl DomainParticipant {
+    /// Asserts the liveliness of this participant's LIVELINESS MANUAL_BY_PARTICIPANT writers
+    /// (remote readers learn it from a participant message); writing with any of them does
+    /// the same.
+    pub fn assert_liveliness(&self) {
+        self.shared.drive(|st, now| st.core.assert_liveliness(now));
+    }
+
     /// Joins `domain_id` with default options.
     pub fn new(domain_id: u32) -> Result<DomainParticipant> {
         Self::with_options(domain_id, ParticipantOptions::default())

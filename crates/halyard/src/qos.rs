@@ -67,16 +67,18 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
     if q.durability >= DurabilityKind::Transient {
         return Err(Error::Unsupported { feature: "DURABILITY", detail: "TRANSIENT and PERSISTENT need the durability service (not yet available); use VOLATILE or TRANSIENT_LOCAL" });
     }
-    if q.liveliness.kind != LivelinessKind::Automatic
-        || q.liveliness.lease_duration != DdsDuration::INFINITE
-    {
-        return Err(Error::Unsupported { feature: "LIVELINESS", detail: "only AUTOMATIC with an infinite lease is implemented (participant leases still apply)" });
+    if q.liveliness.lease_duration == DdsDuration::ZERO {
+        return Err(Error::BadQos {
+            policy: "LIVELINESS",
+            reason: "the lease must be positive (INFINITE: no lease)",
+        });
     }
     for (policy, d) in [
         ("DEADLINE", q.deadline),
         ("LIFESPAN", q.lifespan),
         ("TIME_BASED_FILTER", q.time_based_filter),
         ("LATENCY_BUDGET", q.latency_budget),
+        ("LIVELINESS", q.liveliness.lease_duration),
     ] {
         if d.seconds < 0 {
             return Err(Error::BadQos {

@@ -212,7 +212,13 @@ impl<T: TopicType> DataReader<T> {
 
     /// LIVELINESS_CHANGED status.
     pub fn liveliness_changed_status(&self) -> LivelinessChangedStatus {
-        self.status(StatusMask::LIVELINESS_CHANGED, |r| r.liveliness.clone())
+        let mut st = self.participant.shared.lock();
+        st.readers
+            .get_mut(&self.id)
+            .map_or_else(Default::default, |r| {
+                r.changes.0 &= !StatusMask::LIVELINESS_CHANGED.0;
+                r.liveliness.read()
+            })
     }
 
     /// REQUESTED_DEADLINE_MISSED status (reading it resets `total_count_change`).

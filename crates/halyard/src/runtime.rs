@@ -383,6 +383,7 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
             r.matched.update(writer, matched);
             if !matched {
                 r.cache.writer_gone(writer, wall_clock());
+                r.liveliness.forget(writer);
             }
             r.changes |= M::SUBSCRIPTION_MATCHED;
             let (l, s) = (r.listener.clone()?, r.matched.clone());
@@ -423,9 +424,21 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
             let (l, s) = (w.listener.clone()?, w.deadline_missed.clone());
             Some(Box::new(move || l.on_offered_deadline_missed(s)))
         }
-        Event::LivelinessChanged { reader, alive, .. } => {
+        Event::LivelinessLost { writer } => {
+            let w = st.writers.get_mut(&writer)?;
+            w.liveliness_lost.total_count += 1;
+            w.liveliness_lost.total_count_change += 1;
+            w.changes |= M::LIVELINESS_LOST;
+            let (l, s) = (w.listener.clone()?, w.liveliness_lost.clone());
+            Some(Box::new(move || l.on_liveliness_lost(s)))
+        }
+        Event::LivelinessChanged {
+            reader,
+            writer,
+            alive,
+        } => {
             let r = st.readers.get_mut(&reader)?;
-            r.liveliness.update(alive);
+            r.liveliness.update(writer, alive);
             r.changes |= M::LIVELINESS_CHANGED;
             let (l, s) = (r.listener.clone()?, r.liveliness.clone());
             Some(Box::new(move || l.on_liveliness_changed(s)))

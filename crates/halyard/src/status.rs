@@ -87,24 +87,68 @@ impl DeadlineMissedStatus {
     }
 }
 
-/// LIVELINESS_CHANGED status.
+/// LIVELINESS_CHANGED status (DDS 1.4 §2.2.4.1): the matched writers alive and not alive.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LivelinessChangedStatus {
     /// Matched writers currently alive.
     pub alive_count: u32,
-    /// Writers that became not alive.
+    /// Matched writers currently not alive.
     pub not_alive_count: u32,
+    /// Change of `alive_count` since the status was last read.
+    pub alive_count_change: i32,
+    /// Change of `not_alive_count` since the status was last read.
+    pub not_alive_count_change: i32,
+    /// The writer whose liveliness changed last.
+    pub last_publication_handle: InstanceHandle,
+    alive: BTreeSet<Guid>,
+    not_alive: BTreeSet<Guid>,
 }
 
 impl LivelinessChangedStatus {
-    pub(crate) fn update(&mut self, alive: bool) {
-        if alive {
-            self.alive_count += 1;
+    /// `writer` became alive or not alive.
+    pub(crate) fn update(&mut self, writer: Guid, alive: bool) {
+        let (to, from) = if alive {
+            (&mut self.alive, &mut self.not_alive)
         } else {
-            self.alive_count = self.alive_count.saturating_sub(1);
-            self.not_alive_count += 1;
+            (&mut self.not_alive, &mut self.alive)
+        };
+        from.remove(&writer);
+        to.insert(writer);
+        self.last_publication_handle = writer.into();
+        self.recount();
+    }
+
+    /// `writer` was unmatched: it counts neither as alive nor as not alive.
+    pub(crate) fn forget(&mut self, writer: Guid) {
+        if self.alive.remove(&writer) || self.not_alive.remove(&writer) {
+            self.recount();
         }
     }
+
+    fn recount(&mut self) {
+        let (a, n) = (self.alive.len() as u32, self.not_alive.len() as u32);
+        self.alive_count_change += a as i32 - self.alive_count as i32;
+        self.not_alive_count_change += n as i32 - self.not_alive_count as i32;
+        self.alive_count = a;
+        self.not_alive_count = n;
+    }
+
+    /// The status as read by the application: the change counts start again.
+    pub(crate) fn read(&mut self) -> Self {
+        let s = self.clone();
+        self.alive_count_change = 0;
+        self.not_alive_count_change = 0;
+        s
+    }
+}
+
+/// LIVELINESS_LOST status: times a writer failed to assert its liveliness within its lease.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LivelinessLostStatus {
+    /// Losses so far.
+    pub total_count: u32,
+    /// Losses since the status was last read.
+    pub total_count_change: u32,
 }
 
 /// DDS sample state.
@@ -227,6 +271,7 @@ pub(crate) struct WriterState {
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
     pub(crate) deadline_missed: DeadlineMissedStatus,
+    pub(crate) liveliness_lost: LivelinessLostStatus,
     /// Registered instances of a keyed writer: key hash -> serialized key (to unregister
     /// them when the writer is deleted).
     pub(crate) instances: halyard_core::SeededMap<[u8; 16], Vec<u8>>,

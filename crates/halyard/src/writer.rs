@@ -6,7 +6,10 @@ use crate::error::{Error, Result};
 use crate::listener::{DataWriterListener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::qos::DataWriterQos;
-use crate::status::{DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, MatchedStatus};
+use crate::status::{
+    DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessLostStatus,
+    MatchedStatus,
+};
 use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicType};
 use halyard_core::{time::wire_to_std, ChangeKind, NewChange, WriteError};
 use halyard_wire::{EntityId, Time};
@@ -360,6 +363,30 @@ impl<T: TopicType> DataWriter<T> {
         self.status(StatusMask::OFFERED_INCOMPATIBLE_QOS, |w| {
             w.incompatible.clone()
         })
+    }
+
+    /// LIVELINESS_LOST status (reading it resets `total_count_change`).
+    pub fn liveliness_lost_status(&self) -> LivelinessLostStatus {
+        let mut st = self.participant.shared.lock();
+        st.writers
+            .get_mut(&self.id)
+            .map_or_else(Default::default, |w| {
+                w.changes.0 &= !StatusMask::LIVELINESS_LOST.0;
+                let s = w.liveliness_lost.clone();
+                w.liveliness_lost.total_count_change = 0;
+                s
+            })
+    }
+
+    /// Asserts this writer's liveliness (LIVELINESS MANUAL_BY_TOPIC: a HEARTBEAT with the
+    /// liveliness flag to its readers; MANUAL_BY_PARTICIPANT: asserts the participant;
+    /// AUTOMATIC: nothing to do). Writing asserts it too.
+    pub fn assert_liveliness(&self) -> Result<()> {
+        let id = self.id;
+        self.participant
+            .shared
+            .drive(|st, now| st.core.assert_writer_liveliness(now, id))
+            .map_err(|_| Error::AlreadyDeleted)
     }
 
     /// OFFERED_DEADLINE_MISSED status (reading it resets `total_count_change`).

@@ -816,20 +816,35 @@ fn killed_writer_process_is_detected_by_lease_expiry() {
     let r: DataReader<Keyed> = reader_on(&dp, TOPIC, reliable_reader_qos(History::KeepAll));
     let mut child = idle_child_writer_stays_alive(&r, "writer", DOMAIN, TOPIC, LEASE * 2);
 
+    // The writer is reported not alive (LIVELINESS_CHANGED, seen by a listener), then
+    // unmatched: after that it counts neither as alive nor as not alive.
+    struct Seen(std::sync::Mutex<Vec<(u32, u32)>>);
+    impl halyard::DataReaderListener for Seen {
+        fn on_liveliness_changed(&self, s: halyard::LivelinessChangedStatus) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((s.alive_count, s.not_alive_count));
+        }
+    }
+    let seen = std::sync::Arc::new(Seen(Default::default()));
+    r.set_reader_listener(Some(seen.clone()));
     child.kill_now();
     let killed = Instant::now();
     let limit = LEASE + Duration::from_secs(2);
     let detected = poll_until(limit, || {
         r.subscription_matched_status().current_count == 0
-            && r.liveliness_changed_status().not_alive_count == 1
+            && seen.0.lock().unwrap().contains(&(0, 1))
     });
     let m = r.subscription_matched_status();
     let lv = r.liveliness_changed_status();
     assert!(
         detected.is_some(),
-        "killed writer not detected within {limit:?}: matched {m:?}, liveliness {lv:?}"
+        "killed writer not detected within {limit:?}: matched {m:?}, liveliness {lv:?}, \
+         listener saw {:?}",
+        seen.0.lock().unwrap()
     );
-    assert_eq!(lv.alive_count, 0);
+    assert_eq!((lv.alive_count, lv.not_alive_count), (0, 0));
     println!(
         "killed writer (lease {LEASE:?}) detected after {:?}",
         killed.elapsed()

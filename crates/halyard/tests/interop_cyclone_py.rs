@@ -1229,3 +1229,251 @@ fn lifespan_expires_samples_both_ways_with_cyclone() {
         "samples outlived the Halyard writer's lifespan in Cyclone's reader",
     );
 }
+
+/// The (alive, not_alive) transitions a Cyclone reader printed.
+fn liveliness_transitions(o: &PeerOutput) -> Vec<(i64, i64)> {
+    o.lines
+        .iter()
+        .filter(|l| l.contains("\"not_alive\""))
+        .filter_map(|l| Some((json_int(l, "alive")?, json_int(l, "not_alive")?)))
+        .collect()
+}
+
+#[test]
+fn liveliness_manual_by_topic_both_ways_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    let lease = |mut q: EndpointQos, kind| {
+        q.liveliness.kind = kind;
+        q.liveliness.lease_duration = ms(300);
+        q
+    };
+    use halyard::qos::LivelinessKind as K;
+    // A Cyclone MANUAL_BY_TOPIC writer (300 ms lease) writes for 1 s, then is silent for
+    // 1.5 s: the Halyard reader sees it go from alive to not alive; Cyclone reports it lost.
+    let dp = participant(49);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, lease(reader_qos(true), K::ManualByTopic))
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "49",
+            "--liveliness",
+            "topic",
+            "--lease-ms",
+            "300",
+            "--duration",
+            "1",
+            "--idle",
+            "1.5",
+        ],
+    );
+    let mut got = Vec::new();
+    let end = Instant::now() + secs(10.0);
+    while got.len() < 10 && Instant::now() < end {
+        collect_tags(&rd, Duration::from_millis(20), &mut got);
+    }
+    let during = rd.liveliness_changed_status();
+    // Then until 800 ms passed without a sample (the writer is silent, still running).
+    let mut last = Instant::now();
+    while last.elapsed() < secs(0.8) && Instant::now() < end {
+        let n = got.len();
+        collect_tags(&rd, Duration::from_millis(50), &mut got);
+        if got.len() > n {
+            last = Instant::now();
+        }
+    }
+    let after = rd.liveliness_changed_status();
+    let o = py.finish(secs(20.0));
+    o.check(
+        o.ok && got.len() >= 40,
+        "the Cyclone writer failed or delivered too little",
+    );
+    o.check(
+        during.alive_count == 1,
+        &format!("while writing: {during:?}"),
+    );
+    o.check(
+        after.alive_count == 0 && after.not_alive_count == 1 && after.not_alive_count_change == 1,
+        &format!("Halyard reader after 0.8 s of silence (lease 300 ms): {after:?}"),
+    );
+    o.check(
+        o.field("liveliness_lost").is_some_and(|n| n >= 1),
+        "the Cyclone writer did not report its liveliness lost",
+    );
+    drop(rd);
+
+    // The reverse: a Halyard MANUAL_BY_TOPIC writer writes for 1 s, is silent for 1 s, then
+    // asserts its liveliness (a HEARTBEAT with the liveliness flag): Cyclone's reader sees
+    // it alive, not alive, and alive again.
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, lease(writer_qos(true), K::ManualByTopic))
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "49",
+            "--liveliness",
+            "topic",
+            "--lease-ms",
+            "300",
+            "--timeout",
+            "5",
+        ],
+    );
+    let matched = wr.wait_for_matched(1, secs(10.0));
+    sleep(secs(0.5));
+    let start = Instant::now();
+    let mut seq = 0;
+    while start.elapsed() < secs(1.0) {
+        wr.write(&Keyed {
+            id: 1,
+            seq,
+            payload: vec![10],
+        })
+        .unwrap();
+        seq += 1;
+        sleep(Duration::from_millis(20));
+    }
+    let lost_before = wr.liveliness_lost_status().total_count;
+    sleep(secs(1.0));
+    let lost = wr.liveliness_lost_status();
+    for _ in 0..3 {
+        wr.assert_liveliness().unwrap();
+        sleep(Duration::from_millis(50));
+    }
+    let o = py.finish(secs(20.0));
+    o.check(matched.is_ok(), "the Cyclone reader never matched");
+    o.check(
+        lost.total_count == lost_before + 1,
+        &format!("Halyard writer: {lost:?} after 1 s of silence (before: {lost_before})"),
+    );
+    // (After the last assertion the writer goes down again one lease later.)
+    let t = liveliness_transitions(&o);
+    o.check(
+        t.windows(3).any(|w| w == [(1, 0), (0, 1), (1, 0)]),
+        &format!("Cyclone reader liveliness transitions {t:?}: expected alive, not alive, alive"),
+    );
+}
+
+#[test]
+fn liveliness_by_participant_and_automatic_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    use halyard::qos::LivelinessKind as K;
+    let lease = |mut q: EndpointQos, kind| {
+        q.liveliness.kind = kind;
+        q.liveliness.lease_duration = ms(300);
+        q
+    };
+    let dp = participant(50);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    // A MANUAL_BY_PARTICIPANT writer that never writes: the participant asserts every 100 ms
+    // for 1.5 s (participant messages of kind MANUAL), then stops.
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, lease(writer_qos(true), K::ManualByParticipant))
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "50",
+            "--liveliness",
+            "participant",
+            "--lease-ms",
+            "300",
+            "--timeout",
+            "4",
+        ],
+    );
+    let matched = wr.wait_for_matched(1, secs(10.0));
+    let start = Instant::now();
+    while start.elapsed() < secs(1.5) {
+        dp.assert_liveliness();
+        sleep(Duration::from_millis(100));
+    }
+    let o = py.finish(secs(20.0));
+    o.check(matched.is_ok(), "the Cyclone reader never matched");
+    let t = liveliness_transitions(&o);
+    o.check(
+        t.last() == Some(&(0, 1)) && t.contains(&(1, 0)),
+        &format!("Cyclone reader transitions {t:?}: alive while asserted, then not alive"),
+    );
+    o.check(
+        t.iter().filter(|x| **x == (0, 1)).count() == 1,
+        &format!("Cyclone reader transitions {t:?}: the writer went down while asserted"),
+    );
+    drop(wr);
+
+    // AUTOMATIC with a 300 ms lease, nothing written for 2 s: a Halyard reader keeps a quiet
+    // Cyclone writer alive, and a Cyclone reader a quiet Halyard writer.
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, lease(reader_qos(true), K::Automatic))
+        .unwrap();
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, lease(writer_qos(true), K::Automatic))
+        .unwrap();
+    let mut cy_writer = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "50",
+            "--liveliness",
+            "automatic",
+            "--lease-ms",
+            "300",
+            "--wait-match",
+            "2",
+            "--duration",
+            "0.1",
+            "--idle",
+            "2.5",
+        ],
+    );
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "50",
+            "--liveliness",
+            "automatic",
+            "--lease-ms",
+            "300",
+            "--wait-match",
+            "2",
+            "--timeout",
+            "4",
+        ],
+    );
+    sleep(secs(3.5));
+    let halyard_view = rd.liveliness_changed_status();
+    let w = cy_writer.finish(secs(20.0));
+    let r = cy_reader.finish(secs(20.0));
+    w.check(w.ok, "the Cyclone writer failed");
+    w.check(
+        halyard_view.not_alive_count == 0 && halyard_view.alive_count >= 1,
+        &format!("Halyard reader of a quiet AUTOMATIC Cyclone writer: {halyard_view:?}"),
+    );
+    let t = liveliness_transitions(&r);
+    r.check(
+        t.iter().all(|x| x.1 == 0) && t.iter().any(|x| x.0 == 2),
+        &format!("Cyclone reader of quiet AUTOMATIC writers (Halyard's and Cyclone's): {t:?}"),
+    );
+    drop(wr);
+}

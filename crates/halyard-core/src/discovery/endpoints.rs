@@ -137,11 +137,17 @@ impl Participant {
             .get(&writer.prefix)
             .is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
         let locs = self.user_locators(ed);
+        let lease = crate::liveliness::Lease::new(&ed.qos.liveliness, now);
         let epoch = self.next_count_epoch();
         if let Some(r) = self.readers.get_mut(&reader) {
             let mut proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
             proxy.reports_reception = !foreign;
+            proxy.lease = lease;
+            let lease = lease.map(|l| l.duration);
             r.proxies.insert(writer, proxy);
+            if let Some(lease) = lease {
+                self.lease_started(now, lease);
+            }
         }
         self.writer_index.entry(writer).or_default().push(reader);
         self.push_event(Event::SubscriptionMatched {

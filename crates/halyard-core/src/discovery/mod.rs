@@ -34,7 +34,10 @@ fn builtin_qos() -> EndpointQos {
     q
 }
 
-const SEDP_PAIRS: [(EntityId, EntityId, u32, u32); 2] = [
+/// The builtin writer/reader pairs matched with every remote participant that announces
+/// them: SEDP publications, SEDP subscriptions, and the participant message (liveliness)
+/// endpoints.
+const BUILTIN_PAIRS: [(EntityId, EntityId, u32, u32); 3] = [
     (
         EntityId::SEDP_PUBLICATIONS_WRITER,
         EntityId::SEDP_PUBLICATIONS_READER,
@@ -46,6 +49,12 @@ const SEDP_PAIRS: [(EntityId, EntityId, u32, u32); 2] = [
         EntityId::SEDP_SUBSCRIPTIONS_READER,
         be::SUBSCRIPTIONS_ANNOUNCER,
         be::SUBSCRIPTIONS_DETECTOR,
+    ),
+    (
+        EntityId::P2P_MESSAGE_WRITER,
+        EntityId::P2P_MESSAGE_READER,
+        be::PARTICIPANT_MESSAGE_DATA_WRITER,
+        be::PARTICIPANT_MESSAGE_DATA_READER,
     ),
 ];
 
@@ -73,7 +82,7 @@ fn select_unicast(candidates: &[Locator], reachable: &[Ipv4Net]) -> Vec<Locator>
 
 impl Participant {
     pub(crate) fn create_builtin_endpoints(&mut self) {
-        for (w, r, _, _) in SEDP_PAIRS {
+        for (w, r, _, _) in BUILTIN_PAIRS {
             let spec = WriterSpec {
                 topic_name: String::new(),
                 type_name: String::new(),
@@ -138,7 +147,7 @@ impl Participant {
     fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
         let locs = self.metatraffic_locators(data);
         let prefix = data.guid.prefix;
-        for (w, r, announcer, detector) in SEDP_PAIRS {
+        for (w, r, announcer, detector) in BUILTIN_PAIRS {
             let rg = Guid::new(prefix, r);
             if let Some(wr) = self.writers.get_mut(&w) {
                 if data.builtin_endpoints & detector == 0 {
@@ -239,7 +248,7 @@ impl Participant {
         for g in readers {
             self.forget_remote_reader(g);
         }
-        for (w, r, _, _) in SEDP_PAIRS {
+        for (w, r, _, _) in BUILTIN_PAIRS {
             if let Some(wr) = self.writers.get_mut(&w) {
                 wr.remove_proxy(&Guid::new(prefix, r));
             }

@@ -30,7 +30,9 @@ impl Participant {
                 | be::PUBLICATIONS_ANNOUNCER
                 | be::PUBLICATIONS_DETECTOR
                 | be::SUBSCRIPTIONS_ANNOUNCER
-                | be::SUBSCRIPTIONS_DETECTOR,
+                | be::SUBSCRIPTIONS_DETECTOR
+                | be::PARTICIPANT_MESSAGE_DATA_WRITER
+                | be::PARTICIPANT_MESSAGE_DATA_READER,
             lease_duration: halyard_wire::Duration::from_nanos(
                 self.cfg.lease_duration.as_nanos() as i64
             ),
@@ -146,6 +148,8 @@ impl Participant {
                 lease_deadline: now + wire_to_std(data.lease_duration),
                 prev_lease: wire_to_std(data.lease_duration),
                 reannounce: (!retry.is_zero()).then_some((now + retry, retry)),
+                last_heard: now,
+                manual_asserted: now,
             },
         );
         self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));

@@ -217,6 +217,8 @@ pub(crate) struct Writer {
     /// LIFESPAN (`None`: infinite) and when each change held expires, in write order.
     lifespan: Option<std::time::Duration>,
     expiries: VecDeque<(Instant, SequenceNumber)>,
+    /// Its own liveliness (MANUAL kinds; see [`crate::liveliness`]).
+    pub(crate) own_liveliness: crate::liveliness::OwnLiveliness,
 }
 
 impl Writer {
@@ -252,6 +254,7 @@ impl Writer {
             deadlines,
             lifespan,
             expiries: VecDeque::new(),
+            own_liveliness: Default::default(),
         }
     }
 

@@ -260,6 +260,22 @@ impl Writer {
     /// Periodic duties: paced samples whose tokens came, a due batch, and a HEARTBEAT while
     /// any reliable reader has not acknowledged everything (`shared`: the participant's
     /// bucket, if it has a bandwidth limit).
+    /// Asserts MANUAL_BY_TOPIC liveliness: a HEARTBEAT with the liveliness flag (and the
+    /// final flag: no answer wanted) to every matched reader.
+    pub(crate) fn send_liveliness_heartbeat(&mut self, out: &mut Outbox) {
+        if self.fanout.is_empty() {
+            return;
+        }
+        self.flush_batch(out);
+        let dests = self.fanout.clone();
+        let mut mb = out.start(self.fanout_prefix);
+        let empty = mb.len();
+        let mut hb = self.heartbeat(EntityId::UNKNOWN, true);
+        hb.liveliness_flag = true;
+        mb.heartbeat(&hb);
+        out.push(mb, empty, &dests);
+    }
+
     pub(crate) fn on_timeout(
         &mut self,
         now: Instant,

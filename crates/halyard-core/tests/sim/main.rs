@@ -23,6 +23,7 @@ mod large;
 mod lease;
 mod lease_rejoin;
 mod linger;
+mod liveliness;
 mod locators;
 mod pacing;
 mod qos_policies;
