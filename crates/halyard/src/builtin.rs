@@ -203,6 +203,11 @@ impl<T: BuiltinData> BuiltinReader<T> {
                 reception_timestamp: e.reception,
                 instance_handle: InstanceHandle(e.key.to_bytes()),
                 publication_handle: InstanceHandle::default(),
+                disposed_generation_count: 0,
+                no_writers_generation_count: 0,
+                sample_rank: 0,
+                generation_rank: 0,
+                absolute_generation_rank: 0,
                 valid_data: e.data.is_some(),
                 sequence_number: halyard_wire::SequenceNumber(0),
             };

@@ -8,6 +8,7 @@ use crate::clock::monotonic;
 use crate::error::{Error, Result};
 use crate::listener::StatusMask;
 use crate::runtime::Shared;
+use crate::status::StateMask;
 use halyard_wire::EntityId;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -110,35 +111,50 @@ impl StatusCondition {
 struct ReadInner {
     shared: Arc<Shared>,
     reader: EntityId,
-    only_unread: bool,
+    mask: StateMask,
 }
 
-/// Triggers while its reader holds samples (only unread ones, if so created).
+/// Triggers while its reader holds samples in the states of its mask (DDS 1.4 §2.2.2.5.8).
 #[derive(Clone)]
 pub struct ReadCondition(Arc<ReadInner>);
 
 impl ReadCondition {
-    pub(crate) fn new(shared: Arc<Shared>, reader: EntityId, only_unread: bool) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, reader: EntityId, mask: StateMask) -> Self {
         ReadCondition(Arc::new(ReadInner {
             shared,
             reader,
-            only_unread,
+            mask,
         }))
     }
 
     /// True if this condition selects only unread samples.
     pub fn only_unread(&self) -> bool {
-        self.0.only_unread
+        self.0.mask.sample_states == StateMask::NOT_READ
+    }
+
+    /// The sample, view and instance states it selects.
+    pub fn mask(&self) -> StateMask {
+        self.0.mask
+    }
+
+    /// What a read or take with this condition returns.
+    pub(crate) fn selector(&self) -> crate::reader::Selector {
+        crate::reader::Selector {
+            states: self.0.mask,
+            ..Default::default()
+        }
     }
 
     /// True while triggered.
     pub fn trigger_value(&self) -> bool {
         let st = self.0.shared.lock();
         st.readers.get(&self.0.reader).is_some_and(|r| {
-            if self.0.only_unread {
+            if self.0.mask == StateMask::NOT_READ_ONLY {
                 r.data_available
-            } else {
+            } else if self.0.mask == StateMask::ANY {
                 !r.cache.is_empty()
+            } else {
+                r.cache.has_matching(self.0.mask)
             }
         })
     }

@@ -13,7 +13,7 @@
 //! arrives for an instance that was not alive starts a new generation: its view state is NEW
 //! again.
 
-use crate::status::{InstanceHandle, InstanceState, SampleInfo, SampleState, ViewState};
+use crate::status::{InstanceHandle, InstanceState, SampleInfo, SampleState, StateMask, ViewState};
 use halyard_core::{ChangeKind, ReceivedSample, SeededMap};
 use halyard_wire::qos::{EndpointQos, History, ReliabilityKind};
 use halyard_wire::{Guid, Time};
@@ -41,6 +41,8 @@ pub(crate) struct Cached {
     pub(crate) sn: halyard_wire::SequenceNumber,
     /// End of its writer's LIFESPAN (source timestamp + lifespan), if finite.
     pub(crate) expiry: Option<Time>,
+    /// The instance's (disposed, no-writers) generation counts when it arrived.
+    generations: (u32, u32),
 }
 
 /// What the cache knows of one instance.
@@ -51,6 +53,9 @@ struct Instance {
     count: usize,
     /// When it stopped being alive (READER_DATA_LIFECYCLE autopurge delays run from here).
     not_alive_since: Option<Time>,
+    /// Times it came back to life after being disposed, and after having no writers.
+    disposed_generation: u32,
+    no_writers_generation: u32,
 }
 
 impl Instance {
@@ -61,6 +66,8 @@ impl Instance {
             writers: BTreeSet::new(),
             count: 0,
             not_alive_since: None,
+            disposed_generation: 0,
+            no_writers_generation: 0,
         }
     }
 
@@ -86,16 +93,40 @@ pub(crate) enum Rejected {
 }
 
 /// Which samples a read or take visits.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Visit {
     /// At most this many.
     pub(crate) max: usize,
     /// Remove them (take) rather than mark them read.
     pub(crate) take: bool,
-    /// Only samples not read yet.
-    pub(crate) only_unread: bool,
+    /// Only samples in these states.
+    pub(crate) states: StateMask,
     /// Only this instance.
     pub(crate) instance: Option<[u8; 16]>,
+    /// Only the instance with the smallest handle above this one that has samples selected
+    /// (read/take_next_instance); `Some([0; 16])`-like starts use `first_instance`.
+    pub(crate) next_after: Option<[u8; 16]>,
+    /// With `next_after`: start from the first instance.
+    pub(crate) first_instance: bool,
+}
+
+/// Both generation counts together: the number of times the instance came back to life.
+fn generation_sum(g: (u32, u32)) -> u32 {
+    g.0 + g.1
+}
+
+impl Default for Visit {
+    /// Read every sample in every state.
+    fn default() -> Self {
+        Visit {
+            max: usize::MAX,
+            take: false,
+            states: StateMask::ANY,
+            instance: None,
+            next_after: None,
+            first_instance: false,
+        }
+    }
 }
 
 /// A DataReader's history cache.
@@ -147,6 +178,31 @@ impl ReaderCache {
         self.samples.iter().any(|c| !c.read)
     }
 
+    /// True while samples in `states` are held.
+    pub(crate) fn has_matching(&self, states: StateMask) -> bool {
+        self.samples.iter().any(|c| self.selected(c, states))
+    }
+
+    fn selected(&self, c: &Cached, states: StateMask) -> bool {
+        let (view, instance) = self.states_of(&c.key);
+        let sample = if c.read {
+            SampleState::Read
+        } else {
+            SampleState::NotRead
+        };
+        states.matches(sample, view, instance)
+    }
+
+    fn states_of(&self, key: &[u8; 16]) -> (ViewState, InstanceState) {
+        let inst = self.instances.get(key);
+        let view = if inst.is_some_and(|i| i.viewed) {
+            ViewState::NotNew
+        } else {
+            ViewState::New
+        };
+        (view, inst.map_or(InstanceState::Alive, |i| i.state))
+    }
+
     /// Stores a received sample, received at wall-clock time `now`.
     pub(crate) fn insert(&mut self, s: ReceivedSample, now: Time) -> Result<(), Rejected> {
         if s.lifespan_expiry.is_some_and(|e| e <= now) {
@@ -162,6 +218,11 @@ impl ReaderCache {
         let inst = self.instances.entry(key).or_insert_with(Instance::new);
         match s.kind {
             ChangeKind::Alive => {
+                match inst.state {
+                    InstanceState::Alive => {}
+                    InstanceState::NotAliveDisposed => inst.disposed_generation += 1,
+                    InstanceState::NotAliveNoWriters => inst.no_writers_generation += 1,
+                }
                 if inst.state != InstanceState::Alive {
                     inst.viewed = false;
                 }
@@ -201,6 +262,7 @@ impl ReaderCache {
             }
         }
         inst.count += 1;
+        let generations = (inst.disposed_generation, inst.no_writers_generation);
         self.samples.push_back(Cached {
             payload: s.payload,
             key,
@@ -211,6 +273,7 @@ impl ReaderCache {
             read: false,
             sn: s.sn,
             expiry: s.lifespan_expiry,
+            generations,
         });
         if s.lifespan_expiry.is_some() {
             self.expiring += 1;
@@ -289,69 +352,107 @@ impl ReaderCache {
     }
 
     fn info(&self, c: &Cached) -> SampleInfo {
-        let inst = self.instances.get(&c.key);
+        let (view_state, instance_state) = self.states_of(&c.key);
+        let current = self.instances.get(&c.key).map_or(c.generations, |i| {
+            (i.disposed_generation, i.no_writers_generation)
+        });
         SampleInfo {
             sample_state: if c.read {
                 SampleState::Read
             } else {
                 SampleState::NotRead
             },
-            view_state: if inst.is_some_and(|i| i.viewed) {
-                ViewState::NotNew
-            } else {
-                ViewState::New
-            },
-            instance_state: inst.map_or(InstanceState::Alive, |i| i.state),
+            view_state,
+            instance_state,
             source_timestamp: c.source_ts,
             reception_timestamp: c.reception_ts,
             instance_handle: InstanceHandle(c.key),
             publication_handle: c.writer.into(),
             valid_data: c.kind == ChangeKind::Alive,
             sequence_number: c.sn,
+            disposed_generation_count: c.generations.0,
+            no_writers_generation_count: c.generations.1,
+            sample_rank: 0,
+            generation_rank: 0,
+            absolute_generation_rank: generation_sum(current) - generation_sum(c.generations),
         }
     }
 
-    /// Removes (take) or marks read up to `v.max` samples `v` selects; `f` sees each. The
-    /// payload buffers of large samples taken are returned, for reuse by the core.
+    /// Removes (take) or marks read up to `v.max` samples `v` selects; `f` sees each, with
+    /// its SampleInfo (ranks computed over the returned collection). The payload buffers of
+    /// large samples taken are returned, for reuse by the core.
     pub(crate) fn visit(
         &mut self,
         v: Visit,
         mut f: impl FnMut(&Cached, SampleInfo),
     ) -> Vec<Vec<u8>> {
-        let mut spent = Vec::new();
-        let mut n = 0;
-        let mut i = 0;
-        let mut viewed: Vec<[u8; 16]> = Vec::new();
-        while i < self.samples.len() && n < v.max {
-            let c = &self.samples[i];
-            if (v.only_unread && c.read) || v.instance.is_some_and(|k| k != c.key) {
-                i += 1;
-                continue;
+        let instance = if v.next_after.is_some() || v.first_instance {
+            let after = v.next_after;
+            let next = self
+                .samples
+                .iter()
+                .filter(|c| after.is_none_or(|a| c.key > a) && self.selected(c, v.states))
+                .map(|c| c.key)
+                .min();
+            match next {
+                Some(k) => Some(k),
+                None => return Vec::new(),
             }
-            let info = self.info(c);
+        } else {
+            v.instance
+        };
+        let chosen: Vec<usize> = (0..self.samples.len())
+            .filter(|&i| {
+                let c = &self.samples[i];
+                instance.is_none_or(|k| k == c.key) && self.selected(c, v.states)
+            })
+            .take(v.max)
+            .collect();
+        let mut infos: Vec<SampleInfo> = chosen
+            .iter()
+            .map(|&i| self.info(&self.samples[i]))
+            .collect();
+        // Ranks: per instance, samples after this one in the collection, and generations
+        // between this one and the instance's most recent one in it.
+        let mut later: std::collections::BTreeMap<[u8; 16], (u32, u32)> = Default::default();
+        for (info, &i) in infos.iter_mut().zip(&chosen).rev() {
+            let c = &self.samples[i];
+            let g = generation_sum(c.generations);
+            let e = later.entry(c.key).or_insert((0, g));
+            info.sample_rank = e.0;
+            info.generation_rank = e.1 - g;
+            e.0 += 1;
+        }
+        let mut viewed: Vec<[u8; 16]> = Vec::new();
+        for (info, &i) in infos.into_iter().zip(&chosen) {
+            let c = &self.samples[i];
             f(c, info);
             if viewed.last() != Some(&c.key) {
                 viewed.push(c.key);
             }
-            n += 1;
-            if v.take {
-                if let Some(c) = self.samples.remove(i) {
-                    if c.expiry.is_some() {
-                        self.expiring = self.expiring.saturating_sub(1);
-                    }
-                    if let Some(inst) = self.instances.get_mut(&c.key) {
-                        inst.count = inst.count.saturating_sub(1);
-                    }
-                    if c.payload.len() >= REUSABLE_PAYLOAD_BYTES {
-                        // Unless a local writer's history still shares it.
-                        if let Ok(buf) = std::sync::Arc::try_unwrap(c.payload) {
-                            spent.push(buf);
-                        }
+        }
+        let mut spent = Vec::new();
+        if v.take {
+            for &i in chosen.iter().rev() {
+                let Some(c) = self.samples.remove(i) else {
+                    continue;
+                };
+                if c.expiry.is_some() {
+                    self.expiring = self.expiring.saturating_sub(1);
+                }
+                if let Some(inst) = self.instances.get_mut(&c.key) {
+                    inst.count = inst.count.saturating_sub(1);
+                }
+                if c.payload.len() >= REUSABLE_PAYLOAD_BYTES {
+                    // Unless a local writer's history still shares it.
+                    if let Ok(buf) = std::sync::Arc::try_unwrap(c.payload) {
+                        spent.push(buf);
                     }
                 }
-            } else {
+            }
+        } else {
+            for &i in &chosen {
                 self.samples[i].read = true;
-                i += 1;
             }
         }
         for k in viewed {
@@ -360,5 +461,155 @@ impl ReaderCache {
             }
         }
         spent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halyard_wire::{EntityId, GuidPrefix, SequenceNumber};
+    use std::sync::Arc;
+
+    fn writer(n: u8) -> Guid {
+        Guid::new(GuidPrefix([n; 12]), EntityId([0, 0, 1, 2]))
+    }
+
+    fn sample(w: Guid, key: u8, kind: ChangeKind, sn: i64) -> ReceivedSample {
+        ReceivedSample {
+            reader: EntityId([0, 0, 1, 7]),
+            writer: w,
+            sn: SequenceNumber(sn),
+            kind,
+            key_hash: Some([key; 16]),
+            payload: Arc::new(vec![0, 1, 0, 0]),
+            source_timestamp: None,
+            lifespan_expiry: None,
+        }
+    }
+
+    fn cache() -> ReaderCache {
+        let mut q = EndpointQos::reader_default();
+        q.history = History::KeepAll;
+        ReaderCache::new(q, None, 1)
+    }
+
+    fn infos(c: &mut ReaderCache, v: Visit) -> Vec<SampleInfo> {
+        let mut out = Vec::new();
+        c.visit(v, |_, i| out.push(i));
+        out
+    }
+
+    #[test]
+    fn generation_counts_and_ranks_follow_the_instance_lifecycle() {
+        let mut c = cache();
+        let t = Time::from_nanos(0);
+        let w = writer(1);
+        // Instance 1: alive, disposed, alive again (disposed generation 1), unregistered by
+        // its only writer, alive again (no-writers generation 1).
+        for (sn, kind) in [
+            (1, ChangeKind::Alive),
+            (2, ChangeKind::Disposed),
+            (3, ChangeKind::Alive),
+            (4, ChangeKind::Unregistered),
+            (5, ChangeKind::Alive),
+        ] {
+            c.insert(sample(w, 1, kind, sn), t).unwrap();
+        }
+        c.insert(sample(w, 2, ChangeKind::Alive, 6), t).unwrap();
+        let all = infos(&mut c, Visit::default());
+        let one: Vec<&SampleInfo> = all
+            .iter()
+            .filter(|i| i.instance_handle.0 == [1; 16])
+            .collect();
+        let gens: Vec<(u32, u32)> = one
+            .iter()
+            .map(|i| (i.disposed_generation_count, i.no_writers_generation_count))
+            .collect();
+        assert_eq!(gens, [(0, 0), (0, 0), (1, 0), (1, 0), (1, 1)]);
+        let ranks: Vec<(u32, u32, u32)> = one
+            .iter()
+            .map(|i| (i.sample_rank, i.generation_rank, i.absolute_generation_rank))
+            .collect();
+        assert_eq!(
+            ranks,
+            [(4, 2, 2), (3, 2, 2), (2, 1, 1), (1, 1, 1), (0, 0, 0)]
+        );
+        // A collection holding only the first two: ranks are relative to it, the absolute
+        // rank to the cache.
+        let first_two = infos(
+            &mut c,
+            Visit {
+                max: 2,
+                ..Visit::default()
+            },
+        );
+        assert_eq!(
+            first_two
+                .iter()
+                .map(|i| (i.sample_rank, i.generation_rank, i.absolute_generation_rank))
+                .collect::<Vec<_>>(),
+            [(1, 0, 2), (0, 0, 2)]
+        );
+    }
+
+    #[test]
+    fn state_masks_and_next_instance_select_what_dds_says() {
+        let mut c = cache();
+        let t = Time::from_nanos(0);
+        let w = writer(1);
+        for key in [3u8, 1, 2] {
+            c.insert(sample(w, key, ChangeKind::Alive, key as i64), t)
+                .unwrap();
+        }
+        c.insert(sample(w, 2, ChangeKind::Disposed, 10), t).unwrap();
+        // Only disposed instances.
+        let disposed = StateMask {
+            instance_states: StateMask::NOT_ALIVE_DISPOSED,
+            ..StateMask::ANY
+        };
+        let got = infos(
+            &mut c,
+            Visit {
+                states: disposed,
+                ..Visit::default()
+            },
+        );
+        assert!(got.len() == 2 && got.iter().all(|i| i.instance_handle.0 == [2; 16]));
+        assert!(c.has_matching(disposed));
+        // Those were read: NOT_READ now selects the other instances' samples only.
+        let unread = infos(
+            &mut c,
+            Visit {
+                states: StateMask::NOT_READ_ONLY,
+                ..Visit::default()
+            },
+        );
+        assert_eq!(unread.len(), 2);
+        // Instance 1 and 3 were viewed by that read; 2 was too: NEW selects nothing.
+        let new = StateMask {
+            view_states: StateMask::NEW,
+            ..StateMask::ANY
+        };
+        assert!(!c.has_matching(new));
+        // next_instance walks the instances in handle order.
+        let mut order = Vec::new();
+        let mut prev: Option<[u8; 16]> = None;
+        loop {
+            let got = infos(
+                &mut c,
+                Visit {
+                    next_after: prev,
+                    first_instance: prev.is_none(),
+                    ..Visit::default()
+                },
+            );
+            let Some(k) = got.first().map(|i| i.instance_handle.0) else {
+                break;
+            };
+            assert!(got.iter().all(|i| i.instance_handle.0 == k));
+            order.push(k[0]);
+            prev = Some(k);
+        }
+        assert_eq!(order, [1, 2, 3]);
     }
 }

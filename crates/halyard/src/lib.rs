@@ -52,6 +52,6 @@ pub use reader::{DataReader, Sample, Selector};
 pub use status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, InstanceState,
     LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, SampleInfo, SampleState,
-    ViewState,
+    StateMask, ViewState,
 };
 pub use writer::{Batching, DataWriter};

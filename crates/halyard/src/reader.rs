@@ -7,7 +7,7 @@ use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask}
 use crate::participant::DomainParticipant;
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus,
-    MatchedStatus, ReaderState, SampleInfo,
+    MatchedStatus, ReaderState, SampleInfo, StateMask,
 };
 use halyard_cdr::{deserialize, deserialize_key, key_hash, TopicType};
 use halyard_wire::EntityId;
@@ -42,10 +42,22 @@ pub struct DataReader<T: TopicType> {
 /// Which samples a read or take returns.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Selector {
-    /// Only samples not yet read.
+    /// Only samples not yet read (narrows `states` to NOT_READ).
     pub only_unread: bool,
     /// Only this instance.
     pub instance: Option<InstanceHandle>,
+    /// Only samples in these sample, view and instance states (default: any).
+    pub states: StateMask,
+}
+
+impl Selector {
+    fn mask(&self) -> StateMask {
+        let mut m = self.states;
+        if self.only_unread {
+            m.sample_states &= StateMask::NOT_READ;
+        }
+        m
+    }
 }
 
 impl<T: TopicType> DataReader<T> {
@@ -58,13 +70,18 @@ impl<T: TopicType> DataReader<T> {
     }
 
     fn collect(&self, max: usize, take: bool, sel: Selector) -> Result<Vec<Sample<T>>> {
-        let mut out = Vec::new();
         let v = Visit {
             max,
             take,
-            only_unread: sel.only_unread,
+            states: sel.mask(),
             instance: sel.instance.map(|h| h.0),
+            ..Visit::default()
         };
+        self.collect_visit(v)
+    }
+
+    fn collect_visit(&self, v: Visit) -> Result<Vec<Sample<T>>> {
+        let mut out = Vec::new();
         self.visit(v, |c, info| {
             let data = if info.valid_data {
                 deserialize::<T>(&c.payload).ok()
@@ -113,6 +130,46 @@ impl<T: TopicType> DataReader<T> {
     /// Read with a selector.
     pub fn read_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<T>>> {
         self.collect(max, false, sel)
+    }
+
+    /// Reads the samples of the instance with the smallest handle above `previous` (or the
+    /// first instance, for `None`) that has samples `sel` selects (`sel.instance` is ignored):
+    /// iterating with it visits every instance in handle order (DDS read_next_instance).
+    pub fn read_next_instance(
+        &self,
+        max: usize,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<T>>> {
+        self.next_instance(max, false, previous, sel)
+    }
+
+    /// Takes the samples of the next instance after `previous` (see
+    /// [`DataReader::read_next_instance`]).
+    pub fn take_next_instance(
+        &self,
+        max: usize,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<T>>> {
+        self.next_instance(max, true, previous, sel)
+    }
+
+    fn next_instance(
+        &self,
+        max: usize,
+        take: bool,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<T>>> {
+        self.collect_visit(Visit {
+            max,
+            take,
+            states: sel.mask(),
+            next_after: previous.map(|h| h.0),
+            first_instance: previous.is_none(),
+            ..Visit::default()
+        })
     }
 
     /// Takes the raw serialized samples (for tools that measure without decoding).
@@ -174,19 +231,27 @@ impl<T: TopicType> DataReader<T> {
 
     /// A ReadCondition triggering while samples (only unread ones if `only_unread`) are held.
     pub fn create_readcondition(&self, only_unread: bool) -> ReadCondition {
-        ReadCondition::new(self.participant.shared.clone(), self.id, only_unread)
+        let mask = if only_unread {
+            StateMask::NOT_READ_ONLY
+        } else {
+            StateMask::ANY
+        };
+        self.create_readcondition_with_mask(mask)
+    }
+
+    /// A ReadCondition triggering while samples in the states of `mask` are held.
+    pub fn create_readcondition_with_mask(&self, mask: StateMask) -> ReadCondition {
+        ReadCondition::new(self.participant.shared.clone(), self.id, mask)
     }
 
     /// Takes the samples a ReadCondition selects.
     pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
-        self.collect(
-            max,
-            true,
-            Selector {
-                only_unread: c.only_unread(),
-                instance: None,
-            },
-        )
+        self.collect(max, true, c.selector())
+    }
+
+    /// Reads the samples a ReadCondition selects.
+    pub fn read_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
+        self.collect(max, false, c.selector())
     }
 
     /// Reads a status under the lock and clears its changed flag.

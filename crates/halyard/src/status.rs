@@ -180,6 +180,74 @@ pub enum InstanceState {
     NotAliveNoWriters,
 }
 
+/// Which samples a read, take or ReadCondition selects by their states (DDS 1.4
+/// §2.2.2.5.1): a sample matches when its sample, view and instance states are each in the
+/// corresponding set. Bits as in DDS (`READ` 1, `NOT_READ` 2; `NEW` 1, `NOT_NEW` 2; `ALIVE` 1,
+/// `NOT_ALIVE_DISPOSED` 2, `NOT_ALIVE_NO_WRITERS` 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateMask {
+    /// Sample states.
+    pub sample_states: u32,
+    /// View states.
+    pub view_states: u32,
+    /// Instance states.
+    pub instance_states: u32,
+}
+
+impl StateMask {
+    /// READ sample state.
+    pub const READ: u32 = 1;
+    /// NOT_READ sample state.
+    pub const NOT_READ: u32 = 2;
+    /// NEW view state.
+    pub const NEW: u32 = 1;
+    /// NOT_NEW view state.
+    pub const NOT_NEW: u32 = 2;
+    /// ALIVE instance state.
+    pub const ALIVE: u32 = 1;
+    /// NOT_ALIVE_DISPOSED instance state.
+    pub const NOT_ALIVE_DISPOSED: u32 = 2;
+    /// NOT_ALIVE_NO_WRITERS instance state.
+    pub const NOT_ALIVE_NO_WRITERS: u32 = 4;
+    /// Every state.
+    pub const ANY: StateMask = StateMask {
+        sample_states: 3,
+        view_states: 3,
+        instance_states: 7,
+    };
+    /// Samples not read yet, in any view and instance state.
+    pub const NOT_READ_ONLY: StateMask = StateMask {
+        sample_states: Self::NOT_READ,
+        view_states: 3,
+        instance_states: 7,
+    };
+
+    /// True if a sample in these states is selected.
+    pub fn matches(&self, sample: SampleState, view: ViewState, instance: InstanceState) -> bool {
+        let s = match sample {
+            SampleState::Read => Self::READ,
+            SampleState::NotRead => Self::NOT_READ,
+        };
+        let v = match view {
+            ViewState::New => Self::NEW,
+            ViewState::NotNew => Self::NOT_NEW,
+        };
+        let i = match instance {
+            InstanceState::Alive => Self::ALIVE,
+            InstanceState::NotAliveDisposed => Self::NOT_ALIVE_DISPOSED,
+            InstanceState::NotAliveNoWriters => Self::NOT_ALIVE_NO_WRITERS,
+        };
+        self.sample_states & s != 0 && self.view_states & v != 0 && self.instance_states & i != 0
+    }
+}
+
+impl Default for StateMask {
+    /// [`StateMask::ANY`].
+    fn default() -> Self {
+        StateMask::ANY
+    }
+}
+
 /// Information about a sample (DDS 1.4 §2.2.2.5.5).
 #[derive(Clone, Debug)]
 pub struct SampleInfo {
@@ -201,6 +269,17 @@ pub struct SampleInfo {
     pub valid_data: bool,
     /// The writer's sequence number.
     pub sequence_number: SequenceNumber,
+    /// Times the instance went from NOT_ALIVE_DISPOSED to ALIVE before this sample.
+    pub disposed_generation_count: u32,
+    /// Times the instance went from NOT_ALIVE_NO_WRITERS to ALIVE before this sample.
+    pub no_writers_generation_count: u32,
+    /// Samples of the same instance that follow this one in the returned collection.
+    pub sample_rank: u32,
+    /// Generations between this sample and the instance's most recent sample in the
+    /// returned collection.
+    pub generation_rank: u32,
+    /// Generations between this sample and the instance's most recent sample in the cache.
+    pub absolute_generation_rank: u32,
 }
 
 /// What a DataReader keeps beside its history cache: its statuses and listener.

@@ -694,7 +694,7 @@ fn keyed_instances_dispose_unregister_and_states() {
             usize::MAX,
             Selector {
                 only_unread: true,
-                instance: None,
+                ..Default::default()
             },
         )
         .expect("read unread");
@@ -705,8 +705,8 @@ fn keyed_instances_dispose_unregister_and_states() {
         .take_with(
             usize::MAX,
             Selector {
-                only_unread: false,
                 instance: Some(h(3)),
+                ..Default::default()
             },
         )
         .expect("take instance 3");
