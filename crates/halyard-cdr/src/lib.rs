@@ -53,6 +53,7 @@ mod error;
 mod impls;
 mod keyhash;
 mod reader;
+mod reflect;
 mod traits;
 mod writer;
 
@@ -65,6 +66,7 @@ pub use error::CdrError;
 pub use halyard_derive::{CdrType, Topic};
 pub use keyhash::key_hash;
 pub use reader::{CdrReader, MemberHeader, ReadScope};
+pub use reflect::{FieldKind, FieldValue, PathSegment, Reflect};
 pub use traits::{CdrDecode, CdrEncode, TopicType};
 pub use writer::{CdrWriter, DHeader, MemberToken, WriteScope};
 

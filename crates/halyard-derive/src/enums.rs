@@ -25,7 +25,21 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let name = &input.ident;
     let (ig, tg, wc) = input.generics.split_for_impl();
     let variants: Vec<_> = data.variants.iter().map(|v| &v.ident).collect();
+    let names: Vec<String> = variants.iter().map(|v| v.to_string()).collect();
     Ok(quote! {
+        #[automatically_derived]
+        impl #ig #cdr::Reflect for #name #tg #wc {
+            fn field(&self, __path: &[#cdr::PathSegment]) -> ::core::option::Option<#cdr::FieldValue<'_>> {
+                if !__path.is_empty() {
+                    return ::core::option::Option::None;
+                }
+                let (__v, __n): (u32, &'static str) = match self { #( Self::#variants => (Self::#variants as u32, #names), )* };
+                ::core::option::Option::Some(#cdr::FieldValue::Enum { value: __v, name: __n })
+            }
+            fn field_kind(__path: &[#cdr::PathSegment]) -> ::core::option::Option<#cdr::FieldKind> {
+                __path.is_empty().then_some(#cdr::FieldKind::Enum(&[#( #names ),*]))
+            }
+        }
         #[automatically_derived]
         impl #ig #cdr::CdrEncode for #name #tg #wc {
             fn encode(&self, __w: &mut #cdr::CdrWriter<'_>) -> ::core::result::Result<(), #cdr::CdrError> {

@@ -1,4 +1,5 @@
-//! Code generation for structs: `CdrEncode`, `CdrDecode` and (for topics) `TopicType`.
+//! Code generation for structs: `CdrEncode`, `CdrDecode`, `Reflect` (member access by name,
+//! for content filters) and (for topics) `TopicType`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -64,7 +65,46 @@ pub fn expand(input: &DeriveInput, topic: bool) -> syn::Result<TokenStream> {
     } else {
         TokenStream::new()
     };
-    Ok(quote!(#encode #decode #topic))
+    let reflect = reflect_impl(&model);
+    Ok(quote!(#encode #decode #reflect #topic))
+}
+
+/// `Reflect`: a path's first segment names a member (its Rust name, `r#` stripped); the rest
+/// goes to the member's type.
+fn reflect_impl(m: &Model) -> TokenStream {
+    let cdr = &m.cdr;
+    let name = &m.input.ident;
+    let (ig, tg, wc) = m.input.generics.split_for_impl();
+    let names: Vec<String> = m
+        .members
+        .iter()
+        .map(|f| f.ident.to_string().trim_start_matches("r#").to_string())
+        .collect();
+    let idents: Vec<&Ident> = m.members.iter().map(|f| &f.ident).collect();
+    let tys: Vec<&Type> = m.members.iter().map(|f| &f.ty).collect();
+    quote! {
+        #[automatically_derived]
+        impl #ig #cdr::Reflect for #name #tg #wc {
+            fn field(&self, __path: &[#cdr::PathSegment]) -> ::core::option::Option<#cdr::FieldValue<'_>> {
+                match __path.split_first()? {
+                    (#cdr::PathSegment::Member(__n), __rest) => match __n.as_str() {
+                        #( #names => #cdr::Reflect::field(&self.#idents, __rest), )*
+                        _ => ::core::option::Option::None,
+                    },
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn field_kind(__path: &[#cdr::PathSegment]) -> ::core::option::Option<#cdr::FieldKind> {
+                match __path.split_first()? {
+                    (#cdr::PathSegment::Member(__n), __rest) => match __n.as_str() {
+                        #( #names => <#tys as #cdr::Reflect>::field_kind(__rest), )*
+                        _ => ::core::option::Option::None,
+                    },
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    }
 }
 
 fn members(input: &DeriveInput) -> syn::Result<Vec<Member>> {

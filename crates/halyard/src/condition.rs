@@ -6,6 +6,7 @@
 
 use crate::clock::monotonic;
 use crate::error::{Error, Result};
+use crate::filter::{SampleFilter, SharedFilter};
 use crate::listener::StatusMask;
 use crate::runtime::Shared;
 use crate::status::StateMask;
@@ -112,6 +113,7 @@ struct ReadInner {
     shared: Arc<Shared>,
     reader: EntityId,
     mask: StateMask,
+    query: Option<SampleFilter>,
 }
 
 /// Triggers while its reader holds samples in the states of its mask (DDS 1.4 §2.2.2.5.8).
@@ -124,7 +126,27 @@ impl ReadCondition {
             shared,
             reader,
             mask,
+            query: None,
         }))
+    }
+
+    pub(crate) fn with_query(
+        shared: Arc<Shared>,
+        reader: EntityId,
+        mask: StateMask,
+        query: SampleFilter,
+    ) -> Self {
+        ReadCondition(Arc::new(ReadInner {
+            shared,
+            reader,
+            mask,
+            query: Some(query),
+        }))
+    }
+
+    /// The query of a QueryCondition's read condition.
+    pub(crate) fn query(&self) -> Option<SampleFilter> {
+        self.0.query.clone()
     }
 
     /// True if this condition selects only unread samples.
@@ -137,26 +159,67 @@ impl ReadCondition {
         self.0.mask
     }
 
-    /// What a read or take with this condition returns.
-    pub(crate) fn selector(&self) -> crate::reader::Selector {
-        crate::reader::Selector {
-            states: self.0.mask,
-            ..Default::default()
-        }
-    }
-
     /// True while triggered.
     pub fn trigger_value(&self) -> bool {
         let st = self.0.shared.lock();
         st.readers.get(&self.0.reader).is_some_and(|r| {
-            if self.0.mask == StateMask::NOT_READ_ONLY {
+            if self.0.query.is_some() {
+                r.cache.has_matching(self.0.mask, self.0.query.as_ref())
+            } else if self.0.mask == StateMask::NOT_READ_ONLY {
                 r.data_available
             } else if self.0.mask == StateMask::ANY {
                 !r.cache.is_empty()
             } else {
-                r.cache.has_matching(self.0.mask)
+                r.cache.has_matching(self.0.mask, None)
             }
         })
+    }
+}
+
+/// A ReadCondition that also filters data samples with a query expression (DDS 1.4
+/// §2.2.2.5.9), made by `DataReader::create_querycondition`.
+#[derive(Clone)]
+pub struct QueryCondition {
+    read: ReadCondition,
+    filter: SharedFilter,
+}
+
+impl QueryCondition {
+    pub(crate) fn new(read: ReadCondition, filter: SharedFilter) -> Self {
+        QueryCondition { read, filter }
+    }
+
+    /// The read condition to use with `read_w_condition`, `take_w_condition` and WaitSets.
+    pub fn read_condition(&self) -> &ReadCondition {
+        &self.read
+    }
+
+    /// The query expression.
+    pub fn query_expression(&self) -> String {
+        self.filter
+            .read()
+            .map(|f| f.expression().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Replaces the query's parameters.
+    pub fn set_query_parameters(&self, params: Vec<String>) -> Result<()> {
+        let mut f = self
+            .filter
+            .write()
+            .map_err(|_| Error::BadParameter("the query is poisoned"))?;
+        Ok(f.set_parameters(&params)?)
+    }
+
+    /// True while samples the query selects are held.
+    pub fn trigger_value(&self) -> bool {
+        self.read.trigger_value()
+    }
+}
+
+impl From<&QueryCondition> for Condition {
+    fn from(c: &QueryCondition) -> Self {
+        Condition::Read(c.read.clone())
     }
 }
 

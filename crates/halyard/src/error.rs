@@ -26,6 +26,9 @@ pub enum Error {
     OutOfResources(&'static str),
     /// RETCODE_BAD_PARAMETER: an argument is invalid.
     BadParameter(&'static str),
+    /// RETCODE_BAD_PARAMETER: a filter or query expression does not parse or does not fit
+    /// the type (the error says where).
+    BadFilter(crate::filter::FilterError),
     /// RETCODE_ALREADY_DELETED: the entity was deleted.
     AlreadyDeleted,
     /// A sample could not be serialized or deserialized.
@@ -48,6 +51,7 @@ impl std::fmt::Display for Error {
             Error::Timeout => write!(f, "timed out"),
             Error::OutOfResources(what) => write!(f, "out of resources: {what}"),
             Error::BadParameter(what) => write!(f, "bad parameter: {what}"),
+            Error::BadFilter(e) => write!(f, "bad filter expression {e}"),
             Error::AlreadyDeleted => write!(f, "entity already deleted"),
             Error::Serialization(e) => write!(f, "serialization failed: {e}"),
             Error::Transport(e) => write!(f, "transport: {e}"),
@@ -58,6 +62,12 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<crate::filter::FilterError> for Error {
+    fn from(e: crate::filter::FilterError) -> Self {
+        Error::BadFilter(e)
+    }
+}
 
 impl From<CdrError> for Error {
     fn from(e: CdrError) -> Self {

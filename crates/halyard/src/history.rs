@@ -93,7 +93,7 @@ pub(crate) enum Rejected {
 }
 
 /// Which samples a read or take visits.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone)]
 pub(crate) struct Visit {
     /// At most this many.
     pub(crate) max: usize,
@@ -108,6 +108,13 @@ pub(crate) struct Visit {
     pub(crate) next_after: Option<[u8; 16]>,
     /// With `next_after`: start from the first instance.
     pub(crate) first_instance: bool,
+    /// Only data samples this query accepts (a QueryCondition's).
+    pub(crate) query: Option<crate::filter::SampleFilter>,
+}
+
+/// True if `c` passes `query` (only data samples are queried).
+fn passes(c: &Cached, query: Option<&crate::filter::SampleFilter>) -> bool {
+    query.is_none_or(|q| c.kind != ChangeKind::Alive || q(&c.payload))
 }
 
 /// Both generation counts together: the number of times the instance came back to life.
@@ -125,6 +132,7 @@ impl Default for Visit {
             instance: None,
             next_after: None,
             first_instance: false,
+            query: None,
         }
     }
 }
@@ -179,8 +187,14 @@ impl ReaderCache {
     }
 
     /// True while samples in `states` are held.
-    pub(crate) fn has_matching(&self, states: StateMask) -> bool {
-        self.samples.iter().any(|c| self.selected(c, states))
+    pub(crate) fn has_matching(
+        &self,
+        states: StateMask,
+        query: Option<&crate::filter::SampleFilter>,
+    ) -> bool {
+        self.samples
+            .iter()
+            .any(|c| self.selected(c, states) && passes(c, query))
     }
 
     fn selected(&self, c: &Cached, states: StateMask) -> bool {
@@ -392,6 +406,7 @@ impl ReaderCache {
                 .samples
                 .iter()
                 .filter(|c| after.is_none_or(|a| c.key > a) && self.selected(c, v.states))
+                .filter(|c| passes(c, v.query.as_ref()))
                 .map(|c| c.key)
                 .min();
             match next {
@@ -404,7 +419,9 @@ impl ReaderCache {
         let chosen: Vec<usize> = (0..self.samples.len())
             .filter(|&i| {
                 let c = &self.samples[i];
-                instance.is_none_or(|k| k == c.key) && self.selected(c, v.states)
+                instance.is_none_or(|k| k == c.key)
+                    && self.selected(c, v.states)
+                    && passes(c, v.query.as_ref())
             })
             .take(v.max)
             .collect();
@@ -575,7 +592,7 @@ mod tests {
             },
         );
         assert!(got.len() == 2 && got.iter().all(|i| i.instance_handle.0 == [2; 16]));
-        assert!(c.has_matching(disposed));
+        assert!(c.has_matching(disposed, None));
         // Those were read: NOT_READ now selects the other instances' samples only.
         let unread = infos(
             &mut c,
@@ -590,7 +607,7 @@ mod tests {
             view_states: StateMask::NEW,
             ..StateMask::ANY
         };
-        assert!(!c.has_matching(new));
+        assert!(!c.has_matching(new, None));
         // next_instance walks the instances in handle order.
         let mut order = Vec::new();
         let mut prev: Option<[u8; 16]> = None;

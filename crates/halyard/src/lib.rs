@@ -22,6 +22,7 @@ pub mod builtin;
 mod clock;
 pub mod condition;
 pub mod error;
+pub mod filter;
 mod history;
 pub mod listener;
 mod participant;
@@ -36,8 +37,11 @@ pub use builtin::{
     SubscriptionBuiltinTopicData,
 };
 pub use clock::wall_clock;
-pub use condition::{Condition, GuardCondition, ReadCondition, StatusCondition, WaitSet};
+pub use condition::{
+    Condition, GuardCondition, QueryCondition, ReadCondition, StatusCondition, WaitSet,
+};
 pub use error::{Error, Result};
+pub use filter::{ContentFilteredTopic, Filter, FilterError};
 pub use halyard_cdr as cdr;
 pub use halyard_cdr::{CdrType, Topic as TopicDerive};
 pub use halyard_core::{Event, QosPolicyId};

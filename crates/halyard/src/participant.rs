@@ -263,6 +263,25 @@ impl DomainParticipant {
         })
     }
 
+    /// Creates a content-filtered topic: readers created from it
+    /// (`Subscriber::create_datareader_filtered`) see only the samples of `topic` that
+    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`) accepts. A bad
+    /// expression is `Error::BadFilter`, which says which token is wrong and why.
+    pub fn create_contentfilteredtopic<T: TopicType + halyard_cdr::Reflect>(
+        &self,
+        name: &str,
+        topic: &Topic<T>,
+        expression: &str,
+        params: Vec<String>,
+    ) -> Result<crate::filter::ContentFilteredTopic<T>> {
+        if name.is_empty() || name.len() > 256 {
+            return Err(Error::BadParameter("topic names are 1..=256 characters"));
+        }
+        Ok(crate::filter::ContentFilteredTopic::new(
+            name, topic, expression, params,
+        )?)
+    }
+
     /// Creates a publisher (partitions and group data apply to its writers).
     pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
         Publisher {
@@ -325,6 +344,16 @@ pub struct Topic<T> {
     pub(crate) name: String,
     pub(crate) type_name: String,
     _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Topic<T> {
+    fn clone(&self) -> Self {
+        Topic {
+            name: self.name.clone(),
+            type_name: self.type_name.clone(),
+            _t: PhantomData,
+        }
+    }
 }
 
 impl<T> Topic<T> {
@@ -412,8 +441,30 @@ impl Subscriber {
     pub fn create_datareader_with_listener<T: TopicType>(
         &self,
         topic: &Topic<T>,
+        qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+    ) -> Result<DataReader<T>> {
+        self.create_reader(topic, qos, listener, None)
+    }
+
+    /// Creates a DataReader of a content-filtered topic: samples its filter rejects never
+    /// reach the reader's cache (nor its listener, nor its statuses).
+    pub fn create_datareader_filtered<T: TopicType + halyard_cdr::Reflect>(
+        &self,
+        topic: &crate::filter::ContentFilteredTopic<T>,
+        qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+    ) -> Result<DataReader<T>> {
+        let filter = crate::filter::sample_filter::<T>(&topic.filter);
+        self.create_reader(&topic.related, qos, listener, Some(filter))
+    }
+
+    fn create_reader<T: TopicType>(
+        &self,
+        topic: &Topic<T>,
         mut qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
+        filter: Option<crate::filter::SampleFilter>,
     ) -> Result<DataReader<T>> {
         validate(&qos, false)?;
         if qos.partition.is_empty() {
@@ -444,6 +495,7 @@ impl Subscriber {
             let seed = st.core.config().hash_seed;
             let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed));
             state.listener = listener;
+            state.filter = filter;
             let credit = state.cache.credit();
             // Before the pump: samples and events raised during creation refer to `id`.
             st.readers.insert(id, state);

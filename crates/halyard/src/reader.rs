@@ -100,8 +100,9 @@ impl<T: TopicType> DataReader<T> {
         let id = self.id;
         self.participant.shared.drive(|st, now| {
             let r = st.readers.get_mut(&id).ok_or(Error::AlreadyDeleted)?;
+            let take = v.take;
             let spent = r.visit(v, f);
-            let credit = r.cache.credit().filter(|_| v.take);
+            let credit = r.cache.credit().filter(|_| take);
             for buf in spent {
                 st.core.recycle_payload(buf);
             }
@@ -244,14 +245,43 @@ impl<T: TopicType> DataReader<T> {
         ReadCondition::new(self.participant.shared.clone(), self.id, mask)
     }
 
-    /// Takes the samples a ReadCondition selects.
+    /// Takes the samples a ReadCondition (or a QueryCondition's) selects.
     pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
-        self.collect(max, true, c.selector())
+        self.with_condition(max, true, c)
     }
 
-    /// Reads the samples a ReadCondition selects.
+    /// Reads the samples a ReadCondition (or a QueryCondition's) selects.
     pub fn read_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
-        self.collect(max, false, c.selector())
+        self.with_condition(max, false, c)
+    }
+
+    fn with_condition(&self, max: usize, take: bool, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
+        self.collect_visit(Visit {
+            max,
+            take,
+            states: c.mask(),
+            query: c.query(),
+            ..Visit::default()
+        })
+    }
+
+    /// A QueryCondition: a ReadCondition that also requires data samples to pass
+    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`). Use its
+    /// `read_condition()` with `read_w_condition`, `take_w_condition` and WaitSets.
+    pub fn create_querycondition(
+        &self,
+        mask: StateMask,
+        expression: &str,
+        params: Vec<String>,
+    ) -> Result<crate::condition::QueryCondition>
+    where
+        T: halyard_cdr::Reflect,
+    {
+        let filter = crate::filter::Filter::new::<T>(expression, &params)?;
+        let shared = std::sync::Arc::new(std::sync::RwLock::new(filter));
+        let query = crate::filter::sample_filter::<T>(&shared);
+        let read = ReadCondition::with_query(self.participant.shared.clone(), self.id, mask, query);
+        Ok(crate::condition::QueryCondition::new(read, shared))
     }
 
     /// Reads a status under the lock and clears its changed flag.

@@ -296,6 +296,8 @@ pub(crate) struct ReaderState {
     pub(crate) data_available: bool,
     /// Statuses changed since their last read (for StatusConditions).
     pub(crate) changes: StatusMask,
+    /// A content filter: data samples it rejects are not stored.
+    pub(crate) filter: Option<crate::filter::SampleFilter>,
 }
 
 impl ReaderState {
@@ -311,12 +313,18 @@ impl ReaderState {
             listener: None,
             data_available: false,
             changes: StatusMask::NONE,
+            filter: None,
         }
     }
 
     /// Stores a received sample in the cache; returns true if it was stored (otherwise it
     /// counts as rejected: SAMPLE_REJECTED).
     pub(crate) fn insert(&mut self, s: ReceivedSample, now: Time) -> bool {
+        if s.kind == halyard_core::ChangeKind::Alive
+            && self.filter.as_ref().is_some_and(|f| !f(&s.payload))
+        {
+            return false;
+        }
         match self.cache.insert(s, now) {
             Ok(()) => {
                 self.data_available = true;

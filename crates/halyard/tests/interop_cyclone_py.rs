@@ -1477,3 +1477,42 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
     );
     drop(wr);
 }
+
+#[test]
+fn content_filtered_reader_of_a_cyclone_writer() {
+    if !peer_available() {
+        return;
+    }
+    // Cyclone writes 40 samples (id = seq % 4); the Halyard reader's filter keeps id 2 from
+    // seq 10 on: 10, 14, ..., 38.
+    let dp = participant(51);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let cft = dp
+        .create_contentfilteredtopic("Id2Late", &topic, "id = %0 AND seq >= 10", vec!["2".into()])
+        .unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader_filtered(&cft, reader_qos(true), None)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_pub.py",
+        &[
+            "--domain",
+            "51",
+            "--count",
+            "40",
+            "--wait-match",
+            "1",
+            "--linger",
+            "0.5",
+        ],
+    );
+    let o = py.finish(secs(20.0));
+    let got = take_n(&rd, 8, secs(2.0));
+    o.check(o.ok, "the Cyclone writer failed");
+    let seqs: Vec<u32> = got.iter().map(|k| k.seq).collect();
+    o.check(
+        seqs == (10..40).step_by(4).collect::<Vec<u32>>() && got.iter().all(|k| k.id == 2),
+        &format!("the filtered reader took seqs {seqs:?}"),
+    );
+}

@@ -1,7 +1,7 @@
 //! ddsperf's topic types (ddsperf_types.idl, all `@final`, no module) and the accessors the
 //! ping/pong/pub/sub code needs, so it can be generic over `-T`.
 
-use halyard::cdr::{CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, TopicType};
+use halyard::cdr::{CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect, TopicType};
 
 /// ddsperf's default type: `struct KeyedSeq { uint32 seq; @key uint32 keyval; sequence<octet> baggage; }`.
 #[derive(halyard::Topic, Clone, Debug, Default)]
@@ -26,6 +26,15 @@ impl<const N: usize> Default for Octets<N> {
 impl<const N: usize> CdrEncode for Octets<N> {
     fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
         self.0.encode(w)
+    }
+}
+
+impl<const N: usize> Reflect for Octets<N> {
+    fn field(&self, path: &[halyard::cdr::PathSegment]) -> Option<halyard::cdr::FieldValue<'_>> {
+        self.0.field(path)
+    }
+    fn field_kind(path: &[halyard::cdr::PathSegment]) -> Option<halyard::cdr::FieldKind> {
+        <[u8; N]>::field_kind(path)
     }
 }
 

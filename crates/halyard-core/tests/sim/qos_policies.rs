@@ -238,17 +238,48 @@ fn exclusive_ownership_follows_strength_deadline_and_partitions() {
                     .map(|(_, g)| *g)
                     .collect()
             };
-            // Once the strong writer owns the instance, the weak one is never heard ...
+            let misses: Vec<u64> = net
+                .node(2)
+                .events
+                .iter()
+                .filter(|(_, e)| matches!(e, Event::RequestedDeadlineMissed { .. }))
+                .map(|(t, _)| *t - t0)
+                .collect();
+            // While the strong writer is heard, a weak sample is admitted only after the
+            // instance missed its deadline since the strong writer's last sample (a loss whose
+            // repair took longer than the deadline hands the instance over, as DDS says).
+            let handed_over_fairly = |from: u64, to: u64| {
+                let mut last_strong = None;
+                for &(t, g) in got.iter().filter(|(t, _)| (from..to).contains(t)) {
+                    if g == b'S' {
+                        last_strong = Some(t);
+                    } else if let Some(ls) = last_strong {
+                        if !misses.iter().any(|&m| m > ls && m <= t) {
+                            return false;
+                        }
+                    }
+                }
+                true
+            };
             let first_strong = got
                 .iter()
-                .position(|(_, g)| *g == b'S')
+                .find(|(_, g)| *g == b'S')
+                .map(|(t, _)| *t)
                 .expect("no strong sample");
-            let before_cut = in_window(got[first_strong].0, 2 * SEC);
+            let share = |from: u64, to: u64, tag: u8| {
+                let w: Vec<u8> = in_window(from, to);
+                (w.iter().filter(|&&g| g == tag).count(), w.len())
+            };
             assert!(
-                before_cut.iter().all(|&g| g == b'S'),
+                handed_over_fairly(first_strong, 2 * SEC),
                 "seed {seed:#x}: a weak sample reached the reader while the strong writer owned the instance"
             );
-            // ... until it misses the deadline behind the partition: the weak writer takes over.
+            let (strong_n, n) = share(first_strong, 2 * SEC, b'S');
+            assert!(
+                strong_n * 10 >= n * 9,
+                "seed {seed:#x}: before the partition {strong_n} of {n} samples were the strong writer's"
+            );
+            // Behind the partition it misses the deadline: the weak writer takes over.
             let cut = in_window(2 * SEC + 300 * MS, 4 * SEC);
             assert!(
                 cut.len() > 50 && cut.iter().all(|&g| g == b'W'),
@@ -256,11 +287,14 @@ fn exclusive_ownership_follows_strength_deadline_and_partitions() {
                 cut.len()
             );
             // When the partition heals the strong writer takes its instance back.
-            let healed = in_window(4 * SEC + 500 * MS, 7 * SEC);
             assert!(
-                healed.len() > 50 && healed.iter().all(|&g| g == b'S'),
-                "seed {seed:#x}: after the partition the reader got {} samples, not all the strong writer's",
-                healed.len()
+                handed_over_fairly(4 * SEC + 500 * MS, 7 * SEC),
+                "seed {seed:#x}: after the partition a weak sample arrived without a missed deadline"
+            );
+            let (strong_n, n) = share(4 * SEC + 500 * MS, 7 * SEC, b'S');
+            assert!(
+                n > 50 && strong_n * 10 >= n * 9,
+                "seed {seed:#x}: after the partition {strong_n} of {n} samples were the strong writer's"
             );
             assert!(
                 count_events(net.node(2), |e| matches!(
@@ -290,6 +324,19 @@ fn lifespan_keeps_expired_samples_from_being_repaired() {
             let w = keyed_writer(&mut net, 0, "Lifespan", wq);
             let r = keyed_reader(&mut net, 1, "Lifespan", rq);
             wait_matched(&mut net, &[(1, 1)]);
+            // Warm-up (instance 9) until the reader has one: a volatile reader cannot tell a
+            // sample that expired before it first heard of its writer from one written before
+            // it matched, so the measured samples start once it is in step.
+            let mut warm = 0;
+            while !net.node(1).samples.iter().any(|(_, s)| s.reader == r) {
+                write_keyed(&mut net, 0, w, 9, 0, warm);
+                warm += 1;
+                net.run_for(15 * MS);
+                assert!(
+                    warm < 1000,
+                    "seed {seed:#x}: no warm-up sample ever arrived"
+                );
+            }
             let t0 = net.now;
             net.partitions.push(Partition {
                 a: vec![0],
@@ -308,7 +355,7 @@ fn lifespan_keeps_expired_samples_from_being_repaired() {
                 .node(1)
                 .samples
                 .iter()
-                .filter(|(_, s)| s.reader == r)
+                .filter(|(_, s)| s.reader == r && s.payload[4] == 1)
                 .map(|(t, s)| {
                     let i = u64::from_le_bytes(s.payload[8..16].try_into().unwrap());
                     (*t, i, s.source_timestamp, s.lifespan_expiry)
@@ -330,18 +377,22 @@ fn lifespan_keeps_expired_samples_from_being_repaired() {
                     "seed {seed:#x}: the reader was not told when sample {i} expires"
                 );
             }
-            // Reliability still holds for what had not expired: everything written after the
-            // partition arrives.
-            let after: Vec<u64> = got
+            // Nothing is lost silently: every sample that did not arrive (expired during the
+            // partition, or lost on the way and expired before its repair) is reported lost.
+            let reported: u64 = net
+                .node(1)
+                .events
                 .iter()
-                .map(|g| g.1)
-                .filter(|&i| written_at[i as usize] >= heal)
-                .collect();
-            let expected = written_at.iter().filter(|&&w| w >= heal).count();
+                .filter_map(|(_, e)| match e {
+                    Event::SampleLost { reader, count, .. } if *reader == r => Some(*count),
+                    _ => None,
+                })
+                .sum();
             assert_eq!(
-                after.len(),
-                expected,
-                "seed {seed:#x}: samples written after the partition were lost"
+                reported,
+                100 - got.len() as u64,
+                "seed {seed:#x}: {} samples missing, {reported} reported lost",
+                100 - got.len()
             );
             // Samples written during the partition expired before it healed: they never arrive,
             // and the reader is told they are lost.

@@ -1,0 +1,195 @@
+//! Proves content-filtered topics and query conditions between two participants over
+//! loopback UDP: a filtered reader stores only what its expression accepts, new parameters
+//! apply to later samples, a QueryCondition selects (and triggers a WaitSet) by its query, and
+//! bad expressions are refused with the offending token.
+#![allow(clippy::disallowed_methods)] // tests above the core may read the clock
+
+use halyard::qos::{EndpointQos, History, ReliabilityKind};
+use halyard::{DomainParticipant, Error, GroupQos, ParticipantOptions, StateMask, WaitSet};
+use std::time::Duration;
+
+#[derive(halyard::CdrType, Clone, Copy, Debug, Default, PartialEq)]
+enum Level {
+    #[default]
+    Low,
+    Mid,
+    High,
+}
+
+#[derive(halyard::CdrType, Clone, Debug, Default, PartialEq)]
+struct Where {
+    x: i32,
+    y: i32,
+}
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(type_name = "FilterTest")]
+struct Reading {
+    #[key]
+    id: u32,
+    value: f64,
+    name: String,
+    at: Where,
+    level: Level,
+}
+
+const T: Duration = Duration::from_secs(10);
+
+fn participant(domain: u32) -> DomainParticipant {
+    DomainParticipant::with_options(
+        domain,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            ..Default::default()
+        },
+    )
+    .expect("participant on lo")
+}
+
+fn reliable(mut q: EndpointQos) -> EndpointQos {
+    q.reliability.kind = ReliabilityKind::Reliable;
+    q.history = History::KeepAll;
+    q
+}
+
+fn reading(id: u32) -> Reading {
+    Reading {
+        id,
+        value: id as f64 * 1.5,
+        name: format!("sensor-{id}"),
+        at: Where {
+            x: id as i32 * 10,
+            y: -(id as i32),
+        },
+        level: [Level::Low, Level::Mid, Level::High][id as usize % 3],
+    }
+}
+
+fn ids(samples: Vec<halyard::Sample<Reading>>) -> Vec<u32> {
+    samples
+        .into_iter()
+        .filter_map(|s| s.data.map(|d| d.id))
+        .collect()
+}
+
+#[test]
+fn a_filtered_reader_stores_only_what_its_expression_accepts() {
+    let (a, b) = (participant(130), participant(130));
+    let ta = a.create_topic::<Reading>("Readings").unwrap();
+    let tb = b.create_topic::<Reading>("Readings").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .unwrap();
+    let cft = b
+        .create_contentfilteredtopic(
+            "HighOnes",
+            &tb,
+            "level = High OR (at.x BETWEEN %0 AND %1 AND name LIKE 'sensor-_')",
+            vec!["20".into(), "40".into()],
+        )
+        .unwrap();
+    let sub = b.create_subscriber(GroupQos::default());
+    let r = sub
+        .create_datareader_filtered(&cft, reliable(EndpointQos::reader_default()), None)
+        .unwrap();
+    let plain = sub
+        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .unwrap();
+    w.wait_for_matched(2, T).unwrap();
+    for id in 0..12 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    // High: 2, 5, 8, 11; x in 20..=40 with a one-character suffix: 2, 3, 4.
+    assert_eq!(ids(r.take(100).unwrap()), vec![2, 3, 4, 5, 8, 11]);
+    assert_eq!(
+        plain.take(100).unwrap().len(),
+        12,
+        "the unfiltered reader has all"
+    );
+    // New parameters apply to later samples.
+    cft.set_expression_parameters(vec!["90".into(), "100".into()])
+        .unwrap();
+    assert_eq!(cft.expression_parameters(), vec!["90", "100"]);
+    for id in 0..12 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(ids(r.take(100).unwrap()), vec![2, 5, 8, 9, 11]);
+    assert!(matches!(
+        cft.set_expression_parameters(vec!["1".into()]),
+        Err(Error::BadFilter(_))
+    ));
+}
+
+#[test]
+fn a_query_condition_selects_and_triggers_by_its_query() {
+    let (a, b) = (participant(131), participant(131));
+    let ta = a.create_topic::<Reading>("Queried").unwrap();
+    let tb = b.create_topic::<Reading>("Queried").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .unwrap();
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    let q = r
+        .create_querycondition(StateMask::NOT_READ_ONLY, "value > %0", vec!["100".into()])
+        .unwrap();
+    let ws = WaitSet::new();
+    ws.attach_condition(&q).unwrap();
+    for id in 0..10 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert!(!q.trigger_value(), "no value above 100");
+    assert!(ws.wait(Duration::from_millis(100)).is_err());
+    q.set_query_parameters(vec!["9.5".into()]).unwrap();
+    assert!(q.trigger_value());
+    assert!(ws.wait(T).is_ok());
+    // value = 1.5 id > 9.5: ids 7, 8, 9.
+    assert_eq!(
+        ids(r.read_w_condition(100, q.read_condition()).unwrap()),
+        vec![7, 8, 9]
+    );
+    // They are READ now: the NOT_READ query selects nothing more.
+    assert!(!q.trigger_value());
+    assert!(r
+        .take_w_condition(100, q.read_condition())
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        r.take(100).unwrap().len(),
+        10,
+        "the query left the others in the cache"
+    );
+    assert_eq!(q.query_expression(), "value > %0");
+}
+
+#[test]
+fn bad_expressions_are_refused_with_the_offending_token() {
+    let p = participant(132);
+    let t = p.create_topic::<Reading>("Bad").unwrap();
+    let e = p
+        .create_contentfilteredtopic("B", &t, "value > 1 AND colour = 'red'", vec![])
+        .err()
+        .expect("refused");
+    let Error::BadFilter(f) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!((f.position, f.token.as_str()), (14, "colour"));
+    assert!(e.to_string().contains("colour"), "{e}");
+    let r = p
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&t, EndpointQos::reader_default())
+        .unwrap();
+    let e = r
+        .create_querycondition(StateMask::ANY, "level = Extreme", vec![])
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("Extreme"), "{e}");
+}
