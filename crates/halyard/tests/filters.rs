@@ -4,8 +4,10 @@
 //! bad expressions are refused with the offending token.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
-use halyard::qos::{EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, Error, GroupQos, ParticipantOptions, StateMask, WaitSet};
+mod common;
+
+use halyard::qos::EndpointQos;
+use halyard::{DomainParticipant, Error, GroupQos, StateMask, WaitSet};
 use std::time::Duration;
 
 #[derive(halyard::CdrType, Clone, Copy, Debug, Default, PartialEq)]
@@ -36,20 +38,11 @@ struct Reading {
 const T: Duration = Duration::from_secs(10);
 
 fn participant(domain: u32) -> DomainParticipant {
-    DomainParticipant::with_options(
-        domain,
-        ParticipantOptions {
-            interface: Some("lo".into()),
-            ..Default::default()
-        },
-    )
-    .expect("participant on lo")
+    common::loopback_participant(domain)
 }
 
-fn reliable(mut q: EndpointQos) -> EndpointQos {
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
-    q
+fn reliable(q: EndpointQos) -> EndpointQos {
+    common::reliable_keep_all(q)
 }
 
 fn reading(id: u32) -> Reading {

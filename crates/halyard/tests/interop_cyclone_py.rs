@@ -1230,6 +1230,13 @@ fn lifespan_expires_samples_both_ways_with_cyclone() {
     );
 }
 
+/// `q` with LIVELINESS `kind` and a 300 ms lease.
+fn lease(mut q: EndpointQos, kind: halyard::qos::LivelinessKind) -> EndpointQos {
+    q.liveliness.kind = kind;
+    q.liveliness.lease_duration = ms(300);
+    q
+}
+
 /// The (alive, not_alive) transitions a Cyclone reader printed.
 fn liveliness_transitions(o: &PeerOutput) -> Vec<(i64, i64)> {
     o.lines
@@ -1244,11 +1251,6 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
     if !peer_available() {
         return;
     }
-    let lease = |mut q: EndpointQos, kind| {
-        q.liveliness.kind = kind;
-        q.liveliness.lease_duration = ms(300);
-        q
-    };
     use halyard::qos::LivelinessKind as K;
     // A Cyclone MANUAL_BY_TOPIC writer (300 ms lease) writes for 1 s, then is silent for
     // 1.5 s: the Halyard reader sees it go from alive to not alive; Cyclone reports it lost.
@@ -1371,11 +1373,6 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
         return;
     }
     use halyard::qos::LivelinessKind as K;
-    let lease = |mut q: EndpointQos, kind| {
-        q.liveliness.kind = kind;
-        q.liveliness.lease_duration = ms(300);
-        q
-    };
     let dp = participant(50);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
     // A MANUAL_BY_PARTICIPANT writer that never writes: the participant asserts every 100 ms

@@ -6,10 +6,12 @@
 //! message naming the policy.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
-use halyard::qos::{DdsDuration, EndpointQos, History, OwnershipKind, ReliabilityKind};
+mod common;
+
+use halyard::qos::{DdsDuration, EndpointQos, OwnershipKind};
 use halyard::{
     DataReader, DataReaderListener, DeadlineMissedStatus, DomainParticipant, Error, GroupQos,
-    InstanceState, ParticipantOptions,
+    InstanceState,
 };
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -27,24 +29,15 @@ struct QosTest {
 const T: Duration = Duration::from_secs(10);
 
 fn participant(domain: u32) -> DomainParticipant {
-    DomainParticipant::with_options(
-        domain,
-        ParticipantOptions {
-            interface: Some("lo".into()),
-            ..Default::default()
-        },
-    )
-    .expect("participant on lo")
+    common::loopback_participant(domain)
 }
 
 fn ms(n: i64) -> DdsDuration {
     DdsDuration::from_nanos(n * 1_000_000)
 }
 
-fn reliable(mut q: EndpointQos) -> EndpointQos {
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
-    q
+fn reliable(q: EndpointQos) -> EndpointQos {
+    common::reliable_keep_all(q)
 }
 
 /// Two participants with a writer on the first and a reader on the second, matched.

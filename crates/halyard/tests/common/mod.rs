@@ -1,5 +1,6 @@
-//! Fake peers for tests: crafted RTPS participants and endpoints (SPDP and SEDP DATA from a
-//! vendor id that is not Halyard's), sent from plain UDP sockets.
+//! Helpers shared by the DCPS tests: a participant on loopback, reliable KEEP_ALL QoS, and
+//! fake peers (crafted RTPS participants and endpoints: SPDP and SEDP DATA from a vendor id
+//! that is not Halyard's, sent from plain UDP sockets).
 #![allow(dead_code)]
 
 use halyard::qos::EndpointQos;
@@ -157,4 +158,23 @@ pub fn sedp_datagrams(
             mb.finish()
         })
         .collect()
+}
+
+/// A participant in `domain` on the loopback interface.
+pub fn loopback_participant(domain: u32) -> halyard::DomainParticipant {
+    halyard::DomainParticipant::with_options(
+        domain,
+        halyard::ParticipantOptions {
+            interface: Some("lo".into()),
+            ..Default::default()
+        },
+    )
+    .expect("participant on lo")
+}
+
+/// `q` made RELIABLE and KEEP_ALL.
+pub fn reliable_keep_all(mut q: EndpointQos) -> EndpointQos {
+    q.reliability.kind = halyard::qos::ReliabilityKind::Reliable;
+    q.history = halyard::qos::History::KeepAll;
+    q
 }
