@@ -21,7 +21,7 @@
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::participant::Participant;
 use crate::time::{wire_to_std, Instant};
-use crate::writer::{NewChange, WriteError};
+use crate::writer::{NewChange, WriteError, Writer};
 use halyard_wire::qos::{Liveliness, LivelinessKind};
 use halyard_wire::{Duration as WireDuration, GuidPrefix};
 use halyard_wire::{EntityId, Guid};
@@ -114,6 +114,18 @@ pub(crate) struct OwnLiveliness {
     pub(crate) last: Instant,
     /// LivelinessLost was reported and nothing asserted it since.
     pub(crate) lost: bool,
+}
+
+impl Writer {
+    /// The application asserted this writer at `now` (a write, or `assert_liveliness`):
+    /// returns whether it had been reported lost, and whether it is MANUAL_BY_PARTICIPANT
+    /// (which asserts its participant too).
+    pub(crate) fn note_asserted(&mut self, now: Instant) -> (bool, bool) {
+        self.own_liveliness.last = now;
+        let was_lost = std::mem::replace(&mut self.own_liveliness.lost, false);
+        let kind = self.spec.qos.liveliness.kind;
+        (was_lost, kind == LivelinessKind::ManualByParticipant)
+    }
 }
 
 // --- The participant's side: assertions, checks and PMD messages. ---
@@ -287,14 +299,14 @@ impl Participant {
         self.check_liveliness_at(now + lease);
     }
 
-    /// A local writer wrote (or was asserted) at `now`.
+    /// A local writer was asserted at `now` (see also the write path, which does the same
+    /// through [`Writer::note_asserted`]).
     pub(crate) fn own_writer_asserted(&mut self, now: Instant, writer: EntityId) {
         let Some(w) = self.writers.get_mut(&writer) else {
             return;
         };
-        w.own_liveliness.last = now;
-        let was_lost = std::mem::replace(&mut w.own_liveliness.lost, false);
-        if w.spec.qos.liveliness.kind == LivelinessKind::ManualByParticipant {
+        let (was_lost, by_participant) = w.note_asserted(now);
+        if by_participant {
             self.manual_asserted = now;
         }
         if was_lost {

@@ -389,7 +389,14 @@ impl Participant {
             change,
             self.bandwidth.as_mut(),
         )?;
-        self.own_writer_asserted(now, writer);
+        // Writing asserts the writer's liveliness (see `crate::liveliness`).
+        let (was_lost, by_participant) = w.note_asserted(now);
+        if by_participant {
+            self.manual_asserted = now;
+        }
+        if was_lost {
+            self.check_liveliness_at(now);
+        }
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
             for r in readers {
