@@ -984,7 +984,7 @@ fn deadline_missed_on_both_sides_with_cyclone() {
             "--deadline-ms",
             "200",
             "--timeout",
-            "4",
+            "7",
         ],
     );
     let matched = wr.wait_for_matched(1, secs(10.0));
@@ -1075,8 +1075,12 @@ fn exclusive_ownership_between_cyclone_strength_5_and_halyard_strength_10() {
             "5",
         ],
     );
-    let mut tags = Vec::new();
-    collect_tags(&rd, secs(2.0), &mut tags);
+    // Until the strength-5 writer has been heard for a while (python starts slowly).
+    let mut tags: Vec<(u8, u32)> = Vec::new();
+    let end = Instant::now() + secs(15.0);
+    while tags.iter().filter(|t| t.0 == 5).count() < 10 && Instant::now() < end {
+        collect_tags(&rd, Duration::from_millis(50), &mut tags);
+    }
     // Halyard's strength-10 writer takes the instance over for 1.5 s, then is deleted.
     let mut wq = writer_qos(true);
     wq.ownership = halyard::qos::OwnershipKind::Exclusive;
@@ -1329,7 +1333,7 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
             "--lease-ms",
             "300",
             "--timeout",
-            "5",
+            "8",
         ],
     );
     let matched = wr.wait_for_matched(1, secs(10.0));
@@ -1392,7 +1396,7 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
             "--lease-ms",
             "300",
             "--timeout",
-            "4",
+            "7",
         ],
     );
     let matched = wr.wait_for_matched(1, secs(10.0));
@@ -1439,7 +1443,7 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
             "--duration",
             "0.1",
             "--idle",
-            "2.5",
+            "4.5",
         ],
     );
     let mut cy_reader = Peer::spawn(
@@ -1458,11 +1462,17 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
             "4",
         ],
     );
-    sleep(secs(3.5));
+    // The Cyclone writer's samples arrive, then it is silent (but running) for 1.5 s: five
+    // leases, during which only its participant's traffic keeps it alive.
+    let got = take_n(&rd, 5, secs(10.0));
+    sleep(secs(1.5));
     let halyard_view = rd.liveliness_changed_status();
     let w = cy_writer.finish(secs(20.0));
     let r = cy_reader.finish(secs(20.0));
-    w.check(w.ok, "the Cyclone writer failed");
+    w.check(
+        w.ok && got.len() == 5,
+        "the Cyclone writer failed or its samples did not arrive",
+    );
     w.check(
         halyard_view.not_alive_count == 0 && halyard_view.alive_count >= 1,
         &format!("Halyard reader of a quiet AUTOMATIC Cyclone writer: {halyard_view:?}"),
