@@ -294,18 +294,21 @@ impl Participant {
         self.check_liveliness_at(now);
     }
 
-    /// A matched writer's lease starts at `now`: the next check is due by its end.
-    pub(crate) fn lease_started(&mut self, now: Instant, lease: Duration) {
-        self.check_liveliness_at(now + lease);
+    /// A local writer was asserted at `now` (a write, or `assert_liveliness`).
+    pub(crate) fn own_writer_asserted(&mut self, now: Instant, writer: EntityId) {
+        if let Some(note) = self.writers.get_mut(&writer).map(|w| w.note_asserted(now)) {
+            self.after_assertion(now, note);
+        }
     }
 
-    /// A local writer was asserted at `now` (see also the write path, which does the same
-    /// through [`Writer::note_asserted`]).
-    pub(crate) fn own_writer_asserted(&mut self, now: Instant, writer: EntityId) {
-        let Some(w) = self.writers.get_mut(&writer) else {
-            return;
-        };
-        let (was_lost, by_participant) = w.note_asserted(now);
+    /// What a writer's assertion means for the participant ([`Writer::note_asserted`]'s
+    /// answer): a MANUAL_BY_PARTICIPANT writer asserts it too; a writer that had been lost is
+    /// watched again.
+    pub(crate) fn after_assertion(
+        &mut self,
+        now: Instant,
+        (was_lost, by_participant): (bool, bool),
+    ) {
         if by_participant {
             self.manual_asserted = now;
         }

@@ -389,14 +389,9 @@ impl Participant {
             change,
             self.bandwidth.as_mut(),
         )?;
-        // Writing asserts the writer's liveliness (see `crate::liveliness`).
-        let (was_lost, by_participant) = w.note_asserted(now);
-        if by_participant {
-            self.manual_asserted = now;
-        }
-        if was_lost {
-            self.check_liveliness_at(now);
-        }
+        // Writing asserts the writer's liveliness (on the writer in hand: no second lookup).
+        let note = w.note_asserted(now);
+        self.after_assertion(now, note);
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
             for r in readers {

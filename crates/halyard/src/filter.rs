@@ -268,6 +268,8 @@ pub struct Filter {
     /// The highest parameter number used, if any.
     max_param: Option<usize>,
     params: Vec<Lit>,
+    /// The parameters as given.
+    param_text: Vec<String>,
 }
 
 /// Splits `a.b[2].c` into member and index segments.
@@ -556,8 +558,7 @@ fn param_value(s: &str) -> Lit {
     if t.eq_ignore_ascii_case("FALSE") {
         return Lit::Bool(false);
     }
-    if let Some((tok, n)) = number(t).filter(|(_, n)| *n == t.len()) {
-        let _ = n;
+    if let Some((tok, _)) = number(t).filter(|(_, n)| *n == t.len()) {
         match tok {
             Tok::Int(v) => return Lit::Int(v),
             Tok::Float(v) => return Lit::Float(v),
@@ -594,6 +595,7 @@ impl Filter {
             root,
             max_param: p.max_param,
             params: Vec::new(),
+            param_text: Vec::new(),
         };
         f.set_parameters(params)?;
         Ok(f)
@@ -602,6 +604,11 @@ impl Filter {
     /// The expression as given.
     pub fn expression(&self) -> &str {
         &self.expression
+    }
+
+    /// The parameters, as given.
+    pub fn parameters(&self) -> &[String] {
+        &self.param_text
     }
 
     /// Replaces the parameter values; an expression that uses `%n` needs at least n + 1.
@@ -616,6 +623,7 @@ impl Filter {
             }
         }
         self.params = params.iter().map(|s| param_value(s)).collect();
+        self.param_text = params.to_vec();
         Ok(())
     }
 
@@ -636,8 +644,14 @@ impl Filter {
                 hi,
                 negated,
             } => {
-                let f = Operand::Field(field.clone());
-                let inside = self.compare(s, &f, Op::Ge, lo) && self.compare(s, &f, Op::Le, hi);
+                // The member is read once for both bounds.
+                let (Some(v), Some(l), Some(h)) =
+                    (s.field(&field.path), self.value(s, lo), self.value(s, hi))
+                else {
+                    return false;
+                };
+                let inside = holds(&field.kind, Val::Field(v.clone()), Op::Ge, l)
+                    && holds(&field.kind, Val::Field(v), Op::Le, h);
                 inside != *negated
             }
         }
@@ -656,27 +670,32 @@ impl Filter {
             (Operand::Field(f), _) | (_, Operand::Field(f)) => &f.kind,
             _ => return false,
         };
-        let (Some(a), Some(b)) = (self.value(s, l), self.value(s, r)) else {
-            return false;
-        };
-        if op == Op::Like {
-            return match (a.as_str(), b.as_str()) {
-                (Some(text), Some(pattern)) => like(&text, &pattern),
-                _ => false,
-            };
+        match (self.value(s, l), self.value(s, r)) {
+            (Some(a), Some(b)) => holds(kind, a, op, b),
+            _ => false,
         }
-        let Some(ord) = order(&a, &b, kind) else {
-            return false;
+    }
+}
+
+/// `a op b`, for operands compared as members of `kind`.
+fn holds(kind: &FieldKind, a: Val<'_>, op: Op, b: Val<'_>) -> bool {
+    if op == Op::Like {
+        return match (a.as_str(), b.as_str()) {
+            (Some(text), Some(pattern)) => like(&text, &pattern),
+            _ => false,
         };
-        match op {
-            Op::Eq => ord == Ordering::Equal,
-            Op::Ne => ord != Ordering::Equal,
-            Op::Lt => ord == Ordering::Less,
-            Op::Le => ord != Ordering::Greater,
-            Op::Gt => ord == Ordering::Greater,
-            Op::Ge => ord != Ordering::Less,
-            Op::Like => false,
-        }
+    }
+    let Some(ord) = order(&a, &b, kind) else {
+        return false;
+    };
+    match op {
+        Op::Eq => ord == Ordering::Equal,
+        Op::Ne => ord != Ordering::Equal,
+        Op::Lt => ord == Ordering::Less,
+        Op::Le => ord != Ordering::Greater,
+        Op::Gt => ord == Ordering::Greater,
+        Op::Ge => ord != Ordering::Less,
+        Op::Like => false,
     }
 }
 
@@ -806,7 +825,6 @@ pub struct ContentFilteredTopic<T> {
     pub(crate) name: String,
     pub(crate) related: crate::Topic<T>,
     pub(crate) filter: SharedFilter,
-    params: std::sync::Mutex<Vec<String>>,
 }
 
 impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
@@ -821,7 +839,6 @@ impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
             name: name.to_string(),
             related: related.clone(),
             filter: std::sync::Arc::new(std::sync::RwLock::new(filter)),
-            params: std::sync::Mutex::new(params),
         })
     }
 
@@ -845,7 +862,10 @@ impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
 
     /// The current parameters.
     pub fn expression_parameters(&self) -> Vec<String> {
-        self.params.lock().map(|p| p.clone()).unwrap_or_default()
+        self.filter
+            .read()
+            .map(|f| f.parameters().to_vec())
+            .unwrap_or_default()
     }
 
     /// Replaces the parameters; readers of this topic filter with them from now on.
@@ -854,11 +874,7 @@ impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
             .filter
             .write()
             .map_err(|_| crate::Error::BadParameter("the filter is poisoned"))?;
-        f.set_parameters(&params)?;
-        if let Ok(mut p) = self.params.lock() {
-            *p = params;
-        }
-        Ok(())
+        Ok(f.set_parameters(&params)?)
     }
 }
 

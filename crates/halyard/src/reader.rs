@@ -285,7 +285,7 @@ impl<T: TopicType> DataReader<T> {
     }
 
     /// Reads a status under the lock and clears its changed flag.
-    fn status<S: Default>(&self, bit: StatusMask, f: impl FnOnce(&ReaderState) -> S) -> S {
+    fn status<S: Default>(&self, bit: StatusMask, f: impl FnOnce(&mut ReaderState) -> S) -> S {
         let mut st = self.participant.shared.lock();
         st.readers.get_mut(&self.id).map_or_else(S::default, |r| {
             r.changes.0 &= !bit.0;
@@ -307,24 +307,14 @@ impl<T: TopicType> DataReader<T> {
 
     /// LIVELINESS_CHANGED status.
     pub fn liveliness_changed_status(&self) -> LivelinessChangedStatus {
-        let mut st = self.participant.shared.lock();
-        st.readers
-            .get_mut(&self.id)
-            .map_or_else(Default::default, |r| {
-                r.changes.0 &= !StatusMask::LIVELINESS_CHANGED.0;
-                r.liveliness.read()
-            })
+        self.status(StatusMask::LIVELINESS_CHANGED, |r| r.liveliness.read())
     }
 
     /// REQUESTED_DEADLINE_MISSED status (reading it resets `total_count_change`).
     pub fn requested_deadline_missed_status(&self) -> DeadlineMissedStatus {
-        let mut st = self.participant.shared.lock();
-        st.readers
-            .get_mut(&self.id)
-            .map_or_else(Default::default, |r| {
-                r.changes.0 &= !StatusMask::REQUESTED_DEADLINE_MISSED.0;
-                r.deadline_missed.read()
-            })
+        self.status(StatusMask::REQUESTED_DEADLINE_MISSED, |r| {
+            r.deadline_missed.read()
+        })
     }
 
     /// SAMPLE_LOST total count.

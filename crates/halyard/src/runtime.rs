@@ -426,8 +426,7 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
         }
         Event::LivelinessLost { writer } => {
             let w = st.writers.get_mut(&writer)?;
-            w.liveliness_lost.total_count += 1;
-            w.liveliness_lost.total_count_change += 1;
+            w.liveliness_lost.record();
             w.changes |= M::LIVELINESS_LOST;
             let (l, s) = (w.listener.clone()?, w.liveliness_lost.clone());
             Some(Box::new(move || l.on_liveliness_lost(s)))

@@ -151,6 +151,20 @@ pub struct LivelinessLostStatus {
     pub total_count_change: u32,
 }
 
+impl LivelinessLostStatus {
+    pub(crate) fn record(&mut self) {
+        self.total_count += 1;
+        self.total_count_change += 1;
+    }
+
+    /// The status as read by the application: the change count starts again.
+    pub(crate) fn read(&mut self) -> Self {
+        let s = self.clone();
+        self.total_count_change = 0;
+        s
+    }
+}
+
 /// DDS sample state.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SampleState {

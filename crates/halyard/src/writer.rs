@@ -344,7 +344,7 @@ impl<T: TopicType> DataWriter<T> {
     fn status<S: Default>(
         &self,
         bit: StatusMask,
-        f: impl FnOnce(&crate::status::WriterState) -> S,
+        f: impl FnOnce(&mut crate::status::WriterState) -> S,
     ) -> S {
         let mut st = self.participant.shared.lock();
         st.writers.get_mut(&self.id).map_or_else(S::default, |w| {
@@ -367,15 +367,7 @@ impl<T: TopicType> DataWriter<T> {
 
     /// LIVELINESS_LOST status (reading it resets `total_count_change`).
     pub fn liveliness_lost_status(&self) -> LivelinessLostStatus {
-        let mut st = self.participant.shared.lock();
-        st.writers
-            .get_mut(&self.id)
-            .map_or_else(Default::default, |w| {
-                w.changes.0 &= !StatusMask::LIVELINESS_LOST.0;
-                let s = w.liveliness_lost.clone();
-                w.liveliness_lost.total_count_change = 0;
-                s
-            })
+        self.status(StatusMask::LIVELINESS_LOST, |w| w.liveliness_lost.read())
     }
 
     /// Asserts this writer's liveliness (LIVELINESS MANUAL_BY_TOPIC: a HEARTBEAT with the
@@ -391,13 +383,9 @@ impl<T: TopicType> DataWriter<T> {
 
     /// OFFERED_DEADLINE_MISSED status (reading it resets `total_count_change`).
     pub fn offered_deadline_missed_status(&self) -> DeadlineMissedStatus {
-        let mut st = self.participant.shared.lock();
-        st.writers
-            .get_mut(&self.id)
-            .map_or_else(Default::default, |w| {
-                w.changes.0 &= !StatusMask::OFFERED_DEADLINE_MISSED.0;
-                w.deadline_missed.read()
-            })
+        self.status(StatusMask::OFFERED_DEADLINE_MISSED, |w| {
+            w.deadline_missed.read()
+        })
     }
 
     /// Blocks until at least `n` readers are matched in both directions (a reliable reader

@@ -145,8 +145,9 @@ impl Participant {
             proxy.lease = lease;
             let lease = lease.map(|l| l.duration);
             r.proxies.insert(writer, proxy);
+            // The next liveliness check is due by the end of its first lease.
             if let Some(lease) = lease {
-                self.lease_started(now, lease);
+                self.check_liveliness_at(now + lease);
             }
         }
         self.writer_index.entry(writer).or_default().push(reader);
