@@ -121,6 +121,26 @@ impl Admission {
         }
     }
 
+    /// Takes the changeable reader QoS at run time: TIME_BASED_FILTER and DEADLINE (the
+    /// instances' due times are re-timed; a newly finite deadline counts from `now` for every
+    /// instance that has writers).
+    pub(crate) fn set_qos(&mut self, now: Instant, qos: &EndpointQos, hash_seed: u64) {
+        self.min_separation = Some(wire_to_std(qos.time_based_filter)).filter(|d| !d.is_zero());
+        match (finite(qos.deadline), self.deadline.as_mut()) {
+            (None, _) => self.deadline = None,
+            (Some(period), Some(d)) => d.set_period(now, period),
+            (Some(period), None) => {
+                let mut d = DeadlineQueue::new(period, hash_seed);
+                for (key, inst) in self.instances.iter() {
+                    if !inst.writers.is_empty() {
+                        d.arm(now, *key);
+                    }
+                }
+                self.deadline = Some(d);
+            }
+        }
+    }
+
     /// Sets how keys are computed from payloads that come without a key hash.
     pub(crate) fn set_key_fn(&mut self, f: Option<KeyFn>) {
         self.key_fn = f;
@@ -160,7 +180,8 @@ impl Admission {
         let mut take_over = false;
         if self.exclusive {
             match inst.owner {
-                Some((owner, _)) if owner == s.writer => {}
+                // The owner's strength may have changed (set_qos): it is kept current.
+                Some((owner, _)) if owner == s.writer => take_over = true,
                 Some((owner, strength))
                     if traits.strength < strength
                         || (traits.strength == strength && s.writer > owner) =>

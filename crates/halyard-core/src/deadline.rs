@@ -46,6 +46,20 @@ impl DeadlineQueue {
         }
     }
 
+    /// Moves the queue to a new period (a DEADLINE changed at run time): each instance falls
+    /// due one new period after its last update (or last miss), but not before `now`.
+    pub(crate) fn set_period(&mut self, now: Instant, period: Duration) {
+        let old = self.period;
+        self.period = period;
+        self.order.clear();
+        for (key, due) in self.due.iter_mut() {
+            let since = Instant::from_nanos(due.as_nanos().saturating_sub(old.as_nanos() as u64));
+            let next = since + period;
+            *due = if next < now { now } else { next };
+            self.order.insert((*due, *key));
+        }
+    }
+
     /// The earliest due time.
     pub(crate) fn next(&self) -> Option<Instant> {
         self.order.first().map(|(t, _)| *t)
@@ -101,5 +115,24 @@ mod tests {
         assert_eq!(missed, vec![[1; 16], [2; 16], [1; 16], [2; 16]]);
         q.disarm(&[1; 16]);
         assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn a_new_period_counts_from_each_instance_s_last_update() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::from_nanos(0);
+        let mut q = DeadlineQueue::new(ms(100), 1);
+        q.arm(t0, [1; 16]);
+        q.arm(t0 + ms(40), [2; 16]);
+        // Longer: due one new period after the last update.
+        q.set_period(t0 + ms(50), ms(300));
+        assert_eq!(q.next(), Some(t0 + ms(300)));
+        // Shorter than the time already elapsed: due at once, not in the past.
+        q.set_period(t0 + ms(60), ms(10));
+        let mut missed = Vec::new();
+        q.expire(t0 + ms(60), &mut missed);
+        assert_eq!(missed, vec![[1; 16], [2; 16]]);
+        // Re-armed one new period later.
+        assert_eq!(q.next(), Some(t0 + ms(70)));
     }
 }

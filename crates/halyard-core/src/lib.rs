@@ -26,6 +26,7 @@ mod writer;
 
 pub use admission::KeyFn;
 pub use config::{ParticipantConfig, MAX_QUEUED_EVENTS};
+pub use discovery::QosChangeError;
 pub use event::{ChangeKind, Event, QosPolicyId, ReceivedSample};
 pub use halyard_wire as wire;
 pub use outbox::Transmit;

@@ -9,6 +9,76 @@ pub const XCDR1: i16 = 0;
 /// Data representation id of XCDR2.
 pub const XCDR2: i16 = 2;
 
+/// How a writer and a reader stand to each other.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Pairing {
+    /// Another topic or type, or partitions that do not meet: nothing to report.
+    Unrelated,
+    /// Same topic, type and partition, but the offered QoS fails the requested one.
+    Incompatible(QosPolicyId),
+    /// They match.
+    Compatible,
+}
+
+/// An endpoint as matching sees it: topic, type and QoS.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    /// Topic name.
+    pub topic: &'a str,
+    /// Type name.
+    pub type_name: &'a str,
+    /// QoS.
+    pub qos: &'a EndpointQos,
+}
+
+/// Judges a writer and a reader: topic, type and partitions first, then requested versus
+/// offered QoS.
+pub fn pairing(writer: Side<'_>, reader: Side<'_>) -> Pairing {
+    if writer.topic != reader.topic
+        || writer.type_name != reader.type_name
+        || !partitions_match(&writer.qos.partition, &reader.qos.partition)
+    {
+        return Pairing::Unrelated;
+    }
+    match incompatible_policy(writer.qos, reader.qos) {
+        Some(p) => Pairing::Incompatible(p),
+        None => Pairing::Compatible,
+    }
+}
+
+/// The first policy that differs between `old` and `new` although DDS 1.4 (§2.2.3, the
+/// "Changeable" column) and DDS-XTypes fix it once the entity is enabled; `None` if every
+/// difference is in a changeable policy (DEADLINE, LATENCY_BUDGET, OWNERSHIP_STRENGTH,
+/// TIME_BASED_FILTER, PARTITION, TRANSPORT_PRIORITY, LIFESPAN, the data lifecycles and the
+/// USER/TOPIC/GROUP_DATA octets).
+pub fn immutable_change(old: &EndpointQos, new: &EndpointQos) -> Option<&'static str> {
+    let fixed: [(&'static str, bool); 10] = [
+        ("DURABILITY", old.durability == new.durability),
+        (
+            "DURABILITY_SERVICE",
+            old.durability_service == new.durability_service,
+        ),
+        ("PRESENTATION", old.presentation == new.presentation),
+        ("OWNERSHIP", old.ownership == new.ownership),
+        ("LIVELINESS", old.liveliness == new.liveliness),
+        ("RELIABILITY", old.reliability == new.reliability),
+        (
+            "DESTINATION_ORDER",
+            old.destination_order == new.destination_order,
+        ),
+        ("HISTORY", old.history == new.history),
+        (
+            "RESOURCE_LIMITS",
+            old.resource_limits == new.resource_limits,
+        ),
+        (
+            "DATA_REPRESENTATION",
+            old.data_representation == new.data_representation,
+        ),
+    ];
+    fixed.iter().find(|(_, same)| !same).map(|(name, _)| *name)
+}
+
 /// The first policy for which `offered` (writer) fails to satisfy `requested` (reader).
 pub fn incompatible_policy(offered: &EndpointQos, requested: &EndpointQos) -> Option<QosPolicyId> {
     use QosPolicyId as P;

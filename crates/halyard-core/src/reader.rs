@@ -746,6 +746,15 @@ impl Reader {
     pub(crate) fn is_reliable(&self) -> bool {
         self.spec.qos.reliability.kind == ReliabilityKind::Reliable
     }
+
+    /// The reader as matching sees it.
+    pub(crate) fn side(&self) -> crate::matching::Side<'_> {
+        crate::matching::Side {
+            topic: &self.spec.topic_name,
+            type_name: &self.spec.type_name,
+            qos: &self.spec.qos,
+        }
+    }
 }
 
 /// Counts (HEARTBEAT, ACKNACK, NACK_FRAG) only grow; a count at or below the last one is a

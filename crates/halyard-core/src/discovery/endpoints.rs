@@ -3,7 +3,7 @@
 
 use super::udp_only;
 use crate::event::Event;
-use crate::matching::{incompatible_policy, partitions_match};
+use crate::matching::{pairing, Pairing, Side};
 use crate::participant::Participant;
 use crate::reader::WriterProxy;
 use crate::time::Instant;
@@ -66,20 +66,20 @@ impl Participant {
         else {
             return;
         };
-        if w.proxies.contains_key(&reader)
-            || w.spec.topic_name != ed.topic_name
-            || w.spec.type_name != ed.type_name
-            || !partitions_match(&w.spec.qos.partition, &ed.qos.partition)
-        {
+        if w.proxies.contains_key(&reader) {
             return;
         }
-        if let Some(policy) = incompatible_policy(&w.spec.qos, &ed.qos) {
-            self.push_event(Event::OfferedIncompatibleQos {
-                writer,
-                reader,
-                policy,
-            });
-            return;
+        match pairing(w.side(), remote_side(ed)) {
+            Pairing::Unrelated => return,
+            Pairing::Incompatible(policy) => {
+                self.push_event(Event::OfferedIncompatibleQos {
+                    writer,
+                    reader,
+                    policy,
+                });
+                return;
+            }
+            Pairing::Compatible => {}
         }
         let reliable = ed.qos.reliability.kind == ReliabilityKind::Reliable;
         let durable = ed.qos.durability >= DurabilityKind::TransientLocal;
@@ -115,20 +115,20 @@ impl Participant {
         else {
             return;
         };
-        if r.proxies.contains_key(&writer)
-            || r.spec.topic_name != ed.topic_name
-            || r.spec.type_name != ed.type_name
-            || !partitions_match(&ed.qos.partition, &r.spec.qos.partition)
-        {
+        if r.proxies.contains_key(&writer) {
             return;
         }
-        if let Some(policy) = incompatible_policy(&ed.qos, &r.spec.qos) {
-            self.push_event(Event::RequestedIncompatibleQos {
-                reader,
-                writer,
-                policy,
-            });
-            return;
+        match pairing(remote_side(ed), r.side()) {
+            Pairing::Unrelated => return,
+            Pairing::Incompatible(policy) => {
+                self.push_event(Event::RequestedIncompatibleQos {
+                    reader,
+                    writer,
+                    policy,
+                });
+                return;
+            }
+            Pairing::Compatible => {}
         }
         let reliable = r.is_reliable() && ed.qos.reliability.kind == ReliabilityKind::Reliable;
         let volatile = r.spec.qos.durability == DurabilityKind::Volatile;
@@ -217,18 +217,17 @@ impl Participant {
     }
 
     /// Matches a local writer with a local reader of this same participant (delivered directly).
-    fn try_match_local(&mut self, w: EntityId, r: EntityId) {
+    pub(super) fn try_match_local(&mut self, w: EntityId, r: EntityId) {
         let (Some(wr), Some(rd)) = (self.writers.get(&w), self.readers.get(&r)) else {
             return;
         };
-        if wr.spec.topic_name != rd.spec.topic_name || wr.spec.type_name != rd.spec.type_name {
-            return;
-        }
-        if !partitions_match(&wr.spec.qos.partition, &rd.spec.qos.partition) {
-            return;
-        }
         let (wg, rg) = (wr.guid, rd.guid);
-        if let Some(policy) = incompatible_policy(&wr.spec.qos, &rd.spec.qos) {
+        let policy = match pairing(wr.side(), rd.side()) {
+            Pairing::Unrelated => return,
+            Pairing::Incompatible(policy) => Some(policy),
+            Pairing::Compatible => None,
+        };
+        if let Some(policy) = policy {
             self.push_event(Event::OfferedIncompatibleQos {
                 writer: w,
                 reader: rg,
@@ -252,5 +251,14 @@ impl Participant {
             writer: wg,
             matched: true,
         });
+    }
+}
+
+/// A remote endpoint as matching sees it.
+pub(super) fn remote_side(ed: &EndpointData) -> Side<'_> {
+    Side {
+        topic: &ed.topic_name,
+        type_name: &ed.type_name,
+        qos: &ed.qos,
     }
 }

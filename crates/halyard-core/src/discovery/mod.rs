@@ -5,12 +5,15 @@
 //! TRANSIENT_LOCAL, KEEP_LAST 1 per endpoint GUID); their received samples are routed here
 //! instead of to the application. This module holds the builtin endpoints, the choice of a
 //! peer's locators and the bookkeeping of remote participants; [`spdp`] the participant
-//! announcements, [`sedp`] the endpoint announcements, [`endpoints`] the matching of endpoints.
+//! announcements, [`sedp`] the endpoint announcements, [`endpoints`] the matching of endpoints,
+//! [`qos_change`] QoS changed at run time.
 
 mod endpoints;
+mod qos_change;
 mod sedp;
 mod spdp;
 
+pub use qos_change::QosChangeError;
 use sedp::WriterGone;
 
 use crate::config::Ipv4Net;

@@ -172,9 +172,10 @@ impl Participant {
             } else {
                 self.writer_traits.insert(ed.guid, traits);
             }
-            let readers: Vec<EntityId> = self.user_readers();
-            for r in readers {
-                self.match_remote_writer(now, r, ed.guid);
+            // A known writer may have re-announced itself with new QoS: every pairing is
+            // judged again.
+            for r in self.user_readers() {
+                self.rejudge_with_remote_writer(now, r, ed.guid);
             }
         } else {
             if !self.remote_readers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints
@@ -184,9 +185,8 @@ impl Participant {
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
             self.remote_readers.insert(ed.guid, ed.clone());
-            let writers: Vec<EntityId> = self.matchable_writers();
-            for w in writers {
-                self.match_remote_reader(now, w, ed.guid);
+            for w in self.user_writers() {
+                self.rejudge_with_remote_reader(now, w, ed.guid);
             }
         }
     }

@@ -222,6 +222,15 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
+    /// The writer as matching sees it.
+    pub(crate) fn side(&self) -> crate::matching::Side<'_> {
+        crate::matching::Side {
+            topic: &self.spec.topic_name,
+            type_name: &self.spec.type_name,
+            qos: &self.spec.qos,
+        }
+    }
+
     /// A writer with an empty history; `hash_seed` seeds its instance map.
     pub(crate) fn new(guid: Guid, spec: WriterSpec, builtin: bool, hash_seed: u64) -> Self {
         let deadlines = finite(spec.qos.deadline).map(|p| DeadlineQueue::new(p, hash_seed));
@@ -517,6 +526,26 @@ impl Writer {
         if let Some(d) = self.deadlines.as_mut() {
             d.expire(now, missed);
         }
+    }
+
+    /// Takes changeable QoS at run time (the caller checked that nothing else changed): a new
+    /// DEADLINE re-times the instances' due times (a newly finite one counts from `now` for
+    /// every instance in the history), a new LIFESPAN applies to later writes.
+    pub(crate) fn set_qos(&mut self, now: Instant, qos: EndpointQos, hash_seed: u64) {
+        match (finite(qos.deadline), self.deadlines.as_mut()) {
+            (None, _) => self.deadlines = None,
+            (Some(period), Some(d)) => d.set_period(now, period),
+            (Some(period), None) if self.linger_until.is_none() => {
+                let mut d = DeadlineQueue::new(period, hash_seed);
+                for key in self.instances.keys() {
+                    d.arm(now, *key);
+                }
+                self.deadlines = Some(d);
+            }
+            (Some(_), None) => {}
+        }
+        self.lifespan = finite(qos.lifespan);
+        self.spec.qos = qos;
     }
 
     /// A deleted writer offers no deadline any more.

@@ -26,6 +26,7 @@ mod linger;
 mod liveliness;
 mod locators;
 mod pacing;
+mod qos_change;
 mod qos_policies;
 mod reliable;
 mod repair_traffic;
