@@ -3,7 +3,8 @@
 LIFESPAN, as a writer or a reader of HalyardKeyed (reliable, XCDR1).
 
 Writer: writes instance --id at --rate for --duration seconds (payload[0] = --tag), then stays
-silent for --idle seconds; with --batches N writes N bursts of --count samples --gap seconds
+silent for --idle seconds (with --new-strength S, its OWNERSHIP_STRENGTH becomes S by set_qos
+--change-after seconds into writing); with --batches N writes N bursts of --count samples --gap seconds
 apart. Prints {"wrote": N} and {"offered_deadline_missed": total}.
 
 With --liveliness KIND --lease-ms N both roles use that LIVELINESS; the writer also prints
@@ -52,6 +53,10 @@ def main():
     ap.add_argument("--deadline-ms", type=int, default=0)
     ap.add_argument("--lifespan-ms", type=int, default=0)
     ap.add_argument("--strength", type=int, default=None, help="EXCLUSIVE ownership, this strength")
+    ap.add_argument("--new-strength", type=int, default=None,
+                    help="writer: set OWNERSHIP_STRENGTH to this at run time (set_qos)")
+    ap.add_argument("--change-after", type=float, default=0.0,
+                    help="seconds into writing at which --new-strength is set")
     ap.add_argument("--id", type=int, default=1)
     ap.add_argument("--tag", type=int, default=0)
     ap.add_argument("--rate", type=float, default=50.0)
@@ -105,8 +110,13 @@ def main():
                 if b + 1 < a.batches:
                     time.sleep(a.gap)
         else:
-            stop = time.monotonic() + a.duration
+            start = time.monotonic()
+            stop = start + a.duration
             while time.monotonic() < stop:
+                if a.new_strength is not None and time.monotonic() - start >= a.change_after:
+                    wr.set_qos(Qos(Policy.OwnershipStrength(a.new_strength)))
+                    out({"strength": a.new_strength})
+                    a.new_strength = None
                 wr.write(Keyed(id=a.id, seq=wrote, payload=[a.tag]))
                 wrote += 1
                 time.sleep(1.0 / a.rate)

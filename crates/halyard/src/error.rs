@@ -20,6 +20,12 @@ pub enum Error {
         /// What exactly.
         detail: &'static str,
     },
+    /// RETCODE_IMMUTABLE_POLICY: `set_qos` tried to change a policy that is fixed once the
+    /// entity exists.
+    ImmutablePolicy {
+        /// The policy.
+        policy: &'static str,
+    },
     /// RETCODE_TIMEOUT: a blocking operation ran out of time (e.g. a full KEEP_ALL writer).
     Timeout,
     /// RETCODE_OUT_OF_RESOURCES: a configured limit was reached.
@@ -48,6 +54,10 @@ impl std::fmt::Display for Error {
             Error::Unsupported { feature, detail } => {
                 write!(f, "{feature} is not supported yet: {detail}")
             }
+            Error::ImmutablePolicy { policy } => write!(
+                f,
+                "{policy} QoS cannot be changed once the entity exists (DDS 1.4 §2.2.3)"
+            ),
             Error::Timeout => write!(f, "timed out"),
             Error::OutOfResources(what) => write!(f, "out of resources: {what}"),
             Error::BadParameter(what) => write!(f, "bad parameter: {what}"),
@@ -77,3 +87,12 @@ impl From<CdrError> for Error {
 
 /// Result alias of the API.
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl From<halyard_core::QosChangeError> for Error {
+    fn from(e: halyard_core::QosChangeError) -> Self {
+        match e {
+            halyard_core::QosChangeError::UnknownEndpoint => Error::AlreadyDeleted,
+            halyard_core::QosChangeError::Immutable(policy) => Error::ImmutablePolicy { policy },
+        }
+    }
+}

@@ -160,6 +160,17 @@ impl ReaderCache {
         }
     }
 
+    /// The reader's QoS.
+    pub(crate) fn qos(&self) -> &EndpointQos {
+        &self.qos
+    }
+
+    /// Takes a changed QoS (only changeable policies differ; READER_DATA_LIFECYCLE is the one
+    /// the cache applies).
+    pub(crate) fn set_qos(&mut self, qos: EndpointQos) {
+        self.qos = qos;
+    }
+
     fn max_samples(&self) -> usize {
         match self.qos.resource_limits.max_samples {
             n if n > 0 => n as usize,

@@ -20,8 +20,8 @@ use halyard_net::{select_interface, UdpTransport};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
 use halyard_wire::{GuidPrefix, Locator};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Options for creating a participant (Halyard's configuration, beyond DDS QoS).
 #[derive(Clone, Debug, Default)]
@@ -106,6 +106,9 @@ impl Drop for ShutdownGuard {
 }
 
 static PARTICIPANT_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// Identifies publishers and subscribers (their entities refer to them by it).
+static GROUP_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// 64 bits from the OS's random source (std seeds its hash maps from it).
 fn os_entropy() -> u64 {
@@ -286,7 +289,8 @@ impl DomainParticipant {
     pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
         Publisher {
             participant: self.clone(),
-            qos,
+            qos: Mutex::new(qos),
+            id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -294,7 +298,8 @@ impl DomainParticipant {
     pub fn create_subscriber(&self, qos: GroupQos) -> Subscriber {
         Subscriber {
             participant: self.clone(),
-            qos,
+            qos: Mutex::new(qos),
+            id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -370,10 +375,71 @@ impl<T> Topic<T> {
 /// A publisher: groups writers under one PARTITION / GROUP_DATA.
 pub struct Publisher {
     participant: DomainParticipant,
-    qos: GroupQos,
+    qos: Mutex<GroupQos>,
+    id: u64,
+}
+
+/// Fills what an endpoint QoS leaves empty from its publisher's or subscriber's QoS (or, for
+/// a QoS change, from the endpoint's current QoS): partitions, group data, representations.
+pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations: &[i16]) {
+    if qos.partition.is_empty() {
+        qos.partition = from.partition.clone();
+    }
+    if qos.group_data.is_empty() {
+        qos.group_data = from.group_data.clone();
+    }
+    if qos.data_representation.is_empty() {
+        qos.data_representation = representations.to_vec();
+    }
+}
+
+/// Changes the partitions and group data of every endpoint of a publisher or subscriber.
+fn set_group_qos(participant: &DomainParticipant, group: u64, qos: &GroupQos) -> Result<()> {
+    participant.shared.drive(|st, now| {
+        let writers: Vec<_> = st
+            .writers
+            .iter()
+            .filter(|(_, w)| w.group == group)
+            .map(|(id, w)| (*id, w.qos.clone()))
+            .collect();
+        let readers: Vec<_> = st
+            .readers
+            .iter()
+            .filter(|(_, r)| r.group == group)
+            .map(|(id, r)| (*id, r.cache.qos().clone()))
+            .collect();
+        for (id, mut q) in writers {
+            q.partition = qos.partition.clone();
+            q.group_data = qos.group_data.clone();
+            crate::writer::apply_qos(st, now, id, q)?;
+        }
+        for (id, mut q) in readers {
+            q.partition = qos.partition.clone();
+            q.group_data = qos.group_data.clone();
+            crate::reader::apply_qos(st, now, id, q)?;
+        }
+        Ok(())
+    })
 }
 
 impl Publisher {
+    /// The publisher's QoS.
+    pub fn qos(&self) -> GroupQos {
+        self.qos
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Changes the publisher's PARTITION and GROUP_DATA (both changeable): every writer it
+    /// created takes them, is announced again and is matched again (readers of partitions it
+    /// left are unmatched, readers of partitions it joined are matched).
+    pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
+        set_group_qos(&self.participant, self.id, &qos)?;
+        *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
+        Ok(())
+    }
+
     /// Creates a DataWriter. QoS is validated; unimplemented values are refused.
     pub fn create_datawriter<T: TopicType>(
         &self,
@@ -391,15 +457,7 @@ impl Publisher {
         listener: Option<Arc<dyn DataWriterListener>>,
     ) -> Result<DataWriter<T>> {
         validate(&qos, true)?;
-        if qos.partition.is_empty() {
-            qos.partition = self.qos.partition.clone();
-        }
-        if qos.group_data.is_empty() {
-            qos.group_data = self.qos.group_data.clone();
-        }
-        if qos.data_representation.is_empty() {
-            qos.data_representation = vec![halyard_core::matching::XCDR1];
-        }
+        inherit(&mut qos, &self.qos(), &[halyard_core::matching::XCDR1]);
         let shared = &self.participant.shared;
         let spec = WriterSpec {
             topic_name: topic.name.clone(),
@@ -410,11 +468,8 @@ impl Publisher {
         let id = shared.drive(|st, now| {
             let id = st.core.create_writer(now, spec);
             // Before the pump: events raised during creation refer to `id`.
-            let state = WriterState {
-                listener,
-                ..WriterState::default()
-            };
-            st.writers.insert(id, state);
+            st.writers
+                .insert(id, WriterState::new(qos.clone(), self.id, listener));
             id
         });
         Ok(DataWriter::new(self.participant.clone(), id, qos))
@@ -424,10 +479,27 @@ impl Publisher {
 /// A subscriber: groups readers under one PARTITION / GROUP_DATA.
 pub struct Subscriber {
     participant: DomainParticipant,
-    qos: GroupQos,
+    qos: Mutex<GroupQos>,
+    id: u64,
 }
 
 impl Subscriber {
+    /// The subscriber's QoS.
+    pub fn qos(&self) -> GroupQos {
+        self.qos
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Changes the subscriber's PARTITION and GROUP_DATA (both changeable): every reader it
+    /// created takes them, is announced again and is matched again.
+    pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
+        set_group_qos(&self.participant, self.id, &qos)?;
+        *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
+        Ok(())
+    }
+
     /// Creates a DataReader. QoS is validated; unimplemented values are refused.
     pub fn create_datareader<T: TopicType>(
         &self,
@@ -467,16 +539,8 @@ impl Subscriber {
         filter: Option<crate::filter::SampleFilter>,
     ) -> Result<DataReader<T>> {
         validate(&qos, false)?;
-        if qos.partition.is_empty() {
-            qos.partition = self.qos.partition.clone();
-        }
-        if qos.group_data.is_empty() {
-            qos.group_data = self.qos.group_data.clone();
-        }
-        if qos.data_representation.is_empty() {
-            qos.data_representation =
-                vec![halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
-        }
+        use halyard_core::matching::{XCDR1, XCDR2};
+        inherit(&mut qos, &self.qos(), &[XCDR1, XCDR2]);
         let shared = &self.participant.shared;
         let spec = ReaderSpec {
             topic_name: topic.name.clone(),
@@ -493,7 +557,7 @@ impl Subscriber {
             let id = st.core.create_reader(now, spec);
             st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
-            let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed));
+            let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.id);
             state.listener = listener;
             state.filter = filter;
             let credit = state.cache.credit();

@@ -4,7 +4,8 @@ use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};
 use crate::history::{Cached, Visit};
 use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask};
-use crate::participant::DomainParticipant;
+use crate::participant::{inherit, DomainParticipant};
+use crate::qos::{validate, DataReaderQos, GroupQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus,
     MatchedStatus, ReaderState, SampleInfo, StateMask,
@@ -285,6 +286,36 @@ impl<T: TopicType> DataReader<T> {
     }
 
     /// Reads a status under the lock and clears its changed flag.
+    /// The reader's QoS as it stands.
+    pub fn qos(&self) -> Result<DataReaderQos> {
+        let st = self.participant.shared.lock();
+        let r = st.readers.get(&self.id).ok_or(Error::AlreadyDeleted)?;
+        Ok(r.cache.qos().clone())
+    }
+
+    /// Changes the reader's QoS at run time (DDS 1.4 `set_qos`). Only the changeable policies
+    /// may differ from [`DataReader::qos`]: DEADLINE, LATENCY_BUDGET, TIME_BASED_FILTER,
+    /// PARTITION, READER_DATA_LIFECYCLE and USER/TOPIC/GROUP DATA; changing any other is
+    /// refused with [`Error::ImmutablePolicy`] naming it. An empty partition, group data or
+    /// representation list keeps the current one. The change is announced by SEDP and every
+    /// match is judged again: writers that no longer satisfy it are unmatched (with
+    /// REQUESTED_INCOMPATIBLE_QOS), writers that now do are matched.
+    pub fn set_qos(&self, mut qos: DataReaderQos) -> Result<()> {
+        validate(&qos, false)?;
+        let id = self.id;
+        self.participant.shared.drive(|st, now| {
+            let current = st.readers.get(&id).ok_or(Error::AlreadyDeleted)?;
+            let current = current.cache.qos();
+            let group = GroupQos {
+                partition: current.partition.clone(),
+                group_data: current.group_data.clone(),
+            };
+            let representations = current.data_representation.clone();
+            inherit(&mut qos, &group, &representations);
+            apply_qos(st, now, id, qos)
+        })
+    }
+
     fn status<S: Default>(&self, bit: StatusMask, f: impl FnOnce(&mut ReaderState) -> S) -> S {
         let mut st = self.participant.shared.lock();
         st.readers.get_mut(&self.id).map_or_else(S::default, |r| {
@@ -349,4 +380,21 @@ impl<T: TopicType> Drop for DataReader<T> {
             st.readers.remove(&id);
         });
     }
+}
+
+/// Applies a reader QoS change (already validated and completed) in the core and in the
+/// reader's cache.
+pub(crate) fn apply_qos(
+    st: &mut crate::runtime::State,
+    now: halyard_core::Instant,
+    id: EntityId,
+    qos: DataReaderQos,
+) -> Result<()> {
+    st.core
+        .set_reader_qos(now, id, qos.clone())
+        .map_err(Error::from)?;
+    if let Some(r) = st.readers.get_mut(&id) {
+        r.cache.set_qos(qos);
+    }
+    Ok(())
 }

@@ -312,11 +312,14 @@ pub(crate) struct ReaderState {
     pub(crate) changes: StatusMask,
     /// A content filter: data samples it rejects are not stored.
     pub(crate) filter: Option<crate::filter::SampleFilter>,
+    /// The subscriber it belongs to (see `Subscriber::set_qos`).
+    pub(crate) group: u64,
 }
 
 impl ReaderState {
-    pub(crate) fn new(cache: ReaderCache) -> Self {
+    pub(crate) fn new(cache: ReaderCache, group: u64) -> Self {
         ReaderState {
+            group,
             cache,
             matched: MatchedStatus::default(),
             incompatible: IncompatibleQosStatus::default(),
@@ -366,9 +369,12 @@ impl ReaderState {
     }
 }
 
-/// What a DataWriter keeps beside the core: its statuses and listener.
-#[derive(Default)]
+/// What a DataWriter keeps beside the core: its QoS, statuses and listener.
 pub(crate) struct WriterState {
+    /// Its QoS as it stands (it changes with `set_qos`).
+    pub(crate) qos: crate::qos::DataWriterQos,
+    /// The publisher it belongs to (see `Publisher::set_qos`).
+    pub(crate) group: u64,
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
     pub(crate) deadline_missed: DeadlineMissedStatus,
@@ -379,4 +385,24 @@ pub(crate) struct WriterState {
     pub(crate) listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
     /// Statuses changed since their last read (for StatusConditions).
     pub(crate) changes: StatusMask,
+}
+
+impl WriterState {
+    pub(crate) fn new(
+        qos: crate::qos::DataWriterQos,
+        group: u64,
+        listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
+    ) -> Self {
+        WriterState {
+            qos,
+            group,
+            matched: MatchedStatus::default(),
+            incompatible: IncompatibleQosStatus::default(),
+            deadline_missed: DeadlineMissedStatus::default(),
+            liveliness_lost: LivelinessLostStatus::default(),
+            instances: Default::default(),
+            listener,
+            changes: StatusMask::NONE,
+        }
+    }
 }

@@ -4,8 +4,9 @@ use crate::clock::wall_clock;
 use crate::condition::{StatusCondition, Target};
 use crate::error::{Error, Result};
 use crate::listener::{DataWriterListener, StatusMask};
+use crate::participant::inherit;
 use crate::participant::DomainParticipant;
-use crate::qos::DataWriterQos;
+use crate::qos::{validate, DataWriterQos, GroupQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessLostStatus,
     MatchedStatus,
@@ -49,7 +50,10 @@ impl Default for Batching {
 pub struct DataWriter<T: TopicType> {
     participant: DomainParticipant,
     id: EntityId,
-    qos: DataWriterQos,
+    /// The immutable policies the write path needs (the whole QoS is in the writer's state).
+    reliable: bool,
+    max_blocking: Duration,
+    max_instances: usize,
     /// Encoding chosen from DATA_REPRESENTATION (its first entry).
     representation: DataRepresentation,
     /// The size of the last sample serialized: the next buffer starts that large, so a large
@@ -65,19 +69,51 @@ impl<T: TopicType> DataWriter<T> {
             Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
             _ => DataRepresentation::Xcdr1,
         };
+        let max_instances = match qos.resource_limits.max_instances {
+            n if n > 0 => n as usize,
+            _ => MAX_REGISTERED_INSTANCES,
+        };
         DataWriter {
             participant,
             id,
-            qos,
+            reliable: qos.reliability.kind == halyard_wire::qos::ReliabilityKind::Reliable,
+            max_blocking: wire_to_std(qos.reliability.max_blocking_time),
+            max_instances,
             representation,
             size_hint: std::sync::atomic::AtomicUsize::new(64),
             _t: PhantomData,
         }
     }
 
-    /// The writer's QoS.
-    pub fn qos(&self) -> &DataWriterQos {
-        &self.qos
+    /// The writer's QoS as it stands.
+    pub fn qos(&self) -> Result<DataWriterQos> {
+        self.with_state(|w| w.qos.clone())
+    }
+
+    /// Changes the writer's QoS at run time (DDS 1.4 `set_qos`). Only the changeable policies
+    /// may differ from [`DataWriter::qos`]: DEADLINE, LATENCY_BUDGET, OWNERSHIP_STRENGTH,
+    /// PARTITION, TRANSPORT_PRIORITY, LIFESPAN, WRITER_DATA_LIFECYCLE and USER/TOPIC/GROUP
+    /// DATA; changing any other is refused with [`Error::ImmutablePolicy`] naming it. An empty
+    /// partition, group data or representation list keeps the current one. The change is
+    /// announced by SEDP and every match is judged again: readers it no longer satisfies are
+    /// unmatched (with OFFERED_INCOMPATIBLE_QOS), readers it now satisfies are matched.
+    pub fn set_qos(&self, mut qos: DataWriterQos) -> Result<()> {
+        validate(&qos, true)?;
+        let id = self.id;
+        self.participant.shared.drive(|st, now| {
+            let current = st
+                .writers
+                .get(&id)
+                .ok_or(Error::AlreadyDeleted)?
+                .qos
+                .clone();
+            let group = GroupQos {
+                partition: current.partition,
+                group_data: current.group_data,
+            };
+            inherit(&mut qos, &group, &current.data_representation);
+            apply_qos(st, now, id, qos)
+        })
     }
 
     /// Writes a sample stamped with the current time.
@@ -136,12 +172,16 @@ impl<T: TopicType> DataWriter<T> {
         self.key_change(sample, ChangeKind::Disposed, timestamp)
     }
 
+    /// What unregistering means under the writer's current WRITER_DATA_LIFECYCLE.
     fn unregister_kind(&self) -> ChangeKind {
-        if self
-            .qos
-            .writer_data_lifecycle
-            .autodispose_unregistered_instances
-        {
+        let autodispose = self
+            .with_state(|w| {
+                w.qos
+                    .writer_data_lifecycle
+                    .autodispose_unregistered_instances
+            })
+            .unwrap_or(true);
+        if autodispose {
             ChangeKind::DisposedUnregistered
         } else {
             ChangeKind::Unregistered
@@ -187,7 +227,7 @@ impl<T: TopicType> DataWriter<T> {
             timestamp: Some(timestamp),
         };
         let id = self.id;
-        let max_blocking = wire_to_std(self.qos.reliability.max_blocking_time);
+        let max_blocking = self.max_blocking;
         // Registered under the lock the write takes anyway (no second lock per write).
         let mut to_register = instance_of.filter(|_| T::has_key());
         let mut refused = None;
@@ -222,10 +262,7 @@ impl<T: TopicType> DataWriter<T> {
     /// Records the instance of a sample written, refusing one beyond
     /// RESOURCE_LIMITS.max_instances.
     fn register(&self, st: &mut crate::runtime::State, key: [u8; 16], sample: &T) -> Result<()> {
-        let max = match self.qos.resource_limits.max_instances {
-            n if n > 0 => n as usize,
-            _ => MAX_REGISTERED_INSTANCES,
-        };
+        let max = self.max_instances;
         let Some(w) = st.writers.get_mut(&self.id) else {
             return Err(Error::AlreadyDeleted);
         };
@@ -275,7 +312,7 @@ impl<T: TopicType> DataWriter<T> {
     /// writer's `write` waits (up to max_blocking_time). A reliable writer is paced by its
     /// readers' acknowledgments instead: this is refused for it.
     pub fn set_bandwidth_limit(&self, bytes_per_second: Option<u64>) -> Result<()> {
-        if self.qos.reliability.kind == halyard_wire::qos::ReliabilityKind::Reliable {
+        if self.reliable {
             return Err(Error::Unsupported {
                 feature: "bandwidth limit",
                 detail: "a reliable writer is paced by its readers' acknowledgments",
@@ -339,6 +376,12 @@ impl<T: TopicType> DataWriter<T> {
     /// The writer's StatusCondition (all statuses enabled initially).
     pub fn status_condition(&self) -> StatusCondition {
         StatusCondition::new(self.participant.shared.clone(), Target::Writer(self.id))
+    }
+
+    /// Runs `f` on the writer's state; `AlreadyDeleted` if it is gone.
+    fn with_state<R>(&self, f: impl FnOnce(&crate::status::WriterState) -> R) -> Result<R> {
+        let st = self.participant.shared.lock();
+        st.writers.get(&self.id).map(f).ok_or(Error::AlreadyDeleted)
     }
 
     fn status<S: Default>(
@@ -431,4 +474,21 @@ impl<T: TopicType> Drop for DataWriter<T> {
             shared.wait_until(linger, |st| !st.core.writer_lingering(id));
         }
     }
+}
+
+/// Applies a writer QoS change (already validated and completed) in the core and in the
+/// writer's state.
+pub(crate) fn apply_qos(
+    st: &mut crate::runtime::State,
+    now: halyard_core::Instant,
+    id: EntityId,
+    qos: DataWriterQos,
+) -> Result<()> {
+    st.core
+        .set_writer_qos(now, id, qos.clone())
+        .map_err(Error::from)?;
+    if let Some(w) = st.writers.get_mut(&id) {
+        w.qos = qos;
+    }
+    Ok(())
 }

@@ -1523,3 +1523,117 @@ fn content_filtered_reader_of_a_cyclone_writer() {
         &format!("the filtered reader took seqs {seqs:?}"),
     );
 }
+
+// --- QoS changed at run time (set_qos) against Cyclone ---
+
+/// Cyclone DDS 0.10/11 changes OWNERSHIP_STRENGTH at run time (it refuses PARTITION and
+/// DEADLINE changes as unsupported), so strength is what both sides change here: Cyclone's
+/// writer goes from 5 to 20 and takes the instance from Halyard's 10; then Halyard's writer
+/// goes to 30 and takes it back; deleted, it hands the instance back to Cyclone's. A Halyard
+/// reader and a Cyclone reader both hear 10, 5, 10, 5: each side honours the other's
+/// re-announced strength.
+#[test]
+fn ownership_strength_changed_at_run_time_both_ways_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(52);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let mut rq = reader_qos(true);
+    rq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, rq)
+        .unwrap();
+    let mut wq = writer_qos(true);
+    wq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    wq.ownership_strength = 10;
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "52",
+            "--strength",
+            "0",
+            "--wait-match",
+            "2",
+            "--timeout",
+            "14",
+        ],
+    );
+    let mut cy_writer = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "52",
+            "--strength",
+            "5",
+            "--tag",
+            "5",
+            "--new-strength",
+            "20",
+            "--change-after",
+            "2",
+            "--wait-match",
+            "2",
+            "--duration",
+            "8",
+        ],
+    );
+    let mut tags: Vec<(u8, u32)> = Vec::new();
+    let mut seq = 0;
+    let mut write = |tags: &mut Vec<(u8, u32)>| {
+        wr.write(&Keyed {
+            id: 1,
+            seq,
+            payload: vec![10],
+        })
+        .unwrap();
+        seq += 1;
+        collect_tags(&rd, Duration::from_millis(20), tags);
+    };
+    // Halyard's 10 owns the instance until Cyclone's writer, at 20, has been heard a while.
+    let end = Instant::now() + secs(20.0);
+    while tags.iter().filter(|t| t.0 == 5).count() < 10 && Instant::now() < end {
+        write(&mut tags);
+    }
+    let took_over = cy_writer.wait_line("\"strength\"", secs(1.0));
+    let mut q = wr.qos().unwrap();
+    q.ownership_strength = 30;
+    wr.set_qos(q).unwrap();
+    let back = Instant::now();
+    while back.elapsed() < secs(1.5) {
+        write(&mut tags);
+    }
+    // Deleted, Halyard's writer hands the instance back to Cyclone's (still writing).
+    drop(wr);
+    collect_tags(&rd, secs(1.0), &mut tags);
+    let w = cy_writer.finish(secs(20.0));
+    let r = cy_reader.finish(secs(20.0));
+    w.check(
+        w.ok && took_over,
+        "the Cyclone writer failed or never changed its strength",
+    );
+    let halyard_runs = runs(&tags.iter().map(|t| t.0).collect::<Vec<_>>());
+    r.check(
+        halyard_runs == [10, 5, 10, 5],
+        &format!("Halyard reader heard writers {halyard_runs:?}, expected 10, then Cyclone's (now 20), then Halyard's (now 30), then Cyclone's again"),
+    );
+    let cyclone_tags: Vec<u8> = r
+        .lines
+        .iter()
+        .filter_map(|l| json_int(l, "tag"))
+        .map(|t| t as u8)
+        .collect();
+    let cyclone_runs = runs(&cyclone_tags);
+    r.check(
+        cyclone_runs == [10, 5, 10, 5],
+        &format!("Cyclone reader heard writers {cyclone_runs:?}, expected 10, 5, 10, 5"),
+    );
+}
