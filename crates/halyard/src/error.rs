@@ -45,6 +45,20 @@ pub enum Error {
     Interface(halyard_net::InterfaceError),
     /// A thread could not be started.
     Thread(std::io::Error),
+    /// RETCODE_BAD_PARAMETER: an XML QoS profile document is malformed, holds something
+    /// unknown or unsupported, or a profile looked up does not exist
+    /// ([`crate::QosProvider`]). `line` and `column` are 1-based; both are 0 when the error
+    /// has no place in a file (a file that cannot be read, an unknown profile name).
+    BadProfile {
+        /// The file (or the origin given to `QosProvider::from_str`).
+        file: String,
+        /// 1-based line, 0 if none.
+        line: u32,
+        /// 1-based column (in characters), 0 if none.
+        column: u32,
+        /// What is wrong and why.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -67,6 +81,20 @@ impl std::fmt::Display for Error {
             Error::Transport(e) => write!(f, "transport: {e}"),
             Error::Interface(e) => write!(f, "network interface: {e}"),
             Error::Thread(e) => write!(f, "cannot start a thread: {e}"),
+            Error::BadProfile {
+                file,
+                line: 0,
+                message,
+                ..
+            } => write!(f, "{file}: {message}"),
+            Error::BadProfile {
+                file,
+                line,
+                column,
+                message,
+            } => {
+                write!(f, "{file}:{line}:{column}: {message}")
+            }
         }
     }
 }

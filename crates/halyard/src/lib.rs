@@ -27,6 +27,7 @@ mod history;
 pub mod listener;
 mod participant;
 pub mod qos;
+pub mod qos_profile;
 mod reader;
 mod runtime;
 pub mod status;
@@ -52,6 +53,7 @@ pub use history::MAX_CACHED_SAMPLES_DEFAULT;
 pub use listener::{DataReaderListener, DataWriterListener, Listener, StatusMask};
 pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};
 pub use qos::GroupQos;
+pub use qos_profile::QosProvider;
 pub use reader::{DataReader, Sample, Selector};
 pub use status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, InstanceState,
