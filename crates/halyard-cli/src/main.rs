@@ -4,10 +4,11 @@
 
 mod demo;
 mod perf;
+mod shapes;
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
+        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard shapes -P|-S -t TOPIC ...   the OMG dds-rtps interoperability suite's shape_main (see `halyard shapes -h`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
     );
     std::process::exit(3)
 }
@@ -17,6 +18,7 @@ fn main() {
     let code = match args.first().map(String::as_str) {
         Some("perf") => perf::main(&args[1..]),
         Some("demo") => demo::main(&args[1..]),
+        Some("shapes") => shapes::main(&args[1..]),
         _ => usage(),
     };
     std::process::exit(code)

@@ -28,6 +28,23 @@ pub enum QosPolicyId {
     DataRepresentation = 23,
 }
 
+impl QosPolicyId {
+    /// The policy's name as DDS writes it (`RELIABILITY`, `DATA_REPRESENTATION`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            QosPolicyId::Durability => "DURABILITY",
+            QosPolicyId::Presentation => "PRESENTATION",
+            QosPolicyId::Deadline => "DEADLINE",
+            QosPolicyId::LatencyBudget => "LATENCY_BUDGET",
+            QosPolicyId::Ownership => "OWNERSHIP",
+            QosPolicyId::Liveliness => "LIVELINESS",
+            QosPolicyId::Reliability => "RELIABILITY",
+            QosPolicyId::DestinationOrder => "DESTINATION_ORDER",
+            QosPolicyId::DataRepresentation => "DATA_REPRESENTATION",
+        }
+    }
+}
+
 /// The kind of a change (RTPS 2.5 §8.2.1.2 ChangeKind_t).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ChangeKind {

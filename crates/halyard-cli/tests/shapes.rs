@@ -1,0 +1,171 @@
+//! Proves `halyard shapes` behaves as the OMG dds-rtps suite's harness expects of a
+//! `shape_main`: a publisher and a subscriber on loopback print the creation, matched and
+//! sample lines in the suite's formats, sizes grow one by one with `-z 0` and arrive without
+//! gaps (RELIABLE), both end after `--num-iterations` with `Done.` and exit 0; an incompatible
+//! pair prints the incompatible-QoS lines naming RELIABILITY; unsupported features print
+//! "not supported" and exit 2; a bad command line prints the usage and exits 1.
+
+// A test driver: it may read the clock for its deadlines.
+#![allow(clippy::disallowed_methods)]
+
+use std::process::{Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::Duration;
+
+fn shapes(args: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_halyard"));
+    c.arg("shapes")
+        .args(args.split_whitespace())
+        .env("HALYARD_INTERFACE", "lo")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs a publisher and, a second later, a subscriber; returns both outputs.
+fn pair(publisher: &str, subscriber: &str) -> (Output, Output) {
+    let p = shapes(publisher).spawn().expect("spawn publisher");
+    sleep(Duration::from_secs(1));
+    let s = shapes(subscriber).spawn().expect("spawn subscriber");
+    let s = s.wait_with_output().expect("subscriber output");
+    let p = p.wait_with_output().expect("publisher output");
+    (p, s)
+}
+
+/// (color, size) of every sample line: `%-10s %-10s %03d %03d [%d]`.
+fn samples(out: &str) -> Vec<(String, u32)> {
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [_, color, x, y, size, ..]
+                    if x.len() >= 3
+                        && y.len() >= 3
+                        && x.bytes().all(|b| b.is_ascii_digit())
+                        && size.starts_with('[') =>
+                {
+                    let n = size.trim_matches(|c| c == '[' || c == ']').parse().ok()?;
+                    Some((color.to_string(), n))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn reliable_pair_prints_what_the_harness_matches() {
+    let (p, s) = pair(
+        "-P -d 151 -t Square -c RED -z 0 -w -k 0 --write-period 20 --num-iterations 150",
+        "-S -d 151 -t Square -k 0 --read-period 50 --num-iterations 50",
+    );
+    let (po, so) = (text(&p), text(&s));
+    let ctx = format!("--- publisher\n{po}\n--- subscriber\n{so}");
+    assert_eq!(p.status.code(), Some(0), "{ctx}");
+    assert_eq!(s.status.code(), Some(0), "{ctx}");
+    for l in [
+        "Create topic: Square",
+        "Create writer for topic: Square color: RED",
+        "on_publication_matched() topic: 'Square'  type: 'ShapeType' : matched readers 1 (change = 1)",
+        "Done.",
+    ] {
+        assert!(po.lines().any(|x| x == l), "publisher lacks {l:?}\n{ctx}");
+    }
+    for l in [
+        "Create reader for topic: Square",
+        "on_subscription_matched() topic: 'Square'  type: 'ShapeType' : matched writers 1 (change = 1)",
+        "Done.",
+    ] {
+        assert!(so.lines().any(|x| x == l), "subscriber lacks {l:?}\n{ctx}");
+    }
+    // The exact sample format: topic and color padded to 10, x and y on 3 digits.
+    let first = so
+        .lines()
+        .find(|l| l.ends_with(']'))
+        .unwrap_or_else(|| panic!("no sample line\n{ctx}"));
+    assert!(first.starts_with("Square     RED        "), "{first:?}");
+    let got = samples(&so);
+    assert!(got.len() >= 50, "only {} samples\n{ctx}", got.len());
+    assert!(got.iter().all(|(c, _)| c == "RED"));
+    // -z 0: sizes grow by one per sample; RELIABLE KEEP_ALL: no gaps.
+    let sizes: Vec<u32> = got.iter().map(|g| g.1).collect();
+    assert!(
+        sizes.windows(2).all(|w| w[1] == w[0] + 1),
+        "gaps or reordering: {sizes:?}"
+    );
+    let written = samples(&po);
+    assert_eq!(written.len(), 150, "-w prints every write\n{ctx}");
+}
+
+#[test]
+fn best_effort_writer_and_reliable_reader_report_reliability() {
+    let (p, s) = pair(
+        "-P -d 152 -t Square -b --num-iterations 60",
+        "-S -d 152 -t Square -r --num-iterations 20",
+    );
+    let (po, so) = (text(&p), text(&s));
+    assert!(
+        po.contains(
+            "on_offered_incompatible_qos() topic: 'Square'  type: 'ShapeType' : 11 (RELIABILITY)"
+        ),
+        "{po}"
+    );
+    assert!(
+        so.contains(
+            "on_requested_incompatible_qos() topic: 'Square'  type: 'ShapeType' : 11 (RELIABILITY)"
+        ),
+        "{so}"
+    );
+    assert!(
+        samples(&so).is_empty(),
+        "an incompatible pair exchanged data\n{so}"
+    );
+}
+
+#[test]
+fn filtered_subscriber_hears_only_its_color() {
+    let p1 = shapes("-P -d 153 -t Circle -c RED --num-iterations 90")
+        .spawn()
+        .unwrap();
+    let p2 = shapes("-P -d 153 -t Circle -c BLUE --num-iterations 90")
+        .spawn()
+        .unwrap();
+    sleep(Duration::from_secs(1));
+    let s = shapes("-S -d 153 -t Circle -c BLUE --num-iterations 15")
+        .output()
+        .unwrap();
+    let so = text(&s);
+    let _ = (p1.wait_with_output(), p2.wait_with_output());
+    assert!(
+        so.contains("Create reader for topic: Circle_filtered"),
+        "{so}"
+    );
+    let got = samples(&so);
+    assert!(!got.is_empty(), "{so}");
+    assert!(got.iter().all(|(c, _)| c == "BLUE"), "{so}");
+}
+
+#[test]
+fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
+    let o = shapes("-P -d 154 -t Square --coherent").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("not supported"), "{}", text(&o));
+    let o = shapes("-S -d 154 -t Square -D t").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("not supported"), "{}", text(&o));
+    let o = shapes("-P -d 154").output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o);
+    assert!(out.starts_with("please specify topic name [-t]\n"), "{out}");
+    assert!(
+        out.contains("   --help, -h      : print this menu"),
+        "{out}"
+    );
+    let o = shapes("-h").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+}
