@@ -11,6 +11,11 @@ With --liveliness KIND --lease-ms N both roles use that LIVELINESS; the writer a
 {"liveliness_lost": total}, the reader {"alive": a, "not_alive": n} whenever its
 LIVELINESS_CHANGED counts change.
 
+Writer options for TIME_BASED_FILTER, DESTINATION_ORDER and the lifecycles: --out-of-order writes
+seq 0, 1, 2 stamped now, now - 1 s and now + 1 ms; --finish unregister|dispose ends with that on
+instance --id (with --autodispose 0|1 as WRITER_DATA_LIFECYCLE). Readers take --time-filter-ms
+and --by-source, and print {"state": "disposed"|"no_writers"} for samples of a not-alive instance.
+
 Reader: prints every sample as {"seq": .., "id": .., "len": .., "tag": ..} until --timeout;
 with --late S it takes the first --count samples as they come, then waits S seconds and
 prints {"late": n}, the samples still in its cache (LIFESPAN removes expired ones). Prints
@@ -21,7 +26,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from cyclonedds.core import Policy, Qos
+from cyclonedds.core import InstanceState, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.annotations import final, key
@@ -57,6 +62,14 @@ def main():
                     help="writer: set OWNERSHIP_STRENGTH to this at run time (set_qos)")
     ap.add_argument("--change-after", type=float, default=0.0,
                     help="seconds into writing at which --new-strength is set")
+    ap.add_argument("--time-filter-ms", type=int, default=0, help="reader: TIME_BASED_FILTER")
+    ap.add_argument("--by-source", action="store_true", help="DESTINATION_ORDER BY_SOURCE_TIMESTAMP")
+    ap.add_argument("--out-of-order", action="store_true",
+                    help="writer: write seq 0, 1, 2 stamped now, now - 1 s, now + 1 ms")
+    ap.add_argument("--finish", choices=["unregister", "dispose"], default=None,
+                    help="writer: then unregister or dispose instance --id")
+    ap.add_argument("--autodispose", type=int, choices=[0, 1], default=1,
+                    help="writer: WRITER_DATA_LIFECYCLE autodispose_unregistered_instances")
     ap.add_argument("--id", type=int, default=1)
     ap.add_argument("--tag", type=int, default=0)
     ap.add_argument("--rate", type=float, default=50.0)
@@ -88,6 +101,12 @@ def main():
             "topic": Policy.Liveliness.ManualByTopic,
         }[a.liveliness]
         policies.append(kind(lease_duration=duration(milliseconds=a.lease_ms)))
+    if a.time_filter_ms and a.role == "reader":
+        policies.append(Policy.TimeBasedFilter(duration(milliseconds=a.time_filter_ms)))
+    if a.by_source:
+        policies.append(Policy.DestinationOrder.BySourceTimestamp)
+    if a.role == "writer":
+        policies.append(Policy.WriterDataLifecycle(autodispose=bool(a.autodispose)))
     if a.strength is not None:
         policies.append(Policy.Ownership.Exclusive)
         if a.role == "writer":
@@ -102,7 +121,12 @@ def main():
             time.sleep(0.02)
         time.sleep(0.5)
         wrote = 0
-        if a.batches:
+        if a.out_of_order:
+            now = time.time_ns()
+            for seq, stamp in enumerate([now, now - 1_000_000_000, now + 1_000_000]):
+                wr.write(Keyed(id=a.id, seq=seq, payload=[a.tag]), timestamp=stamp)
+                wrote += 1
+        elif a.batches:
             for b in range(a.batches):
                 for _ in range(a.count):
                     wr.write(Keyed(id=a.id, seq=wrote, payload=[a.tag]))
@@ -121,6 +145,12 @@ def main():
                 wrote += 1
                 time.sleep(1.0 / a.rate)
         out({"wrote": wrote})
+        if a.finish == "unregister":
+            wr.unregister_instance(Keyed(id=a.id, seq=0, payload=[]))
+        elif a.finish == "dispose":
+            wr.dispose(Keyed(id=a.id, seq=0, payload=[]))
+        if a.finish:
+            out({"finished": a.finish})
         time.sleep(a.idle)
         out({"offered_deadline_missed": wr.get_offered_deadline_missed_status().total_count})
         out({"liveliness_lost": wr.get_liveliness_lost_status().total_count})
@@ -138,6 +168,10 @@ def main():
             seen = (lc.alive_count, lc.not_alive_count)
             out({"alive": lc.alive_count, "not_alive": lc.not_alive_count})
         for s in rd.take(N=1000):
+            state = s.sample_info.instance_state
+            if state != InstanceState.Alive:
+                name = "disposed" if state == InstanceState.NotAliveDisposed else "no_writers"
+                out({"state": name, "id": s.id, "valid": bool(s.sample_info.valid_data)})
             if not s.sample_info.valid_data:
                 continue
             got += 1

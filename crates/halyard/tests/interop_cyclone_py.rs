@@ -125,10 +125,10 @@ impl Peer {
         }
     }
 
-    /// Waits until some stdout line contains `needle`.
+    /// Waits until some stdout line contains `needle` (checks once for a zero timeout).
     fn wait_line(&self, needle: &str, timeout: Duration) -> bool {
         let end = Instant::now() + timeout;
-        while Instant::now() < end {
+        loop {
             if self
                 .lines
                 .lock()
@@ -138,9 +138,11 @@ impl Peer {
             {
                 return true;
             }
+            if Instant::now() >= end {
+                return false;
+            }
             sleep(Duration::from_millis(20));
         }
-        false
     }
 
     /// Waits for exit (kills after `timeout`), returns the report text.
@@ -1635,5 +1637,329 @@ fn ownership_strength_changed_at_run_time_both_ways_with_cyclone() {
     r.check(
         cyclone_runs == [10, 5, 10, 5],
         &format!("Cyclone reader heard writers {cyclone_runs:?}, expected 10, 5, 10, 5"),
+    );
+}
+
+// --- TIME_BASED_FILTER, DESTINATION_ORDER and the data lifecycles against Cyclone ---
+
+/// Valid samples `rd` takes within `d`, as seqs.
+fn seqs_within(rd: &DataReader<Keyed>, d: Duration) -> Vec<u32> {
+    let mut tags = Vec::new();
+    collect_tags(rd, d, &mut tags);
+    tags.into_iter().map(|t| t.1).collect()
+}
+
+/// Seqs of the sample lines a Cyclone reader printed.
+fn cyclone_seqs(o: &PeerOutput) -> Vec<i64> {
+    o.samples().into_iter().map(|s| s.0).collect()
+}
+
+/// Cyclone writes one instance at 50 Hz for 3 s: a Halyard reader with a 500 ms
+/// TIME_BASED_FILTER takes about one sample per 500 ms (an unfiltered reader beside it takes
+/// them all); Halyard writes the same to a Cyclone reader with the same filter, which does
+/// the same.
+#[test]
+fn time_based_filter_both_ways_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(53);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let sub = dp.create_subscriber(GroupQos::default());
+    let mut rq = reader_qos(true);
+    rq.time_based_filter = ms(500);
+    let filtered = sub.create_datareader(&topic, rq).unwrap();
+    let all = sub.create_datareader(&topic, reader_qos(true)).unwrap();
+    let mut cy_writer = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "53",
+            "--wait-match",
+            "2",
+            "--duration",
+            "3",
+        ],
+    );
+    let mut got_filtered = Vec::new();
+    let mut got_all = Vec::new();
+    let end = Instant::now() + secs(15.0);
+    while Instant::now() < end && !cy_writer.wait_line("wrote", Duration::ZERO) {
+        got_filtered.extend(seqs_within(&filtered, Duration::from_millis(50)));
+        got_all.extend(seqs_within(&all, Duration::from_millis(50)));
+    }
+    got_filtered.extend(seqs_within(&filtered, secs(0.5)));
+    got_all.extend(seqs_within(&all, secs(0.5)));
+    let w = cy_writer.finish(secs(10.0));
+    let wrote = w.field("wrote").unwrap_or(0) as usize;
+    w.check(
+        w.ok && wrote >= 100,
+        "the Cyclone writer failed or wrote too little",
+    );
+    w.check(
+        got_all.len() == wrote,
+        &format!("the unfiltered reader took {} of {wrote}", got_all.len()),
+    );
+    w.check(
+        (4..=8).contains(&got_filtered.len()),
+        &format!(
+            "the 500 ms filtered reader took {} samples of 3 s at 50 Hz: {got_filtered:?}",
+            got_filtered.len()
+        ),
+    );
+
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "53",
+            "--time-filter-ms",
+            "500",
+            "--timeout",
+            "8",
+        ],
+    );
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, writer_qos(true))
+        .unwrap();
+    let matched = wr.wait_for_matched(3, secs(10.0));
+    let start = Instant::now();
+    let mut seq = 0;
+    while start.elapsed() < secs(3.0) {
+        wr.write(&Keyed {
+            id: 1,
+            seq,
+            payload: vec![0],
+        })
+        .unwrap();
+        seq += 1;
+        sleep(Duration::from_millis(20));
+    }
+    let r = cy_reader.finish(secs(20.0));
+    r.check(
+        r.ok && matched.is_ok(),
+        "the Cyclone reader failed or never matched",
+    );
+    let n = cyclone_seqs(&r).len();
+    r.check(
+        (4..=8).contains(&n),
+        &format!("Cyclone's 500 ms filtered reader took {n} of {seq} samples"),
+    );
+}
+
+/// BY_SOURCE_TIMESTAMP both ways: seq 1 is stamped a second before seq 0, so a reader that
+/// orders by source timestamp drops it and keeps 0 and 2.
+#[test]
+fn destination_order_by_source_timestamp_both_ways_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(54);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let mut rq = reader_qos(true);
+    rq.destination_order = halyard::qos::DestinationOrderKind::BySourceTimestamp;
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, rq)
+        .unwrap();
+    let mut cy_writer = Peer::spawn(
+        "cyclone_qos.py",
+        &["writer", "--domain", "54", "--by-source", "--out-of-order"],
+    );
+    let mut got = Vec::new();
+    let end = Instant::now() + secs(15.0);
+    while Instant::now() < end && !cy_writer.wait_line("wrote", Duration::ZERO) {
+        got.extend(seqs_within(&rd, Duration::from_millis(50)));
+    }
+    got.extend(seqs_within(&rd, secs(1.0)));
+    let w = cy_writer.finish(secs(10.0));
+    w.check(w.ok, "the Cyclone writer failed");
+    w.check(
+        got == [0, 2],
+        &format!("Halyard's BY_SOURCE_TIMESTAMP reader took {got:?}, expected [0, 2]"),
+    );
+
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &["reader", "--domain", "54", "--by-source", "--timeout", "6"],
+    );
+    let mut wq = writer_qos(true);
+    wq.destination_order = halyard::qos::DestinationOrderKind::BySourceTimestamp;
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, wq)
+        .unwrap();
+    let matched = wr.wait_for_matched(2, secs(10.0));
+    sleep(secs(0.5));
+    let now = halyard::wall_clock().to_nanos();
+    for (seq, stamp) in [(0u32, now), (1, now - 1_000_000_000), (2, now + 1_000_000)] {
+        let sample = Keyed {
+            id: 1,
+            seq,
+            payload: vec![0],
+        };
+        wr.write_w_timestamp(&sample, halyard::Time::from_nanos(stamp))
+            .unwrap();
+    }
+    let r = cy_reader.finish(secs(20.0));
+    r.check(
+        r.ok && matched.is_ok(),
+        "the Cyclone reader failed or never matched",
+    );
+    let seqs = cyclone_seqs(&r);
+    r.check(
+        seqs == [0, 2],
+        &format!("Cyclone's BY_SOURCE_TIMESTAMP reader took {seqs:?}, expected [0, 2]"),
+    );
+}
+
+/// WRITER_DATA_LIFECYCLE both ways: an instance unregistered by a writer without autodispose
+/// becomes NOT_ALIVE_NO_WRITERS, one with autodispose NOT_ALIVE_DISPOSED; and Halyard's
+/// READER_DATA_LIFECYCLE purges the disposed instance of a Cyclone writer after its delay
+/// (a reader without autopurge still holds it).
+#[test]
+fn data_lifecycles_both_ways_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    use halyard::InstanceState;
+    let dp = participant(55);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let sub = dp.create_subscriber(GroupQos::default());
+    let plain = sub.create_datareader(&topic, reader_qos(true)).unwrap();
+    let mut rq = reader_qos(true);
+    rq.reader_data_lifecycle.autopurge_disposed_samples_delay = ms(300);
+    let purging = sub.create_datareader(&topic, rq).unwrap();
+    // Cyclone: instance 1 unregistered without autodispose, instance 2 with it.
+    let spawn = |id: &str, autodispose: &str| {
+        Peer::spawn(
+            "cyclone_qos.py",
+            &[
+                "writer",
+                "--domain",
+                "55",
+                "--id",
+                id,
+                "--batches",
+                "1",
+                "--count",
+                "3",
+                "--autodispose",
+                autodispose,
+                "--finish",
+                "unregister",
+                "--wait-match",
+                "2",
+                "--idle",
+                "1",
+            ],
+        )
+    };
+    let mut w1 = spawn("1", "0");
+    let mut w2 = spawn("2", "1");
+    let (o1, o2) = (w1.finish(secs(20.0)), w2.finish(secs(20.0)));
+    o1.check(o1.ok && o2.ok, "a Cyclone writer failed");
+    sleep(secs(1.0));
+    let state_of = |rd: &DataReader<Keyed>, id: i32| {
+        let h = rd
+            .lookup_instance(&Keyed {
+                id,
+                seq: 0,
+                payload: vec![],
+            })
+            .unwrap();
+        rd.read(1000)
+            .unwrap()
+            .into_iter()
+            .filter(|s| s.info.instance_handle == h)
+            .map(|s| s.info.instance_state)
+            .last()
+    };
+    o1.check(
+        state_of(&plain, 1) == Some(InstanceState::NotAliveNoWriters),
+        &format!(
+            "instance 1 is {:?}, expected NOT_ALIVE_NO_WRITERS",
+            state_of(&plain, 1)
+        ),
+    );
+    o2.check(
+        state_of(&plain, 2) == Some(InstanceState::NotAliveDisposed),
+        &format!(
+            "instance 2 is {:?}, expected NOT_ALIVE_DISPOSED",
+            state_of(&plain, 2)
+        ),
+    );
+    o2.check(
+        state_of(&purging, 2).is_none(),
+        "the autopurging reader still holds the disposed instance after its 300 ms delay",
+    );
+    o1.check(
+        state_of(&purging, 1) == Some(InstanceState::NotAliveNoWriters),
+        "the autopurging reader lost the no-writers instance (its delay is infinite)",
+    );
+
+    // Halyard: the same two writers towards a Cyclone reader.
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "55",
+            "--wait-match",
+            "2",
+            "--timeout",
+            "6",
+        ],
+    );
+    let publisher = dp.create_publisher(GroupQos::default());
+    let mut keep = writer_qos(true);
+    keep.writer_data_lifecycle
+        .autodispose_unregistered_instances = false;
+    let w_keep = publisher.create_datawriter(&topic, keep).unwrap();
+    let w_dispose = publisher
+        .create_datawriter(&topic, writer_qos(true))
+        .unwrap();
+    let m = w_keep
+        .wait_for_matched(3, secs(10.0))
+        .and(w_dispose.wait_for_matched(3, secs(10.0)));
+    sleep(secs(0.5));
+    for (w, id) in [(&w_keep, 3), (&w_dispose, 4)] {
+        let s = Keyed {
+            id,
+            seq: 0,
+            payload: vec![0],
+        };
+        w.write(&s).unwrap();
+        w.unregister_instance(&s).unwrap();
+        w.wait_for_acknowledgments(secs(5.0)).unwrap();
+    }
+    let r = cy_reader.finish(secs(20.0));
+    r.check(
+        r.ok && m.is_ok(),
+        "the Cyclone reader failed or never matched",
+    );
+    let state = |id: i64| {
+        r.lines
+            .iter()
+            .filter(|l| l.contains("\"state\"") && json_int(l, "id") == Some(id))
+            .map(|l| {
+                if l.contains("disposed") {
+                    "disposed"
+                } else {
+                    "no_writers"
+                }
+            })
+            .last()
+    };
+    r.check(
+        state(3) == Some("no_writers"),
+        &format!("Cyclone saw instance 3 {:?}, expected no_writers", state(3)),
+    );
+    r.check(
+        state(4) == Some("disposed"),
+        &format!("Cyclone saw instance 4 {:?}, expected disposed", state(4)),
     );
 }
