@@ -14,7 +14,8 @@
 //! A reader keeps a [`Lease`] per matched writer with a finite lease. A writer is not alive
 //! once a whole lease passed since its last assertion (LivelinessChanged, and its instances
 //! lose their owner); the next assertion revives it. A local writer whose own application
-//! failed to assert in time reports LivelinessLost. Checks run from one timer: the earliest
+//! failed to assert in time reports LivelinessLost, and its readers in the same participant
+//! see it not alive (alive again after its next assertion). Checks run from one timer: the earliest
 //! expiry among the leases, recomputed at each check; renewals only push expiries later, so
 //! waking up early is harmless.
 
@@ -114,6 +115,8 @@ pub(crate) struct OwnLiveliness {
     pub(crate) last: Instant,
     /// LivelinessLost was reported and nothing asserted it since.
     pub(crate) lost: bool,
+    /// Asserted again after being lost: its local readers are told at the next check.
+    pub(crate) revived: bool,
 }
 
 impl Writer {
@@ -123,6 +126,7 @@ impl Writer {
     pub(crate) fn note_asserted(&mut self, now: Instant) -> (bool, bool) {
         self.own_liveliness.last = now;
         let was_lost = std::mem::replace(&mut self.own_liveliness.lost, false);
+        self.own_liveliness.revived |= was_lost;
         let kind = self.spec.qos.liveliness.kind;
         (was_lost, kind == LivelinessKind::ManualByParticipant)
     }
@@ -255,6 +259,20 @@ impl Participant {
             let Some(lease) = finite_lease(&lv) else {
                 continue;
             };
+            // Readers of this participant learn of a local writer's liveliness directly.
+            let local_readers = self
+                .local_matches
+                .get(&writer)
+                .map_or(&[][..], Vec::as_slice);
+            if std::mem::take(&mut w.own_liveliness.revived) {
+                for &reader in local_readers {
+                    events.push(Event::LivelinessChanged {
+                        reader,
+                        writer: w.guid,
+                        alive: true,
+                    });
+                }
+            }
             if w.own_liveliness.lost {
                 continue;
             }
@@ -266,6 +284,13 @@ impl Participant {
             if expiry <= now {
                 w.own_liveliness.lost = true;
                 events.push(Event::LivelinessLost { writer });
+                for &reader in local_readers {
+                    events.push(Event::LivelinessChanged {
+                        reader,
+                        writer: w.guid,
+                        alive: false,
+                    });
+                }
             } else {
                 next = Some(next.map_or(expiry, |t| t.min(expiry)));
             }
@@ -328,6 +353,7 @@ impl Participant {
                 any = true;
                 if std::mem::replace(&mut w.own_liveliness.lost, false) {
                     w.own_liveliness.last = now;
+                    w.own_liveliness.revived = true;
                 }
             }
         }

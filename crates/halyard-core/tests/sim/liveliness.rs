@@ -297,3 +297,64 @@ fn participant_assertions_and_automatic_pmd_keep_quiet_writers_alive() {
         },
     );
 }
+
+/// A reader in the same participant as a MANUAL_BY_TOPIC writer sees it not alive once its
+/// lease passes without an assertion, and alive again after `assert_writer_liveliness` (local
+/// matches have no wire to carry a lease: the writer's own liveliness state tells them).
+#[test]
+fn local_reader_follows_its_participant_s_manual_writer() {
+    for_each_seed(
+        "local_reader_follows_its_participant_s_manual_writer",
+        10,
+        |seed| {
+            let mut net = SimNet::new(seed, Faults::none());
+            net.add_node(node_config(1));
+            let q = lease(
+                EndpointQos::writer_default(),
+                LivelinessKind::ManualByTopic,
+                200,
+            );
+            let w = writer(&mut net, 0, q.clone());
+            let r = reader(
+                &mut net,
+                0,
+                lease(
+                    EndpointQos::reader_default(),
+                    LivelinessKind::ManualByTopic,
+                    200,
+                ),
+            );
+            matched(&mut net, 0, 1);
+            // Quiet since its creation, it was lost once already (at 200 ms); the write
+            // revives it.
+            net.run_for(50 * MS);
+            let wrote_at = net.now;
+            write(&mut net, 0, w, 1);
+            net.run_for(500 * MS);
+            let lost_at = net.now;
+            assert_eq!(lost_count(&net, 0, w, wrote_at), 1, "seed {seed:#x}");
+            let seen: Vec<_> = liveliness_of(&net, 0, r)
+                .into_iter()
+                .filter(|&(t, _)| t >= wrote_at)
+                .collect();
+            assert_eq!(
+                seen.iter().map(|s| s.1).collect::<Vec<_>>(),
+                [true, false],
+                "seed {seed:#x}: the local reader did not see its writer revived by the write, then lost: {seen:?}"
+            );
+            let now = net.instant();
+            net.p(0).assert_writer_liveliness(now, w).expect("assert");
+            net.flush();
+            net.run_for(50 * MS);
+            let revived: Vec<_> = liveliness_of(&net, 0, r)
+                .into_iter()
+                .filter(|&(t, alive)| alive && t >= lost_at)
+                .collect();
+            assert_eq!(
+                revived.len(),
+                1,
+                "seed {seed:#x}: not revived for the local reader"
+            );
+        },
+    );
+}
