@@ -11,7 +11,7 @@
 //!                                               // allocates more than the remaining input allows
 //! pub trait CdrEncode { fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError>; }
 //! pub trait CdrDecode: Sized { fn decode(r: &mut CdrReader<'_>) -> Result<Self, CdrError>; }
-//! pub trait TopicType: CdrEncode + CdrDecode + Clone + Send + Sync + 'static {
+//! pub trait TopicType: CdrEncode + CdrDecode + Reflect + Clone + Send + Sync + 'static {
 //!     fn type_name() -> &'static str;           // e.g. "KeyedSeq" or "M::Point"
 //!     fn extensibility() -> Extensibility;
 //!     fn has_key() -> bool;

@@ -33,7 +33,7 @@ pub use outbox::Transmit;
 pub use participant::{Participant, Stats};
 pub use reader::ReaderSpec;
 pub use time::Instant;
-pub use writer::{BatchPolicy, NewChange, WriteError, WriterSpec};
+pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};
 
 /// A hash map hashed with a seed the caller chooses ([`ParticipantConfig::hash_seed`]), never
 /// one drawn from the OS: its iteration order is the same in every run with the same seed, so

@@ -205,7 +205,7 @@ impl Participant {
         s
     }
 
-    fn allocate_entity(&mut self, kind: u8) -> EntityId {
+    pub(crate) fn allocate_entity(&mut self, kind: u8) -> EntityId {
         let id = EntityId::new(self.next_entity_key, kind);
         self.next_entity_key += 1;
         id
@@ -234,20 +234,10 @@ impl Participant {
         id
     }
 
-    /// Creates a local DataReader, announces it by SEDP and matches it.
+    /// Creates a local DataReader, announces it by SEDP and matches it (a reader of a
+    /// content-filtered topic: [`Participant::create_reader_filtered`]).
     pub fn create_reader(&mut self, now: Instant, spec: ReaderSpec) -> EntityId {
-        let kind = if spec.has_key {
-            EntityId::KIND_READER_WITH_KEY
-        } else {
-            EntityId::KIND_READER_NO_KEY
-        };
-        let id = self.allocate_entity(kind);
-        let guid = Guid::new(self.prefix, id);
-        let seed = self.cfg.hash_seed;
-        self.readers.insert(id, Reader::new(guid, spec, seed));
-        self.announce_reader(now, id);
-        self.match_local_reader(now, id);
-        id
+        self.create_reader_filtered(now, spec, None)
     }
 
     /// Deletes a local writer: unmatches it and disposes its SEDP announcement. A writer whose
@@ -349,6 +339,9 @@ impl Participant {
             }
         }
         for writer in unmatched {
+            if let Some(w) = self.writers.get_mut(&writer) {
+                w.forget_local_filter(id);
+            }
             self.push_event(Event::PublicationMatched {
                 writer,
                 reader: guid,
@@ -370,7 +363,7 @@ impl Participant {
             .get_mut(&writer)
             .filter(|w| w.linger_until.is_none())
             .ok_or(WriteError::UnknownWriter)?;
-        let local = self
+        let mut local = self
             .local_matches
             .get(&writer)
             .filter(|v| !v.is_empty())
@@ -389,6 +382,10 @@ impl Participant {
             change,
             self.bandwidth.as_mut(),
         )?;
+        // Local readers whose content filter rejects the sample do not get it.
+        if let (Some(v), Some(c)) = (local.as_mut(), copy.as_ref()) {
+            w.retain_local_accepting(v, c);
+        }
         // Writing asserts the writer's liveliness (on the writer in hand: no second lookup).
         let note = w.note_asserted(now);
         self.after_assertion(now, note);

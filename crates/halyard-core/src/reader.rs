@@ -729,6 +729,10 @@ pub(crate) struct Reader {
     pub(crate) credit: Option<usize>,
     /// Ownership, source order, time filter and deadline per instance.
     pub(crate) admission: crate::admission::Admission,
+    /// The content filter it announces (see [`crate::discovery`]'s `content_filter`).
+    pub(crate) content_filter: Option<halyard_wire::discovery::ContentFilterProperty>,
+    /// The sequence number of its latest SEDP announcement.
+    pub(crate) announced_sn: Option<SequenceNumber>,
 }
 
 impl Reader {
@@ -740,6 +744,8 @@ impl Reader {
             proxies: BTreeMap::new(),
             credit: None,
             admission,
+            content_filter: None,
+            announced_sn: None,
         }
     }
 

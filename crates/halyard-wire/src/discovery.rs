@@ -11,7 +11,12 @@ use crate::param::{pid, ParameterList, ParameterListWriter, ValueReader};
 use crate::qos::EndpointQos;
 use crate::types::*;
 
+mod content_filter;
 mod qos_codec;
+
+pub use content_filter::{
+    ContentFilterProperty, DDSSQL, MAX_EXPRESSION_PARAMETERS, MAX_FILTER_NAME_LEN,
+};
 
 /// Checks the PL_CDR encapsulation header and returns the parameter list behind it.
 fn open_pl(payload: &[u8]) -> Result<ParameterList<'_>, WireError> {
@@ -252,6 +257,8 @@ pub struct EndpointData {
     pub type_max_size_serialized: Option<u32>,
     /// PID_ENTITY_NAME, if sent.
     pub entity_name: Option<String>,
+    /// PID_CONTENT_FILTER_PROPERTY (readers of a content-filtered topic), if sent.
+    pub content_filter: Option<ContentFilterProperty>,
 }
 
 impl EndpointData {
@@ -275,6 +282,7 @@ impl EndpointData {
             vendor_id: None,
             type_max_size_serialized: None,
             entity_name: None,
+            content_filter: None,
         }
     }
     /// Applies one (non-vendor-specific) parameter, QoS included.
@@ -291,6 +299,9 @@ impl EndpointData {
             pid::VENDORID => self.vendor_id = Some(read_vendor(r)?),
             pid::TYPE_MAX_SIZE_SERIALIZED => self.type_max_size_serialized = Some(r.u32()?),
             pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
+            pid::CONTENT_FILTER_PROPERTY => {
+                self.content_filter = Some(ContentFilterProperty::parse(r)?)
+            }
             other => {
                 if !qos_codec::parse(&mut self.qos, other, r)? {
                     check_unknown(other)?
@@ -354,6 +365,13 @@ impl EndpointData {
         }
         if let Some(name) = &self.entity_name {
             w.string(pid::ENTITY_NAME, name);
+        }
+        // A filter too long for one parameter is not announced (writers then send everything).
+        if let Some(cf) = self.content_filter.as_ref().filter(|cf| cf.encoded_len() <= 0xfffc) {
+            w.with(pid::CONTENT_FILTER_PROPERTY, |b| {
+                let start = b.len();
+                cf.emit(b, start)
+            });
         }
         w.finish();
     }

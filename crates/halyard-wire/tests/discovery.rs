@@ -92,6 +92,7 @@ fn endpoint(kind: u8, qos: EndpointQos) -> EndpointData {
         vendor_id: Some(VendorId::HALYARD),
         type_max_size_serialized: Some(1234),
         entity_name: Some("writer".into()),
+        content_filter: None,
     }
 }
 

@@ -118,6 +118,7 @@ fn seed_endpoint() -> Vec<u8> {
         vendor_id: Some(VendorId::HALYARD),
         type_max_size_serialized: Some(4),
         entity_name: Some("n".into()),
+        content_filter: None,
     };
     let mut v = Vec::new();
     e.emit(&mut v);

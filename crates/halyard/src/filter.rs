@@ -11,7 +11,10 @@
 //! whose member is absent (an index past the end, an unset optional member) or whose operands
 //! cannot be compared is false. Keywords are case-insensitive. `ORDER BY` is refused.
 
+use crate::runtime::Shared;
 use halyard_cdr::{FieldKind, FieldValue, PathSegment, Reflect};
+use halyard_wire::discovery::{ContentFilterProperty, DDSSQL};
+use halyard_wire::EntityId;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -818,13 +821,42 @@ pub(crate) fn sample_filter<T: halyard_cdr::TopicType + Reflect>(
     )
 }
 
+/// A writer's compiler of its readers' content filters for samples of `T`
+/// (`halyard_core::FilterCompiler`): a DDSSQL filter whose expression parses against `T`
+/// with its parameters, run on the decoded sample (a payload that does not decode passes, as
+/// on the reader). Any other filter class, or an expression that does not fit `T`: none, and
+/// that reader gets every sample.
+pub(crate) fn writer_filter_compiler<T: halyard_cdr::TopicType>() -> halyard_core::FilterCompiler {
+    std::sync::Arc::new(|p: &ContentFilterProperty| {
+        if p.filter_class_name != DDSSQL {
+            return None;
+        }
+        let f = Filter::new::<T>(&p.filter_expression, &p.expression_parameters).ok()?;
+        let test: SampleFilter = std::sync::Arc::new(move |payload: &[u8]| {
+            halyard_cdr::deserialize::<T>(payload).map_or(true, |v| f.matches(&v))
+        });
+        Some(test)
+    })
+}
+
+/// How long `set_expression_parameters` waits at most for the writers of a reader's
+/// participant peers to acknowledge the new announcement.
+const ANNOUNCEMENT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Readers created from a content-filtered topic, by participant (to announce its new
+/// parameters).
+type FilteredReaders = std::sync::Mutex<Vec<(std::sync::Weak<Shared>, EntityId)>>;
+
 /// A topic whose readers see only the samples a filter accepts (DDS 1.4 §2.2.2.3.3): create
 /// it with `DomainParticipant::create_contentfilteredtopic` and readers of it with
-/// `Subscriber::create_datareader_filtered`. The filter runs on the reader.
+/// `Subscriber::create_datareader_filtered`. The filter runs on the reader, and its readers
+/// announce it (PID_CONTENT_FILTER_PROPERTY) so that writers that can apply it, Halyard's
+/// among them, send them only what it accepts.
 pub struct ContentFilteredTopic<T> {
     pub(crate) name: String,
     pub(crate) related: crate::Topic<T>,
     pub(crate) filter: SharedFilter,
+    readers: FilteredReaders,
 }
 
 impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
@@ -839,7 +871,39 @@ impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
             name: name.to_string(),
             related: related.clone(),
             filter: std::sync::Arc::new(std::sync::RwLock::new(filter)),
+            readers: Default::default(),
         })
+    }
+
+    /// What its readers announce: names, the DDSSQL class, expression and parameters.
+    pub fn content_filter_property(&self) -> ContentFilterProperty {
+        let (expression, params) = self
+            .filter
+            .read()
+            .map(|f| (f.expression().to_string(), f.parameters().to_vec()))
+            .unwrap_or_default();
+        ContentFilterProperty {
+            content_filtered_topic_name: self.name.clone(),
+            related_topic_name: self.related.name.clone(),
+            filter_class_name: DDSSQL.to_string(),
+            filter_expression: expression,
+            expression_parameters: params,
+        }
+    }
+
+    /// Creates a reader of this topic with `create` (given what it announces) and records it,
+    /// both while no parameter change is announced (`set_expression_parameters` announces to
+    /// the readers recorded, with the parameters it set): a reader misses no change.
+    pub(crate) fn attach(
+        &self,
+        shared: &std::sync::Arc<Shared>,
+        create: impl FnOnce(ContentFilterProperty) -> EntityId,
+    ) -> EntityId {
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        readers.retain(|(s, _)| s.strong_count() > 0);
+        let id = create(self.content_filter_property());
+        readers.push((std::sync::Arc::downgrade(shared), id));
+        id
     }
 
     /// Its name.
@@ -868,13 +932,54 @@ impl<T: halyard_cdr::TopicType + Reflect> ContentFilteredTopic<T> {
             .unwrap_or_default()
     }
 
-    /// Replaces the parameters; readers of this topic filter with them from now on.
+    /// Replaces the parameters; readers of this topic filter with them from now on, and
+    /// announce them (SEDP), so that writers filter for them with the new parameters too. It
+    /// returns once the participants of the readers' matched writers acknowledged the new
+    /// announcement (or after a second), so samples written after it are filtered with them.
     pub fn set_expression_parameters(&self, params: Vec<String>) -> crate::Result<()> {
-        let mut f = self
-            .filter
+        // Not held while announcing: receive threads read the filter under the participant's
+        // lock.
+        self.filter
             .write()
-            .map_err(|_| crate::Error::BadParameter("the filter is poisoned"))?;
-        Ok(f.set_parameters(&params)?)
+            .map_err(|_| crate::Error::BadParameter("the filter is poisoned"))?
+            .set_parameters(&params)?;
+        let readers: Vec<(std::sync::Arc<Shared>, EntityId)> = {
+            let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+            readers.retain(|(s, _)| s.strong_count() > 0);
+            readers
+                .iter()
+                .filter_map(|(s, id)| Some((s.upgrade()?, *id)))
+                .collect()
+        };
+        let mut gone = Vec::new();
+        for (shared, id) in &readers {
+            let announced = shared.drive(|st, now| {
+                // Read under the participant's lock: of two concurrent changes, the last made
+                // is the last announced.
+                let property = self.content_filter_property();
+                st.core.set_reader_content_filter(now, *id, Some(property))
+            });
+            if announced.is_err() {
+                gone.push(*id);
+            }
+        }
+        // Writers that filter for these readers take the new parameters when the announcement
+        // reaches them: waiting for its acknowledgment (bounded; not in a listener, whose
+        // thread may be the one that would receive it) makes them apply to what is written
+        // after this returns.
+        for (shared, id) in &readers {
+            if !shared.in_listener() {
+                let id = *id;
+                shared.wait_until(ANNOUNCEMENT_WAIT, |st| {
+                    st.core.reader_announcement_acknowledged(id)
+                });
+            }
+        }
+        if !gone.is_empty() {
+            let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+            readers.retain(|(_, id)| !gone.contains(id));
+        }
+        Ok(())
     }
 }
 

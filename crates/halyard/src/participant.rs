@@ -467,11 +467,16 @@ impl Publisher {
         };
         let id = shared.drive(|st, now| {
             let id = st.core.create_writer(now, spec);
+            // It applies the content filters of its readers (those it can compile for `T`).
+            let compiler = crate::filter::writer_filter_compiler::<T>();
+            st.core
+                .set_writer_filter_compiler(id, Some(compiler))
+                .map_err(|_| Error::AlreadyDeleted)?;
             // Before the pump: events raised during creation refer to `id`.
             st.writers
                 .insert(id, WriterState::new(qos.clone(), self.id, listener));
-            id
-        });
+            Ok::<_, Error>(id)
+        })?;
         Ok(DataWriter::new(self.participant.clone(), id, qos))
     }
 }
@@ -520,15 +525,15 @@ impl Subscriber {
     }
 
     /// Creates a DataReader of a content-filtered topic: samples its filter rejects never
-    /// reach the reader's cache (nor its listener, nor its statuses).
+    /// reach the reader's cache (nor its listener, nor its statuses). The reader announces the
+    /// filter, so writers that can apply it (Halyard's do) do not even send those samples.
     pub fn create_datareader_filtered<T: TopicType + halyard_cdr::Reflect>(
         &self,
         topic: &crate::filter::ContentFilteredTopic<T>,
         qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
     ) -> Result<DataReader<T>> {
-        let filter = crate::filter::sample_filter::<T>(&topic.filter);
-        self.create_reader(&topic.related, qos, listener, Some(filter))
+        self.create_reader(&topic.related, qos, listener, Some(topic))
     }
 
     fn create_reader<T: TopicType>(
@@ -536,7 +541,7 @@ impl Subscriber {
         topic: &Topic<T>,
         mut qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
-        filter: Option<crate::filter::SampleFilter>,
+        filtered: Option<&crate::filter::ContentFilteredTopic<T>>,
     ) -> Result<DataReader<T>> {
         validate(&qos, false)?;
         use halyard_core::matching::{XCDR1, XCDR2};
@@ -553,8 +558,14 @@ impl Subscriber {
         } else {
             None
         };
+        let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
         let id = shared.drive(|st, now| {
-            let id = st.core.create_reader(now, spec);
+            let id = match filtered {
+                Some(t) => t.attach(shared, |property| {
+                    st.core.create_reader_filtered(now, spec, Some(property))
+                }),
+                None => st.core.create_reader(now, spec),
+            };
             st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
             let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.id);

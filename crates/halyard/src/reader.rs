@@ -358,6 +358,15 @@ impl<T: TopicType> DataReader<T> {
         self.status(StatusMask::SAMPLE_REJECTED, |r| r.sample_rejected)
     }
 
+    /// Data samples that arrived and that this reader's content filter rejected (a reader of
+    /// a content-filtered topic). Writers that filter for the reader do not send those: what
+    /// this counts is what writers of other vendors (or a writer that cannot compile the
+    /// filter, or one not yet told of new parameters) sent anyway.
+    pub fn filtered_sample_count(&self) -> u64 {
+        let st = self.participant.shared.lock();
+        st.readers.get(&self.id).map_or(0, |r| r.filtered)
+    }
+
     /// Blocks until at least `n` writers are matched, or `timeout`.
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
         let id = self.id;

@@ -312,6 +312,9 @@ pub(crate) struct ReaderState {
     pub(crate) changes: StatusMask,
     /// A content filter: data samples it rejects are not stored.
     pub(crate) filter: Option<crate::filter::SampleFilter>,
+    /// Data samples the content filter rejected here (a writer that filters for the reader
+    /// does not send them at all).
+    pub(crate) filtered: u64,
     /// The subscriber it belongs to (see `Subscriber::set_qos`).
     pub(crate) group: u64,
 }
@@ -331,6 +334,7 @@ impl ReaderState {
             data_available: false,
             changes: StatusMask::NONE,
             filter: None,
+            filtered: 0,
         }
     }
 
@@ -340,6 +344,7 @@ impl ReaderState {
         if s.kind == halyard_core::ChangeKind::Alive
             && self.filter.as_ref().is_some_and(|f| !f(&s.payload))
         {
+            self.filtered += 1;
             return false;
         }
         match self.cache.insert(s, now) {

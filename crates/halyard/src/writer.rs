@@ -343,6 +343,17 @@ impl<T: TopicType> DataWriter<T> {
             .writer_paced_drops(self.id)
     }
 
+    /// Samples this writer did not send to a matched reader because the reader's content
+    /// filter (announced by it) rejected them, counted once per sample and reader (repairs
+    /// included): such a reader is sent a GAP instead, or nothing if it is best-effort.
+    pub fn filtered_out_count(&self) -> u64 {
+        self.participant
+            .shared
+            .lock()
+            .core
+            .writer_filtered_out(self.id)
+    }
+
     /// Sends the samples a batch holds now (a no-op without batching).
     pub fn flush(&self) -> Result<()> {
         let id = self.id;

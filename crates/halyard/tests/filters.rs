@@ -1,7 +1,9 @@
 //! Proves content-filtered topics and query conditions between two participants over
 //! loopback UDP: a filtered reader stores only what its expression accepts, new parameters
-//! apply to later samples, a QueryCondition selects (and triggers a WaitSet) by its query, and
-//! bad expressions are refused with the offending token.
+//! apply to later samples, a Halyard writer filters for a Halyard filtered reader (it does not
+//! send what the reader's filter rejects, with the parameters the reader last set), a
+//! QueryCondition selects (and triggers a WaitSet) by its query, and bad expressions are
+//! refused with the offending token.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -114,6 +116,72 @@ fn a_filtered_reader_stores_only_what_its_expression_accepts() {
         cft.set_expression_parameters(vec!["1".into()]),
         Err(Error::BadFilter(_))
     ));
+}
+
+#[test]
+fn a_halyard_writer_filters_for_a_halyard_filtered_reader() {
+    let (a, b) = (participant(133), participant(133));
+    let ta = a.create_topic::<Reading>("WriterFiltered").unwrap();
+    let tb = b.create_topic::<Reading>("WriterFiltered").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .unwrap();
+    let cft = b
+        .create_contentfilteredtopic(
+            "HighOrLate",
+            &tb,
+            "level = High OR id > %0",
+            vec!["100".into()],
+        )
+        .unwrap();
+    assert_eq!(cft.content_filter_property().filter_class_name, "DDSSQL");
+    let sub = b.create_subscriber(GroupQos::default());
+    let r = sub
+        .create_datareader_filtered(&cft, reliable(EndpointQos::reader_default()), None)
+        .unwrap();
+    let plain = sub
+        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .unwrap();
+    w.wait_for_matched(2, T).unwrap();
+    // The writer's participant learnt the filter from the subscription it discovered.
+    let announced = a
+        .discovered_subscriptions()
+        .into_iter()
+        .find_map(|s| s.content_filter)
+        .expect("the filtered reader announces its filter");
+    assert_eq!(announced.filter_expression, "level = High OR id > %0");
+    assert_eq!(
+        (
+            announced.content_filtered_topic_name.as_str(),
+            announced.related_topic_name.as_str()
+        ),
+        ("HighOrLate", "WriterFiltered")
+    );
+    for id in 0..12 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(ids(r.take(100).unwrap()), vec![2, 5, 8, 11]);
+    assert_eq!(plain.take(100).unwrap().len(), 12);
+    // The 8 samples the filter rejects were not sent to it: it had none to drop.
+    assert!(w.filtered_out_count() >= 8, "{}", w.filtered_out_count());
+    assert_eq!(r.filtered_sample_count(), 0);
+    // New parameters change what the writer sends.
+    cft.set_expression_parameters(vec!["9".into()]).unwrap();
+    let before = w.filtered_out_count();
+    for id in 0..12 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(ids(r.take(100).unwrap()), vec![2, 5, 8, 10, 11]);
+    assert!(
+        w.filtered_out_count() - before >= 7,
+        "{}",
+        w.filtered_out_count() - before
+    );
+    assert_eq!(r.filtered_sample_count(), 0);
+    assert_eq!(plain.take(100).unwrap().len(), 12);
 }
 
 #[test]

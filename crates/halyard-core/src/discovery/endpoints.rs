@@ -86,7 +86,10 @@ impl Participant {
         let mut proxy = ReaderProxy::new(reader, self.user_locators(ed), reliable);
         proxy.multicast = self.user_multicast(ed);
         proxy.reorder_window = self.reorder_window_of(reader);
+        let announced = ed.content_filter.clone();
         if let Some(w) = self.writers.get_mut(&writer) {
+            // Before anything is sent to the reader: its filter applies from the first sample.
+            proxy.filter = w.compile_filter(announced.as_ref());
             w.add_proxy(now, proxy, durable);
         }
         self.push_event(Event::PublicationMatched {
@@ -241,6 +244,7 @@ impl Participant {
             return;
         }
         self.local_matches.entry(w).or_default().push(r);
+        self.refresh_local_filter(w, r);
         self.push_event(Event::PublicationMatched {
             writer: w,
             reader: rg,

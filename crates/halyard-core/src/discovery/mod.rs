@@ -6,8 +6,10 @@
 //! instead of to the application. This module holds the builtin endpoints, the choice of a
 //! peer's locators and the bookkeeping of remote participants; [`spdp`] the participant
 //! announcements, [`sedp`] the endpoint announcements, [`endpoints`] the matching of endpoints,
-//! [`qos_change`] QoS changed at run time.
+//! [`qos_change`] QoS changed at run time, [`content_filter`] the content filters readers
+//! announce and writers apply.
 
+mod content_filter;
 mod endpoints;
 mod qos_change;
 mod sedp;

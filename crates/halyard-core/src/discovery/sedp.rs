@@ -9,7 +9,7 @@ use crate::writer::NewChange;
 use halyard_wire::discovery::{parse_key_guid, EndpointData};
 use halyard_wire::param::{pid, ParameterListWriter};
 use halyard_wire::qos::EndpointQos;
-use halyard_wire::{EntityId, Guid, ProtocolVersion, VendorId};
+use halyard_wire::{EntityId, Guid, ProtocolVersion, SequenceNumber, VendorId};
 use std::sync::Arc;
 
 /// Why a remote writer is forgotten.
@@ -42,6 +42,7 @@ impl Participant {
             vendor_id: Some(VendorId::HALYARD),
             type_max_size_serialized: None,
             entity_name: None,
+            content_filter: None,
         }
     }
 
@@ -55,11 +56,21 @@ impl Participant {
         let Some(r) = self.readers.get(&id) else {
             return;
         };
-        let ed = self.endpoint_data(r.guid, &r.spec.topic_name, &r.spec.type_name, &r.spec.qos);
-        self.publish_sedp(now, EntityId::SEDP_SUBSCRIPTIONS_WRITER, &ed);
+        let mut ed = self.endpoint_data(r.guid, &r.spec.topic_name, &r.spec.type_name, &r.spec.qos);
+        ed.content_filter = r.content_filter.clone();
+        let sn = self.publish_sedp(now, EntityId::SEDP_SUBSCRIPTIONS_WRITER, &ed);
+        if let Some(r) = self.readers.get_mut(&id) {
+            r.announced_sn = sn;
+        }
     }
 
-    fn publish_sedp(&mut self, now: Instant, writer: EntityId, ed: &EndpointData) {
+    /// Writes `ed` with builtin writer `writer`; returns its sequence number.
+    fn publish_sedp(
+        &mut self,
+        now: Instant,
+        writer: EntityId,
+        ed: &EndpointData,
+    ) -> Option<SequenceNumber> {
         let mut payload = Vec::with_capacity(512);
         ed.emit(&mut payload);
         let change = NewChange {
@@ -68,11 +79,10 @@ impl Participant {
             payload: Arc::new(payload),
             timestamp: None,
         };
-        if let Some(w) = self.writers.get_mut(&writer) {
-            // KEEP_LAST(1) per endpoint: never blocks on history; flow control is not applied
-            // to discovery.
-            let _ = w.write(now, &mut self.out, &self.cfg, change, None);
-        }
+        // KEEP_LAST(1) per endpoint: never blocks on history; flow control is not applied
+        // to discovery.
+        let w = self.writers.get_mut(&writer)?;
+        w.write(now, &mut self.out, &self.cfg, change, None).ok()
     }
 
     pub(crate) fn retract_endpoint(&mut self, now: Instant, guid: Guid) {
@@ -185,8 +195,10 @@ impl Participant {
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
             self.remote_readers.insert(ed.guid, ed.clone());
+            // ... and may have announced another content filter.
             for w in self.user_writers() {
                 self.rejudge_with_remote_reader(now, w, ed.guid);
+                self.refresh_remote_filter(w, ed.guid);
             }
         }
     }

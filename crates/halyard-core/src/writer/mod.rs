@@ -24,14 +24,21 @@
 //! a sample still held back. Each sample keeps its own DATA submessage and INFO_TS, so readers
 //! need no batching support.
 //!
+//! Content filters of readers (announced in SEDP) are applied on the writer side when the
+//! writer can compile them ([`filter`]): a sample a reader's filter rejects goes to it as a
+//! GAP, not as DATA.
+//!
 //! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by a
 //! window of unacknowledged bytes: [`WINDOW_SAMPLES`] of the largest sample written, within
 //! `writer_window_floor_bytes ..= writer_high_water_bytes`; past either, `write` reports
 //! [`WriteError::Full`] and the API blocks up to max_blocking_time.
 
+mod filter;
 mod pace;
 mod repair;
 mod send;
+
+pub use filter::{FilterCompiler, SampleFilter};
 
 use crate::admission::finite;
 use crate::config::{ParticipantConfig, WINDOW_SAMPLES};
@@ -143,6 +150,8 @@ pub(crate) struct ReaderProxy {
     pub(crate) sent_mark: Option<(u64, Instant)>,
     /// Sent and received rates to this reader, smoothed over its reports.
     pub(crate) smoothed: crate::pacing::Smoothed,
+    /// The reader's content filter, when the writer applies it (see [`filter`]).
+    pub(crate) filter: Option<filter::InstalledFilter>,
 }
 
 impl ReaderProxy {
@@ -165,6 +174,7 @@ impl ReaderProxy {
             path_rate: None,
             sent_mark: None,
             smoothed: crate::pacing::Smoothed::default(),
+            filter: None,
         }
     }
 }
@@ -219,6 +229,8 @@ pub(crate) struct Writer {
     expiries: VecDeque<(Instant, SequenceNumber)>,
     /// Its own liveliness (MANUAL kinds; see [`crate::liveliness`]).
     pub(crate) own_liveliness: crate::liveliness::OwnLiveliness,
+    /// Its readers' content filters (see [`filter`]).
+    filters: filter::WriterFilters,
 }
 
 impl Writer {
@@ -264,6 +276,7 @@ impl Writer {
             lifespan,
             expiries: VecDeque::new(),
             own_liveliness: Default::default(),
+            filters: Default::default(),
         }
     }
 
@@ -292,6 +305,7 @@ impl Writer {
         proxy.acked_below = start;
         self.proxies.insert(proxy.guid, proxy);
         self.recompute_fanout();
+        self.recount_filters();
         if self.is_reliable() {
             // A HEARTBEAT now, then at the fast interval (doubling) until the new reader
             // answers: on a lossy link one lost exchange must not cost a backed-off period.
@@ -305,6 +319,9 @@ impl Writer {
             return false;
         };
         self.recompute_fanout();
+        if p.filter.is_some() {
+            self.recount_filters();
+        }
         self.collect_acked();
         self.pace_stale |= p.path_rate.is_some();
         true

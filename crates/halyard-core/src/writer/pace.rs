@@ -67,14 +67,15 @@ impl Writer {
         self.spec.qos.history == History::KeepAll && self.pacer.queue.iter().any(|w| !w.started())
     }
 
-    /// Queues new sample `sn` for `dests`; a KEEP_LAST writer drops a sample still waiting
-    /// unsent, whole, and counts it.
+    /// Queues new sample `sn` for `dests` (participant `prefix`, if one); a KEEP_LAST writer
+    /// drops a sample still waiting unsent, whole, and counts it.
     pub(super) fn enqueue_paced(
         &mut self,
         sn: SequenceNumber,
         change: NewChange,
         fragmented: bool,
         dests: Vec<Locator>,
+        prefix: Option<GuidPrefix>,
     ) {
         if let Some(i) = self.pacer.queue.iter().position(|w| !w.started()) {
             debug_assert!(
@@ -89,7 +90,7 @@ impl Writer {
             change,
             next_fragment: u32::from(fragmented),
             dests,
-            prefix: self.fanout_prefix,
+            prefix,
         });
     }
 

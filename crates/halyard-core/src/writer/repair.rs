@@ -1,6 +1,7 @@
 //! Reader-driven repair and heartbeats of a writer (RTPS 2.5 §8.4.15): ACKNACKs acknowledge
-//! and name changes to resend (DATA when held, GAP otherwise), NACK_FRAGs name fragments; the
-//! periodic HEARTBEAT asks readers that are behind to say where they are.
+//! and name changes to resend (DATA when held and the reader's filter accepts it, GAP
+//! otherwise), NACK_FRAGs name fragments; the periodic HEARTBEAT asks readers that are behind
+//! to say where they are.
 
 use super::send::{Sending, Target};
 use super::{fast_heartbeat, push_gap, Ctx, Writer, DATA_OVERHEAD};
@@ -102,7 +103,7 @@ impl Writer {
         let (dests, prefix) = (p.locators.clone(), p.guid.prefix);
         let held = self.changes.contains_key(&sn) && sn >= p.start_sn;
         let ctx = &mut Ctx { now, out, cfg };
-        if held {
+        if held && !self.repair_filtered(&reader, sn) {
             let to = Target {
                 reader_id: reader.entity,
                 prefix: Some(prefix),
@@ -142,7 +143,8 @@ impl Writer {
         self.serve_requests(&mut Ctx { now, out, cfg }, reader, true);
     }
 
-    /// Resends what `reader` asked for: DATA when held, GAP otherwise, then a HEARTBEAT.
+    /// Resends what `reader` asked for: DATA when held and its filter accepts it, GAP
+    /// otherwise, then a HEARTBEAT.
     fn serve_requests(&mut self, ctx: &mut Ctx<'_>, reader: Guid, force_hb: bool) {
         let Some(p) = self.proxies.get_mut(&reader) else {
             return;
@@ -161,7 +163,7 @@ impl Writer {
         let mut sent_fragmented = false;
         for sn in requested {
             let held = sn >= start_sn && self.changes.contains_key(&sn);
-            if !held {
+            if !held || self.repair_filtered(&reader, sn) {
                 gap = match gap {
                     Some((s, e)) if e == sn => Some((s, sn + 1)),
                     Some((s, e)) => {

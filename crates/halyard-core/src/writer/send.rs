@@ -97,7 +97,8 @@ impl Encoded<'_> {
 
 impl Writer {
     /// Sends a new change to every matched reader (one datagram per fragment group), or
-    /// queues it for the pacer.
+    /// queues it for the pacer. Readers whose filter rejects it get a GAP or nothing (see
+    /// [`super::filter`]).
     pub(super) fn send_new(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -112,33 +113,49 @@ impl Writer {
         }
         let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
         let fragmented = len + DATA_OVERHEAD > ctx.cfg.max_message_size;
+        // The one branch writer-side filtering costs when no reader filters.
+        let rejecting = if self.filters_any() {
+            self.rejecting(sn)
+        } else {
+            Vec::new()
+        };
         if self.paces(fragmented, shared.is_some()) {
             if let Some(change) = self.changes.get(&sn).map(|c| c.change.clone()) {
-                let dests = self.fanout.clone();
-                self.enqueue_paced(sn, change, fragmented, dests);
+                let (dests, prefix) = if rejecting.is_empty() {
+                    (self.fanout.clone(), self.fanout_prefix)
+                } else {
+                    self.accepting_dests(&rejecting)
+                };
+                if !dests.is_empty() {
+                    self.enqueue_paced(sn, change, fragmented, dests, prefix);
+                }
                 self.pump_paced(ctx, shared);
             }
             return;
         }
         self.spend_unpaced(len);
-        let dests = std::mem::take(&mut self.fanout);
         self.bytes_since_hb += len;
         let want_hb = self.has_reliable_proxy()
             && (self.bytes_since_hb >= HEARTBEAT_EVERY_BYTES
                 || ctx.now.saturating_duration_since(self.last_hb_at)
                     >= ctx.cfg.heartbeat_period / 10
                 || len + DATA_OVERHEAD > ctx.cfg.max_message_size);
-        let to = Target {
-            reader_id: EntityId::UNKNOWN,
-            prefix: self.fanout_prefix,
-            dests: &dests,
-        };
-        let what = Sending {
-            fragments: None,
-            with_heartbeat: want_hb,
-        };
-        self.send_change(ctx, sn, to, what);
-        self.fanout = dests;
+        if rejecting.is_empty() {
+            let dests = std::mem::take(&mut self.fanout);
+            let to = Target {
+                reader_id: EntityId::UNKNOWN,
+                prefix: self.fanout_prefix,
+                dests: &dests,
+            };
+            let what = Sending {
+                fragments: None,
+                with_heartbeat: want_hb,
+            };
+            self.send_change(ctx, sn, to, what);
+            self.fanout = dests;
+        } else {
+            self.send_filtered(ctx, sn, &rejecting, want_hb);
+        }
         if self.has_reliable_proxy() {
             self.hurry_heartbeat(ctx.now, ctx.cfg);
         }
@@ -187,7 +204,13 @@ impl Writer {
         };
         let fits = change.payload.len() + qos.len() + DATA_OVERHEAD <= ctx.cfg.max_message_size;
         let whole = fits && what.fragments.is_none();
-        if whole && to.reader_id == EntityId::UNKNOWN && self.batch_policy.is_some() {
+        // A batch goes to the fanout's participant: a datagram for one participant of several
+        // (a filtered sample, see `super::filter`) is not batched.
+        if whole
+            && to.reader_id == EntityId::UNKNOWN
+            && to.prefix == self.fanout_prefix
+            && self.batch_policy.is_some()
+        {
             self.append_to_batch(ctx, &enc, to.dests, what.with_heartbeat);
             return;
         }

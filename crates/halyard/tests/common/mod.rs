@@ -120,6 +120,7 @@ pub fn endpoint_data(guid: Guid, topic: &str, type_name: &str, qos: EndpointQos)
         vendor_id: Some(FAKE_VENDOR),
         type_max_size_serialized: None,
         entity_name: None,
+        content_filter: None,
     };
     let mut payload = Vec::new();
     ed.emit(&mut payload);

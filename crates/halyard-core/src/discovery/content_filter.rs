@@ -1,0 +1,143 @@
+//! Content filters in discovery: local readers announce theirs in SEDP
+//! (PID_CONTENT_FILTER_PROPERTY), and local writers compile the filters of the readers they
+//! match, remote or local, to apply them on their side (see `crate::writer`'s `filter` module
+//! for how a writer sends what a filter rejects).
+
+use crate::participant::Participant;
+use crate::reader::{Reader, ReaderSpec};
+use crate::time::Instant;
+use crate::writer::{FilterCompiler, WriteError};
+use crate::QosChangeError;
+use halyard_wire::discovery::ContentFilterProperty;
+use halyard_wire::{EntityId, Guid};
+
+impl Participant {
+    /// Creates a local DataReader that announces `filter` (a reader of a content-filtered
+    /// topic), announces it by SEDP and matches it. Writers that can apply the filter send it
+    /// only the samples the filter accepts.
+    pub fn create_reader_filtered(
+        &mut self,
+        now: Instant,
+        spec: ReaderSpec,
+        filter: Option<ContentFilterProperty>,
+    ) -> EntityId {
+        let kind = if spec.has_key {
+            EntityId::KIND_READER_WITH_KEY
+        } else {
+            EntityId::KIND_READER_NO_KEY
+        };
+        let id = self.allocate_entity(kind);
+        let guid = Guid::new(self.prefix, id);
+        let mut reader = Reader::new(guid, spec, self.cfg.hash_seed);
+        reader.content_filter = filter;
+        self.readers.insert(id, reader);
+        self.announce_reader(now, id);
+        self.match_local_reader(now, id);
+        id
+    }
+
+    /// Changes the content filter local reader `id` announces (new expression parameters,
+    /// say): it is announced again by SEDP, so remote writers filter with it, and local
+    /// writers filter with it at once.
+    pub fn set_reader_content_filter(
+        &mut self,
+        now: Instant,
+        id: EntityId,
+        filter: Option<ContentFilterProperty>,
+    ) -> Result<(), QosChangeError> {
+        let r = self
+            .readers
+            .get_mut(&id)
+            .filter(|_| !id.is_builtin())
+            .ok_or(QosChangeError::UnknownEndpoint)?;
+        if r.content_filter == filter {
+            return Ok(());
+        }
+        r.content_filter = filter;
+        self.announce_reader(now, id);
+        let writers: Vec<EntityId> = self
+            .local_matches
+            .iter()
+            .filter(|(_, rs)| rs.contains(&id))
+            .map(|(w, _)| *w)
+            .collect();
+        for w in writers {
+            self.refresh_local_filter(w, id);
+        }
+        Ok(())
+    }
+
+    /// Gives local writer `writer` the compiler of its readers' content filters (`None`: it
+    /// applies none), and compiles the filters of the readers it is matched with.
+    pub fn set_writer_filter_compiler(
+        &mut self,
+        writer: EntityId,
+        compiler: Option<FilterCompiler>,
+    ) -> Result<(), WriteError> {
+        let w = self
+            .writers
+            .get_mut(&writer)
+            .filter(|_| !writer.is_builtin())
+            .ok_or(WriteError::UnknownWriter)?;
+        w.set_filter_compiler(compiler);
+        let remote: Vec<Guid> = w.proxies.keys().copied().collect();
+        for r in remote {
+            self.refresh_remote_filter(writer, r);
+        }
+        for r in self.local_matches.get(&writer).cloned().unwrap_or_default() {
+            self.refresh_local_filter(writer, r);
+        }
+        Ok(())
+    }
+
+    /// True once every participant with a writer matched to local reader `reader` has
+    /// acknowledged the reader's latest SEDP announcement. A Halyard participant takes in an
+    /// announcement before it acknowledges it, so from then on its writers filter with what
+    /// the reader announced (after [`Participant::set_reader_content_filter`], say).
+    pub fn reader_announcement_acknowledged(&self, reader: EntityId) -> bool {
+        let Some(r) = self.readers.get(&reader) else {
+            return true;
+        };
+        let (Some(sn), Some(sedp)) = (
+            r.announced_sn,
+            self.writers.get(&EntityId::SEDP_SUBSCRIPTIONS_WRITER),
+        ) else {
+            return true;
+        };
+        r.proxies.keys().all(|w| {
+            let detector = Guid::new(w.prefix, EntityId::SEDP_SUBSCRIPTIONS_READER);
+            sedp.proxies
+                .get(&detector)
+                .is_none_or(|p| p.acked_below > sn)
+        })
+    }
+
+    /// Samples `writer` did not send to a reader because that reader's filter rejected them
+    /// (counted once per sample and reader, repairs and local readers included).
+    pub fn writer_filtered_out(&self, writer: EntityId) -> u64 {
+        self.writers.get(&writer).map_or(0, |w| w.filtered_out())
+    }
+
+    /// Brings the filter `writer` applies for remote reader `reader` in line with the reader's
+    /// latest announcement.
+    pub(crate) fn refresh_remote_filter(&mut self, writer: EntityId, reader: Guid) {
+        let announced = self
+            .remote_readers
+            .get(&reader)
+            .and_then(|ed| ed.content_filter.as_ref());
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.refresh_proxy_filter(&reader, announced);
+        }
+    }
+
+    /// Brings the filter `writer` applies for local reader `reader` in line with the reader's.
+    pub(crate) fn refresh_local_filter(&mut self, writer: EntityId, reader: EntityId) {
+        let announced = self
+            .readers
+            .get(&reader)
+            .and_then(|r| r.content_filter.as_ref());
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.refresh_local_filter(reader, announced);
+        }
+    }
+}

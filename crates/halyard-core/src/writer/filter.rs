@@ -1,0 +1,374 @@
+//! Writer-side content filtering (DDS 1.4 §2.2.2.3.3; RTPS 2.5 §8.4.9: a change that
+//! DDS_FILTER finds irrelevant to a reader goes to it as a GAP, not as DATA).
+//!
+//! Design. A reader of a content-filtered topic announces its filter in SEDP
+//! (PID_CONTENT_FILTER_PROPERTY). A local writer that has a [`FilterCompiler`] (the DCPS layer
+//! gives every DataWriter one for its type) compiles that filter when it matches the reader,
+//! and again when the reader announces another one, and keeps the [`SampleFilter`] on the
+//! reader's proxy. The core never reads an expression: what a filter means is the compiler's
+//! business, and a filter it cannot compile (another filter class, an expression that does not
+//! parse against the writer's type) is not installed, so that reader gets everything.
+//!
+//! New samples. With no filter installed a new sample goes out as it always did (one datagram
+//! to the fanout, multicast included): the cost is one branch. Otherwise the filters run on an
+//! alive sample (disposals and unregistrations go to every reader); if none rejects it, it
+//! still goes out in one datagram. If some reader rejects it, it cannot: per participant, when
+//! all its readers accept, one datagram addressed to that participant (INFO_DST, readerId
+//! UNKNOWN) at their unicast locators; where one of them rejects, DATA addressed to each
+//! accepting reader (its readerId), and one datagram of GAPs for that sequence number to the
+//! rejecting reliable readers, so that they do not NACK it. A rejecting best-effort reader
+//! gets nothing: it notices no gap. A paced best-effort writer queues such a sample for the
+//! participants that have an accepting reader.
+//!
+//! Repairs follow the filter in force when they are sent: a sequence number a reader's filter
+//! rejects is answered with a GAP, whether the reader asked for it (ACKNACK, NACK_FRAG) or is
+//! owed it as a late joiner of a TRANSIENT_LOCAL writer. Readers of the writer's own
+//! participant, which get samples without the network, are filtered in `Participant::write`.
+//!
+//! Readers keep filtering on their side: writers of other vendors may not filter, and a writer
+//! filters with the parameters last announced. A sample a writer filtered never arrives.
+
+use super::send::{Sending, Target};
+use super::{push_gap, Ctx, Writer};
+use crate::event::ChangeKind;
+use crate::writer::NewChange;
+use halyard_wire::discovery::ContentFilterProperty;
+use halyard_wire::{EntityId, Guid, GuidPrefix, Locator, SequenceNumber};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A test of a serialized sample (encapsulation header included): true if it passes.
+pub type SampleFilter = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
+
+/// Compiles a reader's announced filter for a writer's type: `None` when the writer cannot
+/// apply it (another filter class, an expression that does not parse against its type); that
+/// reader then gets every sample and filters them itself.
+pub type FilterCompiler = Arc<dyn Fn(&ContentFilterProperty) -> Option<SampleFilter> + Send + Sync>;
+
+/// A compiled filter and the announcement it came from.
+#[derive(Clone)]
+pub(crate) struct InstalledFilter {
+    property: ContentFilterProperty,
+    test: SampleFilter,
+}
+
+impl InstalledFilter {
+    /// True if the filter rejects `change` (only alive samples are filtered).
+    fn rejects(&self, change: &NewChange) -> bool {
+        change.kind == ChangeKind::Alive && !(self.test)(&change.payload)
+    }
+}
+
+/// A writer's filtering state.
+#[derive(Default)]
+pub(crate) struct WriterFilters {
+    compiler: Option<FilterCompiler>,
+    /// Some reader proxy has a filter: the one branch a new sample pays.
+    any: bool,
+    /// Filters of matched readers of the writer's own participant.
+    local: BTreeMap<EntityId, InstalledFilter>,
+    /// DATA not sent because a reader's filter rejected it (per sample and reader).
+    pub(crate) withheld: u64,
+}
+
+/// The readers of one participant for one filtered sample.
+#[derive(Default)]
+struct Group {
+    accepting: Vec<(EntityId, Vec<Locator>)>,
+    /// Rejecting reliable readers (owed a GAP).
+    gaps: Vec<(EntityId, Vec<Locator>)>,
+    /// Some reader rejects (reliable or not).
+    rejecting: bool,
+}
+
+/// `a`'s locators with `b`'s added (no duplicates).
+fn union(a: &mut Vec<Locator>, b: &[Locator]) {
+    for l in b {
+        if !a.contains(l) {
+            a.push(*l);
+        }
+    }
+}
+
+impl Writer {
+    /// Takes `compiler` (or none) and drops every filter compiled with the previous one: the
+    /// caller installs them again ([`Writer::refresh_proxy_filter`]).
+    pub(crate) fn set_filter_compiler(&mut self, compiler: Option<FilterCompiler>) {
+        self.filters.compiler = compiler;
+        self.filters.local.clear();
+        for p in self.proxies.values_mut() {
+            p.filter = None;
+        }
+        self.filters.any = false;
+    }
+
+    /// `property` compiled with this writer's compiler (reusing an equal filter already
+    /// compiled: readers of one content-filtered topic then share one test).
+    pub(crate) fn compile_filter(
+        &self,
+        property: Option<&ContentFilterProperty>,
+    ) -> Option<InstalledFilter> {
+        let property = property?;
+        let compiler = self.filters.compiler.as_ref()?;
+        let installed = self.proxies.values().filter_map(|p| p.filter.as_ref());
+        if let Some(f) = installed
+            .chain(self.filters.local.values())
+            .find(|f| f.property == *property)
+        {
+            return Some(f.clone());
+        }
+        let test = compiler(property)?;
+        Some(InstalledFilter {
+            property: property.clone(),
+            test,
+        })
+    }
+
+    /// True if `installed` is what `announced` compiles to (or both are absent).
+    fn filter_current(
+        installed: Option<&InstalledFilter>,
+        announced: Option<&ContentFilterProperty>,
+    ) -> bool {
+        match (installed, announced) {
+            (Some(f), Some(a)) => f.property == *a,
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    /// Brings the filter of reader proxy `reader` in line with what the reader announces.
+    pub(crate) fn refresh_proxy_filter(
+        &mut self,
+        reader: &Guid,
+        announced: Option<&ContentFilterProperty>,
+    ) {
+        let Some(p) = self.proxies.get(reader) else {
+            return;
+        };
+        if Self::filter_current(p.filter.as_ref(), announced) {
+            return;
+        }
+        let compiled = self.compile_filter(announced);
+        if let Some(p) = self.proxies.get_mut(reader) {
+            p.filter = compiled;
+        }
+        self.recount_filters();
+    }
+
+    /// Brings the filter of local reader `reader` (of this participant) in line with what it
+    /// announces.
+    pub(crate) fn refresh_local_filter(
+        &mut self,
+        reader: EntityId,
+        announced: Option<&ContentFilterProperty>,
+    ) {
+        if Self::filter_current(self.filters.local.get(&reader), announced) {
+            return;
+        }
+        match self.compile_filter(announced) {
+            Some(f) => self.filters.local.insert(reader, f),
+            None => self.filters.local.remove(&reader),
+        };
+    }
+
+    /// Local reader `reader` is gone.
+    pub(crate) fn forget_local_filter(&mut self, reader: EntityId) {
+        self.filters.local.remove(&reader);
+    }
+
+    /// True if some reader proxy has a filter.
+    pub(super) fn filters_any(&self) -> bool {
+        self.filters.any
+    }
+
+    /// Recomputes whether any proxy has a filter (after proxies or filters changed).
+    pub(super) fn recount_filters(&mut self) {
+        self.filters.any = self.proxies.values().any(|p| p.filter.is_some());
+    }
+
+    /// Removes from `readers` (local readers of this participant) those whose filter rejects
+    /// `change`, counting them.
+    pub(crate) fn retain_local_accepting(
+        &mut self,
+        readers: &mut Vec<EntityId>,
+        change: &NewChange,
+    ) {
+        if self.filters.local.is_empty() {
+            return;
+        }
+        let before = readers.len();
+        let local = &self.filters.local;
+        readers.retain(|r| local.get(r).is_none_or(|f| !f.rejects(change)));
+        self.filters.withheld += (before - readers.len()) as u64;
+    }
+
+    /// DATA not sent because a reader's filter rejected it, so far.
+    pub(crate) fn filtered_out(&self) -> u64 {
+        self.filters.withheld
+    }
+
+    /// The proxies whose filter rejects new change `sn` (empty: none does, or none filters).
+    pub(super) fn rejecting(&self, sn: SequenceNumber) -> Vec<Guid> {
+        if !self.filters.any {
+            return Vec::new();
+        }
+        let Some(c) = self.changes.get(&sn) else {
+            return Vec::new();
+        };
+        // Readers of one content-filtered topic share a test: run it once.
+        let mut verdicts: Vec<(*const (), bool)> = Vec::new();
+        let mut out = Vec::new();
+        for p in self.proxies.values() {
+            let Some(f) = p.filter.as_ref() else { continue };
+            let key = Arc::as_ptr(&f.test) as *const ();
+            let rejects = match verdicts.iter().find(|(k, _)| *k == key) {
+                Some(&(_, v)) => v,
+                None => {
+                    let v = f.rejects(&c.change);
+                    verdicts.push((key, v));
+                    v
+                }
+            };
+            if rejects {
+                out.push(p.guid);
+            }
+        }
+        out
+    }
+
+    /// True if the filter of proxy `reader` rejects held change `sn` (a repair becomes a GAP);
+    /// counts it.
+    pub(super) fn repair_filtered(&mut self, reader: &Guid, sn: SequenceNumber) -> bool {
+        if !self.filters.any {
+            return false;
+        }
+        let (Some(p), Some(c)) = (self.proxies.get(reader), self.changes.get(&sn)) else {
+            return false;
+        };
+        let rejected = p.filter.as_ref().is_some_and(|f| f.rejects(&c.change));
+        self.filters.withheld += u64::from(rejected);
+        rejected
+    }
+
+    /// The readers of each participant for a sample `rejecting` reject, in GUID order.
+    fn groups(&self, rejecting: &[Guid]) -> Vec<(GuidPrefix, Group)> {
+        let mut out: Vec<(GuidPrefix, Group)> = Vec::new();
+        for p in self.proxies.values() {
+            if out
+                .last()
+                .is_none_or(|(prefix, _)| *prefix != p.guid.prefix)
+            {
+                out.push((p.guid.prefix, Group::default()));
+            }
+            let Some((_, g)) = out.last_mut() else {
+                continue;
+            };
+            let entry = (p.guid.entity, p.locators.clone());
+            if !rejecting.contains(&p.guid) {
+                g.accepting.push(entry);
+                continue;
+            }
+            g.rejecting = true;
+            if p.reliable {
+                g.gaps.push(entry);
+            }
+        }
+        out
+    }
+
+    /// Where a paced best-effort sample that `rejecting` reject goes: the unicast locators of
+    /// the participants with an accepting reader, and the participant named in INFO_DST when
+    /// there is one.
+    pub(super) fn accepting_dests(&self, rejecting: &[Guid]) -> (Vec<Locator>, Option<GuidPrefix>) {
+        let mut dests = Vec::new();
+        let mut prefixes = Vec::new();
+        for (prefix, g) in self.groups(rejecting) {
+            if g.accepting.is_empty() {
+                continue;
+            }
+            prefixes.push(prefix);
+            for (_, locs) in &g.accepting {
+                union(&mut dests, locs);
+            }
+        }
+        let prefix = match prefixes.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        };
+        (dests, prefix)
+    }
+
+    /// Sends new change `sn`, which the readers `rejecting` reject, to the others (see the
+    /// module documentation), and GAPs to the rejecting reliable readers.
+    pub(super) fn send_filtered(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        sn: SequenceNumber,
+        rejecting: &[Guid],
+        with_heartbeat: bool,
+    ) {
+        let Some(change) = self.changes.get(&sn).map(|c| c.change.clone()) else {
+            return;
+        };
+        self.filters.withheld += rejecting.len() as u64;
+        self.flush_batch(ctx.out);
+        let what = Sending {
+            fragments: None,
+            with_heartbeat,
+        };
+        for (prefix, g) in self.groups(rejecting) {
+            if !g.rejecting {
+                let mut dests = Vec::new();
+                g.accepting.iter().for_each(|(_, l)| union(&mut dests, l));
+                let to = Target {
+                    reader_id: EntityId::UNKNOWN,
+                    prefix: Some(prefix),
+                    dests: &dests,
+                };
+                self.send_held(ctx, sn, &change, to, what);
+                continue;
+            }
+            for (reader_id, dests) in &g.accepting {
+                let to = Target {
+                    reader_id: *reader_id,
+                    prefix: Some(prefix),
+                    dests,
+                };
+                self.send_held(ctx, sn, &change, to, what);
+            }
+            self.send_filter_gaps(ctx, prefix, &g.gaps, sn, with_heartbeat);
+        }
+    }
+
+    /// One datagram to participant `prefix`: a GAP for `sn` to each of `readers`, and a
+    /// HEARTBEAT when asked for.
+    fn send_filter_gaps(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        prefix: GuidPrefix,
+        readers: &[(EntityId, Vec<Locator>)],
+        sn: SequenceNumber,
+        with_heartbeat: bool,
+    ) {
+        if readers.is_empty() {
+            return;
+        }
+        let mut dests = Vec::new();
+        let mut mb = ctx.out.start(Some(prefix));
+        let empty = mb.len();
+        for (reader_id, locs) in readers {
+            union(&mut dests, locs);
+            push_gap(&mut mb, *reader_id, self.guid.entity, sn, sn + 1);
+        }
+        if with_heartbeat {
+            let reader_id = match readers {
+                [(one, _)] => *one,
+                _ => EntityId::UNKNOWN,
+            };
+            let hb = self.heartbeat(reader_id, false);
+            mb.heartbeat(&hb);
+            self.note_hb_sent(ctx.now);
+        }
+        ctx.out.push(mb, empty, &dests);
+    }
+}
