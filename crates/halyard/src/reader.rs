@@ -309,6 +309,7 @@ impl<T: TopicType> DataReader<T> {
             let group = GroupQos {
                 partition: current.partition.clone(),
                 group_data: current.group_data.clone(),
+                presentation: current.presentation,
             };
             let representations = current.data_representation.clone();
             inherit(&mut qos, &group, &representations);

@@ -110,6 +110,7 @@ impl<T: TopicType> DataWriter<T> {
             let group = GroupQos {
                 partition: current.partition,
                 group_data: current.group_data,
+                presentation: current.presentation,
             };
             inherit(&mut qos, &group, &current.data_representation);
             apply_qos(st, now, id, qos)

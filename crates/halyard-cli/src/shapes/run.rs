@@ -62,17 +62,6 @@ pub fn run(o: Options) -> i32 {
         println!("cannot install the SIGINT handler: {e}");
         return EXIT_INIT;
     }
-    if o.coherent || o.ordered {
-        // PRESENTATION coherent and ordered access are refused by Halyard's QoS validation;
-        // say so the way the suite recognises.
-        if o.coherent {
-            println!("    Presentation Coherent Access = not supported");
-        }
-        if o.ordered {
-            println!("    Presentation Ordered Access = not supported");
-        }
-        return EXIT_INIT;
-    }
     DATAFRAG_SIZE.store(o.datafrag_size, Ordering::Relaxed);
     ANNOUNCE_MS.store(o.periodic_announcement_ms, Ordering::Relaxed);
     let popts = ParticipantOptions {
@@ -151,6 +140,15 @@ fn common_qos(o: &Options, mut q: EndpointQos) -> EndpointQos {
         0 => q.history = History::KeepAll,
         d if d > 0 => q.history = History::KeepLast(d.min(i32::MAX as i64) as i32),
         _ => {}
+    }
+    if o.coherent || o.ordered {
+        q.presentation.coherent_access = o.coherent;
+        q.presentation.ordered_access = o.ordered;
+        q.presentation.access_scope = match o.access_scope {
+            Some('t') => 1,
+            Some('g') => 2,
+            _ => 0,
+        };
     }
     q
 }
@@ -342,8 +340,16 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
             format!("{color}{j}")
         }
     };
+    let sets = (o.coherent || o.ordered) && o.coherent_sample_count > 0;
+    let count = o.coherent_sample_count.max(1);
     let mut n = 0u64;
     while !INTERRUPTED.load(Ordering::SeqCst) {
+        if sets && n.is_multiple_of(count) {
+            println!("Started Coherent Set");
+            if let Err(e) = publisher.begin_coherent_changes() {
+                println!("begin_coherent_changes failed: {e}");
+            }
+        }
         shape.x += xvel;
         shape.y += yvel;
         if shape.x < 0 {
@@ -378,6 +384,12 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
                 if o.print_writes {
                     println!("{}", sample_line(topic, &shape));
                 }
+            }
+        }
+        if sets && n % count == count - 1 {
+            println!("Finished Coherent Set");
+            if let Err(e) = publisher.end_coherent_changes() {
+                println!("end_coherent_changes failed: {e}");
             }
         }
         pause(o.write_period_ms);
@@ -453,9 +465,26 @@ fn subscribe(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<Shape
     // carries no data to name its instance by).
     let mut colors: BTreeMap<InstanceHandle, String> = BTreeMap::new();
     let mut n = 0u64;
+    let access = o.coherent || o.ordered;
     while !INTERRUPTED.load(Ordering::SeqCst) {
+        if o.coherent {
+            println!("Reading coherent sets, iteration {n}");
+        }
+        if o.ordered {
+            println!("Reading with ordered access, iteration {n}");
+        }
+        if access {
+            if let Err(e) = subscriber.begin_access() {
+                println!("begin_access failed: {e}");
+            }
+        }
         for (name, r) in &readers {
             read_all(o, name, r, &mut colors);
+        }
+        if access {
+            if let Err(e) = subscriber.end_access() {
+                println!("end_access failed: {e}");
+            }
         }
         n += 1;
         if o.num_iterations > 0 && n >= o.num_iterations {

@@ -138,11 +138,17 @@ impl Participant {
             .is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
         let locs = self.user_locators(ed);
         let lease = crate::liveliness::Lease::new(&ed.qos.liveliness, now);
+        let coherent =
+            r.spec.qos.presentation.coherent_access && ed.qos.presentation.coherent_access;
         let epoch = self.next_count_epoch();
         if let Some(r) = self.readers.get_mut(&reader) {
             let mut proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
             proxy.reports_reception = !foreign;
             proxy.lease = lease;
+            if coherent {
+                let held = self.cfg.reader_max_pending_samples;
+                proxy.coherent = Some(crate::coherent::CoherentGate::new(held));
+            }
             let lease = lease.map(|l| l.duration);
             r.proxies.insert(writer, proxy);
             // The next liveliness check is due by the end of its first lease.

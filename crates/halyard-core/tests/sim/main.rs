@@ -12,6 +12,7 @@ mod net;
 
 mod batching;
 mod best_effort;
+mod coherent;
 mod count_corrupt;
 mod data_multicast;
 mod determinism;
