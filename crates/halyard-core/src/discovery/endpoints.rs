@@ -257,6 +257,13 @@ impl Participant {
             writer: wg,
             matched: true,
         });
+        // A local writer is alive when matched, as a remote one is (its liveliness then
+        // follows its own, see `crate::liveliness`).
+        self.push_event(Event::LivelinessChanged {
+            reader: r,
+            writer: wg,
+            alive: true,
+        });
     }
 }
 
