@@ -216,6 +216,14 @@ impl Participant {
 
     /// Creates a local DataWriter, announces it by SEDP and matches it.
     pub fn create_writer(&mut self, now: Instant, spec: WriterSpec) -> EntityId {
+        let id = self.create_writer_disabled(now, spec);
+        self.enable_writer(now, id);
+        id
+    }
+
+    /// Creates a local DataWriter that is neither announced nor matched until
+    /// [`Participant::enable_writer`] (ENTITY_FACTORY autoenable_created_entities false).
+    pub fn create_writer_disabled(&mut self, now: Instant, spec: WriterSpec) -> EntityId {
         let kind = if spec.has_key {
             EntityId::KIND_WRITER_WITH_KEY
         } else {
@@ -231,14 +239,30 @@ impl Participant {
         writer.set_buffer_pool(self.buffers.clone());
         writer.own_liveliness.last = now;
         self.writers.insert(id, writer);
+        id
+    }
+
+    /// Enables a writer created disabled: it is announced and matched (call it once).
+    pub fn enable_writer(&mut self, now: Instant, id: EntityId) {
+        let Some(w) = self.writers.get_mut(&id) else {
+            return;
+        };
+        w.own_liveliness.last = now;
         self.announce_writer(now, id);
         self.match_local_writer(now, id);
         self.writer_liveliness_changed(now);
-        id
     }
 
     /// Creates a local DataReader, announces it by SEDP and matches it.
     pub fn create_reader(&mut self, now: Instant, spec: ReaderSpec) -> EntityId {
+        let id = self.create_reader_disabled(now, spec);
+        self.enable_reader(now, id);
+        id
+    }
+
+    /// Creates a local DataReader that is neither announced nor matched until
+    /// [`Participant::enable_reader`] (ENTITY_FACTORY autoenable_created_entities false).
+    pub fn create_reader_disabled(&mut self, _now: Instant, spec: ReaderSpec) -> EntityId {
         let kind = if spec.has_key {
             EntityId::KIND_READER_WITH_KEY
         } else {
@@ -248,9 +272,15 @@ impl Participant {
         let guid = Guid::new(self.prefix, id);
         let seed = self.cfg.hash_seed;
         self.readers.insert(id, Reader::new(guid, spec, seed));
-        self.announce_reader(now, id);
-        self.match_local_reader(now, id);
         id
+    }
+
+    /// Enables a reader created disabled: it is announced and matched (call it once).
+    pub fn enable_reader(&mut self, now: Instant, id: EntityId) {
+        if self.readers.contains_key(&id) {
+            self.announce_reader(now, id);
+            self.match_local_reader(now, id);
+        }
     }
 
     /// Deletes a local writer: unmatches it and disposes its SEDP announcement. A writer whose

@@ -528,8 +528,13 @@ impl Publisher {
             has_key: T::has_key(),
         };
         let in_set = *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) > 0;
+        let enabled = self.qos().entity_factory.autoenable_created_entities;
         let id = shared.drive(|st, now| {
-            let id = st.core.create_writer(now, spec);
+            let id = if enabled {
+                st.core.create_writer(now, spec)
+            } else {
+                st.core.create_writer_disabled(now, spec)
+            };
             if in_set {
                 // A writer created while a set is open writes into it.
                 st.core.begin_coherent_set(id);
@@ -539,7 +544,7 @@ impl Publisher {
                 .insert(id, WriterState::new(qos.clone(), self.id, listener));
             id
         });
-        Ok(DataWriter::new(self.participant.clone(), id, qos))
+        Ok(DataWriter::new(self.participant.clone(), id, qos, enabled))
     }
 }
 
@@ -646,8 +651,13 @@ impl Subscriber {
         } else {
             None
         };
+        let enabled = self.qos().entity_factory.autoenable_created_entities;
         let id = shared.drive(|st, now| {
-            let id = st.core.create_reader(now, spec);
+            let id = if enabled {
+                st.core.create_reader(now, spec)
+            } else {
+                st.core.create_reader_disabled(now, spec)
+            };
             st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
             let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.id);
@@ -659,6 +669,6 @@ impl Subscriber {
             st.core.set_reader_credit(now, id, credit);
             id
         });
-        Ok(DataReader::new(self.participant.clone(), id))
+        Ok(DataReader::new(self.participant.clone(), id, enabled))
     }
 }

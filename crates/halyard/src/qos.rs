@@ -14,7 +14,23 @@ pub type DataWriterQos = EndpointQos;
 /// A DataReader's QoS (start from [`EndpointQos::reader_default`]).
 pub type DataReaderQos = EndpointQos;
 
-/// Publisher / Subscriber QoS: partitions, group data and presentation.
+/// ENTITY_FACTORY (DDS 1.4 §2.2.3.20): whether the entities a publisher or subscriber
+/// creates are enabled at once (the default) or wait for their `enable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntityFactory {
+    /// Enable created entities at once.
+    pub autoenable_created_entities: bool,
+}
+
+impl Default for EntityFactory {
+    fn default() -> Self {
+        EntityFactory {
+            autoenable_created_entities: true,
+        }
+    }
+}
+
+/// Publisher / Subscriber QoS: partitions, group data, presentation and entity factory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupQos {
     /// PARTITION names (fnmatch wildcards allowed).
@@ -24,6 +40,8 @@ pub struct GroupQos {
     /// PRESENTATION (access scope, coherent and ordered access) of the group's endpoints
     /// that do not set their own; it cannot change once the group exists.
     pub presentation: Presentation,
+    /// ENTITY_FACTORY (changeable): applies to entities created after it is set.
+    pub entity_factory: EntityFactory,
 }
 
 /// Converts a std duration to a DDS duration.

@@ -312,6 +312,7 @@ fn every_policy_element_lands_in_its_field() {
             partition: vec!["A".into(), "B*".into()],
             group_data: b"group".to_vec(),
             presentation: Default::default(),
+            entity_factory: Default::default(),
         }
     );
     assert_eq!(
@@ -320,6 +321,7 @@ fn every_policy_element_lands_in_its_field() {
             partition: vec!["C".into()],
             group_data: Vec::new(),
             presentation: Default::default(),
+            entity_factory: Default::default(),
         }
     );
     assert_eq!(
@@ -513,7 +515,12 @@ fn unknown_and_unsupported_elements_are_errors() {
         "<presentation><access_scope>ANY_PRESENTATION_QOS</access_scope></presentation>"
     )
     .contains("TOPIC_PRESENTATION_QOS"));
-    assert!(group("<entity_factory><autoenable_created_entities>false</autoenable_created_entities></entity_factory>").contains("not supported"));
+    assert!(load_error(&[
+        "<dds><qos_library name=\"L\"><qos_profile name=\"P\"><domain_participant_qos>",
+        "<entity_factory><autoenable_created_entities>false</autoenable_created_entities></entity_factory>",
+        "</domain_participant_qos></qos_profile></qos_library></dds>",
+    ])
+    .contains("not supported"));
     assert!(group("<history/>")
         .starts_with("bad.xml:4:22: <history> is not a policy of <publisher_qos>"));
     let e = load_error(&[

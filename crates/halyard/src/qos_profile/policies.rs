@@ -639,11 +639,13 @@ pub(super) fn endpoint_policy<'a, 'i>(
 }
 
 /// ENTITY_FACTORY: Halyard enables entities when it creates them, so only `true` is accepted.
-fn entity_factory<'a, 'i>(cx: &Cx<'a, 'i>, el: Node<'a, 'i>) -> Result<()> {
-    match cx.only(el, "autoenable_created_entities", |n| Ok((n, cx.boolean(n)?)))? {
-        Some((n, false)) => Err(cx.at(n, "autoenable_created_entities false is not supported: Halyard enables every entity when it creates it")),
-        _ => Ok(()),
-    }
+/// `<entity_factory>`: its autoenable_created_entities (true when absent).
+fn entity_factory<'a, 'i>(cx: &Cx<'a, 'i>, el: Node<'a, 'i>) -> Result<(Node<'a, 'i>, bool)> {
+    Ok(cx
+        .only(el, "autoenable_created_entities", |n| {
+            Ok((n, cx.boolean(n)?))
+        })?
+        .unwrap_or((el, true)))
 }
 
 /// Reads policy element `el` of a `<publisher_qos>` or `<subscriber_qos>`.
@@ -671,7 +673,12 @@ pub(super) fn group_policy<'a, 'i>(
             let v = cx.octets(el)?;
             out.push(set(move |g: &mut GroupQos| g.group_data = v.clone()));
         }
-        "entity_factory" => entity_factory(cx, el)?,
+        "entity_factory" => {
+            let (_, autoenable) = entity_factory(cx, el)?;
+            out.push(set(move |g: &mut GroupQos| {
+                g.entity_factory.autoenable_created_entities = autoenable
+            }));
+        }
         "presentation" => {
             // GROUP scope with coherent or ordered access is refused when an endpoint is
             // created with it (not implemented), like any QoS Halyard lacks.
@@ -704,7 +711,14 @@ pub(super) fn participant_policy<'a, 'i>(
                 o.user_data = v.clone()
             }));
         }
-        "entity_factory" => entity_factory(cx, el)?,
+        "entity_factory" => {
+            // Publishers and subscribers have nothing to enable in Halyard: they announce
+            // nothing themselves (their endpoints do, under their own ENTITY_FACTORY).
+            if let (n, false) = entity_factory(cx, el)? {
+                let message = "a participant's autoenable_created_entities false is not supported: publishers and subscribers are always enabled (set it on <publisher_qos> or <subscriber_qos> to create disabled writers or readers)";
+                return Err(cx.at(n, message));
+            }
+        }
         _ => return Err(cx.not_a_policy(el, parent, Entity::Participant)),
     }
     Ok(())
