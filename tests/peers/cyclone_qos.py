@@ -70,6 +70,10 @@ def main():
                     help="writer: then unregister or dispose instance --id")
     ap.add_argument("--autodispose", type=int, choices=[0, 1], default=1,
                     help="writer: WRITER_DATA_LIFECYCLE autodispose_unregistered_instances")
+    ap.add_argument("--presentation", choices=["instance", "topic", "group"], default=None,
+                    help="PRESENTATION access scope (with --coherent / --ordered)")
+    ap.add_argument("--coherent", action="store_true")
+    ap.add_argument("--ordered", action="store_true")
     ap.add_argument("--id", type=int, default=1)
     ap.add_argument("--tag", type=int, default=0)
     ap.add_argument("--rate", type=float, default=50.0)
@@ -101,6 +105,13 @@ def main():
             "topic": Policy.Liveliness.ManualByTopic,
         }[a.liveliness]
         policies.append(kind(lease_duration=duration(milliseconds=a.lease_ms)))
+    if a.presentation:
+        scope = {
+            "instance": Policy.PresentationAccessScope.Instance,
+            "topic": Policy.PresentationAccessScope.Topic,
+            "group": Policy.PresentationAccessScope.Group,
+        }[a.presentation]
+        policies.append(scope(coherent_access=a.coherent, ordered_access=a.ordered))
     if a.time_filter_ms and a.role == "reader":
         policies.append(Policy.TimeBasedFilter(duration(milliseconds=a.time_filter_ms)))
     if a.by_source:

@@ -2,8 +2,9 @@
 //! `shape_main`: a publisher and a subscriber on loopback print the creation, matched and
 //! sample lines in the suite's formats, sizes grow one by one with `-z 0` and arrive without
 //! gaps (RELIABLE), both end after `--num-iterations` with `Done.` and exit 0; an incompatible
-//! pair prints the incompatible-QoS lines naming RELIABILITY; unsupported features print
-//! "not supported" and exit 2; a bad command line prints the usage and exits 1.
+//! pair prints the incompatible-QoS lines naming RELIABILITY; coherent sets (TOPIC scope)
+//! arrive whole; unsupported features print "not supported" and exit 2; a bad command line
+//! prints the usage and exits 1.
 
 // A test driver: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
@@ -152,7 +153,9 @@ fn filtered_subscriber_hears_only_its_color() {
 
 #[test]
 fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
-    let o = shapes("-P -d 154 -t Square --coherent").output().unwrap();
+    let o = shapes("-P -d 154 -t Square --coherent --access-scope g")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("not supported"), "{}", text(&o));
     let o = shapes("-S -d 154 -t Square -D t").output().unwrap();
@@ -168,4 +171,36 @@ fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
     );
     let o = shapes("-h").output().unwrap();
     assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn coherent_sets_arrive_whole() {
+    // Sets of 3 iterations x 4 instances; the subscriber reads every 10 ms.
+    let (p, s) = pair(
+        "-P -d 155 -t Square -c RED --num-instances 4 --coherent --access-scope t \
+         --coherent-sample-count 3 -k 0 --write-period 15 --num-iterations 240",
+        "-S -d 155 -t Square --coherent --access-scope t -k 0 --take-read --read-period 10 \
+         --num-iterations 200",
+    );
+    let (po, so) = (text(&p), text(&s));
+    assert!(po.contains("Started Coherent Set") && po.contains("Finished Coherent Set"));
+    assert!(so.contains("Reading coherent sets, iteration 0"), "{so}");
+    // Between two "Reading" lines, the samples are whole sets: a multiple of 12.
+    let mut counts = Vec::new();
+    let mut n = 0;
+    for l in so.lines() {
+        if l.starts_with("Reading coherent sets") {
+            if n > 0 {
+                counts.push(n);
+            }
+            n = 0;
+        } else if l.ends_with(']') {
+            n += 1;
+        }
+    }
+    assert!(!counts.is_empty(), "{so}");
+    assert!(
+        counts.iter().all(|c| c % 12 == 0),
+        "a read returned part of a set: {counts:?}\n{so}"
+    );
 }

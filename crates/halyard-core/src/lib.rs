@@ -10,6 +10,7 @@
 
 mod admission;
 mod buffers;
+mod coherent;
 pub mod config;
 mod deadline;
 mod discovery;

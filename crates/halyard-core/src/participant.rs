@@ -10,7 +10,7 @@ use crate::config::{
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
 use crate::pacing::TokenBucket;
-use crate::reader::{Arrival, Reader, ReaderSpec, Sink};
+use crate::reader::{Arrival, InlineQos, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
 use crate::writer::{BatchPolicy, NewChange, WriteError, Writer, WriterSpec};
 use crate::{seeded_map, SeededMap};
@@ -103,6 +103,8 @@ pub struct Participant {
     pub(crate) remote_readers: BTreeMap<Guid, halyard_wire::discovery::EndpointData>,
     /// Local writer -> local readers (same participant) it delivers to directly.
     pub(crate) local_matches: BTreeMap<EntityId, Vec<EntityId>>,
+    /// Samples of an open coherent set held for readers of this participant (by writer).
+    pub(crate) local_sets: BTreeMap<EntityId, Vec<ReceivedSample>>,
     next_entity_key: u32,
     pub(crate) spdp_sn: SequenceNumber,
     pub(crate) spdp_next: Instant,
@@ -161,6 +163,7 @@ impl Participant {
             remote_writers: BTreeMap::new(),
             remote_readers: BTreeMap::new(),
             local_matches: BTreeMap::new(),
+            local_sets: BTreeMap::new(),
             next_entity_key: 1,
             spdp_sn: SequenceNumber(0),
             spdp_next: now,
@@ -213,6 +216,14 @@ impl Participant {
 
     /// Creates a local DataWriter, announces it by SEDP and matches it.
     pub fn create_writer(&mut self, now: Instant, spec: WriterSpec) -> EntityId {
+        let id = self.create_writer_disabled(now, spec);
+        self.enable_writer(now, id);
+        id
+    }
+
+    /// Creates a local DataWriter that is neither announced nor matched until
+    /// [`Participant::enable_writer`] (ENTITY_FACTORY autoenable_created_entities false).
+    pub fn create_writer_disabled(&mut self, now: Instant, spec: WriterSpec) -> EntityId {
         let kind = if spec.has_key {
             EntityId::KIND_WRITER_WITH_KEY
         } else {
@@ -228,16 +239,54 @@ impl Participant {
         writer.set_buffer_pool(self.buffers.clone());
         writer.own_liveliness.last = now;
         self.writers.insert(id, writer);
+        id
+    }
+
+    /// Enables a writer created disabled: it is announced and matched (call it once).
+    pub fn enable_writer(&mut self, now: Instant, id: EntityId) {
+        let Some(w) = self.writers.get_mut(&id) else {
+            return;
+        };
+        w.own_liveliness.last = now;
         self.announce_writer(now, id);
         self.match_local_writer(now, id);
         self.writer_liveliness_changed(now);
-        id
     }
 
     /// Creates a local DataReader, announces it by SEDP and matches it (a reader of a
     /// content-filtered topic: [`Participant::create_reader_filtered`]).
     pub fn create_reader(&mut self, now: Instant, spec: ReaderSpec) -> EntityId {
         self.create_reader_filtered(now, spec, None)
+    }
+
+    /// Creates a local DataReader (announcing `filter`, if any, as its content filter) that
+    /// is neither announced nor matched until [`Participant::enable_reader`]
+    /// (ENTITY_FACTORY autoenable_created_entities false).
+    pub fn create_reader_disabled(
+        &mut self,
+        _now: Instant,
+        spec: ReaderSpec,
+        filter: Option<halyard_wire::discovery::ContentFilterProperty>,
+    ) -> EntityId {
+        let kind = if spec.has_key {
+            EntityId::KIND_READER_WITH_KEY
+        } else {
+            EntityId::KIND_READER_NO_KEY
+        };
+        let id = self.allocate_entity(kind);
+        let guid = Guid::new(self.prefix, id);
+        let mut reader = Reader::new(guid, spec, self.cfg.hash_seed);
+        reader.content_filter = filter;
+        self.readers.insert(id, reader);
+        id
+    }
+
+    /// Enables a reader created disabled: it is announced and matched (call it once).
+    pub fn enable_reader(&mut self, now: Instant, id: EntityId) {
+        if self.readers.contains_key(&id) {
+            self.announce_reader(now, id);
+            self.match_local_reader(now, id);
+        }
     }
 
     /// Deletes a local writer: unmatches it and disposes its SEDP announcement. A writer whose
@@ -263,7 +312,9 @@ impl Participant {
             w.start_linger(now, now + linger, &mut self.out, &self.cfg);
             self.lingering += 1;
         }
-        // Its local readers lose it now: they take nothing more from it.
+        // Its local readers lose it now: they take nothing more from it, nor the members of
+        // a coherent set it left open (incomplete).
+        self.local_sets.remove(&id);
         for reader in self.local_matches.remove(&id).unwrap_or_default() {
             self.push_event(Event::SubscriptionMatched {
                 reader,
@@ -371,7 +422,8 @@ impl Participant {
         // Local readers get the sample through the bounded sample queue: a driver that does
         // not poll it holds the writer back rather than losing samples.
         let local_count = local.as_ref().map_or(0, Vec::len);
-        if self.samples.len() + local_count > MAX_QUEUED_EVENTS {
+        let held = self.local_sets.get(&writer).map_or(0, Vec::len);
+        if self.samples.len() + held + local_count > MAX_QUEUED_EVENTS {
             return Err(WriteError::Full);
         }
         let copy = local.as_ref().map(|_| change.clone());
@@ -402,7 +454,11 @@ impl Participant {
                     source_timestamp: c.timestamp,
                     lifespan_expiry: None,
                 };
-                self.deliver_to_application(now, s);
+                if self.holds_for_set(writer, r) {
+                    self.local_sets.entry(writer).or_default().push(s);
+                } else {
+                    self.deliver_to_application(now, s);
+                }
             }
         }
         Ok(sn)
@@ -758,7 +814,7 @@ impl Participant {
 
     /// Hands a sample of a user reader to the application, past the reader's per-instance
     /// QoS ([`crate::admission`]); stamps its lifespan expiry.
-    fn deliver_to_application(&mut self, now: Instant, mut s: ReceivedSample) {
+    pub(crate) fn deliver_to_application(&mut self, now: Instant, mut s: ReceivedSample) {
         let traits = if self.writer_traits.is_empty() {
             WriterTraits::default()
         } else {
@@ -814,10 +870,16 @@ impl Participant {
     fn inline_qos_of(
         &mut self,
         qos: Option<halyard_wire::param::ParameterList<'_>>,
-    ) -> Option<(Option<[u8; 16]>, u32)> {
-        let Some(q) = qos else { return Some((None, 0)) };
-        match (q.key_hash(), q.status_info()) {
-            (Ok(k), Ok(s)) => Some((k, s)),
+    ) -> Option<InlineQos> {
+        let Some(q) = qos else {
+            return Some(InlineQos::default());
+        };
+        match (q.key_hash(), q.status_info(), q.coherent_set()) {
+            (Ok(key_hash), Ok(status), Ok(coherent)) => Some(InlineQos {
+                key_hash,
+                status,
+                coherent,
+            }),
             _ => {
                 self.stats.malformed_inline_qos += 1;
                 None
@@ -831,9 +893,10 @@ impl Participant {
             self.on_spdp(now, d);
             return;
         }
-        let Some((key_hash, status)) = self.inline_qos_of(d.inline_qos) else {
+        let Some(inline) = self.inline_qos_of(d.inline_qos) else {
             return;
         };
+        let (key_hash, status) = (inline.key_hash, inline.status);
         let readers = self.readers_for(&writer, d.reader_id);
         if readers.is_empty() {
             self.stats.unmatched_data += 1;
@@ -847,6 +910,8 @@ impl Participant {
             ChangeKind::Alive
         };
         let payload = d.payload.unwrap_or(&[]);
+        // Neither data, nor key, nor status: a marker (a coherent set's end), not a sample.
+        let marker = d.payload.is_none() && !d.key_flag && status == 0;
         for r in readers {
             if d.reader_id != EntityId::UNKNOWN {
                 self.note_repair(now, r, writer, d.writer_sn);
@@ -856,6 +921,8 @@ impl Participant {
                 key_hash,
                 payload: payload.to_vec(),
                 timestamp: rx.timestamp,
+                coherent: inline.coherent,
+                marker,
             };
             self.deliver_arrival(now, r, writer, d.writer_sn, arrival);
         }
@@ -902,8 +969,12 @@ impl Participant {
             self.samples.len(),
         );
         let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut sink);
+        let gated = proxy.coherent.is_some();
         if let Some((revived, kind)) = revived {
             self.liveliness_asserted(now, reader, writer, revived, kind);
+        }
+        if gated {
+            self.report_dropped_sets(reader, writer);
         }
         if lost > 0 {
             self.push_event(Event::SampleLost {
@@ -916,7 +987,7 @@ impl Participant {
 
     fn on_data_frag(&mut self, now: Instant, rx: &Receiver, df: &DataFrag<'_>) {
         let writer = Guid::new(rx.src, df.writer_id);
-        let Some((key_hash, status)) = self.inline_qos_of(df.inline_qos) else {
+        let Some(inline) = self.inline_qos_of(df.inline_qos) else {
             return;
         };
         let readers = self.readers_for(&writer, df.reader_id);
@@ -936,14 +1007,9 @@ impl Participant {
                 let last = first.saturating_add(u32::from(df.fragments_in_submessage) - 1);
                 proxy.note_repair(now, df.writer_sn, Some(first..=last));
             }
-            if let Some((sn, arrival)) = proxy.on_fragment(
-                &self.cfg,
-                &self.reassembly_budget,
-                df,
-                key_hash,
-                status,
-                rx.timestamp,
-            ) {
+            if let Some((sn, arrival)) =
+                proxy.on_fragment(&self.cfg, &self.reassembly_budget, df, inline, rx.timestamp)
+            {
                 self.deliver_arrival(now, r, writer, sn, arrival);
             }
             self.report_reception(now, r, writer);

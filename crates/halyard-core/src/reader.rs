@@ -90,11 +90,26 @@ impl<'a> Sink<'a> {
 }
 
 /// A sample as it arrived, before ordering.
+#[derive(Debug)]
 pub(crate) struct Arrival {
     pub(crate) kind: ChangeKind,
     pub(crate) key_hash: Option<[u8; 16]>,
     pub(crate) payload: Vec<u8>,
     pub(crate) timestamp: Option<Time>,
+    /// PID_COHERENT_SET (see [`crate::coherent`]): `Some(Some(first))` in a set,
+    /// `Some(None)` explicitly outside one, `None` absent.
+    pub(crate) coherent: Option<Option<SequenceNumber>>,
+    /// A DATA with neither data nor key nor status (a coherent set's end marker): it takes
+    /// its sequence number but is no sample.
+    pub(crate) marker: bool,
+}
+
+/// What a change's inline QoS says (the parts delivery needs).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct InlineQos {
+    pub(crate) key_hash: Option<[u8; 16]>,
+    pub(crate) status: u32,
+    pub(crate) coherent: Option<Option<SequenceNumber>>,
 }
 
 enum Pending {
@@ -135,6 +150,9 @@ pub(crate) struct WriterProxy {
     reception: Reception,
     /// The writer's liveliness lease, if finite (see [`crate::liveliness`]).
     pub(crate) lease: Option<crate::liveliness::Lease>,
+    /// Coherent sets held until complete, when the reader asked for coherent access and the
+    /// writer offers it (see [`crate::coherent`]).
+    pub(crate) coherent: Option<crate::coherent::CoherentGate>,
 }
 
 /// The first change (`frag` 0) or fragment a NACK asked for for the first time. Its repair
@@ -197,11 +215,26 @@ impl WriterProxy {
             reports_reception: false,
             reception: Reception::default(),
             lease: None,
+            coherent: None,
         }
     }
 
     fn deliver(&mut self, reader: EntityId, sn: SequenceNumber, a: Arrival, out: &mut Sink<'_>) {
         self.delivered_any = true;
+        if let Some(gate) = self.coherent.as_mut() {
+            let mut ready = Vec::new();
+            gate.admit(sn, a, &mut ready);
+            for (sn, a) in ready {
+                self.push(reader, sn, a, out);
+            }
+            return;
+        }
+        if !a.marker {
+            self.push(reader, sn, a, out);
+        }
+    }
+
+    fn push(&self, reader: EntityId, sn: SequenceNumber, a: Arrival, out: &mut Sink<'_>) {
         out.push(ReceivedSample {
             reader,
             writer: self.guid,
@@ -398,8 +431,7 @@ impl WriterProxy {
         cfg: &ParticipantConfig,
         budget: &ReassemblyBudget,
         df: &DataFrag<'_>,
-        key_hash: Option<[u8; 16]>,
-        status: u32,
+        inline: InlineQos,
         ts: Option<Time>,
     ) -> Option<(SequenceNumber, Arrival)> {
         let sn = df.writer_sn;
@@ -439,8 +471,9 @@ impl WriterProxy {
             self.reception.bytes += df.payload.len() as u64;
         }
         if df.fragment_starting_num == 1 {
-            r.key_hash = key_hash;
-            r.status_info = status;
+            r.key_hash = inline.key_hash;
+            r.status_info = inline.status;
+            r.coherent = inline.coherent;
             r.key_flag = df.key_flag;
         }
         if ts.is_some() {
@@ -467,6 +500,8 @@ impl WriterProxy {
             kind,
             key_hash: r.key_hash,
             timestamp: r.timestamp,
+            coherent: r.coherent,
+            marker: false,
             payload: r.into_data(),
         };
         Some((sn, arrival))

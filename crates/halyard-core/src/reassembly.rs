@@ -95,6 +95,8 @@ pub(crate) struct Reassembly {
     highest: u32,
     pub(crate) key_hash: Option<[u8; 16]>,
     pub(crate) status_info: u32,
+    /// PID_COHERENT_SET of the first fragment (see [`crate::coherent`]).
+    pub(crate) coherent: Option<Option<halyard_wire::SequenceNumber>>,
     pub(crate) timestamp: Option<Time>,
     pub(crate) key_flag: bool,
     /// When fragments of this sample were last NACKed, and the highest fragment number that
@@ -141,6 +143,7 @@ impl Reassembly {
             highest: 0,
             key_hash: None,
             status_info: 0,
+            coherent: None,
             timestamp: None,
             key_flag: false,
             last_nack: None,

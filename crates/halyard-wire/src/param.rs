@@ -44,6 +44,9 @@ pub mod pid {
     pub const TRANSPORT_PRIORITY: u16 = 0x0049;
     pub const PARTICIPANT_GUID: u16 = 0x0050;
     pub const GROUP_GUID: u16 = 0x0052;
+    /// Inline QoS: the sequence number of the first change of the writer's coherent set
+    /// (SEQUENCENUMBER_UNKNOWN: not in a set, which ends an open one). RTPS 2.5 §8.7.6.
+    pub const COHERENT_SET: u16 = 0x0056;
     pub const BUILTIN_ENDPOINT_SET: u16 = 0x0058;
     pub const PROPERTY_LIST: u16 = 0x0059;
     pub const ENDPOINT_GUID: u16 = 0x005a;
@@ -175,6 +178,21 @@ impl<'a> ParameterList<'a> {
                 let mut k = [0u8; 16];
                 k.copy_from_slice(v);
                 Ok(Some(k))
+            }
+        }
+    }
+    /// PID_COHERENT_SET (RTPS 2.5 §8.7.6): `Some(first)` for a change in the coherent set
+    /// that began at `first`, `Some(None)` for an explicit "not in a set"
+    /// (SEQUENCENUMBER_UNKNOWN, or any non-positive value), `None` if absent.
+    pub fn coherent_set(&self) -> Result<Option<Option<SequenceNumber>>, WireError> {
+        match self.find(pid::COHERENT_SET)? {
+            None => Ok(None),
+            Some(p) => {
+                let mut r = ValueReader::new(p.value, self.little_endian);
+                let high = r.i32().map_err(|_| WireError::InvalidField("coherent set length"))?;
+                let low = r.u32().map_err(|_| WireError::InvalidField("coherent set length"))?;
+                let sn = ((high as i64) << 32) | low as i64;
+                Ok(Some((sn > 0).then_some(SequenceNumber(sn))))
             }
         }
     }
@@ -332,6 +350,17 @@ impl<'b> ParameterListWriter<'b> {
         pad4(self.buf, start);
         let len = u16::try_from(self.buf.len() - start).unwrap_or(0xfffc);
         self.buf[len_at..len_at + 2].copy_from_slice(&len.to_le_bytes());
+    }
+    /// A SequenceNumber_t value (`None`: SEQUENCENUMBER_UNKNOWN, high -1 and low 0).
+    pub fn sequence_number(&mut self, id: u16, sn: Option<SequenceNumber>) {
+        let (high, low) = match sn {
+            Some(s) => ((s.0 >> 32) as i32, s.0 as u32),
+            None => (-1, 0),
+        };
+        self.with(id, |b| {
+            b.extend_from_slice(&high.to_le_bytes());
+            b.extend_from_slice(&low.to_le_bytes());
+        });
     }
     /// A u32 value.
     pub fn u32(&mut self, id: u16, v: u32) {

@@ -26,6 +26,12 @@ pub enum Error {
         /// The policy.
         policy: &'static str,
     },
+    /// RETCODE_PRECONDITION_NOT_MET: the call is not allowed in the entity's state (e.g.
+    /// `end_coherent_changes` without `begin_coherent_changes`).
+    PreconditionNotMet(&'static str),
+    /// RETCODE_NOT_ENABLED: the entity was created disabled (ENTITY_FACTORY
+    /// autoenable_created_entities false) and `enable` was not called yet.
+    NotEnabled,
     /// RETCODE_TIMEOUT: a blocking operation ran out of time (e.g. a full KEEP_ALL writer).
     Timeout,
     /// RETCODE_OUT_OF_RESOURCES: a configured limit was reached.
@@ -72,6 +78,8 @@ impl std::fmt::Display for Error {
                 f,
                 "{policy} QoS cannot be changed once the entity exists (DDS 1.4 §2.2.3)"
             ),
+            Error::PreconditionNotMet(what) => write!(f, "precondition not met: {what}"),
+            Error::NotEnabled => write!(f, "entity not enabled yet (call enable)"),
             Error::Timeout => write!(f, "timed out"),
             Error::OutOfResources(what) => write!(f, "out of resources: {what}"),
             Error::BadParameter(what) => write!(f, "bad parameter: {what}"),

@@ -436,6 +436,19 @@ impl ReaderCache {
             })
             .take(v.max)
             .collect();
+        let grouped =
+            self.qos.presentation.ordered_access && self.qos.presentation.access_scope == 0;
+        let mut chosen = chosen;
+        if grouped {
+            // PRESENTATION ordered access at INSTANCE scope: order is kept within each
+            // instance only, and the samples come instance by instance (instances in the order
+            // their first sample came). At TOPIC scope they come as written, across instances.
+            let mut first: std::collections::BTreeMap<[u8; 16], usize> = Default::default();
+            for (pos, &i) in chosen.iter().enumerate() {
+                first.entry(self.samples[i].key).or_insert(pos);
+            }
+            chosen.sort_by_key(|&i| first.get(&self.samples[i].key).copied());
+        }
         let mut infos: Vec<SampleInfo> = chosen
             .iter()
             .map(|&i| self.info(&self.samples[i]))
@@ -461,6 +474,8 @@ impl ReaderCache {
         }
         let mut spent = Vec::new();
         if v.take {
+            // Removed from the back, so the indices of those still to remove hold.
+            chosen.sort_unstable();
             for &i in chosen.iter().rev() {
                 let Some(c) = self.samples.remove(i) else {
                     continue;
@@ -578,6 +593,39 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(1, 0, 2), (0, 0, 2)]
         );
+    }
+
+    #[test]
+    fn ordered_access_at_instance_scope_groups_samples_by_instance() {
+        let t = Time::from_nanos(0);
+        let w = writer(1);
+        let keys = [1u8, 2, 1, 3, 2, 1];
+        let order = |scope: u32| {
+            let mut q = EndpointQos::reader_default();
+            q.history = History::KeepAll;
+            q.presentation.ordered_access = true;
+            q.presentation.access_scope = scope;
+            let mut c = ReaderCache::new(q, None, 1);
+            for (sn, key) in keys.iter().enumerate() {
+                c.insert(sample(w, *key, ChangeKind::Alive, sn as i64 + 1), t)
+                    .unwrap();
+            }
+            let mut got = Vec::new();
+            c.visit(
+                Visit {
+                    take: true,
+                    max: usize::MAX,
+                    ..Visit::default()
+                },
+                |s, _| got.push((s.key[0], s.sn.0)),
+            );
+            assert!(c.samples.is_empty(), "take removed every sample");
+            got
+        };
+        // INSTANCE: instance by instance, each in order.
+        assert_eq!(order(0), [(1, 1), (1, 3), (1, 6), (2, 2), (2, 5), (3, 4)]);
+        // TOPIC: as written.
+        assert_eq!(order(1), [(1, 1), (2, 2), (1, 3), (3, 4), (2, 5), (1, 6)]);
     }
 
     #[test]

@@ -291,6 +291,7 @@ impl DomainParticipant {
             participant: self.clone(),
             qos: Mutex::new(qos),
             id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
+            nesting: Mutex::new(0),
         }
     }
 
@@ -300,6 +301,7 @@ impl DomainParticipant {
             participant: self.clone(),
             qos: Mutex::new(qos),
             id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
+            nesting: Mutex::new(0),
         }
     }
 
@@ -377,11 +379,17 @@ pub struct Publisher {
     participant: DomainParticipant,
     qos: Mutex<GroupQos>,
     id: u64,
+    /// Open `begin_coherent_changes` calls (they nest).
+    nesting: Mutex<u32>,
 }
 
-/// Fills what an endpoint QoS leaves empty from its publisher's or subscriber's QoS (or, for
-/// a QoS change, from the endpoint's current QoS): partitions, group data, representations.
+/// Fills what an endpoint QoS leaves empty or default from its publisher's or subscriber's
+/// QoS (or, for a QoS change, from the endpoint's current QoS): partitions, group data,
+/// presentation, representations.
 pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations: &[i16]) {
+    if qos.presentation == Default::default() {
+        qos.presentation = from.presentation;
+    }
     if qos.partition.is_empty() {
         qos.partition = from.partition.clone();
     }
@@ -391,6 +399,15 @@ pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations:
     if qos.data_representation.is_empty() {
         qos.data_representation = representations.to_vec();
     }
+}
+
+/// The writers of publisher `group`.
+fn group_writers(st: &crate::runtime::State, group: u64) -> Vec<halyard_wire::EntityId> {
+    st.writers
+        .iter()
+        .filter(|(_, w)| w.group == group)
+        .map(|(id, _)| *id)
+        .collect()
 }
 
 /// Changes the partitions and group data of every endpoint of a publisher or subscriber.
@@ -423,6 +440,46 @@ fn set_group_qos(participant: &DomainParticipant, group: u64, qos: &GroupQos) ->
 }
 
 impl Publisher {
+    /// Begins a coherent set (DDS 1.4 `begin_coherent_changes`; calls nest, the set ends at
+    /// the outermost [`Publisher::end_coherent_changes`]): what this publisher's writers
+    /// write until then reaches each reader that asked for coherent access (PRESENTATION
+    /// coherent_access, INSTANCE or TOPIC scope) whole or not at all, one set per writer.
+    /// Writers whose own PRESENTATION is not coherent write as usual.
+    pub fn begin_coherent_changes(&self) -> Result<()> {
+        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
+        *depth += 1;
+        if *depth == 1 {
+            let group = self.id;
+            self.participant.shared.drive(|st, _| {
+                for id in group_writers(st, group) {
+                    st.core.begin_coherent_set(id);
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends the coherent set begun by [`Publisher::begin_coherent_changes`] (at the
+    /// outermost call): readers now get it. `Error::PreconditionNotMet` without a begin.
+    pub fn end_coherent_changes(&self) -> Result<()> {
+        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
+        if *depth == 0 {
+            return Err(Error::PreconditionNotMet(
+                "end_coherent_changes without begin_coherent_changes",
+            ));
+        }
+        *depth -= 1;
+        if *depth == 0 {
+            let group = self.id;
+            self.participant.shared.drive(|st, now| {
+                for id in group_writers(st, group) {
+                    st.core.end_coherent_set(now, id);
+                }
+            });
+        }
+        Ok(())
+    }
+
     /// The publisher's QoS.
     pub fn qos(&self) -> GroupQos {
         self.qos
@@ -435,6 +492,11 @@ impl Publisher {
     /// created takes them, is announced again and is matched again (readers of partitions it
     /// left are unmatched, readers of partitions it joined are matched).
     pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
+        if qos.presentation != self.qos().presentation {
+            return Err(Error::ImmutablePolicy {
+                policy: "PRESENTATION",
+            });
+        }
         set_group_qos(&self.participant, self.id, &qos)?;
         *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
         Ok(())
@@ -465,8 +527,18 @@ impl Publisher {
             qos: qos.clone(),
             has_key: T::has_key(),
         };
+        let in_set = *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) > 0;
+        let enabled = self.qos().entity_factory.autoenable_created_entities;
         let id = shared.drive(|st, now| {
-            let id = st.core.create_writer(now, spec);
+            let id = if enabled {
+                st.core.create_writer(now, spec)
+            } else {
+                st.core.create_writer_disabled(now, spec)
+            };
+            if in_set {
+                // A writer created while a set is open writes into it.
+                st.core.begin_coherent_set(id);
+            }
             // It applies the content filters of its readers (those it can compile for `T`).
             let compiler = crate::filter::writer_filter_compiler::<T>();
             st.core
@@ -477,7 +549,7 @@ impl Publisher {
                 .insert(id, WriterState::new(qos.clone(), self.id, listener));
             Ok::<_, Error>(id)
         })?;
-        Ok(DataWriter::new(self.participant.clone(), id, qos))
+        Ok(DataWriter::new(self.participant.clone(), id, qos, enabled))
     }
 }
 
@@ -486,9 +558,30 @@ pub struct Subscriber {
     participant: DomainParticipant,
     qos: Mutex<GroupQos>,
     id: u64,
+    /// Open `begin_access` calls (they nest).
+    nesting: Mutex<u32>,
 }
 
 impl Subscriber {
+    /// Begins access (DDS 1.4 `begin_access`; calls nest). Halyard implements INSTANCE and
+    /// TOPIC access scope, where DDS gives begin/end_access no effect: each coherent set
+    /// reaches a reader's cache in one step whether or not access is open.
+    pub fn begin_access(&self) -> Result<()> {
+        *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        Ok(())
+    }
+
+    /// Ends access begun by [`Subscriber::begin_access`]; `Error::PreconditionNotMet`
+    /// without a begin.
+    pub fn end_access(&self) -> Result<()> {
+        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
+        if *depth == 0 {
+            return Err(Error::PreconditionNotMet("end_access without begin_access"));
+        }
+        *depth -= 1;
+        Ok(())
+    }
+
     /// The subscriber's QoS.
     pub fn qos(&self) -> GroupQos {
         self.qos
@@ -500,6 +593,11 @@ impl Subscriber {
     /// Changes the subscriber's PARTITION and GROUP_DATA (both changeable): every reader it
     /// created takes them, is announced again and is matched again.
     pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
+        if qos.presentation != self.qos().presentation {
+            return Err(Error::ImmutablePolicy {
+                policy: "PRESENTATION",
+            });
+        }
         set_group_qos(&self.participant, self.id, &qos)?;
         *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
         Ok(())
@@ -559,12 +657,17 @@ impl Subscriber {
             None
         };
         let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
+        let enabled = self.qos().entity_factory.autoenable_created_entities;
         let id = shared.drive(|st, now| {
             let id = match filtered {
-                Some(t) => t.attach(shared, |property| {
+                Some(t) if enabled => t.attach(shared, |property| {
                     st.core.create_reader_filtered(now, spec, Some(property))
                 }),
-                None => st.core.create_reader(now, spec),
+                Some(t) => t.attach(shared, |property| {
+                    st.core.create_reader_disabled(now, spec, Some(property))
+                }),
+                None if enabled => st.core.create_reader(now, spec),
+                None => st.core.create_reader_disabled(now, spec, None),
             };
             st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
@@ -577,6 +680,6 @@ impl Subscriber {
             st.core.set_reader_credit(now, id, credit);
             id
         });
-        Ok(DataReader::new(self.participant.clone(), id))
+        Ok(DataReader::new(self.participant.clone(), id, enabled))
     }
 }

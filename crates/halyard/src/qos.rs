@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 pub use halyard_wire::qos::{
     DestinationOrderKind, DurabilityKind, EndpointQos, History, Liveliness, LivelinessKind,
-    OwnershipKind, Reliability, ReliabilityKind, ResourceLimits,
+    OwnershipKind, Presentation, Reliability, ReliabilityKind, ResourceLimits,
 };
 pub use halyard_wire::Duration as DdsDuration;
 
@@ -14,13 +14,34 @@ pub type DataWriterQos = EndpointQos;
 /// A DataReader's QoS (start from [`EndpointQos::reader_default`]).
 pub type DataReaderQos = EndpointQos;
 
-/// Publisher / Subscriber QoS: partitions and group data.
+/// ENTITY_FACTORY (DDS 1.4 §2.2.3.20): whether the entities a publisher or subscriber
+/// creates are enabled at once (the default) or wait for their `enable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntityFactory {
+    /// Enable created entities at once.
+    pub autoenable_created_entities: bool,
+}
+
+impl Default for EntityFactory {
+    fn default() -> Self {
+        EntityFactory {
+            autoenable_created_entities: true,
+        }
+    }
+}
+
+/// Publisher / Subscriber QoS: partitions, group data, presentation and entity factory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupQos {
     /// PARTITION names (fnmatch wildcards allowed).
     pub partition: Vec<String>,
     /// GROUP_DATA.
     pub group_data: Vec<u8>,
+    /// PRESENTATION (access scope, coherent and ordered access) of the group's endpoints
+    /// that do not set their own; it cannot change once the group exists.
+    pub presentation: Presentation,
+    /// ENTITY_FACTORY (changeable): applies to entities created after it is set.
+    pub entity_factory: EntityFactory,
 }
 
 /// Converts a std duration to a DDS duration.
@@ -105,13 +126,19 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
             reason: "the period is shorter than TIME_BASED_FILTER's minimum separation",
         });
     }
-    if q.presentation.coherent_access
-        || q.presentation.ordered_access
-        || q.presentation.access_scope != 0
+    if q.presentation.access_scope > 2 {
+        return Err(Error::BadQos {
+            policy: "PRESENTATION",
+            reason: "access_scope is INSTANCE (0), TOPIC (1) or GROUP (2)",
+        });
+    }
+    if q.presentation.access_scope == 2
+        && (q.presentation.coherent_access || q.presentation.ordered_access)
     {
         return Err(Error::Unsupported {
             feature: "PRESENTATION",
-            detail: "only INSTANCE scope without coherent/ordered access is implemented",
+            detail: "GROUP access scope with coherent or ordered access (sets across the \
+                     writers of a publisher) is not implemented; INSTANCE and TOPIC scope are",
         });
     }
     let known = [halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];

@@ -118,8 +118,10 @@ struct Profile {
 /// come last; a lookup uses the first that matches. Refused with [`Error::BadProfile`]:
 /// malformed XML, unknown elements, attributes and enumerators, bad numbers, unknown or
 /// cyclic base names, duplicate profiles, and what Halyard has no setting for (`<property>`,
-/// `<type_consistency>`, PRESENTATION beyond INSTANCE scope, `autoenable_created_entities`
-/// false, QoS outside a profile, the XML data representation).
+/// `<type_consistency>`, a participant's `autoenable_created_entities` false, QoS outside a
+/// profile, the XML data representation). PRESENTATION and ENTITY_FACTORY are read into
+/// [`GroupQos`](crate::GroupQos); GROUP access scope with coherent or ordered access is
+/// refused when an endpoint is created with it.
 #[derive(Clone)]
 pub struct QosProvider {
     profiles: Vec<Profile>,

@@ -37,6 +37,8 @@ pub(crate) fn key_of<T: TopicType>(payload: &[u8]) -> Option<[u8; 16]> {
 pub struct DataReader<T: TopicType> {
     participant: DomainParticipant,
     id: EntityId,
+    /// False until `enable` for a reader created disabled (ENTITY_FACTORY).
+    enabled: std::sync::atomic::AtomicBool,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -62,12 +64,33 @@ impl Selector {
 }
 
 impl<T: TopicType> DataReader<T> {
-    pub(crate) fn new(participant: DomainParticipant, id: EntityId) -> Self {
+    pub(crate) fn new(participant: DomainParticipant, id: EntityId, enabled: bool) -> Self {
         DataReader {
             participant,
             id,
+            enabled: std::sync::atomic::AtomicBool::new(enabled),
             _t: PhantomData,
         }
+    }
+
+    /// Enables a reader its subscriber created disabled (ENTITY_FACTORY
+    /// autoenable_created_entities false): it is announced and matched now. Until then
+    /// reading is refused with [`Error::NotEnabled`]. Enabling an enabled reader does nothing.
+    pub fn enable(&self) -> Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.enabled.swap(true, SeqCst) {
+            return Ok(());
+        }
+        let id = self.id;
+        self.participant
+            .shared
+            .drive(|st, now| st.core.enable_reader(now, id));
+        Ok(())
+    }
+
+    /// True once the reader is enabled.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn collect(&self, max: usize, take: bool, sel: Selector) -> Result<Vec<Sample<T>>> {
@@ -98,6 +121,9 @@ impl<T: TopicType> DataReader<T> {
     /// deliver samples it held back for lack of room (a reliable KEEP_ALL cache that was full
     /// back-pressures its writers): they are moved into the cache and waiters are woken.
     fn visit(&self, v: Visit, f: impl FnMut(&Cached, SampleInfo)) -> Result<()> {
+        if !self.is_enabled() {
+            return Err(Error::NotEnabled);
+        }
         let id = self.id;
         self.participant.shared.drive(|st, now| {
             let r = st.readers.get_mut(&id).ok_or(Error::AlreadyDeleted)?;
@@ -309,6 +335,8 @@ impl<T: TopicType> DataReader<T> {
             let group = GroupQos {
                 partition: current.partition.clone(),
                 group_data: current.group_data.clone(),
+                presentation: current.presentation,
+                ..GroupQos::default()
             };
             let representations = current.data_representation.clone();
             inherit(&mut qos, &group, &representations);

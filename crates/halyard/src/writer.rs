@@ -60,11 +60,18 @@ pub struct DataWriter<T: TopicType> {
     /// sample is not grown by doubling (each step a fresh allocation and copy: for 10 MiB,
     /// about 20 MiB of page faults and copies).
     size_hint: std::sync::atomic::AtomicUsize,
+    /// False until `enable` for a writer created disabled (ENTITY_FACTORY).
+    enabled: std::sync::atomic::AtomicBool,
     _t: PhantomData<fn(T)>,
 }
 
 impl<T: TopicType> DataWriter<T> {
-    pub(crate) fn new(participant: DomainParticipant, id: EntityId, qos: DataWriterQos) -> Self {
+    pub(crate) fn new(
+        participant: DomainParticipant,
+        id: EntityId,
+        qos: DataWriterQos,
+        enabled: bool,
+    ) -> Self {
         let representation = match qos.data_representation.first() {
             Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
             _ => DataRepresentation::Xcdr1,
@@ -81,7 +88,36 @@ impl<T: TopicType> DataWriter<T> {
             max_instances,
             representation,
             size_hint: std::sync::atomic::AtomicUsize::new(64),
+            enabled: std::sync::atomic::AtomicBool::new(enabled),
             _t: PhantomData,
+        }
+    }
+
+    /// Enables a writer its publisher created disabled (ENTITY_FACTORY
+    /// autoenable_created_entities false): it is announced and matched now. Until then
+    /// writing is refused with [`Error::NotEnabled`]. Enabling an enabled writer does nothing.
+    pub fn enable(&self) -> Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.enabled.swap(true, SeqCst) {
+            return Ok(());
+        }
+        let id = self.id;
+        self.participant
+            .shared
+            .drive(|st, now| st.core.enable_writer(now, id));
+        Ok(())
+    }
+
+    /// True once the writer is enabled.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn check_enabled(&self) -> Result<()> {
+        if self.is_enabled() {
+            Ok(())
+        } else {
+            Err(Error::NotEnabled)
         }
     }
 
@@ -110,6 +146,8 @@ impl<T: TopicType> DataWriter<T> {
             let group = GroupQos {
                 partition: current.partition,
                 group_data: current.group_data,
+                presentation: current.presentation,
+                ..GroupQos::default()
             };
             inherit(&mut qos, &group, &current.data_representation);
             apply_qos(st, now, id, qos)
@@ -220,6 +258,7 @@ impl<T: TopicType> DataWriter<T> {
         timestamp: Time,
         instance_of: Option<&T>,
     ) -> Result<()> {
+        self.check_enabled()?;
         let change = NewChange {
             kind,
             key_hash: key,
@@ -365,6 +404,7 @@ impl<T: TopicType> DataWriter<T> {
 
     /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`.
     pub fn wait_for_acknowledgments(&self, timeout: Duration) -> Result<()> {
+        self.check_enabled()?;
         let id = self.id;
         if self
             .participant
@@ -428,6 +468,7 @@ impl<T: TopicType> DataWriter<T> {
     /// liveliness flag to its readers; MANUAL_BY_PARTICIPANT: asserts the participant;
     /// AUTOMATIC: nothing to do). Writing asserts it too.
     pub fn assert_liveliness(&self) -> Result<()> {
+        self.check_enabled()?;
         let id = self.id;
         self.participant
             .shared

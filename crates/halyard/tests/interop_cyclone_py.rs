@@ -1876,7 +1876,7 @@ fn data_lifecycles_both_ways_with_cyclone() {
             .into_iter()
             .filter(|s| s.info.instance_handle == h)
             .map(|s| s.info.instance_state)
-            .last()
+            .next_back()
     };
     o1.check(
         state_of(&plain, 1) == Some(InstanceState::NotAliveNoWriters),
@@ -1952,7 +1952,7 @@ fn data_lifecycles_both_ways_with_cyclone() {
                     "no_writers"
                 }
             })
-            .last()
+            .next_back()
     };
     r.check(
         state(3) == Some("no_writers"),
@@ -1961,5 +1961,147 @@ fn data_lifecycles_both_ways_with_cyclone() {
     r.check(
         state(4) == Some("disposed"),
         &format!("Cyclone saw instance 4 {:?}, expected disposed", state(4)),
+    );
+}
+
+// --- PRESENTATION against Cyclone (which has no coherent sets: its begin_coherent is
+// unsupported and it sends no set markers) ---
+
+/// A Halyard coherent TOPIC-scope writer's sets reach a Cyclone reader as exactly their
+/// members (the end-of-set markers are no samples there either, and do not hold up
+/// acknowledgments); a Cyclone writer's samples reach a coherent Halyard reader at once (no
+/// set to wait for); and a Cyclone GROUP-scope reader refuses a TOPIC-scope Halyard writer
+/// with PRESENTATION named on both sides.
+#[test]
+fn presentation_with_cyclone() {
+    if !peer_available() {
+        return;
+    }
+    use halyard::qos::Presentation;
+    let topic_scope = Presentation {
+        access_scope: 1,
+        coherent_access: true,
+        ordered_access: false,
+    };
+    let dp = participant(56);
+    let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
+    let mut cy_reader = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "56",
+            "--presentation",
+            "topic",
+            "--coherent",
+            "--timeout",
+            "6",
+        ],
+    );
+    let publisher = dp.create_publisher(GroupQos {
+        presentation: topic_scope,
+        ..GroupQos::default()
+    });
+    let wr = publisher
+        .create_datawriter(&topic, writer_qos(true))
+        .unwrap();
+    let matched = wr.wait_for_matched(1, secs(10.0));
+    sleep(secs(0.5));
+    let mut seq = 0;
+    for _ in 0..3 {
+        publisher.begin_coherent_changes().unwrap();
+        for id in 0..4 {
+            wr.write(&Keyed {
+                id,
+                seq,
+                payload: vec![1],
+            })
+            .unwrap();
+            seq += 1;
+        }
+        publisher.end_coherent_changes().unwrap();
+    }
+    let acked = wr.wait_for_acknowledgments(secs(5.0));
+    let r = cy_reader.finish(secs(20.0));
+    r.check(
+        r.ok && matched.is_ok(),
+        "the Cyclone reader failed or never matched",
+    );
+    r.check(
+        acked.is_ok(),
+        "Cyclone did not acknowledge past the end-of-set markers",
+    );
+    let mut seqs = cyclone_seqs(&r);
+    seqs.sort(); // Cyclone's take returns them instance by instance
+    r.check(
+        seqs == (0..12).collect::<Vec<i64>>(),
+        &format!("Cyclone took {seqs:?}, expected the 12 members 0..12 and nothing else"),
+    );
+    drop(wr);
+
+    // Cyclone's coherent writer: its samples are not held by a coherent Halyard reader.
+    let sub = dp.create_subscriber(GroupQos {
+        presentation: topic_scope,
+        ..GroupQos::default()
+    });
+    let rd = sub.create_datareader(&topic, reader_qos(true)).unwrap();
+    let mut cy_writer = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "writer",
+            "--domain",
+            "56",
+            "--presentation",
+            "topic",
+            "--coherent",
+            "--batches",
+            "1",
+            "--count",
+            "10",
+            "--idle",
+            "1",
+        ],
+    );
+    let mut got = Vec::new();
+    let end = Instant::now() + secs(15.0);
+    while got.len() < 10 && Instant::now() < end {
+        got.extend(seqs_within(&rd, Duration::from_millis(50)));
+    }
+    let w = cy_writer.finish(secs(20.0));
+    w.check(w.ok, "the Cyclone writer failed");
+    w.check(
+        got == (0..10).collect::<Vec<u32>>(),
+        &format!("the coherent Halyard reader took {got:?} of Cyclone's 10 samples"),
+    );
+
+    // RxO: a GROUP-scope Cyclone reader and a TOPIC-scope Halyard writer do not match.
+    let mut cy_group = Peer::spawn(
+        "cyclone_qos.py",
+        &[
+            "reader",
+            "--domain",
+            "56",
+            "--topic",
+            "Grouped",
+            "--presentation",
+            "group",
+            "--coherent",
+            "--timeout",
+            "4",
+        ],
+    );
+    let grouped: Topic<Keyed> = dp.create_topic("Grouped").unwrap();
+    let wr = publisher
+        .create_datawriter(&grouped, writer_qos(true))
+        .unwrap();
+    let status = wait_status(|| wr.offered_incompatible_qos_status(), secs(10.0));
+    let g = cy_group.finish(secs(20.0));
+    g.check(
+        status.last_policy_id == Some(QosPolicyId::Presentation),
+        &format!("Halyard's writer saw {status:?}, expected PRESENTATION"),
+    );
+    g.check(
+        g.field("matched") == Some(0),
+        "Cyclone's GROUP reader matched a TOPIC writer",
     );
 }

@@ -215,3 +215,45 @@ fn reader_time_filter_change_takes_effect() {
     r.set_qos(q).unwrap();
     assert_eq!(burst(200), 10, "filter off again: every sample");
 }
+
+#[test]
+fn entity_factory_creates_disabled_endpoints_until_enable() {
+    use halyard::qos::EntityFactory;
+    let (a, b) = (participant(143), participant(143));
+    let ta = a.create_topic::<QosChange>("Later").unwrap();
+    let tb = b.create_topic::<QosChange>("Later").unwrap();
+    let manual = GroupQos {
+        entity_factory: EntityFactory {
+            autoenable_created_entities: false,
+        },
+        ..GroupQos::default()
+    };
+    let mut wq = EndpointQos::writer_default();
+    wq.reliability.kind = ReliabilityKind::Reliable;
+    let w = a
+        .create_publisher(manual.clone())
+        .create_datawriter(&ta, wq)
+        .unwrap();
+    let mut rq = EndpointQos::reader_default();
+    rq.reliability.kind = ReliabilityKind::Reliable;
+    let r = b
+        .create_subscriber(manual)
+        .create_datareader(&tb, rq)
+        .unwrap();
+    assert!(!w.is_enabled() && !r.is_enabled());
+    assert!(matches!(
+        w.write(&QosChange { id: 1, value: 1 }),
+        Err(Error::NotEnabled)
+    ));
+    assert!(matches!(r.take(10), Err(Error::NotEnabled)));
+    // Not announced: nothing matches while both are disabled, nor with one enabled.
+    w.enable().unwrap();
+    sleep(Duration::from_millis(500));
+    assert_eq!(w.publication_matched_status().current_count, 0);
+    r.enable().unwrap();
+    w.wait_for_matched(1, T)
+        .expect("matched once both are enabled");
+    r.wait_for_matched(1, T).expect("matched");
+    w.write(&QosChange { id: 1, value: 9 }).unwrap();
+    receives(&r, 9);
+}

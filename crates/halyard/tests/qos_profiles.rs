@@ -310,14 +310,18 @@ fn every_policy_element_lands_in_its_field() {
         p.publisher_qos("All::Everything").unwrap(),
         GroupQos {
             partition: vec!["A".into(), "B*".into()],
-            group_data: b"group".to_vec()
+            group_data: b"group".to_vec(),
+            presentation: Default::default(),
+            entity_factory: Default::default(),
         }
     );
     assert_eq!(
         p.subscriber_qos("All::Everything").unwrap(),
         GroupQos {
             partition: vec!["C".into()],
-            group_data: Vec::new()
+            group_data: Vec::new(),
+            presentation: Default::default(),
+            entity_factory: Default::default(),
         }
     );
     assert_eq!(
@@ -507,11 +511,16 @@ fn unknown_and_unsupported_elements_are_errors() {
             "</qos_profile></qos_library></dds>",
         ])
     };
-    assert!(
-        group("<presentation><coherent_access>true</coherent_access></presentation>")
-            .contains("PRESENTATION is not supported")
-    );
-    assert!(group("<entity_factory><autoenable_created_entities>false</autoenable_created_entities></entity_factory>").contains("not supported"));
+    assert!(group(
+        "<presentation><access_scope>ANY_PRESENTATION_QOS</access_scope></presentation>"
+    )
+    .contains("TOPIC_PRESENTATION_QOS"));
+    assert!(load_error(&[
+        "<dds><qos_library name=\"L\"><qos_profile name=\"P\"><domain_participant_qos>",
+        "<entity_factory><autoenable_created_entities>false</autoenable_created_entities></entity_factory>",
+        "</domain_participant_qos></qos_profile></qos_library></dds>",
+    ])
+    .contains("not supported"));
     assert!(group("<history/>")
         .starts_with("bad.xml:4:22: <history> is not a policy of <publisher_qos>"));
     let e = load_error(&[
@@ -700,4 +709,22 @@ fn a_writer_and_reader_from_profiles_exchange_a_sample() {
         got.extend(r.take(10).unwrap().into_iter().filter_map(|s| s.data));
     }
     assert_eq!(got, [sent]);
+}
+
+#[test]
+fn presentation_is_a_publisher_and_subscriber_policy() {
+    let xml = r#"<dds><qos_library name="L"><qos_profile name="Sets">
+        <publisher_qos><presentation><access_scope>TOPIC_PRESENTATION_QOS</access_scope>
+          <coherent_access>true</coherent_access><ordered_access>true</ordered_access></presentation></publisher_qos>
+        </qos_profile></qos_library></dds>"#;
+    let p = QosProvider::from_str(xml, "sets.xml").unwrap();
+    let g = p.publisher_qos("L::Sets").unwrap();
+    assert_eq!(
+        (
+            g.presentation.access_scope,
+            g.presentation.coherent_access,
+            g.presentation.ordered_access
+        ),
+        (1, true, true)
+    );
 }

@@ -4,7 +4,7 @@
 //! for how a writer sends what a filter rejects).
 
 use crate::participant::Participant;
-use crate::reader::{Reader, ReaderSpec};
+use crate::reader::ReaderSpec;
 use crate::time::Instant;
 use crate::writer::{FilterCompiler, WriteError};
 use crate::QosChangeError;
@@ -21,18 +21,8 @@ impl Participant {
         spec: ReaderSpec,
         filter: Option<ContentFilterProperty>,
     ) -> EntityId {
-        let kind = if spec.has_key {
-            EntityId::KIND_READER_WITH_KEY
-        } else {
-            EntityId::KIND_READER_NO_KEY
-        };
-        let id = self.allocate_entity(kind);
-        let guid = Guid::new(self.prefix, id);
-        let mut reader = Reader::new(guid, spec, self.cfg.hash_seed);
-        reader.content_filter = filter;
-        self.readers.insert(id, reader);
-        self.announce_reader(now, id);
-        self.match_local_reader(now, id);
+        let id = self.create_reader_disabled(now, spec, filter);
+        self.enable_reader(now, id);
         id
     }
 

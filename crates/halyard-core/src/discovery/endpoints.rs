@@ -141,11 +141,20 @@ impl Participant {
             .is_some_and(|p| p.data.vendor_id != VendorId::HALYARD);
         let locs = self.user_locators(ed);
         let lease = crate::liveliness::Lease::new(&ed.qos.liveliness, now);
+        let coherent =
+            r.spec.qos.presentation.coherent_access && ed.qos.presentation.coherent_access;
+        // A reliable reader with a content filter is sent GAPs for what a Halyard writer
+        // filtered out: within a set those are not missing members (RTPS 2.5 §8.7.6).
+        let gaps_filtered = reliable && r.content_filter.is_some();
         let epoch = self.next_count_epoch();
         if let Some(r) = self.readers.get_mut(&reader) {
             let mut proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
             proxy.reports_reception = !foreign;
             proxy.lease = lease;
+            if coherent {
+                let held = self.cfg.reader_max_pending_samples;
+                proxy.coherent = Some(crate::coherent::CoherentGate::new(held, !gaps_filtered));
+            }
             let lease = lease.map(|l| l.duration);
             r.proxies.insert(writer, proxy);
             // The next liveliness check is due by the end of its first lease.
@@ -254,6 +263,13 @@ impl Participant {
             reader: r,
             writer: wg,
             matched: true,
+        });
+        // A local writer is alive when matched, as a remote one is (its liveliness then
+        // follows its own, see `crate::liveliness`).
+        self.push_event(Event::LivelinessChanged {
+            reader: r,
+            writer: wg,
+            alive: true,
         });
     }
 }

@@ -222,6 +222,13 @@ pub(crate) struct Writer {
     pace_stale: bool,
     /// Where payloads dropped from the history go for reuse (`None`: nowhere).
     buffers: Option<crate::buffers::BufferPool>,
+    /// The coherent set being written (PRESENTATION coherent_access, see
+    /// [`Writer::begin_coherent`]): `Some(None)` while open with nothing written yet,
+    /// `Some(Some(first))` once its first change is.
+    coherent: Option<Option<SequenceNumber>>,
+    /// What PID_COHERENT_SET each held change in a set carries: `Some(first)` for a member,
+    /// `None` for the end-of-set marker. Empty unless coherent sets are written.
+    coherence: BTreeMap<SequenceNumber, Option<SequenceNumber>>,
     /// Offered DEADLINE per instance (`None`: infinite).
     deadlines: Option<DeadlineQueue>,
     /// LIFESPAN (`None`: infinite) and when each change held expires, in write order.
@@ -272,6 +279,8 @@ impl Writer {
             pacer: Pacer::default(),
             pace_stale: false,
             buffers: None,
+            coherent: None,
+            coherence: BTreeMap::new(),
             deadlines,
             lifespan,
             expiries: VecDeque::new(),
@@ -456,6 +465,9 @@ impl Writer {
         if let Some(life) = self.lifespan {
             self.expiries.push_back((now + life, sn));
         }
+        if let Some(first) = self.coherent.as_mut() {
+            self.coherence.insert(sn, Some(*first.get_or_insert(sn)));
+        }
         self.insert_change(sn, change);
         self.send_new(&mut Ctx { now, out, cfg }, sn, shared);
         if !self.has_reliable_proxy() {
@@ -465,8 +477,70 @@ impl Writer {
         Ok(sn)
     }
 
+    /// True while a coherent set is open.
+    pub(crate) fn in_coherent_set(&self) -> bool {
+        self.coherent.is_some()
+    }
+
+    /// Opens a coherent set: the changes written until [`Writer::end_coherent`] carry
+    /// PID_COHERENT_SET (the sequence number of the first), and readers that asked for
+    /// coherent access take them all or none (RTPS 2.5 §8.7.6). Already open: nothing changes.
+    pub(crate) fn begin_coherent(&mut self) {
+        if self.coherent.is_none() {
+            self.coherent = Some(None);
+        }
+    }
+
+    /// Closes the coherent set: if anything was written in it, an end-of-set marker follows
+    /// (a DATA without payload whose PID_COHERENT_SET is SEQUENCENUMBER_UNKNOWN, with its own
+    /// sequence number, so readers learn the set is complete without waiting for the next
+    /// write), with a HEARTBEAT so a reader that lost a member asks for it at once.
+    pub(crate) fn end_coherent(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig) {
+        let Some(Some(_)) = self.coherent.take() else {
+            return;
+        };
+        self.last_sn += 1;
+        let sn = self.last_sn;
+        self.coherence.insert(sn, None);
+        let marker = NewChange {
+            kind: ChangeKind::Alive,
+            key_hash: [0; 16],
+            payload: Arc::new(Vec::new()),
+            timestamp: None,
+        };
+        self.insert_change(sn, marker);
+        self.send_new(&mut Ctx { now, out, cfg }, sn, None);
+        self.hb_due = Some(now);
+        if !self.has_reliable_proxy() {
+            self.collect_acked();
+        }
+        self.check_history();
+    }
+
+    /// Forgets the coherence of changes no longer held.
+    fn trim_coherence(&mut self) {
+        if self.coherence.is_empty() {
+            return;
+        }
+        let first = self
+            .changes
+            .first_key_value()
+            .map_or(self.last_sn + 1, |(&sn, _)| sn);
+        self.coherence = self.coherence.split_off(&first);
+    }
+
+    /// The PID_COHERENT_SET a change carries, if it is in a set (`Some(None)`: the end marker).
+    pub(crate) fn coherence_of(&self, sn: SequenceNumber) -> Option<Option<SequenceNumber>> {
+        if self.coherence.is_empty() {
+            return None;
+        }
+        self.coherence.get(&sn).copied()
+    }
+
     fn insert_change(&mut self, sn: SequenceNumber, change: NewChange) {
-        if let History::KeepLast(depth) = self.spec.qos.history {
+        // An end-of-set marker belongs to no instance: it must not push a sample out.
+        let marker = change.payload.is_empty() && self.coherence.get(&sn) == Some(&None);
+        if let (History::KeepLast(depth), false) = (self.spec.qos.history, marker) {
             let depth = depth.max(1) as usize;
             let q = self.instances.entry(change.key_hash).or_default();
             q.push_back(sn);
@@ -484,6 +558,7 @@ impl Writer {
         self.unacked_bytes_cache += change.payload.len();
         self.history_bytes += change.payload.len();
         self.changes.insert(sn, CacheChange { sn, change });
+        self.trim_coherence();
     }
 
     /// Drops changes every reliable reader acknowledged (unless durability keeps them).
@@ -638,19 +713,32 @@ impl Writer {
     /// goes out in DATA_FRAGs. Those carry the key hash even when alive: 24 bytes beside a
     /// sample that large, and a reader without it must decode the whole sample to find its
     /// instance (a full extra copy of a 10 MiB sample).
-    fn inline_qos(&self, change: &NewChange, fragmented: bool, buf: &mut Vec<u8>) -> bool {
-        let with_key =
-            self.builtin || change.kind != ChangeKind::Alive || (fragmented && self.spec.has_key);
-        if !with_key {
+    fn inline_qos(
+        &self,
+        sn: SequenceNumber,
+        change: &NewChange,
+        fragmented: bool,
+        buf: &mut Vec<u8>,
+    ) -> bool {
+        let coherence = self.coherence_of(sn);
+        let marker = coherence == Some(None);
+        let with_key = !marker
+            && (self.builtin
+                || change.kind != ChangeKind::Alive
+                || (fragmented && self.spec.has_key));
+        if !with_key && coherence.is_none() {
             return false;
         }
         buf.clear();
         let mut pl = ParameterListWriter::new(buf);
-        if self.spec.has_key || self.builtin {
+        if with_key && (self.spec.has_key || self.builtin) {
             pl.raw(pid::KEY_HASH, &change.key_hash);
         }
         if change.kind != ChangeKind::Alive {
             pl.raw(pid::STATUS_INFO, &change.kind.status_info().to_be_bytes());
+        }
+        if let Some(first) = coherence {
+            pl.sequence_number(pid::COHERENT_SET, first);
         }
         pl.finish();
         true

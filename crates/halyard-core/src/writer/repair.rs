@@ -190,14 +190,14 @@ impl Writer {
             }
             if let Some(c) = self.changes.get(&sn) {
                 let mut qos = Vec::new();
-                let has_qos = self.inline_qos(&c.change, false, &mut qos);
+                let has_qos = self.inline_qos(sn, &c.change, false, &mut qos);
                 mb.info_ts(c.change.timestamp);
                 mb.data(&Data {
                     reader_id: reader.entity,
                     writer_id: self.guid.entity,
                     writer_sn: sn,
                     inline_qos: has_qos.then(|| ParameterList::new(&qos, true)),
-                    payload: Some(&c.change.payload),
+                    payload: (!c.change.payload.is_empty()).then_some(&c.change.payload[..]),
                     key_flag: c.change.kind != crate::event::ChangeKind::Alive,
                     non_standard_flag: false,
                 });

@@ -88,7 +88,8 @@ impl Encoded<'_> {
             writer_id,
             writer_sn: self.sn,
             inline_qos: self.qos.map(|q| ParameterList::new(q, true)),
-            payload: Some(&self.change.payload),
+            // An empty payload is a coherent set's end marker: a DATA without data.
+            payload: (!self.change.payload.is_empty()).then_some(&self.change.payload[..]),
             key_flag: self.change.kind != ChangeKind::Alive,
             non_standard_flag: false,
         }
@@ -196,7 +197,7 @@ impl Writer {
     ) {
         let mut qos = Vec::new();
         let fragmented = change.payload.len() + DATA_OVERHEAD > ctx.cfg.max_message_size;
-        let has_qos = self.inline_qos(change, fragmented, &mut qos);
+        let has_qos = self.inline_qos(sn, change, fragmented, &mut qos);
         let enc = Encoded {
             sn,
             change,

@@ -12,6 +12,7 @@ mod net;
 
 mod batching;
 mod best_effort;
+mod coherent;
 mod content_filter;
 mod count_corrupt;
 mod data_multicast;

@@ -80,11 +80,11 @@ const HISTORY: &[(&str, bool)] = &[
     ("KEEP_LAST_HISTORY_QOS", false),
     ("KEEP_ALL_HISTORY_QOS", true),
 ];
-/// `true` for INSTANCE, the only scope Halyard implements.
-const SCOPE: &[(&str, bool)] = &[
-    ("INSTANCE_PRESENTATION_QOS", true),
-    ("TOPIC_PRESENTATION_QOS", false),
-    ("GROUP_PRESENTATION_QOS", false),
+/// PRESENTATION access scopes (0 INSTANCE, 1 TOPIC, 2 GROUP).
+const SCOPE: &[(&str, u32)] = &[
+    ("INSTANCE_PRESENTATION_QOS", 0),
+    ("TOPIC_PRESENTATION_QOS", 1),
+    ("GROUP_PRESENTATION_QOS", 2),
 ];
 /// DDS-XML's names, then Cyclone's.
 const REPRESENTATION: &[(&str, i16)] = &[
@@ -639,11 +639,13 @@ pub(super) fn endpoint_policy<'a, 'i>(
 }
 
 /// ENTITY_FACTORY: Halyard enables entities when it creates them, so only `true` is accepted.
-fn entity_factory<'a, 'i>(cx: &Cx<'a, 'i>, el: Node<'a, 'i>) -> Result<()> {
-    match cx.only(el, "autoenable_created_entities", |n| Ok((n, cx.boolean(n)?)))? {
-        Some((n, false)) => Err(cx.at(n, "autoenable_created_entities false is not supported: Halyard enables every entity when it creates it")),
-        _ => Ok(()),
-    }
+/// `<entity_factory>`: its autoenable_created_entities (true when absent).
+fn entity_factory<'a, 'i>(cx: &Cx<'a, 'i>, el: Node<'a, 'i>) -> Result<(Node<'a, 'i>, bool)> {
+    Ok(cx
+        .only(el, "autoenable_created_entities", |n| {
+            Ok((n, cx.boolean(n)?))
+        })?
+        .unwrap_or((el, true)))
 }
 
 /// Reads policy element `el` of a `<publisher_qos>` or `<subscriber_qos>`.
@@ -671,20 +673,24 @@ pub(super) fn group_policy<'a, 'i>(
             let v = cx.octets(el)?;
             out.push(set(move |g: &mut GroupQos| g.group_data = v.clone()));
         }
-        "entity_factory" => entity_factory(cx, el)?,
+        "entity_factory" => {
+            let (_, autoenable) = entity_factory(cx, el)?;
+            out.push(set(move |g: &mut GroupQos| {
+                g.entity_factory.autoenable_created_entities = autoenable
+            }));
+        }
         "presentation" => {
-            let mut plain = true;
+            // GROUP scope with coherent or ordered access is refused when an endpoint is
+            // created with it (not implemented), like any QoS Halyard lacks.
+            let mut p = crate::qos::Presentation::default();
             for (f, n) in cx.fields(el, &["access_scope", "coherent_access", "ordered_access"])? {
-                plain &= if f == "access_scope" {
-                    cx.enumerated(n, SCOPE)?
-                } else {
-                    !cx.boolean(n)?
-                };
+                match f {
+                    "access_scope" => p.access_scope = cx.enumerated(n, SCOPE)?,
+                    "coherent_access" => p.coherent_access = cx.boolean(n)?,
+                    _ => p.ordered_access = cx.boolean(n)?,
+                }
             }
-            if !plain {
-                let message = "PRESENTATION is not supported beyond INSTANCE_PRESENTATION_QOS without coherent or ordered access";
-                return Err(cx.at(el, message));
-            }
+            out.push(set(move |g: &mut GroupQos| g.presentation = p));
         }
         _ => return Err(cx.not_a_policy(el, parent, entity)),
     }
@@ -705,7 +711,14 @@ pub(super) fn participant_policy<'a, 'i>(
                 o.user_data = v.clone()
             }));
         }
-        "entity_factory" => entity_factory(cx, el)?,
+        "entity_factory" => {
+            // Publishers and subscribers have nothing to enable in Halyard: they announce
+            // nothing themselves (their endpoints do, under their own ENTITY_FACTORY).
+            if let (n, false) = entity_factory(cx, el)? {
+                let message = "a participant's autoenable_created_entities false is not supported: publishers and subscribers are always enabled (set it on <publisher_qos> or <subscriber_qos> to create disabled writers or readers)";
+                return Err(cx.at(n, message));
+            }
+        }
         _ => return Err(cx.not_a_policy(el, parent, Entity::Participant)),
     }
     Ok(())

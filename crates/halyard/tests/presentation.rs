@@ -1,0 +1,194 @@
+//! Proves PRESENTATION coherent access (TOPIC scope) through the DCPS API over loopback UDP:
+//! a reader that asked for coherent access never takes part of a set, whether it is in
+//! another participant or in the writer's own; a reader that did not ask takes every member
+//! and no empty sample for the end-of-set markers; begin/end calls nest and an unmatched end
+//! is refused; GROUP scope is refused as unsupported, naming the policy.
+#![allow(clippy::disallowed_methods)] // tests above the core may read the clock
+
+mod common;
+
+use halyard::qos::{EndpointQos, History, ReliabilityKind};
+use halyard::{DataReader, Error, GroupQos};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(type_name = "CoherentSample")]
+struct CoherentSample {
+    #[key]
+    id: u32,
+    set: u32,
+}
+
+const T: Duration = Duration::from_secs(10);
+const SETS: u32 = 30;
+const MEMBERS: u32 = 4;
+
+fn qos(mut q: EndpointQos, coherent: bool) -> EndpointQos {
+    q.reliability.kind = ReliabilityKind::Reliable;
+    q.history = History::KeepAll;
+    q.presentation.access_scope = 1;
+    q.presentation.coherent_access = coherent;
+    q
+}
+
+/// Takes until `SETS * MEMBERS` samples came or `T` passed; every take must hold whole sets
+/// only when `whole` (returns the number of takes that returned something).
+fn take_all(r: &DataReader<CoherentSample>, whole: bool) -> (usize, BTreeMap<u32, u32>) {
+    take_up_to(r, MEMBERS, whole)
+}
+
+/// As [`take_all`] for a reader that takes `members` of each set, whole.
+fn take_sets(r: &DataReader<CoherentSample>, members: u32) -> (usize, BTreeMap<u32, u32>) {
+    take_up_to(r, members, true)
+}
+
+fn take_up_to(
+    r: &DataReader<CoherentSample>,
+    members: u32,
+    whole: bool,
+) -> (usize, BTreeMap<u32, u32>) {
+    let mut per_set: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut takes = 0;
+    let start = Instant::now();
+    while per_set.values().sum::<u32>() < SETS * members && start.elapsed() < T {
+        let got = r.take(usize::MAX).unwrap();
+        if got.is_empty() {
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
+        }
+        takes += 1;
+        let mut this: BTreeMap<u32, u32> = BTreeMap::new();
+        for s in &got {
+            let d = s
+                .data
+                .as_ref()
+                .expect("no invalid samples: markers are not samples");
+            *this.entry(d.set).or_default() += 1;
+        }
+        if whole {
+            assert!(
+                this.values().all(|&n| n == members),
+                "a take returned part of a set: {this:?}"
+            );
+        }
+        for (set, n) in this {
+            *per_set.entry(set).or_default() += n;
+        }
+    }
+    (takes, per_set)
+}
+
+#[test]
+fn coherent_readers_never_take_part_of_a_set() {
+    let (a, b) = (
+        common::loopback_participant(160),
+        common::loopback_participant(160),
+    );
+    let ta = a.create_topic::<CoherentSample>("Sets").unwrap();
+    let tb = b.create_topic::<CoherentSample>("Sets").unwrap();
+    let publisher = a.create_publisher(GroupQos::default());
+    let w = publisher
+        .create_datawriter(&ta, qos(EndpointQos::writer_default(), true))
+        .unwrap();
+    let remote = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&tb, qos(EndpointQos::reader_default(), true))
+        .unwrap();
+    let plain = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&tb, qos(EndpointQos::reader_default(), false))
+        .unwrap();
+    let local = a
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&ta, qos(EndpointQos::reader_default(), true))
+        .unwrap();
+    // A coherent reader with a content filter: the writer filters member 1 out of each set
+    // (a GAP), and the sets still arrive whole (3 members).
+    let cft = b
+        .create_contentfilteredtopic("SetsBut1", &tb, "id <> 1", vec![])
+        .unwrap();
+    let filtered = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader_filtered(&cft, qos(EndpointQos::reader_default(), true), None)
+        .unwrap();
+    w.wait_for_matched(4, T).expect("matched");
+    remote.wait_for_matched(1, T).unwrap();
+    plain.wait_for_matched(1, T).unwrap();
+
+    let writer = std::thread::spawn(move || {
+        for set in 0..SETS {
+            publisher.begin_coherent_changes().unwrap();
+            publisher.begin_coherent_changes().unwrap(); // nested: one set
+            for id in 0..MEMBERS {
+                w.write(&CoherentSample { id, set }).unwrap();
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            publisher.end_coherent_changes().unwrap();
+            publisher.end_coherent_changes().unwrap();
+        }
+        assert!(matches!(
+            publisher.end_coherent_changes(),
+            Err(Error::PreconditionNotMet(_))
+        ));
+        w.wait_for_acknowledgments(T).unwrap();
+        (publisher, w)
+    });
+    let readers = std::thread::scope(|s| {
+        let r = s.spawn(|| take_all(&remote, true));
+        let l = s.spawn(|| take_all(&local, true));
+        let p = s.spawn(|| take_all(&plain, false));
+        let f = s.spawn(|| take_sets(&filtered, MEMBERS - 1));
+        (
+            r.join().unwrap(),
+            l.join().unwrap(),
+            p.join().unwrap(),
+            f.join().unwrap(),
+        )
+    });
+    let _keep = writer.join().unwrap();
+    let ((_, remote_sets), (_, local_sets), (plain_takes, plain_sets), (_, filtered_sets)) =
+        readers;
+    let three: BTreeMap<u32, u32> = (0..SETS).map(|s| (s, MEMBERS - 1)).collect();
+    assert_eq!(filtered_sets, three, "the filtered coherent reader");
+    let all: BTreeMap<u32, u32> = (0..SETS).map(|s| (s, MEMBERS)).collect();
+    assert_eq!(remote_sets, all, "the remote coherent reader");
+    assert_eq!(local_sets, all, "the local coherent reader");
+    assert_eq!(plain_sets, all, "the reader without coherent access");
+    assert!(plain_takes > 0);
+}
+
+#[test]
+fn group_scope_and_bad_values_are_refused() {
+    let a = common::loopback_participant(161);
+    let t = a.create_topic::<CoherentSample>("Refused").unwrap();
+    let mut q = qos(EndpointQos::writer_default(), true);
+    q.presentation.access_scope = 2;
+    let e = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&t, q.clone())
+        .err()
+        .expect("GROUP scope refused");
+    assert!(e.to_string().contains("PRESENTATION"), "{e}");
+    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+    q.presentation.access_scope = 3;
+    let e = a
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&t, q)
+        .err()
+        .expect("scope 3 refused");
+    assert!(
+        matches!(
+            e,
+            Error::BadQos {
+                policy: "PRESENTATION",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let s = a.create_subscriber(GroupQos::default());
+    s.begin_access().unwrap();
+    s.end_access().unwrap();
+    assert!(matches!(s.end_access(), Err(Error::PreconditionNotMet(_))));
+}
