@@ -23,6 +23,7 @@ mod clock;
 pub mod condition;
 pub mod error;
 pub mod filter;
+mod group;
 mod history;
 pub mod listener;
 mod participant;

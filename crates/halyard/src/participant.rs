@@ -6,6 +6,7 @@ use crate::builtin::{
 };
 use crate::clock::wall_clock;
 use crate::error::{Error, Result};
+use crate::group::{group_writers, inherit, Group};
 use crate::history::{KeyFn, ReaderCache};
 use crate::listener::{DataReaderListener, DataWriterListener};
 use crate::qos::{validate, DataReaderQos, DataWriterQos, GroupQos};
@@ -20,8 +21,8 @@ use halyard_net::{select_interface, UdpTransport};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
 use halyard_wire::{GuidPrefix, Locator};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// Options for creating a participant (Halyard's configuration, beyond DDS QoS).
 #[derive(Clone, Debug, Default)]
@@ -106,9 +107,6 @@ impl Drop for ShutdownGuard {
 }
 
 static PARTICIPANT_COUNTER: AtomicU32 = AtomicU32::new(0);
-
-/// Identifies publishers and subscribers (their entities refer to them by it).
-static GROUP_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// 64 bits from the OS's random source (std seeds its hash maps from it).
 fn os_entropy() -> u64 {
@@ -288,20 +286,14 @@ impl DomainParticipant {
     /// Creates a publisher (partitions and group data apply to its writers).
     pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
         Publisher {
-            participant: self.clone(),
-            qos: Mutex::new(qos),
-            id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
-            nesting: Mutex::new(0),
+            group: Group::new(self.clone(), qos),
         }
     }
 
     /// Creates a subscriber.
     pub fn create_subscriber(&self, qos: GroupQos) -> Subscriber {
         Subscriber {
-            participant: self.clone(),
-            qos: Mutex::new(qos),
-            id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
-            nesting: Mutex::new(0),
+            group: Group::new(self.clone(), qos),
         }
     }
 
@@ -374,69 +366,10 @@ impl<T> Topic<T> {
     }
 }
 
-/// A publisher: groups writers under one PARTITION / GROUP_DATA.
+/// A publisher: groups writers under one PARTITION / GROUP_DATA / PRESENTATION, and their
+/// coherent sets.
 pub struct Publisher {
-    participant: DomainParticipant,
-    qos: Mutex<GroupQos>,
-    id: u64,
-    /// Open `begin_coherent_changes` calls (they nest).
-    nesting: Mutex<u32>,
-}
-
-/// Fills what an endpoint QoS leaves empty or default from its publisher's or subscriber's
-/// QoS (or, for a QoS change, from the endpoint's current QoS): partitions, group data,
-/// presentation, representations.
-pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations: &[i16]) {
-    if qos.presentation == Default::default() {
-        qos.presentation = from.presentation;
-    }
-    if qos.partition.is_empty() {
-        qos.partition = from.partition.clone();
-    }
-    if qos.group_data.is_empty() {
-        qos.group_data = from.group_data.clone();
-    }
-    if qos.data_representation.is_empty() {
-        qos.data_representation = representations.to_vec();
-    }
-}
-
-/// The writers of publisher `group`.
-fn group_writers(st: &crate::runtime::State, group: u64) -> Vec<halyard_wire::EntityId> {
-    st.writers
-        .iter()
-        .filter(|(_, w)| w.group == group)
-        .map(|(id, _)| *id)
-        .collect()
-}
-
-/// Changes the partitions and group data of every endpoint of a publisher or subscriber.
-fn set_group_qos(participant: &DomainParticipant, group: u64, qos: &GroupQos) -> Result<()> {
-    participant.shared.drive(|st, now| {
-        let writers: Vec<_> = st
-            .writers
-            .iter()
-            .filter(|(_, w)| w.group == group)
-            .map(|(id, w)| (*id, w.qos.clone()))
-            .collect();
-        let readers: Vec<_> = st
-            .readers
-            .iter()
-            .filter(|(_, r)| r.group == group)
-            .map(|(id, r)| (*id, r.cache.qos().clone()))
-            .collect();
-        for (id, mut q) in writers {
-            q.partition = qos.partition.clone();
-            q.group_data = qos.group_data.clone();
-            crate::writer::apply_qos(st, now, id, q)?;
-        }
-        for (id, mut q) in readers {
-            q.partition = qos.partition.clone();
-            q.group_data = qos.group_data.clone();
-            crate::reader::apply_qos(st, now, id, q)?;
-        }
-        Ok(())
-    })
+    group: Group,
 }
 
 impl Publisher {
@@ -446,11 +379,9 @@ impl Publisher {
     /// coherent_access, INSTANCE or TOPIC scope) whole or not at all, one set per writer.
     /// Writers whose own PRESENTATION is not coherent write as usual.
     pub fn begin_coherent_changes(&self) -> Result<()> {
-        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
-        *depth += 1;
-        if *depth == 1 {
-            let group = self.id;
-            self.participant.shared.drive(|st, _| {
+        if self.group.open() == 1 {
+            let group = self.group.id;
+            self.group.participant.shared.drive(|st, _| {
                 for id in group_writers(st, group) {
                     st.core.begin_coherent_set(id);
                 }
@@ -462,16 +393,12 @@ impl Publisher {
     /// Ends the coherent set begun by [`Publisher::begin_coherent_changes`] (at the
     /// outermost call): readers now get it. `Error::PreconditionNotMet` without a begin.
     pub fn end_coherent_changes(&self) -> Result<()> {
-        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
-        if *depth == 0 {
-            return Err(Error::PreconditionNotMet(
-                "end_coherent_changes without begin_coherent_changes",
-            ));
-        }
-        *depth -= 1;
-        if *depth == 0 {
-            let group = self.id;
-            self.participant.shared.drive(|st, now| {
+        let depth = self
+            .group
+            .close("end_coherent_changes without begin_coherent_changes")?;
+        if depth == 0 {
+            let group = self.group.id;
+            self.group.participant.shared.drive(|st, now| {
                 for id in group_writers(st, group) {
                     st.core.end_coherent_set(now, id);
                 }
@@ -482,24 +409,14 @@ impl Publisher {
 
     /// The publisher's QoS.
     pub fn qos(&self) -> GroupQos {
-        self.qos
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.group.qos()
     }
 
     /// Changes the publisher's PARTITION and GROUP_DATA (both changeable): every writer it
     /// created takes them, is announced again and is matched again (readers of partitions it
     /// left are unmatched, readers of partitions it joined are matched).
     pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
-        if qos.presentation != self.qos().presentation {
-            return Err(Error::ImmutablePolicy {
-                policy: "PRESENTATION",
-            });
-        }
-        set_group_qos(&self.participant, self.id, &qos)?;
-        *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
-        Ok(())
+        self.group.set_qos(qos)
     }
 
     /// Creates a DataWriter. QoS is validated; unimplemented values are refused.
@@ -520,14 +437,14 @@ impl Publisher {
     ) -> Result<DataWriter<T>> {
         validate(&qos, true)?;
         inherit(&mut qos, &self.qos(), &[halyard_core::matching::XCDR1]);
-        let shared = &self.participant.shared;
+        let shared = &self.group.participant.shared;
         let spec = WriterSpec {
             topic_name: topic.name.clone(),
             type_name: topic.type_name.clone(),
             qos: qos.clone(),
             has_key: T::has_key(),
         };
-        let in_set = *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) > 0;
+        let in_set = self.group.is_open();
         let enabled = self.qos().entity_factory.autoenable_created_entities;
         let id = shared.drive(|st, now| {
             let id = if enabled {
@@ -546,20 +463,21 @@ impl Publisher {
                 .map_err(|_| Error::AlreadyDeleted)?;
             // Before the pump: events raised during creation refer to `id`.
             st.writers
-                .insert(id, WriterState::new(qos.clone(), self.id, listener));
+                .insert(id, WriterState::new(qos.clone(), self.group.id, listener));
             Ok::<_, Error>(id)
         })?;
-        Ok(DataWriter::new(self.participant.clone(), id, qos, enabled))
+        Ok(DataWriter::new(
+            self.group.participant.clone(),
+            id,
+            qos,
+            enabled,
+        ))
     }
 }
 
-/// A subscriber: groups readers under one PARTITION / GROUP_DATA.
+/// A subscriber: groups readers under one PARTITION / GROUP_DATA / PRESENTATION.
 pub struct Subscriber {
-    participant: DomainParticipant,
-    qos: Mutex<GroupQos>,
-    id: u64,
-    /// Open `begin_access` calls (they nest).
-    nesting: Mutex<u32>,
+    group: Group,
 }
 
 impl Subscriber {
@@ -567,40 +485,27 @@ impl Subscriber {
     /// TOPIC access scope, where DDS gives begin/end_access no effect: each coherent set
     /// reaches a reader's cache in one step whether or not access is open.
     pub fn begin_access(&self) -> Result<()> {
-        *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.group.open();
         Ok(())
     }
 
     /// Ends access begun by [`Subscriber::begin_access`]; `Error::PreconditionNotMet`
     /// without a begin.
     pub fn end_access(&self) -> Result<()> {
-        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
-        if *depth == 0 {
-            return Err(Error::PreconditionNotMet("end_access without begin_access"));
-        }
-        *depth -= 1;
-        Ok(())
+        self.group
+            .close("end_access without begin_access")
+            .map(|_| ())
     }
 
     /// The subscriber's QoS.
     pub fn qos(&self) -> GroupQos {
-        self.qos
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.group.qos()
     }
 
     /// Changes the subscriber's PARTITION and GROUP_DATA (both changeable): every reader it
     /// created takes them, is announced again and is matched again.
     pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
-        if qos.presentation != self.qos().presentation {
-            return Err(Error::ImmutablePolicy {
-                policy: "PRESENTATION",
-            });
-        }
-        set_group_qos(&self.participant, self.id, &qos)?;
-        *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
-        Ok(())
+        self.group.set_qos(qos)
     }
 
     /// Creates a DataReader. QoS is validated; unimplemented values are refused.
@@ -644,7 +549,7 @@ impl Subscriber {
         validate(&qos, false)?;
         use halyard_core::matching::{XCDR1, XCDR2};
         inherit(&mut qos, &self.qos(), &[XCDR1, XCDR2]);
-        let shared = &self.participant.shared;
+        let shared = &self.group.participant.shared;
         let spec = ReaderSpec {
             topic_name: topic.name.clone(),
             type_name: topic.type_name.clone(),
@@ -671,7 +576,7 @@ impl Subscriber {
             };
             st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
-            let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.id);
+            let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.group.id);
             state.listener = listener;
             state.filter = filter;
             let credit = state.cache.credit();
@@ -680,6 +585,6 @@ impl Subscriber {
             st.core.set_reader_credit(now, id, credit);
             id
         });
-        Ok(DataReader::new(self.participant.clone(), id, enabled))
+        Ok(DataReader::new(self.group.participant.clone(), id, enabled))
     }
 }

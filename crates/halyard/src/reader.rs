@@ -2,9 +2,10 @@
 
 use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};
+use crate::group::inherit;
 use crate::history::{Cached, Visit};
 use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask};
-use crate::participant::{inherit, DomainParticipant};
+use crate::participant::DomainParticipant;
 use crate::qos::{validate, DataReaderQos, GroupQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus,

@@ -3,8 +3,8 @@
 use crate::clock::wall_clock;
 use crate::condition::{StatusCondition, Target};
 use crate::error::{Error, Result};
+use crate::group::inherit;
 use crate::listener::{DataWriterListener, StatusMask};
-use crate::participant::inherit;
 use crate::participant::DomainParticipant;
 use crate::qos::{validate, DataWriterQos, GroupQos};
 use crate::status::{

@@ -1,0 +1,126 @@
+//! What a Publisher and a Subscriber share: their QoS (partitions, group data, presentation,
+//! entity factory), the id their endpoints refer to them by, and the nesting of
+//! `begin_coherent_changes` / `begin_access`.
+
+use crate::error::{Error, Result};
+use crate::participant::DomainParticipant;
+use crate::qos::{DataWriterQos, GroupQos};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+/// Identifies publishers and subscribers (their entities refer to them by it).
+static GROUP_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// A publisher's or subscriber's state.
+pub(crate) struct Group {
+    pub(crate) participant: DomainParticipant,
+    qos: Mutex<GroupQos>,
+    pub(crate) id: u64,
+    /// Open begin calls (they nest).
+    nesting: Mutex<u32>,
+}
+
+impl Group {
+    pub(crate) fn new(participant: DomainParticipant, qos: GroupQos) -> Self {
+        Group {
+            participant,
+            qos: Mutex::new(qos),
+            id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
+            nesting: Mutex::new(0),
+        }
+    }
+
+    pub(crate) fn qos(&self) -> GroupQos {
+        self.qos
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Changes PARTITION and GROUP_DATA (PRESENTATION is immutable) of the group and of every
+    /// endpoint it created, which are announced and matched again.
+    pub(crate) fn set_qos(&self, qos: GroupQos) -> Result<()> {
+        if qos.presentation != self.qos().presentation {
+            return Err(Error::ImmutablePolicy {
+                policy: "PRESENTATION",
+            });
+        }
+        self.participant.shared.drive(|st, now| {
+            let writers: Vec<_> = st
+                .writers
+                .iter()
+                .filter(|(_, w)| w.group == self.id)
+                .map(|(id, w)| (*id, w.qos.clone()))
+                .collect();
+            let readers: Vec<_> = st
+                .readers
+                .iter()
+                .filter(|(_, r)| r.group == self.id)
+                .map(|(id, r)| (*id, r.cache.qos().clone()))
+                .collect();
+            for (id, mut q) in writers {
+                q.partition = qos.partition.clone();
+                q.group_data = qos.group_data.clone();
+                crate::writer::apply_qos(st, now, id, q)?;
+            }
+            for (id, mut q) in readers {
+                q.partition = qos.partition.clone();
+                q.group_data = qos.group_data.clone();
+                crate::reader::apply_qos(st, now, id, q)?;
+            }
+            Ok::<_, Error>(())
+        })?;
+        *self.qos.lock().unwrap_or_else(PoisonError::into_inner) = qos;
+        Ok(())
+    }
+
+    /// A begin call: returns the nesting depth it opened.
+    pub(crate) fn open(&self) -> u32 {
+        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
+        *depth += 1;
+        *depth
+    }
+
+    /// An end call: returns the depth left, or `PreconditionNotMet` (saying `what`) if
+    /// nothing was open.
+    pub(crate) fn close(&self, what: &'static str) -> Result<u32> {
+        let mut depth = self.nesting.lock().unwrap_or_else(PoisonError::into_inner);
+        if *depth == 0 {
+            return Err(Error::PreconditionNotMet(what));
+        }
+        *depth -= 1;
+        Ok(*depth)
+    }
+
+    /// True while a begin call is open.
+    pub(crate) fn is_open(&self) -> bool {
+        *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) > 0
+    }
+}
+
+/// Fills what an endpoint QoS leaves empty or default from its publisher's or subscriber's
+/// QoS (or, for a QoS change, from the endpoint's current QoS): partitions, group data,
+/// presentation, representations.
+pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations: &[i16]) {
+    if qos.presentation == Default::default() {
+        qos.presentation = from.presentation;
+    }
+    if qos.partition.is_empty() {
+        qos.partition = from.partition.clone();
+    }
+    if qos.group_data.is_empty() {
+        qos.group_data = from.group_data.clone();
+    }
+    if qos.data_representation.is_empty() {
+        qos.data_representation = representations.to_vec();
+    }
+}
+
+/// The writers of publisher `group`.
+pub(crate) fn group_writers(st: &crate::runtime::State, group: u64) -> Vec<halyard_wire::EntityId> {
+    st.writers
+        .iter()
+        .filter(|(_, w)| w.group == group)
+        .map(|(id, _)| *id)
+        .collect()
+}
