@@ -1057,7 +1057,7 @@ fn exclusive_ownership_between_cyclone_strength_5_and_halyard_strength_10() {
             "--wait-match",
             "2",
             "--timeout",
-            "9",
+            "16",
         ],
     );
     // Cyclone's strength-5 writer writes instance 1 (tag 5) at 50 Hz for 5 s.
@@ -1074,7 +1074,7 @@ fn exclusive_ownership_between_cyclone_strength_5_and_halyard_strength_10() {
             "--wait-match",
             "2",
             "--duration",
-            "5",
+            "8",
         ],
     );
     // Until the strength-5 writer has been heard for a while (python starts slowly).
@@ -1565,7 +1565,7 @@ fn ownership_strength_changed_at_run_time_both_ways_with_cyclone() {
             "--wait-match",
             "2",
             "--timeout",
-            "14",
+            "24",
         ],
     );
     let mut cy_writer = Peer::spawn(
@@ -1585,7 +1585,7 @@ fn ownership_strength_changed_at_run_time_both_ways_with_cyclone() {
             "--wait-match",
             "2",
             "--duration",
-            "8",
+            "11",
         ],
     );
     let mut tags: Vec<(u8, u32)> = Vec::new();

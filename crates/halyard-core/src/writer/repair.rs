@@ -62,6 +62,14 @@ impl Writer {
             p.acked_below = base;
             p.requested = p.requested.split_off(&base);
         }
+        if went_back {
+            // What it acknowledged before is owed again: HEARTBEATs go on until it
+            // acknowledges, even if the one answering this ACKNACK is lost (left at the old
+            // mark, a lost answer ended the exchange for good: sim content_filter seed
+            // 0x67c1a61a76cb1733, a peer whose lease on us had expired never got our SEDP
+            // announcement again).
+            p.acked_below = base;
+        }
         p.reported_gap = set.iter().next().is_some();
         for sn in set.iter() {
             if sn <= last_sn && p.requested.len() < MAX_REQUESTED_PER_READER {
@@ -70,6 +78,11 @@ impl Writer {
         }
         let wants_hb =
             first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
+        if went_back {
+            let soon = now + fast_heartbeat(cfg);
+            self.hb_interval = fast_heartbeat(cfg);
+            self.hb_due = Some(self.hb_due.map_or(soon, |d| d.min(soon)));
+        }
         if advanced {
             self.collect_acked();
             // As hurry_heartbeat, but only brings forward a HEARTBEAT already due: with
