@@ -173,17 +173,22 @@ def main():
     out({"matched": rd.get_subscription_matched_status().current_count})
     got = 0
     seen = None
+    ids = {}
     while time.monotonic() < end and (a.late is None or got < a.count):
         lc = rd.get_liveliness_changed_status()
         if (lc.alive_count, lc.not_alive_count) != seen:
             seen = (lc.alive_count, lc.not_alive_count)
             out({"alive": lc.alive_count, "not_alive": lc.not_alive_count})
         for s in rd.take(N=1000):
-            state = s.sample_info.instance_state
-            if state != InstanceState.Alive:
-                name = "disposed" if state == InstanceState.NotAliveDisposed else "no_writers"
-                out({"state": name, "id": s.id, "valid": bool(s.sample_info.valid_data)})
-            if not s.sample_info.valid_data:
+            info = s.sample_info
+            if info.valid_data:
+                ids[info.instance_handle] = s.id
+            if info.instance_state != InstanceState.Alive:
+                name = "disposed" if info.instance_state == InstanceState.NotAliveDisposed else "no_writers"
+                # An invalid sample (a disposal or unregistration notice) has no fields: its
+                # instance is named by the id its valid samples had.
+                out({"state": name, "id": ids.get(info.instance_handle), "valid": bool(info.valid_data)})
+            if not info.valid_data:
                 continue
             got += 1
             tag = s.payload[0] if len(s.payload) else None
