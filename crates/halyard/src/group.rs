@@ -116,6 +116,18 @@ pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations:
     }
 }
 
+/// For a QoS change: fills what `qos` leaves empty or default from the endpoint's `current`
+/// QoS, as [`inherit`] does from a publisher's or subscriber's at creation.
+pub(crate) fn keep_current(qos: &mut DataWriterQos, current: &DataWriterQos) {
+    let group = GroupQos {
+        partition: current.partition.clone(),
+        group_data: current.group_data.clone(),
+        presentation: current.presentation,
+        ..GroupQos::default()
+    };
+    inherit(qos, &group, &current.data_representation);
+}
+
 /// The writers of publisher `group`.
 pub(crate) fn group_writers(st: &crate::runtime::State, group: u64) -> Vec<halyard_wire::EntityId> {
     st.writers

@@ -2,11 +2,11 @@
 
 use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};
-use crate::group::inherit;
+use crate::group::keep_current;
 use crate::history::{Cached, Visit};
 use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask};
 use crate::participant::DomainParticipant;
-use crate::qos::{validate, DataReaderQos, GroupQos};
+use crate::qos::{validate, DataReaderQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus,
     MatchedStatus, ReaderState, SampleInfo, StateMask,
@@ -332,15 +332,7 @@ impl<T: TopicType> DataReader<T> {
         let id = self.id;
         self.participant.shared.drive(|st, now| {
             let current = st.readers.get(&id).ok_or(Error::AlreadyDeleted)?;
-            let current = current.cache.qos();
-            let group = GroupQos {
-                partition: current.partition.clone(),
-                group_data: current.group_data.clone(),
-                presentation: current.presentation,
-                ..GroupQos::default()
-            };
-            let representations = current.data_representation.clone();
-            inherit(&mut qos, &group, &representations);
+            keep_current(&mut qos, current.cache.qos());
             apply_qos(st, now, id, qos)
         })
     }

@@ -3,10 +3,10 @@
 use crate::clock::wall_clock;
 use crate::condition::{StatusCondition, Target};
 use crate::error::{Error, Result};
-use crate::group::inherit;
+use crate::group::keep_current;
 use crate::listener::{DataWriterListener, StatusMask};
 use crate::participant::DomainParticipant;
-use crate::qos::{validate, DataWriterQos, GroupQos};
+use crate::qos::{validate, DataWriterQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessLostStatus,
     MatchedStatus,
@@ -137,19 +137,8 @@ impl<T: TopicType> DataWriter<T> {
         validate(&qos, true)?;
         let id = self.id;
         self.participant.shared.drive(|st, now| {
-            let current = st
-                .writers
-                .get(&id)
-                .ok_or(Error::AlreadyDeleted)?
-                .qos
-                .clone();
-            let group = GroupQos {
-                partition: current.partition,
-                group_data: current.group_data,
-                presentation: current.presentation,
-                ..GroupQos::default()
-            };
-            inherit(&mut qos, &group, &current.data_representation);
+            let current = &st.writers.get(&id).ok_or(Error::AlreadyDeleted)?.qos;
+            keep_current(&mut qos, current);
             apply_qos(st, now, id, qos)
         })
     }

@@ -240,16 +240,7 @@ impl Participant {
             Pairing::Compatible => None,
         };
         if let Some(policy) = policy {
-            self.push_event(Event::OfferedIncompatibleQos {
-                writer: w,
-                reader: rg,
-                policy,
-            });
-            self.push_event(Event::RequestedIncompatibleQos {
-                reader: r,
-                writer: wg,
-                policy,
-            });
+            self.local_incompatible(w, wg, r, rg, policy);
             return;
         }
         self.local_matches.entry(w).or_default().push(r);
@@ -270,6 +261,27 @@ impl Participant {
             reader: r,
             writer: wg,
             alive: true,
+        });
+    }
+
+    /// Reports a local writer and a local reader incompatible, on both sides.
+    pub(super) fn local_incompatible(
+        &mut self,
+        w: EntityId,
+        wg: Guid,
+        r: EntityId,
+        rg: Guid,
+        policy: crate::event::QosPolicyId,
+    ) {
+        self.push_event(Event::OfferedIncompatibleQos {
+            writer: w,
+            reader: rg,
+            policy,
+        });
+        self.push_event(Event::RequestedIncompatibleQos {
+            reader: r,
+            writer: wg,
+            policy,
         });
     }
 }

@@ -202,16 +202,7 @@ impl Participant {
             matched: false,
         });
         if let Pairing::Incompatible(policy) = verdict {
-            self.push_event(Event::OfferedIncompatibleQos {
-                writer: w,
-                reader: rg,
-                policy,
-            });
-            self.push_event(Event::RequestedIncompatibleQos {
-                reader: r,
-                writer: wg,
-                policy,
-            });
+            self.local_incompatible(w, wg, r, rg, policy);
         }
     }
 }
