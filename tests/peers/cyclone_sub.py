@@ -74,6 +74,7 @@ def main():
     if a.wait_match > 0:
         while time.monotonic() < deadline:
             if rd.get_subscription_matched_status().current_count >= a.wait_match:
+                out({"reader_matched": True})
                 break
             time.sleep(0.02)
 

@@ -291,9 +291,15 @@ fn halyard_to_python_with_faults(
 ) -> PeerOutput {
     let dp = participant_with_faults(domain, faults);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
+    let mut wq = writer_qos(reliable);
+    if faults.is_some() {
+        // Under 20 % loss each way a repair can take longer than the default 100 ms of
+        // blocking while the reader's reorder window is full; losslessness is what is tested.
+        wq.reliability.max_blocking_time = halyard::qos::dds_duration(secs(10.0));
+    }
     let wr = dp
         .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, writer_qos(reliable))
+        .create_datawriter(&topic, wq)
         .unwrap();
     let count = n.to_string();
     let d = domain.to_string();
@@ -315,14 +321,22 @@ fn halyard_to_python_with_faults(
     ];
     args.extend(["--timeout", "12", "--wait-match", "1"]);
     args.extend(extra);
+    let started = Instant::now();
     let mut py = Peer::spawn("cyclone_sub.py", &args);
     let matched = wr.wait_for_matched(1, secs(10.0));
+    let matched_after = started.elapsed();
     if matched.is_err() {
         let o = py.finish(secs(15.0));
         o.check(false, "Halyard writer never matched the python reader");
     }
-    // Let the python reader discover the writer as well before data flows.
-    sleep(secs(1.0));
+    // The python reader must have matched the writer before data flows: a VOLATILE reader
+    // that matches during the burst rightly starts at the writer's next sample (under load and
+    // 20 % loss a fixed 1 s wait was too short once in CI: Cyclone released the 128 samples its
+    // reorder window held, with holes, and skipped the rest).
+    if !py.wait_line("\"reader_matched\"", secs(10.0)) {
+        let o = py.finish(secs(15.0));
+        o.check(false, "the python reader never matched the Halyard writer");
+    }
     let data = payload(size);
     for i in 0..n {
         wr.write(&Keyed {
@@ -335,6 +349,7 @@ fn halyard_to_python_with_faults(
             sleep(Duration::from_millis(2));
         }
     }
+    let written_after = started.elapsed();
     if reliable {
         let acked = wr.wait_for_acknowledgments(secs(10.0));
         if acked.is_err() {
@@ -345,7 +360,19 @@ fn halyard_to_python_with_faults(
             );
         }
     }
-    let o = py.finish(secs(15.0));
+    let acked_after = started.elapsed();
+    let m = wr.publication_matched_status();
+    let mut o = py.finish(secs(15.0));
+    // What the Halyard side saw, for a failure's report: a reader unmatched on the way shows
+    // as a total count above 1.
+    o.report.push_str(&format!(
+        "\n=== Halyard writer: matched after {matched_after:?}, all written after \
+         {written_after:?}, acknowledged after {acked_after:?}; publication matched total \
+         {} current {}; participant stats {:?}\n",
+        m.total_count,
+        m.current_count,
+        dp.stats()
+    ));
     o.check(o.ok, "python sub failed");
     o
 }
@@ -719,8 +746,9 @@ fn partition_case(
         .collect::<Vec<_>>(),
     );
     let matched = wr.wait_for_matched(1, secs(3.0)).is_ok();
-    if matched {
-        sleep(secs(1.0));
+    // Data flows once the python reader has matched too (a VOLATILE reader matched later
+    // rightly skips what was written before).
+    if matched && py.wait_line("\"reader_matched\"", secs(5.0)) {
         for i in 0..5u32 {
             wr.write(&Keyed {
                 id: (i % 4) as i32,
@@ -953,9 +981,12 @@ fn deadline_missed_on_both_sides_with_cyclone() {
     let missed = rd.requested_deadline_missed_status();
     collect_tags(&rd, secs(0.1), &mut got);
     o.check(o.ok, "the Cyclone writer failed");
+    // Reliable: every sample the writer managed to write arrives (how many it writes in its
+    // second depends on the machine's load).
+    let wrote = o.field("wrote").unwrap_or(0);
     o.check(
-        got.len() >= 40,
-        &format!("the Halyard reader got {} samples", got.len()),
+        wrote >= 10 && got.len() as i64 == wrote,
+        &format!("the Halyard reader got {} of {wrote} samples", got.len()),
     );
     o.check(
         (3..=8).contains(&missed.total_count),
