@@ -313,6 +313,7 @@ mod tests {
             payload: Arc::new(Vec::new()),
             source_timestamp: Some(Time::from_nanos(ts)),
             lifespan_expiry: None,
+            group: None,
         }
     }
 

@@ -20,8 +20,9 @@
 //!   discarded and counted as lost. A set still open when its writer goes away is discarded with the proxy.
 //! - Readers in the writer's own participant get the members held by the participant until
 //!   the set ends (`Participant::end_coherent_set`).
-//! - GROUP access scope (sets across the writers of a publisher) is not implemented: the API
-//!   refuses it.
+//! - GROUP access scope (sets across the writers of a publisher) builds on these gates: a
+//!   GROUP set's end marker passes the gate (it ends the writer's part), and a part found
+//!   incomplete is reported in `broken_groups`; see [`crate::group_coherent`].
 
 use crate::event::Event;
 use crate::participant::Participant;
@@ -43,6 +44,11 @@ pub(crate) struct CoherentGate {
     holes_break: bool,
     /// Samples of incomplete sets discarded and not yet reported.
     pub(crate) dropped: u64,
+    /// GROUP coherent sets (set, last GSN seen) whose part from this writer was incomplete,
+    /// not yet reported.
+    pub(crate) broken_groups: Vec<(SequenceNumber, SequenceNumber)>,
+    /// Every change since the last GROUP set's end arrived (false until one did).
+    contiguous: bool,
 }
 
 #[derive(Debug)]
@@ -50,6 +56,10 @@ struct OpenSet {
     first: SequenceNumber,
     held: Vec<(SequenceNumber, Arrival)>,
     broken: bool,
+    /// The GROUP coherent set its members belong to (set, GSN of the last), if any.
+    group: Option<(SequenceNumber, SequenceNumber)>,
+    /// The gate's `contiguous` when the set opened with its first member.
+    contiguous: bool,
 }
 
 impl CoherentGate {
@@ -60,6 +70,8 @@ impl CoherentGate {
             max_held,
             holes_break,
             dropped: 0,
+            broken_groups: Vec::new(),
+            contiguous: false,
         }
     }
 
@@ -72,8 +84,12 @@ impl CoherentGate {
         ready: &mut Vec<(SequenceNumber, Arrival)>,
     ) {
         let hole = self.holes_break && self.last.is_some_and(|l| sn > l + 1);
+        // Nothing of the writer seen before, and not its first change: what came before it
+        // (a part's members, for an end marker) is unknown.
+        let unknown_before = self.last.is_none() && sn != SequenceNumber(1);
         self.last = Some(sn);
         if hole {
+            self.contiguous = false;
             if let Some(o) = self.open.as_mut() {
                 o.broken = true;
             }
@@ -88,7 +104,12 @@ impl CoherentGate {
                     held: Vec::new(),
                     // Its first member is missing (a late joiner, or a loss before it).
                     broken: sn != first,
+                    group: None,
+                    contiguous: self.contiguous && sn == first,
                 });
+                if a.group.is_some() {
+                    o.group = a.group;
+                }
                 if a.marker {
                     return;
                 }
@@ -103,6 +124,17 @@ impl CoherentGate {
                 self.close(ready);
                 if !a.marker {
                     ready.push((sn, a));
+                } else if let Some(group) = a.group {
+                    // The end of this writer's part of a GROUP set. A hole just before it
+                    // may have held the part's members: the part is incomplete.
+                    if hole || unknown_before {
+                        self.broken_groups.push(group);
+                    } else {
+                        let mut a = a;
+                        a.contiguous = self.contiguous;
+                        ready.push((sn, a));
+                        self.contiguous = true;
+                    }
                 }
             }
         }
@@ -115,8 +147,15 @@ impl CoherentGate {
         };
         if o.broken {
             self.dropped += o.held.len() as u64;
+            if let Some(group) = o.group {
+                self.broken_groups.push(group);
+            }
         } else {
-            ready.extend(o.held);
+            let contiguous = o.contiguous;
+            ready.extend(o.held.into_iter().map(|(sn, mut a)| {
+                a.contiguous = contiguous;
+                (sn, a)
+            }));
         }
     }
 
@@ -141,7 +180,7 @@ impl Participant {
     /// readers of this participant get the members held for them.
     pub fn end_coherent_set(&mut self, now: Instant, writer: EntityId) {
         if let Some(w) = self.writers.get_mut(&writer) {
-            w.end_coherent(now, &mut self.out, &self.cfg);
+            w.end_coherent(now, &mut self.out, &self.cfg, None);
         }
         for s in self.local_sets.remove(&writer).unwrap_or_default() {
             self.deliver_to_application(now, s);
@@ -191,6 +230,8 @@ mod tests {
             timestamp: None,
             coherent: first.map(|f| (f > 0).then_some(SequenceNumber(f))),
             marker,
+            group: None,
+            contiguous: false,
         }
     }
 

@@ -101,6 +101,9 @@ pub struct ReceivedSample {
     /// When the sample expires (its source timestamp plus its writer's LIFESPAN), if the
     /// writer's lifespan is finite. The application's cache drops it then.
     pub lifespan_expiry: Option<Time>,
+    /// Its place in a GROUP coherent set while the core holds it (always `None` once
+    /// polled).
+    pub group: Option<crate::group_coherent::GroupMark>,
 }
 
 /// An event for the API layer.

@@ -105,6 +105,13 @@ pub struct Participant {
     pub(crate) local_matches: BTreeMap<EntityId, Vec<EntityId>>,
     /// Samples of an open coherent set held for readers of this participant (by writer).
     pub(crate) local_sets: BTreeMap<EntityId, Vec<ReceivedSample>>,
+    /// Local publishers and subscribers (see [`crate::group_coherent`]).
+    pub(crate) groups: BTreeMap<EntityId, crate::group_coherent::LocalGroup>,
+    /// GROUP coherent sets held for local subscribers until complete.
+    pub(crate) group_sets:
+        BTreeMap<crate::group_coherent::GroupSetKey, crate::group_coherent::PendingGroupSet>,
+    /// Per (subscriber, remote publisher): the last group set released or discarded.
+    pub(crate) released_group_sets: BTreeMap<(EntityId, Guid), SequenceNumber>,
     next_entity_key: u32,
     pub(crate) spdp_sn: SequenceNumber,
     pub(crate) spdp_next: Instant,
@@ -164,6 +171,9 @@ impl Participant {
             remote_readers: BTreeMap::new(),
             local_matches: BTreeMap::new(),
             local_sets: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            group_sets: BTreeMap::new(),
+            released_group_sets: BTreeMap::new(),
             next_entity_key: 1,
             spdp_sn: SequenceNumber(0),
             spdp_next: now,
@@ -409,11 +419,13 @@ impl Participant {
         writer: EntityId,
         change: NewChange,
     ) -> Result<SequenceNumber, WriteError> {
-        let w = self
+        if self
             .writers
-            .get_mut(&writer)
-            .filter(|w| w.linger_until.is_none())
-            .ok_or(WriteError::UnknownWriter)?;
+            .get(&writer)
+            .is_none_or(|w| w.linger_until.is_some())
+        {
+            return Err(WriteError::UnknownWriter);
+        }
         let mut local = self
             .local_matches
             .get(&writer)
@@ -427,13 +439,30 @@ impl Participant {
             return Err(WriteError::Full);
         }
         let copy = local.as_ref().map(|_| change.clone());
-        let sn = w.write(
+        let group_mark = if self.groups.is_empty() {
+            None
+        } else {
+            self.next_group_mark(writer)
+        };
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return Err(WriteError::UnknownWriter);
+        };
+        w.next_group_mark = group_mark;
+        let written = w.write(
             now,
             &mut self.out,
             &self.cfg,
             change,
             self.bandwidth.as_mut(),
-        )?;
+        );
+        w.next_group_mark = None;
+        let sn = written?;
+        if let Some(mark) = group_mark {
+            self.commit_group_mark(writer, mark);
+        }
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return Err(WriteError::UnknownWriter);
+        };
         // Local readers whose content filter rejects the sample do not get it.
         if let (Some(v), Some(c)) = (local.as_mut(), copy.as_ref()) {
             w.retain_local_accepting(v, c);
@@ -453,11 +482,19 @@ impl Participant {
                     payload: std::sync::Arc::clone(&c.payload),
                     source_timestamp: c.timestamp,
                     lifespan_expiry: None,
+                    // Kept while held for the set, for the group order.
+                    group: group_mark.map(|(set, gsn)| crate::group_coherent::GroupMark {
+                        set,
+                        gsn,
+                        end: false,
+                        broken: false,
+                        contiguous: true,
+                    }),
                 };
                 if self.holds_for_set(writer, r) {
                     self.local_sets.entry(writer).or_default().push(s);
                 } else {
-                    self.deliver_to_application(now, s);
+                    self.deliver_to_application(now, ReceivedSample { group: None, ..s });
                 }
             }
         }
@@ -680,6 +717,8 @@ impl Participant {
     /// Runs timers: SPDP announcements, heartbeats, lease expiry.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.spdp_timeouts(now);
+        // A lease that expired may have unmatched a pairing a group set waited for.
+        self.release_group_sets(now);
         for w in self.writers.values_mut() {
             w.on_timeout(now, &mut self.out, &self.cfg, self.bandwidth.as_mut());
         }
@@ -807,9 +846,12 @@ impl Participant {
                     self.on_sedp_sample(now, s)
                 }
                 EntityId::P2P_MESSAGE_READER => self.on_participant_message(now, &s),
+                _ if s.group.is_some() => self.on_group_sample(now, s),
                 _ => self.deliver_to_application(now, s),
             }
         }
+        // Discovery may have unmatched a pairing a group set waited for.
+        self.release_group_sets(now);
     }
 
     /// Hands a sample of a user reader to the application, past the reader's per-instance
@@ -874,11 +916,17 @@ impl Participant {
         let Some(q) = qos else {
             return Some(InlineQos::default());
         };
-        match (q.key_hash(), q.status_info(), q.coherent_set()) {
-            (Ok(key_hash), Ok(status), Ok(coherent)) => Some(InlineQos {
+        match (
+            q.key_hash(),
+            q.status_info(),
+            q.coherent_set(),
+            q.group_coherent_set(),
+        ) {
+            (Ok(key_hash), Ok(status), Ok(coherent), Ok(group)) => Some(InlineQos {
                 key_hash,
                 status,
                 coherent,
+                group,
             }),
             _ => {
                 self.stats.malformed_inline_qos += 1;
@@ -923,6 +971,8 @@ impl Participant {
                 timestamp: rx.timestamp,
                 coherent: inline.coherent,
                 marker,
+                group: inline.group,
+                contiguous: false,
             };
             self.deliver_arrival(now, r, writer, d.writer_sn, arrival);
         }

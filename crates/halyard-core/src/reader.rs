@@ -76,6 +76,11 @@ impl<'a> Sink<'a> {
         self.room > 0 && self.credit.is_none_or(|c| c > 0)
     }
 
+    /// Appends the end of a GROUP set's part: no sample, so it takes no credit or room.
+    fn push_mark(&mut self, s: ReceivedSample) {
+        self.out.push(s);
+    }
+
     fn push(&mut self, s: ReceivedSample) {
         debug_assert!(
             self.has_room(),
@@ -102,6 +107,12 @@ pub(crate) struct Arrival {
     /// A DATA with neither data nor key nor status (a coherent set's end marker): it takes
     /// its sequence number but is no sample.
     pub(crate) marker: bool,
+    /// PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM: the GROUP coherent set it belongs to and
+    /// its group sequence number (see [`crate::group_coherent`]).
+    pub(crate) group: Option<(SequenceNumber, SequenceNumber)>,
+    /// Set by the coherent gate on a GROUP set's member or end: every change of the writer
+    /// since its previous GROUP set's end arrived (see [`crate::group_coherent`]).
+    pub(crate) contiguous: bool,
 }
 
 /// What a change's inline QoS says (the parts delivery needs).
@@ -110,6 +121,7 @@ pub(crate) struct InlineQos {
     pub(crate) key_hash: Option<[u8; 16]>,
     pub(crate) status: u32,
     pub(crate) coherent: Option<Option<SequenceNumber>>,
+    pub(crate) group: Option<(SequenceNumber, SequenceNumber)>,
 }
 
 enum Pending {
@@ -153,6 +165,10 @@ pub(crate) struct WriterProxy {
     /// Coherent sets held until complete, when the reader asked for coherent access and the
     /// writer offers it (see [`crate::coherent`]).
     pub(crate) coherent: Option<crate::coherent::CoherentGate>,
+    /// The writer's publisher (its participant's prefix and PID_GROUP_ENTITYID) when the
+    /// reader's subscriber and the writer's publisher have GROUP coherent access: its sets are
+    /// assembled across the publisher's writers (see [`crate::group_coherent`]).
+    pub(crate) group_publisher: Option<Guid>,
 }
 
 /// The first change (`frag` 0) or fragment a NACK asked for for the first time. Its repair
@@ -216,6 +232,7 @@ impl WriterProxy {
             reception: Reception::default(),
             lease: None,
             coherent: None,
+            group_publisher: None,
         }
     }
 
@@ -224,7 +241,22 @@ impl WriterProxy {
         if let Some(gate) = self.coherent.as_mut() {
             let mut ready = Vec::new();
             gate.admit(sn, a, &mut ready);
+            let broken = std::mem::take(&mut gate.broken_groups);
+            // Incomplete parts first: a set must not complete on a later end of its part.
+            if self.group_publisher.is_some() {
+                for (set, gsn) in broken {
+                    out.push_mark(self.group_mark(reader, sn, set, gsn, true, false));
+                }
+            }
             for (sn, a) in ready {
+                if a.marker {
+                    // The end of a part of a GROUP set: for a reader gated by its group only.
+                    if let (Some((set, gsn)), true) = (a.group, self.group_publisher.is_some()) {
+                        let end = self.group_mark(reader, sn, set, gsn, false, a.contiguous);
+                        out.push_mark(end);
+                    }
+                    continue;
+                }
                 self.push(reader, sn, a, out);
             }
             return;
@@ -234,7 +266,46 @@ impl WriterProxy {
         }
     }
 
+    /// The end (or, `broken`, the incomplete end) of this writer's part of a GROUP set.
+    fn group_mark(
+        &self,
+        reader: EntityId,
+        sn: SequenceNumber,
+        set: SequenceNumber,
+        gsn: SequenceNumber,
+        broken: bool,
+        contiguous: bool,
+    ) -> ReceivedSample {
+        ReceivedSample {
+            reader,
+            writer: self.guid,
+            sn,
+            kind: ChangeKind::Alive,
+            key_hash: None,
+            payload: std::sync::Arc::new(Vec::new()),
+            source_timestamp: None,
+            lifespan_expiry: None,
+            group: Some(crate::group_coherent::GroupMark {
+                set,
+                gsn,
+                end: true,
+                broken,
+                contiguous,
+            }),
+        }
+    }
+
     fn push(&self, reader: EntityId, sn: SequenceNumber, a: Arrival, out: &mut Sink<'_>) {
+        let group = a
+            .group
+            .filter(|_| self.group_publisher.is_some())
+            .map(|(set, gsn)| crate::group_coherent::GroupMark {
+                set,
+                gsn,
+                end: false,
+                broken: false,
+                contiguous: a.contiguous,
+            });
         out.push(ReceivedSample {
             reader,
             writer: self.guid,
@@ -244,6 +315,7 @@ impl WriterProxy {
             payload: std::sync::Arc::new(a.payload),
             source_timestamp: a.timestamp,
             lifespan_expiry: None,
+            group,
         });
     }
 
@@ -474,6 +546,7 @@ impl WriterProxy {
             r.key_hash = inline.key_hash;
             r.status_info = inline.status;
             r.coherent = inline.coherent;
+            r.group = inline.group;
             r.key_flag = df.key_flag;
         }
         if ts.is_some() {
@@ -502,6 +575,8 @@ impl WriterProxy {
             timestamp: r.timestamp,
             coherent: r.coherent,
             marker: false,
+            group: r.group,
+            contiguous: false,
             payload: r.into_data(),
         };
         Some((sn, arrival))
@@ -768,6 +843,8 @@ pub(crate) struct Reader {
     pub(crate) content_filter: Option<halyard_wire::discovery::ContentFilterProperty>,
     /// The sequence number of its latest SEDP announcement.
     pub(crate) announced_sn: Option<SequenceNumber>,
+    /// Its subscriber (announced as PID_GROUP_ENTITYID), if any.
+    pub(crate) group: Option<EntityId>,
 }
 
 impl Reader {
@@ -780,6 +857,7 @@ impl Reader {
             credit: None,
             admission,
             content_filter: None,
+            group: None,
             announced_sn: None,
         }
     }

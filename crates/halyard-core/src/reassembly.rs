@@ -97,6 +97,8 @@ pub(crate) struct Reassembly {
     pub(crate) status_info: u32,
     /// PID_COHERENT_SET of the first fragment (see [`crate::coherent`]).
     pub(crate) coherent: Option<Option<halyard_wire::SequenceNumber>>,
+    /// PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM of the first fragment.
+    pub(crate) group: Option<(halyard_wire::SequenceNumber, halyard_wire::SequenceNumber)>,
     pub(crate) timestamp: Option<Time>,
     pub(crate) key_flag: bool,
     /// When fragments of this sample were last NACKed, and the highest fragment number that
@@ -144,6 +146,7 @@ impl Reassembly {
             key_hash: None,
             status_info: 0,
             coherent: None,
+            group: None,
             timestamp: None,
             key_flag: false,
             last_nack: None,

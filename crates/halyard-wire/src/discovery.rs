@@ -259,6 +259,9 @@ pub struct EndpointData {
     pub entity_name: Option<String>,
     /// PID_CONTENT_FILTER_PROPERTY (readers of a content-filtered topic), if sent.
     pub content_filter: Option<ContentFilterProperty>,
+    /// PID_GROUP_ENTITYID: the entity id of the endpoint's publisher or subscriber, if sent
+    /// (PRESENTATION at GROUP scope needs to know which writers share a publisher).
+    pub group_entity: Option<EntityId>,
 }
 
 impl EndpointData {
@@ -283,6 +286,7 @@ impl EndpointData {
             type_max_size_serialized: None,
             entity_name: None,
             content_filter: None,
+            group_entity: None,
         }
     }
     /// Applies one (non-vendor-specific) parameter, QoS included.
@@ -299,6 +303,7 @@ impl EndpointData {
             pid::VENDORID => self.vendor_id = Some(read_vendor(r)?),
             pid::TYPE_MAX_SIZE_SERIALIZED => self.type_max_size_serialized = Some(r.u32()?),
             pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
+            pid::GROUP_ENTITYID => self.group_entity = Some(r.entity_id()?),
             pid::CONTENT_FILTER_PROPERTY => {
                 self.content_filter = Some(ContentFilterProperty::parse(r)?)
             }
@@ -365,6 +370,9 @@ impl EndpointData {
         }
         if let Some(name) = &self.entity_name {
             w.string(pid::ENTITY_NAME, name);
+        }
+        if let Some(g) = self.group_entity {
+            w.raw(pid::GROUP_ENTITYID, &g.0);
         }
         // A filter too long for one parameter is not announced (writers then send everything).
         if let Some(cf) = self.content_filter.as_ref().filter(|cf| cf.encoded_len() <= 0xfffc) {

@@ -47,6 +47,14 @@ pub mod pid {
     /// Inline QoS: the sequence number of the first change of the writer's coherent set
     /// (SEQUENCENUMBER_UNKNOWN: not in a set, which ends an open one). RTPS 2.5 §8.7.6.
     pub const COHERENT_SET: u16 = 0x0056;
+    /// SEDP: the entity id of the endpoint's publisher or subscriber (RTPS 2.5 §9.6.2.2).
+    pub const GROUP_ENTITYID: u16 = 0x0053;
+    /// Inline QoS: the group sequence number of the first change of a GROUP coherent set
+    /// (RTPS 2.5 §8.7.6).
+    pub const GROUP_COHERENT_SET: u16 = 0x0063;
+    /// Inline QoS: the change's group sequence number, counted across the writers of its
+    /// publisher (RTPS 2.5 §8.7.6).
+    pub const GROUP_SEQ_NUM: u16 = 0x0064;
     pub const BUILTIN_ENDPOINT_SET: u16 = 0x0058;
     pub const PROPERTY_LIST: u16 = 0x0059;
     pub const ENDPOINT_GUID: u16 = 0x005a;
@@ -196,6 +204,31 @@ impl<'a> ParameterList<'a> {
             }
         }
     }
+    /// PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM (RTPS 2.5 §8.7.6): the GROUP coherent set
+    /// a change belongs to (the group sequence number of its first change) and the change's own
+    /// group sequence number; `None` unless both are present and positive.
+    pub fn group_coherent_set(
+        &self,
+    ) -> Result<Option<(SequenceNumber, SequenceNumber)>, WireError> {
+        let read = |id: u16| -> Result<Option<i64>, WireError> {
+            match self.find(id)? {
+                None => Ok(None),
+                Some(p) => {
+                    let mut r = ValueReader::new(p.value, self.little_endian);
+                    let bad = |_| WireError::InvalidField("group sequence number length");
+                    let high = r.i32().map_err(bad)?;
+                    let low = r.u32().map_err(bad)?;
+                    Ok(Some(((high as i64) << 32) | low as i64))
+                }
+            }
+        };
+        match (read(pid::GROUP_COHERENT_SET)?, read(pid::GROUP_SEQ_NUM)?) {
+            (Some(set), Some(gsn)) if set > 0 && gsn > 0 => {
+                Ok(Some((SequenceNumber(set), SequenceNumber(gsn))))
+            }
+            _ => Ok(None),
+        }
+    }
     /// PID_STATUS_INFO flags (big-endian on the wire per spec), 0 if absent.
     pub fn status_info(&self) -> Result<u32, WireError> {
         match self.find(pid::STATUS_INFO)? {
@@ -293,6 +326,12 @@ impl<'a> ValueReader<'a> {
         let mut g = [0u8; 16];
         g.copy_from_slice(self.bytes(16)?);
         Ok(Guid::from_bytes(g))
+    }
+    /// 4-byte EntityId_t.
+    pub fn entity_id(&mut self) -> Result<EntityId, WireError> {
+        let mut e = [0u8; 4];
+        e.copy_from_slice(self.bytes(4)?);
+        Ok(EntityId(e))
     }
 }
 

@@ -59,6 +59,7 @@ fn reader(content_filter: Option<ContentFilterProperty>) -> EndpointData {
         type_max_size_serialized: None,
         entity_name: None,
         content_filter,
+        group_entity: None,
     }
 }
 

@@ -93,6 +93,7 @@ fn endpoint(kind: u8, qos: EndpointQos) -> EndpointData {
         type_max_size_serialized: Some(1234),
         entity_name: Some("writer".into()),
         content_filter: None,
+        group_entity: Some(EntityId::new(0x7, 0x08)),
     }
 }
 

@@ -119,6 +119,7 @@ fn seed_endpoint() -> Vec<u8> {
         type_max_size_serialized: Some(4),
         entity_name: Some("n".into()),
         content_filter: None,
+        group_entity: None,
     };
     let mut v = Vec::new();
     e.emit(&mut v);

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::participant::DomainParticipant;
 use crate::qos::{DataWriterQos, GroupQos};
+use halyard_core::wire::EntityId;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -16,18 +17,32 @@ pub(crate) struct Group {
     pub(crate) participant: DomainParticipant,
     qos: Mutex<GroupQos>,
     pub(crate) id: u64,
+    /// Its entity in the protocol core (announced with its endpoints as
+    /// PID_GROUP_ENTITYID; GROUP coherent sets are the core's).
+    pub(crate) entity: EntityId,
     /// Open begin calls (they nest).
     nesting: Mutex<u32>,
 }
 
 impl Group {
-    pub(crate) fn new(participant: DomainParticipant, qos: GroupQos) -> Self {
+    /// A publisher's (`publisher`) or subscriber's state.
+    pub(crate) fn new(participant: DomainParticipant, qos: GroupQos, publisher: bool) -> Self {
+        let entity = participant
+            .shared
+            .drive(|st, _| st.core.create_group(publisher));
         Group {
             participant,
             qos: Mutex::new(qos),
             id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
+            entity,
             nesting: Mutex::new(0),
         }
+    }
+
+    /// True if its PRESENTATION asks for coherent access at GROUP scope.
+    pub(crate) fn group_coherent(&self) -> bool {
+        let p = self.qos().presentation;
+        p.coherent_access && p.access_scope == 2
     }
 
     pub(crate) fn qos(&self) -> GroupQos {
@@ -95,6 +110,15 @@ impl Group {
     /// True while a begin call is open.
     pub(crate) fn is_open(&self) -> bool {
         *self.nesting.lock().unwrap_or_else(PoisonError::into_inner) > 0
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let entity = self.entity;
+        self.participant
+            .shared
+            .drive(|st, _| st.core.delete_group(entity));
     }
 }
 

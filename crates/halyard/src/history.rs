@@ -527,6 +527,7 @@ mod tests {
             payload: Arc::new(vec![0, 1, 0, 0]),
             source_timestamp: None,
             lifespan_expiry: None,
+            group: None,
         }
     }
 

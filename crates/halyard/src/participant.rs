@@ -286,14 +286,14 @@ impl DomainParticipant {
     /// Creates a publisher (partitions and group data apply to its writers).
     pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
         Publisher {
-            group: Group::new(self.clone(), qos),
+            group: Group::new(self.clone(), qos, true),
         }
     }
 
     /// Creates a subscriber.
     pub fn create_subscriber(&self, qos: GroupQos) -> Subscriber {
         Subscriber {
-            group: Group::new(self.clone(), qos),
+            group: Group::new(self.clone(), qos, false),
         }
     }
 
@@ -376,14 +376,21 @@ impl Publisher {
     /// Begins a coherent set (DDS 1.4 `begin_coherent_changes`; calls nest, the set ends at
     /// the outermost [`Publisher::end_coherent_changes`]): what this publisher's writers
     /// write until then reaches each reader that asked for coherent access (PRESENTATION
-    /// coherent_access, INSTANCE or TOPIC scope) whole or not at all, one set per writer.
-    /// Writers whose own PRESENTATION is not coherent write as usual.
+    /// coherent_access) whole or not at all: one set per writer at INSTANCE or TOPIC scope;
+    /// at GROUP scope one set across all the publisher's writers, which a subscriber with
+    /// GROUP coherent access gets into all its readers in one step. Writers whose own
+    /// PRESENTATION is not coherent write as usual.
     pub fn begin_coherent_changes(&self) -> Result<()> {
         if self.group.open() == 1 {
-            let group = self.group.id;
+            let (group, entity) = (self.group.id, self.group.entity);
+            let whole_group = self.group.group_coherent();
             self.group.participant.shared.drive(|st, _| {
-                for id in group_writers(st, group) {
-                    st.core.begin_coherent_set(id);
+                if whole_group {
+                    st.core.begin_group_coherent_set(entity);
+                } else {
+                    for id in group_writers(st, group) {
+                        st.core.begin_coherent_set(id);
+                    }
                 }
             });
         }
@@ -397,10 +404,15 @@ impl Publisher {
             .group
             .close("end_coherent_changes without begin_coherent_changes")?;
         if depth == 0 {
-            let group = self.group.id;
+            let (group, entity) = (self.group.id, self.group.entity);
+            let whole_group = self.group.group_coherent();
             self.group.participant.shared.drive(|st, now| {
-                for id in group_writers(st, group) {
-                    st.core.end_coherent_set(now, id);
+                if whole_group {
+                    st.core.end_group_coherent_set(now, entity);
+                } else {
+                    for id in group_writers(st, group) {
+                        st.core.end_coherent_set(now, id);
+                    }
                 }
             });
         }
@@ -446,12 +458,13 @@ impl Publisher {
         };
         let in_set = self.group.is_open();
         let enabled = self.qos().entity_factory.autoenable_created_entities;
+        let entity = self.group.entity;
         let id = shared.drive(|st, now| {
-            let id = if enabled {
-                st.core.create_writer(now, spec)
-            } else {
-                st.core.create_writer_disabled(now, spec)
-            };
+            let id = st.core.create_writer_disabled(now, spec);
+            st.core.set_endpoint_group(id, entity);
+            if enabled {
+                st.core.enable_writer(now, id);
+            }
             if in_set {
                 // A writer created while a set is open writes into it.
                 st.core.begin_coherent_set(id);
@@ -481,9 +494,10 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
-    /// Begins access (DDS 1.4 `begin_access`; calls nest). Halyard implements INSTANCE and
-    /// TOPIC access scope, where DDS gives begin/end_access no effect: each coherent set
-    /// reaches a reader's cache in one step whether or not access is open.
+    /// Begins access (DDS 1.4 `begin_access`; calls nest). Each coherent set reaches the
+    /// readers' caches in one step whether or not access is open (at GROUP scope, the caches
+    /// of all the subscriber's readers at once), so a set is never seen in part; read the
+    /// readers between begin and end access to see a GROUP set together.
     pub fn begin_access(&self) -> Result<()> {
         self.group.open();
         Ok(())
@@ -563,17 +577,18 @@ impl Subscriber {
         };
         let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
         let enabled = self.qos().entity_factory.autoenable_created_entities;
+        let entity = self.group.entity;
         let id = shared.drive(|st, now| {
             let id = match filtered {
-                Some(t) if enabled => t.attach(shared, |property| {
-                    st.core.create_reader_filtered(now, spec, Some(property))
-                }),
                 Some(t) => t.attach(shared, |property| {
                     st.core.create_reader_disabled(now, spec, Some(property))
                 }),
-                None if enabled => st.core.create_reader(now, spec),
                 None => st.core.create_reader_disabled(now, spec, None),
             };
+            st.core.set_endpoint_group(id, entity);
+            if enabled {
+                st.core.enable_reader(now, id);
+            }
             st.core.set_reader_key_fn(id, key_fn);
             let seed = st.core.config().hash_seed;
             let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.group.id);

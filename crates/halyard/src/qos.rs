@@ -132,13 +132,12 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
             reason: "access_scope is INSTANCE (0), TOPIC (1) or GROUP (2)",
         });
     }
-    if q.presentation.access_scope == 2
-        && (q.presentation.coherent_access || q.presentation.ordered_access)
-    {
+    if q.presentation.access_scope == 2 && q.presentation.ordered_access {
         return Err(Error::Unsupported {
             feature: "PRESENTATION",
-            detail: "GROUP access scope with coherent or ordered access (sets across the \
-                     writers of a publisher) is not implemented; INSTANCE and TOPIC scope are",
+            detail: "ordered access at GROUP scope (one order across the readers of a \
+                     subscriber) is not implemented; GROUP coherent access is, and ordered \
+                     access at INSTANCE and TOPIC scope",
         });
     }
     let known = [halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];

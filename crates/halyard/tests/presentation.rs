@@ -2,7 +2,9 @@
 //! a reader that asked for coherent access never takes part of a set, whether it is in
 //! another participant or in the writer's own; a reader that did not ask takes every member
 //! and no empty sample for the end-of-set markers; begin/end calls nest and an unmatched end
-//! is refused; GROUP scope is refused as unsupported, naming the policy.
+//! is refused. GROUP scope: a subscriber (remote, and in the writer's participant) takes a
+//! publisher's sets whole across its two readers; GROUP ordered access is refused as
+//! unsupported, naming the policy.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -158,19 +160,168 @@ fn coherent_readers_never_take_part_of_a_set() {
     assert!(plain_takes > 0);
 }
 
+/// GROUP coherent access for a publisher's or subscriber's QoS.
+fn group_qos() -> GroupQos {
+    let mut g = GroupQos::default();
+    g.presentation.access_scope = 2;
+    g.presentation.coherent_access = true;
+    g
+}
+
+/// The members of group set `set` per writer (0: topic GA, 1: topic GB): every third set has
+/// a part from GA's writer only.
+fn group_members(set: u32) -> [u32; 2] {
+    if set % 3 == 2 {
+        [3, 0]
+    } else {
+        [2, 2]
+    }
+}
+
+/// Takes from a subscriber's two readers (GA's first) inside begin/end_access until every
+/// set came or `T` passed, checking after each round that every set whose GA part was taken
+/// had its GB part taken too (delivered in the same step, it was there when GB was taken
+/// after GA), and that no take held part of a writer's part. Returns set -> members per
+/// reader.
+fn take_group(
+    sub: &halyard::Subscriber,
+    ra: &DataReader<CoherentSample>,
+    rb: &DataReader<CoherentSample>,
+) -> [BTreeMap<u32, u32>; 2] {
+    let want: u32 = (0..SETS)
+        .map(|s| group_members(s).iter().sum::<u32>())
+        .sum();
+    let mut seen: [BTreeMap<u32, u32>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    let start = Instant::now();
+    while seen.iter().map(|m| m.values().sum::<u32>()).sum::<u32>() < want && start.elapsed() < T {
+        sub.begin_access().unwrap();
+        for (i, r) in [ra, rb].into_iter().enumerate() {
+            let mut this: BTreeMap<u32, u32> = BTreeMap::new();
+            for smp in r.take(usize::MAX).unwrap() {
+                let d = smp.data.expect("markers are not samples");
+                *this.entry(d.set).or_default() += 1;
+            }
+            for (set, n) in this {
+                assert_eq!(
+                    n,
+                    group_members(set)[i],
+                    "reader {i} took part of its part of set {set}"
+                );
+                *seen[i].entry(set).or_default() += n;
+            }
+        }
+        sub.end_access().unwrap();
+        for set in seen[0].keys() {
+            let b = group_members(*set)[1];
+            assert_eq!(
+                seen[1].get(set).copied().unwrap_or(0),
+                b,
+                "set {set}: the GA part was taken but not the GB part (piecemeal delivery)"
+            );
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    seen
+}
+
 #[test]
-fn group_scope_and_bad_values_are_refused() {
+fn group_coherent_sets_reach_a_subscriber_whole_across_its_readers() {
+    let (a, b) = (
+        common::loopback_participant(162),
+        common::loopback_participant(162),
+    );
+    let wq = qos(EndpointQos::writer_default(), true);
+    let rq = qos(EndpointQos::reader_default(), true);
+    let publisher = a.create_publisher(group_qos());
+    let topics_a = [
+        a.create_topic::<CoherentSample>("GA").unwrap(),
+        a.create_topic::<CoherentSample>("GB").unwrap(),
+    ];
+    let topics_b = [
+        b.create_topic::<CoherentSample>("GA").unwrap(),
+        b.create_topic::<CoherentSample>("GB").unwrap(),
+    ];
+    let mut wq2 = wq.clone();
+    // Endpoints that leave PRESENTATION at its default take their group's (GROUP scope).
+    wq2.presentation = Default::default();
+    let ws: Vec<_> = topics_a
+        .iter()
+        .map(|t| publisher.create_datawriter(t, wq2.clone()).unwrap())
+        .collect();
+    let mut rq2 = rq.clone();
+    rq2.presentation = Default::default();
+    let remote_sub = b.create_subscriber(group_qos());
+    let remote: Vec<_> = topics_b
+        .iter()
+        .map(|t| remote_sub.create_datareader(t, rq2.clone()).unwrap())
+        .collect();
+    let local_sub = a.create_subscriber(group_qos());
+    let local: Vec<_> = topics_a
+        .iter()
+        .map(|t| local_sub.create_datareader(t, rq2.clone()).unwrap())
+        .collect();
+    for w in &ws {
+        w.wait_for_matched(2, T).expect("matched");
+    }
+    for r in &remote {
+        r.wait_for_matched(1, T).unwrap();
+    }
+    assert_eq!(ws[0].qos().unwrap().presentation.access_scope, 2);
+
+    let writer = std::thread::spawn(move || {
+        for set in 0..SETS {
+            publisher.begin_coherent_changes().unwrap();
+            let m = group_members(set);
+            for i in 0..m[0].max(m[1]) {
+                for (k, w) in ws.iter().enumerate() {
+                    if i < m[k] {
+                        w.write(&CoherentSample { id: i, set }).unwrap();
+                        std::thread::sleep(Duration::from_micros(300));
+                    }
+                }
+            }
+            publisher.end_coherent_changes().unwrap();
+        }
+        for w in &ws {
+            w.wait_for_acknowledgments(T).unwrap();
+        }
+        (publisher, ws)
+    });
+    let (remote_seen, local_seen) = std::thread::scope(|s| {
+        let r = s.spawn(|| take_group(&remote_sub, &remote[0], &remote[1]));
+        let l = s.spawn(|| take_group(&local_sub, &local[0], &local[1]));
+        (r.join().unwrap(), l.join().unwrap())
+    });
+    let _keep = writer.join().unwrap();
+    for (who, seen) in [("remote", remote_seen), ("local", local_seen)] {
+        for (i, m) in seen.iter().enumerate() {
+            let want: BTreeMap<u32, u32> = (0..SETS)
+                .map(|s| (s, group_members(s)[i]))
+                .filter(|(_, n)| *n > 0)
+                .collect();
+            assert_eq!(m, &want, "the {who} subscriber's reader {i}");
+        }
+    }
+}
+
+#[test]
+fn group_ordered_access_and_bad_values_are_refused() {
     let a = common::loopback_participant(161);
     let t = a.create_topic::<CoherentSample>("Refused").unwrap();
     let mut q = qos(EndpointQos::writer_default(), true);
     q.presentation.access_scope = 2;
+    q.presentation.ordered_access = true;
     let e = a
         .create_publisher(GroupQos::default())
         .create_datawriter(&t, q.clone())
         .err()
-        .expect("GROUP scope refused");
+        .expect("GROUP ordered access refused");
     assert!(e.to_string().contains("PRESENTATION"), "{e}");
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+    q.presentation.ordered_access = false;
+    a.create_publisher(GroupQos::default())
+        .create_datawriter(&t, q.clone())
+        .expect("GROUP coherent access is accepted");
     q.presentation.access_scope = 3;
     let e = a
         .create_subscriber(GroupQos::default())

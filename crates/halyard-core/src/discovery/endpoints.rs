@@ -146,6 +146,14 @@ impl Participant {
         // A reliable reader with a content filter is sent GAPs for what a Halyard writer
         // filtered out: within a set those are not missing members (RTPS 2.5 §8.7.6).
         let gaps_filtered = reliable && r.content_filter.is_some();
+        // GROUP coherent access on both sides: the writer's sets are assembled with those of
+        // the other writers of its publisher.
+        let group_publisher = (r.group.is_some()
+            && crate::group_coherent::is_group_coherent(&r.spec.qos.presentation)
+            && crate::group_coherent::is_group_coherent(&ed.qos.presentation))
+        .then_some(ed.group_entity)
+        .flatten()
+        .map(|g| Guid::new(writer.prefix, g));
         let epoch = self.next_count_epoch();
         if let Some(r) = self.readers.get_mut(&reader) {
             let mut proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
@@ -154,6 +162,7 @@ impl Participant {
             if coherent {
                 let held = self.cfg.reader_max_pending_samples;
                 proxy.coherent = Some(crate::coherent::CoherentGate::new(held, !gaps_filtered));
+                proxy.group_publisher = group_publisher;
             }
             let lease = lease.map(|l| l.duration);
             r.proxies.insert(writer, proxy);

@@ -25,7 +25,9 @@ pub(super) enum WriterGone {
 impl Participant {
     fn endpoint_data_writer(&self, id: EntityId) -> Option<EndpointData> {
         let w = self.writers.get(&id)?;
-        Some(self.endpoint_data(w.guid, &w.spec.topic_name, &w.spec.type_name, &w.spec.qos))
+        let mut ed = self.endpoint_data(w.guid, &w.spec.topic_name, &w.spec.type_name, &w.spec.qos);
+        ed.group_entity = w.group;
+        Some(ed)
     }
 
     fn endpoint_data(&self, guid: Guid, topic: &str, ty: &str, qos: &EndpointQos) -> EndpointData {
@@ -43,6 +45,7 @@ impl Participant {
             type_max_size_serialized: None,
             entity_name: None,
             content_filter: None,
+            group_entity: None,
         }
     }
 
@@ -58,6 +61,7 @@ impl Participant {
         };
         let mut ed = self.endpoint_data(r.guid, &r.spec.topic_name, &r.spec.type_name, &r.spec.qos);
         ed.content_filter = r.content_filter.clone();
+        ed.group_entity = r.group;
         let sn = self.publish_sedp(now, EntityId::SEDP_SUBSCRIPTIONS_WRITER, &ed);
         if let Some(r) = self.readers.get_mut(&id) {
             r.announced_sn = sn;

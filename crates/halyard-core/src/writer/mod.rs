@@ -229,6 +229,13 @@ pub(crate) struct Writer {
     /// What PID_COHERENT_SET each held change in a set carries: `Some(first)` for a member,
     /// `None` for the end-of-set marker. Empty unless coherent sets are written.
     coherence: BTreeMap<SequenceNumber, Option<SequenceNumber>>,
+    /// The publisher it belongs to (announced as PID_GROUP_ENTITYID), if any.
+    pub(crate) group: Option<EntityId>,
+    /// What PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM each held change of a GROUP coherent
+    /// set carries (see [`crate::group_coherent`]). Empty unless GROUP sets are written.
+    group_marks: BTreeMap<SequenceNumber, (SequenceNumber, SequenceNumber)>,
+    /// The group mark the next change written takes (set by the participant per write).
+    pub(crate) next_group_mark: Option<(SequenceNumber, SequenceNumber)>,
     /// Offered DEADLINE per instance (`None`: infinite).
     deadlines: Option<DeadlineQueue>,
     /// LIFESPAN (`None`: infinite) and when each change held expires, in write order.
@@ -281,6 +288,9 @@ impl Writer {
             buffers: None,
             coherent: None,
             coherence: BTreeMap::new(),
+            group: None,
+            group_marks: BTreeMap::new(),
+            next_group_mark: None,
             deadlines,
             lifespan,
             expiries: VecDeque::new(),
@@ -468,6 +478,9 @@ impl Writer {
         if let Some(first) = self.coherent.as_mut() {
             self.coherence.insert(sn, Some(*first.get_or_insert(sn)));
         }
+        if let Some(mark) = self.next_group_mark.take() {
+            self.group_marks.insert(sn, mark);
+        }
         self.insert_change(sn, change);
         self.send_new(&mut Ctx { now, out, cfg }, sn, shared);
         if !self.has_reliable_proxy() {
@@ -495,13 +508,28 @@ impl Writer {
     /// (a DATA without payload whose PID_COHERENT_SET is SEQUENCENUMBER_UNKNOWN, with its own
     /// sequence number, so readers learn the set is complete without waiting for the next
     /// write), with a HEARTBEAT so a reader that lost a member asks for it at once.
-    pub(crate) fn end_coherent(&mut self, now: Instant, out: &mut Outbox, cfg: &ParticipantConfig) {
-        let Some(Some(_)) = self.coherent.take() else {
-            return;
-        };
+    ///
+    /// The end of a GROUP coherent set (`group`: the set's first and last group sequence
+    /// numbers) is marked by every writer of the publisher, even one that wrote nothing in
+    /// it: a subscriber then knows each writer's part is complete.
+    pub(crate) fn end_coherent(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        group: Option<(SequenceNumber, SequenceNumber)>,
+    ) {
+        match self.coherent.take() {
+            Some(Some(_)) => {}
+            Some(None) if group.is_some() => {}
+            _ => return,
+        }
         self.last_sn += 1;
         let sn = self.last_sn;
         self.coherence.insert(sn, None);
+        if let Some(mark) = group {
+            self.group_marks.insert(sn, mark);
+        }
         let marker = NewChange {
             kind: ChangeKind::Alive,
             key_hash: [0; 16],
@@ -527,6 +555,9 @@ impl Writer {
             .first_key_value()
             .map_or(self.last_sn + 1, |(&sn, _)| sn);
         self.coherence = self.coherence.split_off(&first);
+        if !self.group_marks.is_empty() {
+            self.group_marks = self.group_marks.split_off(&first);
+        }
     }
 
     /// The PID_COHERENT_SET a change carries, if it is in a set (`Some(None)`: the end marker).
@@ -721,6 +752,11 @@ impl Writer {
         buf: &mut Vec<u8>,
     ) -> bool {
         let coherence = self.coherence_of(sn);
+        let group_mark = if self.group_marks.is_empty() {
+            None
+        } else {
+            self.group_marks.get(&sn).copied()
+        };
         let marker = coherence == Some(None);
         let with_key = !marker
             && (self.builtin
@@ -739,6 +775,10 @@ impl Writer {
         }
         if let Some(first) = coherence {
             pl.sequence_number(pid::COHERENT_SET, first);
+        }
+        if let Some((set, gsn)) = group_mark {
+            pl.sequence_number(pid::GROUP_COHERENT_SET, Some(set));
+            pl.sequence_number(pid::GROUP_SEQ_NUM, Some(gsn));
         }
         pl.finish();
         true

@@ -121,6 +121,7 @@ pub fn endpoint_data(guid: Guid, topic: &str, type_name: &str, qos: EndpointQos)
         type_max_size_serialized: None,
         entity_name: None,
         content_filter: None,
+        group_entity: None,
     };
     let mut payload = Vec::new();
     ed.emit(&mut payload);
