@@ -68,6 +68,18 @@ pub trait Reflect {
     fn field_kind(path: &[PathSegment]) -> Option<FieldKind>
     where
         Self: Sized;
+
+    /// True if values of this type have a member or element at `path`, comparable or not (a
+    /// struct or a sequence too; the empty path is the value itself): what tells a member
+    /// that cannot be compared from no member at all. The default knows the comparable ones
+    /// only ([`Reflect::field_kind`]); structs, sequences, arrays, optional members and boxes
+    /// know the others.
+    fn has_member(path: &[PathSegment]) -> bool
+    where
+        Self: Sized,
+    {
+        Self::field_kind(path).is_some()
+    }
 }
 
 macro_rules! reflect_scalar {
@@ -122,12 +134,24 @@ fn element_kind<T: Reflect>(path: &[PathSegment], len: Option<usize>) -> Option<
     }
 }
 
+/// Whether a sequence or array of `len` elements (`None`: unbounded) of `T` has `path`.
+fn element_exists<T: Reflect>(path: &[PathSegment], len: Option<usize>) -> bool {
+    match path.split_first() {
+        None => true,
+        Some((PathSegment::Index(i), rest)) => len.is_none_or(|n| *i < n) && T::has_member(rest),
+        Some((PathSegment::Member(_), _)) => false,
+    }
+}
+
 impl<T: Reflect> Reflect for Vec<T> {
     fn field(&self, path: &[PathSegment]) -> Option<FieldValue<'_>> {
         element(self, path)
     }
     fn field_kind(path: &[PathSegment]) -> Option<FieldKind> {
         element_kind::<T>(path, None)
+    }
+    fn has_member(path: &[PathSegment]) -> bool {
+        element_exists::<T>(path, None)
     }
 }
 
@@ -138,6 +162,9 @@ impl<T: Reflect, const N: usize> Reflect for [T; N] {
     fn field_kind(path: &[PathSegment]) -> Option<FieldKind> {
         element_kind::<T>(path, Some(N))
     }
+    fn has_member(path: &[PathSegment]) -> bool {
+        element_exists::<T>(path, Some(N))
+    }
 }
 
 impl<T: Reflect> Reflect for Option<T> {
@@ -147,6 +174,9 @@ impl<T: Reflect> Reflect for Option<T> {
     fn field_kind(path: &[PathSegment]) -> Option<FieldKind> {
         T::field_kind(path)
     }
+    fn has_member(path: &[PathSegment]) -> bool {
+        T::has_member(path)
+    }
 }
 
 impl<T: Reflect> Reflect for Box<T> {
@@ -155,6 +185,9 @@ impl<T: Reflect> Reflect for Box<T> {
     }
     fn field_kind(path: &[PathSegment]) -> Option<FieldKind> {
         T::field_kind(path)
+    }
+    fn has_member(path: &[PathSegment]) -> bool {
+        T::has_member(path)
     }
 }
 
@@ -176,5 +209,19 @@ mod tests {
         assert_eq!(<[u8; 2]>::field_kind(&idx(2)), None);
         assert_eq!("hi".to_string().field(&[]), Some(FieldValue::Str("hi")));
         assert_eq!(3.5f32.field(&idx(0)), None);
+    }
+
+    #[test]
+    fn has_member_knows_sequences_and_arrays_that_are_not_comparable() {
+        let idx = |i| vec![PathSegment::Index(i)];
+        assert!(<Vec<Vec<i32>>>::has_member(&[]));
+        assert!(<Vec<Vec<i32>>>::has_member(&idx(3)));
+        assert_eq!(<Vec<Vec<i32>>>::field_kind(&idx(3)), None);
+        assert!(<Vec<Vec<i32>>>::has_member(&[idx(3), idx(1)].concat()));
+        assert!(<Option<[u8; 2]>>::has_member(&idx(1)));
+        assert!(!<[u8; 2]>::has_member(&idx(2)));
+        assert!(!<Vec<i32>>::has_member(&[PathSegment::Member("x".into())]));
+        assert!(i32::has_member(&[]));
+        assert!(!i32::has_member(&idx(0)));
     }
 }

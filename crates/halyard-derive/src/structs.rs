@@ -103,6 +103,16 @@ fn reflect_impl(m: &Model) -> TokenStream {
                     _ => ::core::option::Option::None,
                 }
             }
+            fn has_member(__path: &[#cdr::PathSegment]) -> bool {
+                match __path.split_first() {
+                    ::core::option::Option::None => true,
+                    ::core::option::Option::Some((#cdr::PathSegment::Member(__n), __rest)) => match __n.as_str() {
+                        #( #names => <#tys as #cdr::Reflect>::has_member(__rest), )*
+                        _ => false,
+                    },
+                    _ => false,
+                }
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::clock::monotonic;
 use crate::error::{Error, Result};
-use crate::filter::{SampleFilter, SharedFilter};
+use crate::filter::{SampleQuery, SharedFilter};
 use crate::listener::StatusMask;
 use crate::runtime::Shared;
 use crate::status::StateMask;
@@ -113,7 +113,7 @@ struct ReadInner {
     shared: Arc<Shared>,
     reader: EntityId,
     mask: StateMask,
-    query: Option<SampleFilter>,
+    query: Option<SampleQuery>,
 }
 
 /// Triggers while its reader holds samples in the states of its mask (DDS 1.4 §2.2.2.5.8).
@@ -134,7 +134,7 @@ impl ReadCondition {
         shared: Arc<Shared>,
         reader: EntityId,
         mask: StateMask,
-        query: SampleFilter,
+        query: SampleQuery,
     ) -> Self {
         ReadCondition(Arc::new(ReadInner {
             shared,
@@ -145,7 +145,7 @@ impl ReadCondition {
     }
 
     /// The query of a QueryCondition's read condition.
-    pub(crate) fn query(&self) -> Option<SampleFilter> {
+    pub(crate) fn query(&self) -> Option<SampleQuery> {
         self.0.query.clone()
     }
 
@@ -177,7 +177,11 @@ impl ReadCondition {
 }
 
 /// A ReadCondition that also filters data samples with a query expression (DDS 1.4
-/// §2.2.2.5.9), made by `DataReader::create_querycondition`.
+/// §2.2.2.5.9), made by `DataReader::create_querycondition`. The expression is a condition
+/// of the DDS SQL filter grammar, `ORDER BY` and member paths, or both (DDS 1.4 Annex B
+/// `QueryExpression`): with `ORDER BY`, `read_w_condition` and `take_w_condition` return the
+/// samples it selects sorted by those members, ascending, samples equal in them in the
+/// reader's order, and it selects data samples only (see [`crate::filter`]).
 #[derive(Clone)]
 pub struct QueryCondition {
     read: ReadCondition,
@@ -194,7 +198,7 @@ impl QueryCondition {
         &self.read
     }
 
-    /// The query expression.
+    /// The query expression, as given (with its `ORDER BY`, if any).
     pub fn query_expression(&self) -> String {
         self.filter
             .read()
@@ -202,7 +206,7 @@ impl QueryCondition {
             .unwrap_or_default()
     }
 
-    /// Replaces the query's parameters.
+    /// Replaces the query's parameters (its `ORDER BY`, which takes none, is unchanged).
     pub fn set_query_parameters(&self, params: Vec<String>) -> Result<()> {
         let mut f = self
             .filter

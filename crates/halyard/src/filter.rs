@@ -9,7 +9,21 @@
 //! and parsed when set ([`Filter::set_parameters`]); a missing parameter is an error then.
 //! Evaluation walks the tree over the sample's members ([`Reflect::field`]); a comparison
 //! whose member is absent (an index past the end, an unset optional member) or whose operands
-//! cannot be compared is false. Keywords are case-insensitive. `ORDER BY` is refused.
+//! cannot be compared is false. Keywords are case-insensitive.
+//!
+//! A content filter is a Condition only (Annex B `FilterExpression`, [`Filter::new`]): `ORDER
+//! BY` in one is refused, pointing at `ORDER`. A query condition's expression (Annex B
+//! `QueryExpression ::= { Condition }{ 'ORDER BY' (FIELDNAME // ',') }`, [`Filter::new_query`])
+//! may add `ORDER BY` and member paths, or be `ORDER BY ...` alone (it then selects every
+//! sample): what a read or take through the condition returns is sorted by those members,
+//! ascending (the grammar has no `ASC` or `DESC`), the first member first; samples equal in
+//! all of them keep the reader's order. Numbers and enumerators (by value) sort numerically,
+//! strings and characters lexicographically, FALSE before TRUE; a member a sample lacks sorts
+//! last. Such a query selects data samples only (see `filter/order.rs`).
+
+mod order;
+
+pub(crate) use order::SampleQuery;
 
 use crate::runtime::Shared;
 use halyard_cdr::{FieldKind, FieldValue, PathSegment, Reflect};
@@ -55,6 +69,7 @@ enum Tok {
     Op(&'static str),
     LParen,
     RParen,
+    Comma,
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +106,10 @@ fn lex(src: &str) -> Result<Vec<Token>, FilterError> {
             b')' => {
                 i += 1;
                 Tok::RParen
+            }
+            b',' => {
+                i += 1;
+                Tok::Comma
             }
             b'=' => {
                 i += 1;
@@ -263,11 +282,32 @@ enum Node {
     },
 }
 
-/// A parsed filter, bound to a type's members.
+/// One member of an `ORDER BY`.
+#[derive(Clone, Debug)]
+struct OrderKey {
+    /// The member path as written.
+    member: String,
+    path: Vec<PathSegment>,
+}
+
+/// Which part of Annex B an expression follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grammar {
+    /// `FilterExpression ::= Condition` (content-filtered topics).
+    Filter,
+    /// `QueryExpression ::= { Condition }{ 'ORDER BY' (FIELDNAME // ',') }` (query
+    /// conditions).
+    Query,
+}
+
+/// A parsed filter or query, bound to a type's members.
 #[derive(Clone, Debug)]
 pub struct Filter {
     expression: String,
-    root: Node,
+    /// The condition; `None` for a query that is only `ORDER BY` (it accepts every sample).
+    root: Option<Node>,
+    /// The `ORDER BY` members, first first (empty: no ORDER BY).
+    order_by: Vec<OrderKey>,
     /// The highest parameter number used, if any.
     max_param: Option<usize>,
     params: Vec<Lit>,
@@ -456,9 +496,6 @@ impl<T: Reflect> Parser<'_, T> {
                 _ => Op::Ge,
             },
             _ if self.keyword("LIKE") => Op::Like,
-            _ if self.keyword("ORDER") => {
-                return Err(self.end_error("ORDER BY is not supported"));
-            }
             _ => return Err(self.end_error("expected a comparison operator, BETWEEN or LIKE")),
         };
         self.at += 1;
@@ -490,6 +527,56 @@ impl<T: Reflect> Parser<'_, T> {
             }
         }
         Ok(Node::Cmp(lhs, op, rhs))
+    }
+
+    /// `ORDER BY member (, member)*`, the parser being at `ORDER`.
+    fn order_by(&mut self) -> Result<Vec<OrderKey>, FilterError> {
+        self.at += 1;
+        if !self.keyword("BY") {
+            return Err(self.end_error("expected BY after ORDER"));
+        }
+        self.at += 1;
+        let mut keys = vec![self.order_key()?];
+        while matches!(
+            self.peek(),
+            Some(Token {
+                tok: Tok::Comma,
+                ..
+            })
+        ) {
+            self.at += 1;
+            keys.push(self.order_key()?);
+        }
+        Ok(keys)
+    }
+
+    /// One member of an ORDER BY: a path to a member of a primitive, string or enumeration
+    /// type (a struct or a sequence has no order).
+    fn order_key(&mut self) -> Result<OrderKey, FilterError> {
+        const EXPECTED: &str = "expected a member to order by";
+        let t = self
+            .peek()
+            .cloned()
+            .ok_or_else(|| self.end_error(EXPECTED))?;
+        let name = match &t.tok {
+            Tok::Ident(name) if !is_keyword(name) => name,
+            _ => return Err(err(t.pos, &t.text, EXPECTED)),
+        };
+        let path = path_of(name, t.pos)?;
+        if T::field_kind(&path).is_none() {
+            let why = if T::has_member(&path) {
+                "cannot be ordered: ORDER BY takes members of primitive, string or \
+                 enumeration types, not structs or sequences"
+            } else {
+                "no such member"
+            };
+            return Err(err(t.pos, &t.text, why));
+        }
+        self.at += 1;
+        Ok(OrderKey {
+            member: name.clone(),
+            path,
+        })
     }
 }
 
@@ -573,8 +660,29 @@ fn param_value(s: &str) -> Lit {
 }
 
 impl Filter {
-    /// Parses `expression` for samples of `T`, with `params` for `%0`, `%1`, ...
+    /// Parses the content filter `expression` (a Condition: DDS 1.4 Annex B
+    /// `FilterExpression`; `ORDER BY` is refused) for samples of `T`, with `params` for
+    /// `%0`, `%1`, ...
     pub fn new<T: Reflect>(expression: &str, params: &[String]) -> Result<Filter, FilterError> {
+        Self::parse::<T>(expression, params, Grammar::Filter)
+    }
+
+    /// Parses the query expression `expression` (DDS 1.4 Annex B `QueryExpression`: a
+    /// Condition, `ORDER BY` and member paths separated by commas, or both) for samples of
+    /// `T`, with `params` for `%0`, `%1`, ... Each `ORDER BY` member is a path to a member
+    /// of a primitive, string or enumeration type.
+    pub fn new_query<T: Reflect>(
+        expression: &str,
+        params: &[String],
+    ) -> Result<Filter, FilterError> {
+        Self::parse::<T>(expression, params, Grammar::Query)
+    }
+
+    fn parse<T: Reflect>(
+        expression: &str,
+        params: &[String],
+        grammar: Grammar,
+    ) -> Result<Filter, FilterError> {
         let toks = lex(expression)?;
         if toks.is_empty() {
             return Err(err(0, "", "empty expression"));
@@ -586,16 +694,34 @@ impl Filter {
             max_param: None,
             _t: std::marker::PhantomData,
         };
-        let root = p.or()?;
+        let root = if p.keyword("ORDER") {
+            None
+        } else {
+            Some(p.or()?)
+        };
+        let mut order_by = Vec::new();
         if p.keyword("ORDER") {
-            return Err(p.end_error("ORDER BY is not supported"));
+            if grammar == Grammar::Filter {
+                return Err(p.end_error(
+                    "ORDER BY belongs in a query condition's expression, not in a filter",
+                ));
+            }
+            order_by = p.order_by()?;
         }
         if p.peek().is_some() {
-            return Err(p.end_error("expected AND, OR or the end of the expression"));
+            let what = if order_by.is_empty() {
+                "expected AND, OR or the end of the expression"
+            } else if p.keyword("ASC") || p.keyword("DESC") {
+                "ORDER BY sorts ascending: DDS 1.4 Annex B has no ASC or DESC"
+            } else {
+                "expected `,` or the end of the expression"
+            };
+            return Err(p.end_error(what));
         }
         let mut f = Filter {
             expression: expression.to_string(),
             root,
+            order_by,
             max_param: p.max_param,
             params: Vec::new(),
             param_text: Vec::new(),
@@ -614,6 +740,11 @@ impl Filter {
         &self.param_text
     }
 
+    /// The member paths of the query's `ORDER BY`, as written, first first (none without).
+    pub fn order_by(&self) -> Vec<&str> {
+        self.order_by.iter().map(|k| k.member.as_str()).collect()
+    }
+
     /// Replaces the parameter values; an expression that uses `%n` needs at least n + 1.
     pub fn set_parameters(&mut self, params: &[String]) -> Result<(), FilterError> {
         if let Some(n) = self.max_param {
@@ -630,9 +761,11 @@ impl Filter {
         Ok(())
     }
 
-    /// True if `sample` passes the filter.
+    /// True if `sample` passes the filter (a query with no condition accepts every sample).
     pub fn matches<T: Reflect>(&self, sample: &T) -> bool {
-        self.eval(&self.root, sample)
+        self.root
+            .as_ref()
+            .is_none_or(|root| self.eval(root, sample))
     }
 
     fn eval<T: Reflect>(&self, n: &Node, s: &T) -> bool {
@@ -995,6 +1128,15 @@ mod tests {
         Blue,
     }
 
+    /// Values out of declaration order.
+    #[derive(halyard_derive::CdrType, Clone, Copy, Debug, Default, PartialEq)]
+    enum Urgency {
+        #[default]
+        Now = 9,
+        Later = 1,
+        Soon = 4,
+    }
+
     #[derive(halyard_derive::CdrType, Clone, Debug, Default)]
     struct Point {
         x: i32,
@@ -1011,6 +1153,7 @@ mod tests {
         hue: Color,
         visible: bool,
         tag: Option<String>,
+        urgency: Urgency,
     }
 
     fn shape() -> Shape {
@@ -1022,6 +1165,7 @@ mod tests {
             hue: Color::Green,
             visible: true,
             tag: None,
+            urgency: Urgency::Now,
         }
     }
 
@@ -1105,10 +1249,207 @@ mod tests {
         assert_eq!((e.position, e.token.as_str()), (5, "#"));
         let e = error("color = 'open");
         assert!(e.message.contains("unterminated"), "{e}");
-        let e = error("size > 1 ORDER BY size");
-        assert!(e.message.contains("ORDER BY"), "{e}");
+        let e = error("size > 1 size");
+        assert_eq!((e.position, e.token.as_str()), (9, "size"), "{e}");
         assert!(error("pos = 3").message.contains("no such member"));
         assert!(error("").message.contains("empty"));
+    }
+
+    fn query(expr: &str) -> Filter {
+        Filter::new_query::<Shape>(expr, &[]).unwrap_or_else(|e| panic!("{expr}: {e}"))
+    }
+
+    fn query_error(expr: &str) -> FilterError {
+        Filter::new_query::<Shape>(expr, &[]).expect_err(expr)
+    }
+
+    /// `shapes` as a read through a query with `expr` returns them: those it accepts,
+    /// serialized, then sorted as the reader's cache sorts them.
+    fn through_query(expr: &str, shapes: &[Shape]) -> Vec<Shape> {
+        let f = query(expr);
+        let accepted: Vec<&Shape> = shapes.iter().filter(|s| f.matches(*s)).collect();
+        let (q, _shared) = SampleQuery::new::<Shape>(f);
+        let payloads: Vec<Vec<u8>> = accepted
+            .iter()
+            .map(|s| {
+                let mut buf = Vec::new();
+                halyard_cdr::serialize(*s, halyard_cdr::DataRepresentation::Xcdr2, &mut buf)
+                    .unwrap();
+                buf
+            })
+            .collect();
+        assert!(payloads.iter().all(|p| q.accepts(Some(p))));
+        let mut chosen: Vec<usize> = (0..payloads.len()).collect();
+        q.sort(&mut chosen, |i| &payloads[i]);
+        chosen.into_iter().map(|i| accepted[i].clone()).collect()
+    }
+
+    fn sized(color: &str, size: u32) -> Shape {
+        Shape {
+            color: color.into(),
+            size,
+            ..shape()
+        }
+    }
+
+    #[test]
+    fn order_by_follows_a_condition_or_stands_alone_in_a_query() {
+        let f = query("size > 1 ORDER BY size");
+        assert_eq!(f.order_by(), vec!["size"]);
+        assert_eq!(f.expression(), "size > 1 ORDER BY size");
+        assert!(f.matches(&shape()));
+        assert!(!query("size > 40 order by size").matches(&shape()));
+        let f = query("ORDER BY color");
+        assert_eq!(f.order_by(), vec!["color"]);
+        assert!(f.matches(&shape()), "ORDER BY alone selects every sample");
+        let f = query("(hue = Green OR size < 3) ORDER BY pos.x, trail[1].y,color,hue");
+        assert_eq!(f.order_by(), vec!["pos.x", "trail[1].y", "color", "hue"]);
+        assert!(query("size > 1").order_by().is_empty());
+        let mut f = Filter::new_query::<Shape>("size > %0 ORDER BY pos.y", &["40".into()]).unwrap();
+        assert!(!f.matches(&shape()));
+        f.set_parameters(&["20".into()]).unwrap();
+        assert!(f.matches(&shape()));
+        assert_eq!(
+            f.order_by(),
+            vec!["pos.y"],
+            "parameters leave ORDER BY alone"
+        );
+    }
+
+    #[test]
+    fn order_by_sorts_ascending_keeping_ties_in_order() {
+        let shapes = [
+            sized("C", 30),
+            sized("A", 10),
+            sized("B", 30),
+            sized("D", 20),
+            sized("E", 10),
+        ];
+        let colors = |v: Vec<Shape>| v.into_iter().map(|s| s.color).collect::<Vec<_>>();
+        assert_eq!(
+            colors(through_query("ORDER BY size", &shapes)),
+            ["A", "E", "D", "C", "B"],
+            "equal sizes keep their order"
+        );
+        assert_eq!(
+            colors(through_query("size >= 20 ORDER BY size, color", &shapes)),
+            ["D", "B", "C"]
+        );
+        assert_eq!(
+            colors(through_query("ORDER BY color", &shapes)),
+            ["A", "B", "C", "D", "E"]
+        );
+        let nested: Vec<Shape> = [(5, 0.5), (-7, 2.0), (5, -1.0)]
+            .iter()
+            .zip(["P", "Q", "R"])
+            .map(|(&(x, y), c)| Shape {
+                pos: Point { x, y },
+                ..sized(c, 1)
+            })
+            .collect();
+        assert_eq!(
+            colors(through_query("ORDER BY pos.x", &nested)),
+            ["Q", "P", "R"]
+        );
+        assert_eq!(
+            colors(through_query("ORDER BY pos.x, pos.y", &nested)),
+            ["Q", "R", "P"]
+        );
+        assert_eq!(
+            colors(through_query("ORDER BY pos.y", &nested)),
+            ["R", "P", "Q"]
+        );
+    }
+
+    #[test]
+    fn order_by_sorts_enums_by_value_and_absent_members_last() {
+        let shapes: Vec<Shape> = [
+            ("a", Color::Blue, Some("x"), 1, Urgency::Now),
+            ("b", Color::Red, None, 0, Urgency::Soon),
+            ("c", Color::Green, Some("w"), 2, Urgency::Later),
+            ("d", Color::Red, Some("v"), 3, Urgency::Now),
+        ]
+        .iter()
+        .map(|&(c, hue, tag, n, urgency)| Shape {
+            hue,
+            tag: tag.map(String::from),
+            trail: vec![Point::default(); n],
+            urgency,
+            ..sized(c, 1)
+        })
+        .collect();
+        let colors = |v: Vec<Shape>| v.into_iter().map(|s| s.color).collect::<Vec<_>>();
+        assert_eq!(
+            colors(through_query("ORDER BY hue", &shapes)),
+            ["b", "d", "c", "a"]
+        );
+        assert_eq!(
+            colors(through_query("ORDER BY urgency", &shapes)),
+            ["c", "b", "a", "d"],
+            "by value (Later 1, Soon 4, Now 9), not declaration order"
+        );
+        assert_eq!(
+            colors(through_query("ORDER BY tag", &shapes)),
+            ["d", "c", "a", "b"]
+        );
+        assert_eq!(
+            colors(through_query("ORDER BY trail[1].x, color", &shapes)),
+            ["c", "d", "a", "b"],
+            "an element past the end sorts last"
+        );
+    }
+
+    #[test]
+    fn bad_order_by_points_at_the_offending_token() {
+        let e = query_error("size > 1 ORDER BY colour");
+        assert_eq!((e.position, e.token.as_str()), (18, "colour"), "{e}");
+        assert!(e.message.contains("no such member"), "{e}");
+        let e = query_error("ORDER BY size, pos.z");
+        assert_eq!((e.position, e.token.as_str()), (15, "pos.z"), "{e}");
+        assert!(e.message.contains("no such member"), "{e}");
+        for (expr, at, token) in [
+            ("ORDER BY pos", 9, "pos"),
+            ("ORDER BY size, trail", 15, "trail"),
+            ("ORDER BY trail[0]", 9, "trail[0]"),
+        ] {
+            let e = query_error(expr);
+            assert_eq!((e.position, e.token.as_str()), (at, token), "{e}");
+            assert!(e.message.contains("cannot be ordered"), "{e}");
+        }
+        let e = query_error("size > 1 ORDER BY");
+        assert_eq!((e.position, e.token.as_str()), (17, ""), "{e}");
+        assert!(e.message.contains("member to order by"), "{e}");
+        let e = query_error("ORDER BY size,");
+        assert_eq!((e.position, e.token.as_str()), (14, ""), "{e}");
+        let e = query_error("ORDER size");
+        assert_eq!((e.position, e.token.as_str()), (6, "size"), "{e}");
+        assert!(e.message.contains("BY"), "{e}");
+        let e = query_error("ORDER BY size DESC");
+        assert_eq!((e.position, e.token.as_str()), (14, "DESC"), "{e}");
+        assert!(e.message.contains("ascending"), "{e}");
+        let e = query_error("ORDER BY size asc");
+        assert_eq!(e.token, "asc", "{e}");
+        let e = query_error("ORDER BY size AND size > 1");
+        assert_eq!((e.position, e.token.as_str()), (14, "AND"), "{e}");
+        let e = query_error("ORDER BY 'size'");
+        assert_eq!((e.position, e.token.as_str()), (9, "'size'"), "{e}");
+        let e = query_error("size ORDER BY size");
+        assert_eq!((e.position, e.token.as_str()), (5, "ORDER"), "{e}");
+        assert!(query_error("size > 1 ORDER BY size, pos.x = 3")
+            .message
+            .contains("`,`"));
+    }
+
+    #[test]
+    fn a_content_filter_refuses_order_by_at_order() {
+        let e = error("size > 1 ORDER BY size");
+        assert_eq!((e.position, e.token.as_str()), (9, "ORDER"), "{e}");
+        assert!(e.message.contains("query condition"), "{e}");
+        let e = error("ORDER BY size");
+        assert_eq!((e.position, e.token.as_str()), (0, "ORDER"), "{e}");
+        assert!(e.message.contains("query condition"), "{e}");
+        let e = error("size > 1, size < 3");
+        assert_eq!((e.position, e.token.as_str()), (8, ","), "{e}");
     }
 
     #[test]

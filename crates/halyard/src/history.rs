@@ -13,6 +13,7 @@
 //! arrives for an instance that was not alive starts a new generation: its view state is NEW
 //! again.
 
+use crate::filter::SampleQuery;
 use crate::status::{InstanceHandle, InstanceState, SampleInfo, SampleState, StateMask, ViewState};
 use halyard_core::{ChangeKind, ReceivedSample, SeededMap};
 use halyard_wire::qos::{EndpointQos, History, ReliabilityKind};
@@ -108,13 +109,14 @@ pub(crate) struct Visit {
     pub(crate) next_after: Option<[u8; 16]>,
     /// With `next_after`: start from the first instance.
     pub(crate) first_instance: bool,
-    /// Only data samples this query accepts (a QueryCondition's).
-    pub(crate) query: Option<crate::filter::SampleFilter>,
+    /// Only samples this query selects, in its ORDER BY order if it has one (a
+    /// QueryCondition's).
+    pub(crate) query: Option<SampleQuery>,
 }
 
-/// True if `c` passes `query` (only data samples are queried).
-fn passes(c: &Cached, query: Option<&crate::filter::SampleFilter>) -> bool {
-    query.is_none_or(|q| c.kind != ChangeKind::Alive || q(&c.payload))
+/// True if `c` passes `query` (its condition tests data samples only).
+fn passes(c: &Cached, query: Option<&SampleQuery>) -> bool {
+    query.is_none_or(|q| q.accepts((c.kind == ChangeKind::Alive).then_some(&c.payload[..])))
 }
 
 /// Both generation counts together: the number of times the instance came back to life.
@@ -198,11 +200,7 @@ impl ReaderCache {
     }
 
     /// True while samples in `states` are held.
-    pub(crate) fn has_matching(
-        &self,
-        states: StateMask,
-        query: Option<&crate::filter::SampleFilter>,
-    ) -> bool {
+    pub(crate) fn has_matching(&self, states: StateMask, query: Option<&SampleQuery>) -> bool {
         self.samples
             .iter()
             .any(|c| self.selected(c, states) && passes(c, query))
@@ -403,6 +401,82 @@ impl ReaderCache {
         }
     }
 
+    /// The indices of the samples `v` selects, in the order they are returned: the cache's
+    /// (arrival) order, or the query's ORDER BY, or instance by instance for PRESENTATION
+    /// ordered access at INSTANCE scope. `None` when read/take_next_instance finds no
+    /// instance.
+    fn choose(&self, v: &Visit) -> Option<Vec<usize>> {
+        let query = v.query.as_ref();
+        let instance = if v.next_after.is_some() || v.first_instance {
+            let after = v.next_after;
+            let next = self
+                .samples
+                .iter()
+                .filter(|c| after.is_none_or(|a| c.key > a) && self.selected(c, v.states))
+                .filter(|c| passes(c, query))
+                .map(|c| c.key)
+                .min()?;
+            Some(next)
+        } else {
+            v.instance
+        };
+        let candidates = (0..self.samples.len()).filter(|&i| {
+            let c = &self.samples[i];
+            instance.is_none_or(|k| k == c.key) && self.selected(c, v.states) && passes(c, query)
+        });
+        let mut chosen: Vec<usize> = match query.filter(|q| q.sorts()) {
+            Some(q) => {
+                // ORDER BY picks the first `max` of all selected, in its order.
+                let mut all: Vec<usize> = candidates.collect();
+                q.sort(&mut all, |i| &self.samples[i].payload[..]);
+                all.truncate(v.max);
+                all
+            }
+            None => candidates.take(v.max).collect(),
+        };
+        let grouped =
+            self.qos.presentation.ordered_access && self.qos.presentation.access_scope == 0;
+        if grouped && !query.is_some_and(|q| q.sorts()) {
+            // PRESENTATION ordered access at INSTANCE scope: order is kept within each
+            // instance only, and the samples come instance by instance (instances in the order
+            // their first sample came). At TOPIC scope they come as written, across instances.
+            // A query's ORDER BY, asked for explicitly, prevails.
+            let mut first: std::collections::BTreeMap<[u8; 16], usize> = Default::default();
+            for (pos, &i) in chosen.iter().enumerate() {
+                first.entry(self.samples[i].key).or_insert(pos);
+            }
+            chosen.sort_by_key(|&i| first.get(&self.samples[i].key).copied());
+        }
+        Some(chosen)
+    }
+
+    /// The SampleInfos of the samples at `chosen`, ranks computed over that collection: per
+    /// instance, the samples after each in it (sample_rank), and the generations between
+    /// each and the instance's most recent sample in it (generation_rank; the most recent
+    /// has the highest generation, wherever ORDER BY put it).
+    fn infos(&self, chosen: &[usize]) -> Vec<SampleInfo> {
+        let mut newest: std::collections::BTreeMap<[u8; 16], u32> = Default::default();
+        for &i in chosen {
+            let c = &self.samples[i];
+            let g = newest.entry(c.key).or_insert(0);
+            *g = (*g).max(generation_sum(c.generations));
+        }
+        let mut infos: Vec<SampleInfo> = chosen
+            .iter()
+            .map(|&i| self.info(&self.samples[i]))
+            .collect();
+        let mut later: std::collections::BTreeMap<[u8; 16], u32> = Default::default();
+        for (info, &i) in infos.iter_mut().zip(chosen).rev() {
+            let c = &self.samples[i];
+            let after = later.entry(c.key).or_insert(0);
+            info.sample_rank = *after;
+            *after += 1;
+            let most_recent = newest.get(&c.key).copied().unwrap_or(0);
+            info.generation_rank = most_recent.saturating_sub(generation_sum(c.generations));
+        }
+        infos
+    }
+
     /// Removes (take) or marks read up to `v.max` samples `v` selects; `f` sees each, with
     /// its SampleInfo (ranks computed over the returned collection). The payload buffers of
     /// large samples taken are returned, for reuse by the core.
@@ -411,59 +485,10 @@ impl ReaderCache {
         v: Visit,
         mut f: impl FnMut(&Cached, SampleInfo),
     ) -> Vec<Vec<u8>> {
-        let instance = if v.next_after.is_some() || v.first_instance {
-            let after = v.next_after;
-            let next = self
-                .samples
-                .iter()
-                .filter(|c| after.is_none_or(|a| c.key > a) && self.selected(c, v.states))
-                .filter(|c| passes(c, v.query.as_ref()))
-                .map(|c| c.key)
-                .min();
-            match next {
-                Some(k) => Some(k),
-                None => return Vec::new(),
-            }
-        } else {
-            v.instance
+        let Some(mut chosen) = self.choose(&v) else {
+            return Vec::new();
         };
-        let chosen: Vec<usize> = (0..self.samples.len())
-            .filter(|&i| {
-                let c = &self.samples[i];
-                instance.is_none_or(|k| k == c.key)
-                    && self.selected(c, v.states)
-                    && passes(c, v.query.as_ref())
-            })
-            .take(v.max)
-            .collect();
-        let grouped =
-            self.qos.presentation.ordered_access && self.qos.presentation.access_scope == 0;
-        let mut chosen = chosen;
-        if grouped {
-            // PRESENTATION ordered access at INSTANCE scope: order is kept within each
-            // instance only, and the samples come instance by instance (instances in the order
-            // their first sample came). At TOPIC scope they come as written, across instances.
-            let mut first: std::collections::BTreeMap<[u8; 16], usize> = Default::default();
-            for (pos, &i) in chosen.iter().enumerate() {
-                first.entry(self.samples[i].key).or_insert(pos);
-            }
-            chosen.sort_by_key(|&i| first.get(&self.samples[i].key).copied());
-        }
-        let mut infos: Vec<SampleInfo> = chosen
-            .iter()
-            .map(|&i| self.info(&self.samples[i]))
-            .collect();
-        // Ranks: per instance, samples after this one in the collection, and generations
-        // between this one and the instance's most recent one in it.
-        let mut later: std::collections::BTreeMap<[u8; 16], (u32, u32)> = Default::default();
-        for (info, &i) in infos.iter_mut().zip(&chosen).rev() {
-            let c = &self.samples[i];
-            let g = generation_sum(c.generations);
-            let e = later.entry(c.key).or_insert((0, g));
-            info.sample_rank = e.0;
-            info.generation_rank = e.1 - g;
-            e.0 += 1;
-        }
+        let infos = self.infos(&chosen);
         let mut viewed: Vec<[u8; 16]> = Vec::new();
         for (info, &i) in infos.into_iter().zip(&chosen) {
             let c = &self.samples[i];
@@ -627,6 +652,97 @@ mod tests {
         assert_eq!(order(0), [(1, 1), (1, 3), (1, 6), (2, 2), (2, 5), (3, 4)]);
         // TOPIC: as written.
         assert_eq!(order(1), [(1, 1), (2, 2), (1, 3), (3, 4), (2, 5), (1, 6)]);
+    }
+
+    #[derive(halyard_derive::Topic, Clone, Debug, Default)]
+    struct Tick {
+        #[key]
+        id: u8,
+        rank: i32,
+    }
+
+    fn tick(w: Guid, sn: i64, id: u8, rank: Option<i32>) -> ReceivedSample {
+        let Some(rank) = rank else {
+            return sample(w, id, ChangeKind::Disposed, sn);
+        };
+        let mut payload = Vec::new();
+        halyard_cdr::serialize(
+            &Tick { id, rank },
+            halyard_cdr::DataRepresentation::Xcdr2,
+            &mut payload,
+        )
+        .unwrap();
+        ReceivedSample {
+            payload: Arc::new(payload),
+            ..sample(w, id, ChangeKind::Alive, sn)
+        }
+    }
+
+    #[test]
+    fn a_query_with_order_by_sorts_before_max_and_ranks_over_the_sorted_collection() {
+        let mut c = cache();
+        let t = Time::from_nanos(0);
+        let w = writer(1);
+        // (sn, instance, rank; None: a disposal). Instance 1 is disposed, then alive again.
+        for (sn, id, rank) in [
+            (1, 1, Some(30)),
+            (2, 2, Some(10)),
+            (3, 1, None),
+            (4, 1, Some(10)),
+            (5, 3, Some(60)),
+            (6, 3, Some(20)),
+        ] {
+            c.insert(tick(w, sn, id, rank), t).unwrap();
+        }
+        let query = |expr: &str| {
+            let f = crate::filter::Filter::new_query::<Tick>(expr, &[]).unwrap();
+            SampleQuery::new::<Tick>(f).0
+        };
+        let sorted = query("rank < 50 ORDER BY rank");
+        let mut got = Vec::new();
+        c.visit(
+            Visit {
+                query: Some(sorted.clone()),
+                ..Visit::default()
+            },
+            |s, i| got.push((s.key[0], s.sn.0, i.sample_rank, i.generation_rank)),
+        );
+        // Sorted by rank, equal ranks (sn 2 and 4) as they came, the disposal left out.
+        // Instance 1's most recent sample (sn 4, after its disposal) comes first.
+        assert_eq!(
+            got,
+            [(2, 2, 0, 0), (1, 4, 1, 0), (3, 6, 0, 0), (1, 1, 0, 1)]
+        );
+        assert!(c.has_matching(StateMask::ANY, Some(&sorted)));
+        // max applies to the sorted samples.
+        let mut taken = Vec::new();
+        c.visit(
+            Visit {
+                max: 2,
+                take: true,
+                query: Some(sorted.clone()),
+                ..Visit::default()
+            },
+            |s, _| taken.push(s.sn.0),
+        );
+        assert_eq!(taken, [2, 4]);
+        // Without ORDER BY: arrival order, and the disposal passes the query.
+        let mut rest = Vec::new();
+        c.visit(
+            Visit {
+                query: Some(query("rank < 50")),
+                ..Visit::default()
+            },
+            |s, _| rest.push(s.sn.0),
+        );
+        assert_eq!(rest, [1, 3, 6]);
+        let only_disposal = StateMask {
+            instance_states: StateMask::NOT_ALIVE_DISPOSED,
+            ..StateMask::ANY
+        };
+        c.insert(tick(w, 7, 2, None), t).unwrap();
+        assert!(!c.has_matching(only_disposal, Some(&sorted)));
+        assert!(c.has_matching(only_disposal, Some(&query("rank < 50"))));
     }
 
     #[test]

@@ -273,12 +273,14 @@ impl<T: TopicType> DataReader<T> {
         ReadCondition::new(self.participant.shared.clone(), self.id, mask)
     }
 
-    /// Takes the samples a ReadCondition (or a QueryCondition's) selects.
+    /// Takes the samples a ReadCondition (or a QueryCondition's) selects (in the order of
+    /// the query's `ORDER BY`, if it has one).
     pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
         self.with_condition(max, true, c)
     }
 
-    /// Reads the samples a ReadCondition (or a QueryCondition's) selects.
+    /// Reads the samples a ReadCondition (or a QueryCondition's) selects (in the order of
+    /// the query's `ORDER BY`, if it has one).
     pub fn read_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
         self.with_condition(max, false, c)
     }
@@ -294,7 +296,9 @@ impl<T: TopicType> DataReader<T> {
     }
 
     /// A QueryCondition: a ReadCondition that also requires data samples to pass
-    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`). Use its
+    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`), which may end with
+    /// (or be only) `ORDER BY member, ...`: reads and takes through it then return samples
+    /// sorted by those members, ascending (DDS 1.4 Annex B `QueryExpression`). Use its
     /// `read_condition()` with `read_w_condition`, `take_w_condition` and WaitSets.
     pub fn create_querycondition(
         &self,
@@ -305,9 +309,8 @@ impl<T: TopicType> DataReader<T> {
     where
         T: halyard_cdr::Reflect,
     {
-        let filter = crate::filter::Filter::new::<T>(expression, &params)?;
-        let shared = std::sync::Arc::new(std::sync::RwLock::new(filter));
-        let query = crate::filter::sample_filter::<T>(&shared);
+        let filter = crate::filter::Filter::new_query::<T>(expression, &params)?;
+        let (query, shared) = crate::filter::SampleQuery::new::<T>(filter);
         let read = ReadCondition::with_query(self.participant.shared.clone(), self.id, mask, query);
         Ok(crate::condition::QueryCondition::new(read, shared))
     }

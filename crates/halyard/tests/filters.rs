@@ -2,8 +2,9 @@
 //! loopback UDP: a filtered reader stores only what its expression accepts, new parameters
 //! apply to later samples, a Halyard writer filters for a Halyard filtered reader (it does not
 //! send what the reader's filter rejects, with the parameters the reader last set), a
-//! QueryCondition selects (and triggers a WaitSet) by its query, and bad expressions are
-//! refused with the offending token.
+//! QueryCondition selects (and triggers a WaitSet) by its query, one with ORDER BY returns
+//! what it selects sorted (ties in reception order), and bad expressions (ORDER BY in a
+//! content filter among them) are refused with the offending token.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -231,6 +232,66 @@ fn a_query_condition_selects_and_triggers_by_its_query() {
     assert_eq!(q.query_expression(), "value > %0");
 }
 
+/// A sample of `id` whose ORDER BY members are `level` and `at.x`.
+fn ranked(id: u32, level: Level, x: i32) -> Reading {
+    Reading {
+        level,
+        at: Where { x, y: 0 },
+        ..reading(id)
+    }
+}
+
+#[test]
+fn a_query_with_order_by_returns_samples_sorted_ties_in_reception_order() {
+    let (a, b) = (participant(134), participant(134));
+    let ta = a.create_topic::<Reading>("Ordered").unwrap();
+    let tb = b.create_topic::<Reading>("Ordered").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .unwrap();
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    let expression = "value < %0 ORDER BY level, at.x";
+    let q = r
+        .create_querycondition(StateMask::ANY, expression, vec!["100".into()])
+        .unwrap();
+    let by_x = r
+        .create_querycondition(StateMask::ANY, "ORDER BY at.x", vec![])
+        .unwrap();
+    // Written out of order of (level, at.x); 5 and 1, 7 and 4 tie, against their ids'
+    // order; 8 has value 12 (1.5 id), above the 11 set below.
+    use Level::{High, Low, Mid};
+    for s in [
+        ranked(5, High, 5),
+        ranked(2, Low, 7),
+        ranked(3, Mid, 1),
+        ranked(7, Low, 3),
+        ranked(1, High, 5),
+        ranked(6, Mid, 9),
+        ranked(4, Low, 3),
+        ranked(8, Low, 0),
+    ] {
+        w.write(&s).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    let read =
+        |c: &halyard::QueryCondition| ids(r.read_w_condition(100, c.read_condition()).unwrap());
+    assert_eq!(read(&q), [8, 7, 4, 2, 3, 6, 5, 1]);
+    assert_eq!(read(&by_x), [8, 3, 7, 4, 5, 1, 2, 6]);
+    q.set_query_parameters(vec!["11".into()]).unwrap();
+    assert_eq!(read(&q), [7, 4, 2, 3, 6, 5, 1], "8 no longer selected");
+    assert_eq!(q.query_expression(), expression);
+    // A take returns the first of the sorted samples, and leaves the others.
+    let take = |max| ids(r.take_w_condition(max, q.read_condition()).unwrap());
+    assert_eq!(take(3), [7, 4, 2]);
+    assert_eq!(take(100), [3, 6, 5, 1]);
+    assert_eq!(ids(r.take(100).unwrap()), [8]);
+}
+
 #[test]
 fn bad_expressions_are_refused_with_the_offending_token() {
     let p = participant(132);
@@ -253,4 +314,27 @@ fn bad_expressions_are_refused_with_the_offending_token() {
         .err()
         .expect("refused");
     assert!(e.to_string().contains("Extreme"), "{e}");
+    // ORDER BY belongs to queries only.
+    let e = p
+        .create_contentfilteredtopic("C", &t, "value > 1 ORDER BY value", vec![])
+        .err()
+        .expect("refused");
+    let Error::BadFilter(f) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!((f.position, f.token.as_str()), (10, "ORDER"), "{e}");
+    for (expression, position, token) in [
+        ("value > 1 ORDER BY at", 19, "at"),
+        ("ORDER BY value DESC", 15, "DESC"),
+        ("ORDER BY name, nme", 15, "nme"),
+    ] {
+        let e = r
+            .create_querycondition(StateMask::ANY, expression, vec![])
+            .err()
+            .expect("refused");
+        let Error::BadFilter(f) = &e else {
+            panic!("{e}")
+        };
+        assert_eq!((f.position, f.token.as_str()), (position, token), "{e}");
+    }
 }
