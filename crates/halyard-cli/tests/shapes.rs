@@ -153,7 +153,7 @@ fn filtered_subscriber_hears_only_its_color() {
 
 #[test]
 fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
-    let o = shapes("-P -d 154 -t Square --coherent --access-scope g")
+    let o = shapes("-P -d 154 -t Square --ordered --access-scope g")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -175,16 +175,33 @@ fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
 
 #[test]
 fn coherent_sets_arrive_whole() {
-    // Sets of 3 iterations x 4 instances; the subscriber reads every 10 ms.
+    for (domain, scope) in [(155, 't'), (156, 'g')] {
+        coherent_sets_arrive_whole_at(domain, scope);
+    }
+}
+
+/// Sets of 3 iterations x 4 instances at access scope `scope`; the subscriber reads every
+/// 10 ms and never gets part of a set.
+fn coherent_sets_arrive_whole_at(domain: u32, scope: char) {
     let (p, s) = pair(
-        "-P -d 155 -t Square -c RED --num-instances 4 --coherent --access-scope t \
-         --coherent-sample-count 3 -k 0 --write-period 15 --num-iterations 240",
-        "-S -d 155 -t Square --coherent --access-scope t -k 0 --take-read --read-period 10 \
-         --num-iterations 200",
+        &format!(
+            "-P -d {domain} -t Square -c RED --num-instances 4 --coherent --access-scope {scope} \
+             --coherent-sample-count 3 -k 0 --write-period 15 --num-iterations 240"
+        ),
+        &format!(
+            "-S -d {domain} -t Square --coherent --access-scope {scope} -k 0 --take-read \
+             --read-period 10 --num-iterations 200"
+        ),
     );
     let (po, so) = (text(&p), text(&s));
-    assert!(po.contains("Started Coherent Set") && po.contains("Finished Coherent Set"));
-    assert!(so.contains("Reading coherent sets, iteration 0"), "{so}");
+    assert!(
+        po.contains("Started Coherent Set") && po.contains("Finished Coherent Set"),
+        "scope {scope}: {po}"
+    );
+    assert!(
+        so.contains("Reading coherent sets, iteration 0"),
+        "scope {scope}: {so}"
+    );
     // Between two "Reading" lines, the samples are whole sets: a multiple of 12.
     let mut counts = Vec::new();
     let mut n = 0;
@@ -198,9 +215,9 @@ fn coherent_sets_arrive_whole() {
             n += 1;
         }
     }
-    assert!(!counts.is_empty(), "{so}");
+    assert!(!counts.is_empty(), "scope {scope}: {so}");
     assert!(
         counts.iter().all(|c| c % 12 == 0),
-        "a read returned part of a set: {counts:?}\n{so}"
+        "scope {scope}: a read returned part of a set: {counts:?}\n{so}"
     );
 }

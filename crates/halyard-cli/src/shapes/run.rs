@@ -153,11 +153,15 @@ fn common_qos(o: &Options, mut q: EndpointQos) -> EndpointQos {
     q
 }
 
+/// The publisher's or subscriber's QoS: partitions, and PRESENTATION (a Publisher and
+/// Subscriber policy: at GROUP scope the publisher's coherent sets span its writers).
 fn group_qos(o: &Options) -> GroupQos {
-    GroupQos {
+    let mut g = GroupQos {
         partition: o.partition.iter().cloned().collect(),
         ..GroupQos::default()
-    }
+    };
+    g.presentation = common_qos(o, EndpointQos::writer_default()).presentation;
+    g
 }
 
 /// Prints an entity's failure to be created; "not supported" when Halyard lacks a feature.
