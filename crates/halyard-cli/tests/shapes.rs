@@ -153,11 +153,6 @@ fn filtered_subscriber_hears_only_its_color() {
 
 #[test]
 fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
-    let o = shapes("-P -d 154 -t Square --ordered --access-scope g")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("not supported"), "{}", text(&o));
     let o = shapes("-S -d 154 -t Square -D t").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("not supported"), "{}", text(&o));

@@ -314,6 +314,7 @@ mod tests {
             source_timestamp: Some(Time::from_nanos(ts)),
             lifespan_expiry: None,
             group: None,
+            group_seq: None,
         }
     }
 

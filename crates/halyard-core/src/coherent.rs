@@ -232,6 +232,7 @@ mod tests {
             marker,
             group: None,
             contiguous: false,
+            gsn: None,
         }
     }
 

@@ -104,6 +104,10 @@ pub struct ReceivedSample {
     /// Its place in a GROUP coherent set while the core holds it (always `None` once
     /// polled).
     pub group: Option<crate::group_coherent::GroupMark>,
+    /// Its publisher and group sequence number (PID_GROUP_SEQ_NUM), when the reader's
+    /// subscriber and the writer's publisher have GROUP ordered access: the order the
+    /// publisher made its changes in, across its writers.
+    pub group_seq: Option<(Guid, SequenceNumber)>,
 }
 
 /// An event for the API layer.

@@ -27,12 +27,15 @@
 //!   ([`MAX_PENDING_GROUP_SETS`]); past it the oldest is discarded and counted lost.
 //! - Readers in the writer's own participant get the members of all the publisher's writers
 //!   when the group set ends, in one step.
-//! - GROUP ordered access without coherent access (a subscriber-wide order of samples read
-//!   through `get_datareaders`) is not implemented: the API refuses it.
+//! - GROUP ordered access: a writer with it gives every change a GSN (PID_GROUP_SEQ_NUM, no
+//!   set outside coherent sets); a reader's proxy of such a writer, for a subscriber with
+//!   GROUP ordered access, passes (publisher, GSN) on with the sample
+//!   (`ReceivedSample::group_seq`), and the API layer orders by it.
 
 use crate::event::{Event, ReceivedSample};
 use crate::participant::Participant;
 use crate::time::Instant;
+use crate::writer::GroupMarkOut;
 use halyard_wire::{EntityId, Guid, SequenceNumber};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -145,9 +148,10 @@ impl Participant {
             return;
         };
         let writers = self.group_coherent_writers(group);
+        let end = open.map(|(first, last)| (Some(first), last));
         for &id in &writers {
             if let Some(w) = self.writers.get_mut(&id) {
-                w.end_coherent(now, &mut self.out, &self.cfg, open);
+                w.end_coherent(now, &mut self.out, &self.cfg, end);
             }
         }
         let mut held: Vec<(SequenceNumber, ReceivedSample)> = Vec::new();
@@ -166,36 +170,34 @@ impl Participant {
         }
     }
 
-    /// The group mark (set, GSN) the next change of `writer` takes, if it writes into an open
-    /// GROUP coherent set; counted by [`Participant::commit_group_mark`] once written.
-    pub(crate) fn next_group_mark(
-        &mut self,
-        writer: EntityId,
-    ) -> Option<(SequenceNumber, SequenceNumber)> {
+    /// The group marks the next change of `writer` takes: in an open GROUP coherent set (of
+    /// a writer with GROUP coherent access), the set and a GSN; outside one, a GSN if the
+    /// writer has GROUP ordered access. Counted by [`Participant::commit_group_mark`] once
+    /// written.
+    pub(crate) fn next_group_mark(&mut self, writer: EntityId) -> Option<GroupMarkOut> {
         let w = self.writers.get(&writer)?;
         let group = w.group?;
-        if !is_group_coherent(&w.spec.qos.presentation) {
-            return None;
-        }
+        let p = &w.spec.qos.presentation;
         let g = self.groups.get(&group)?;
-        let open = g.open?;
         let gsn = SequenceNumber(g.next_gsn + 1);
-        Some((open.map_or(gsn, |(first, _)| first), gsn))
+        match g.open {
+            Some(open) if is_group_coherent(p) => {
+                Some((Some(open.map_or(gsn, |(first, _)| first)), gsn))
+            }
+            _ if is_group_ordered(p) => Some((None, gsn)),
+            _ => None,
+        }
     }
 
     /// Records that a change marked `mark` was written.
-    pub(crate) fn commit_group_mark(
-        &mut self,
-        writer: EntityId,
-        mark: (SequenceNumber, SequenceNumber),
-    ) {
+    pub(crate) fn commit_group_mark(&mut self, writer: EntityId, mark: GroupMarkOut) {
         let Some(group) = self.writers.get(&writer).and_then(|w| w.group) else {
             return;
         };
         if let Some(g) = self.groups.get_mut(&group) {
             g.next_gsn = mark.1 .0;
-            if let Some(open) = g.open.as_mut() {
-                *open = Some((mark.0, mark.1));
+            if let (Some(open), Some(set)) = (g.open.as_mut(), mark.0) {
+                *open = Some((set, mark.1));
             }
         }
     }
@@ -360,4 +362,9 @@ impl Participant {
 /// True if `p` asks for (reader) or offers (writer) coherent access at GROUP scope.
 pub(crate) fn is_group_coherent(p: &halyard_wire::qos::Presentation) -> bool {
     p.coherent_access && p.access_scope == 2
+}
+
+/// True if `p` asks for (reader) or offers (writer) ordered access at GROUP scope.
+pub(crate) fn is_group_ordered(p: &halyard_wire::qos::Presentation) -> bool {
+    p.ordered_access && p.access_scope == 2
 }

@@ -483,12 +483,20 @@ impl Participant {
                     source_timestamp: c.timestamp,
                     lifespan_expiry: None,
                     // Kept while held for the set, for the group order.
-                    group: group_mark.map(|(set, gsn)| crate::group_coherent::GroupMark {
-                        set,
-                        gsn,
-                        end: false,
-                        broken: false,
-                        contiguous: true,
+                    group: group_mark.and_then(|(set, gsn)| {
+                        Some(crate::group_coherent::GroupMark {
+                            set: set?,
+                            gsn,
+                            end: false,
+                            broken: false,
+                            contiguous: true,
+                        })
+                    }),
+                    group_seq: group_mark.and_then(|(_, gsn)| {
+                        Some((
+                            Guid::new(self.prefix, self.writers.get(&writer)?.group?),
+                            gsn,
+                        ))
                     }),
                 };
                 if self.holds_for_set(writer, r) {
@@ -921,12 +929,14 @@ impl Participant {
             q.status_info(),
             q.coherent_set(),
             q.group_coherent_set(),
+            q.group_seq_num(),
         ) {
-            (Ok(key_hash), Ok(status), Ok(coherent), Ok(group)) => Some(InlineQos {
+            (Ok(key_hash), Ok(status), Ok(coherent), Ok(group), Ok(gsn)) => Some(InlineQos {
                 key_hash,
                 status,
                 coherent,
                 group,
+                gsn,
             }),
             _ => {
                 self.stats.malformed_inline_qos += 1;
@@ -972,6 +982,7 @@ impl Participant {
                 coherent: inline.coherent,
                 marker,
                 group: inline.group,
+                gsn: inline.gsn,
                 contiguous: false,
             };
             self.deliver_arrival(now, r, writer, d.writer_sn, arrival);

@@ -113,6 +113,8 @@ pub(crate) struct Arrival {
     /// Set by the coherent gate on a GROUP set's member or end: every change of the writer
     /// since its previous GROUP set's end arrived (see [`crate::group_coherent`]).
     pub(crate) contiguous: bool,
+    /// PID_GROUP_SEQ_NUM (GROUP ordered access).
+    pub(crate) gsn: Option<SequenceNumber>,
 }
 
 /// What a change's inline QoS says (the parts delivery needs).
@@ -122,6 +124,7 @@ pub(crate) struct InlineQos {
     pub(crate) status: u32,
     pub(crate) coherent: Option<Option<SequenceNumber>>,
     pub(crate) group: Option<(SequenceNumber, SequenceNumber)>,
+    pub(crate) gsn: Option<SequenceNumber>,
 }
 
 enum Pending {
@@ -169,6 +172,9 @@ pub(crate) struct WriterProxy {
     /// reader's subscriber and the writer's publisher have GROUP coherent access: its sets are
     /// assembled across the publisher's writers (see [`crate::group_coherent`]).
     pub(crate) group_publisher: Option<Guid>,
+    /// The writer's publisher when both sides have GROUP ordered access: its samples carry
+    /// their group sequence numbers to the application's cache.
+    pub(crate) ordered_publisher: Option<Guid>,
 }
 
 /// The first change (`frag` 0) or fragment a NACK asked for for the first time. Its repair
@@ -233,6 +239,7 @@ impl WriterProxy {
             lease: None,
             coherent: None,
             group_publisher: None,
+            ordered_publisher: None,
         }
     }
 
@@ -292,6 +299,7 @@ impl WriterProxy {
                 broken,
                 contiguous,
             }),
+            group_seq: None,
         }
     }
 
@@ -316,6 +324,7 @@ impl WriterProxy {
             source_timestamp: a.timestamp,
             lifespan_expiry: None,
             group,
+            group_seq: self.ordered_publisher.zip(a.gsn),
         });
     }
 
@@ -547,6 +556,7 @@ impl WriterProxy {
             r.status_info = inline.status;
             r.coherent = inline.coherent;
             r.group = inline.group;
+            r.gsn = inline.gsn;
             r.key_flag = df.key_flag;
         }
         if ts.is_some() {
@@ -577,6 +587,7 @@ impl WriterProxy {
             marker: false,
             group: r.group,
             contiguous: false,
+            gsn: r.gsn,
             payload: r.into_data(),
         };
         Some((sn, arrival))

@@ -99,6 +99,8 @@ pub(crate) struct Reassembly {
     pub(crate) coherent: Option<Option<halyard_wire::SequenceNumber>>,
     /// PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM of the first fragment.
     pub(crate) group: Option<(halyard_wire::SequenceNumber, halyard_wire::SequenceNumber)>,
+    /// PID_GROUP_SEQ_NUM of the first fragment.
+    pub(crate) gsn: Option<halyard_wire::SequenceNumber>,
     pub(crate) timestamp: Option<Time>,
     pub(crate) key_flag: bool,
     /// When fragments of this sample were last NACKed, and the highest fragment number that
@@ -147,6 +149,7 @@ impl Reassembly {
             status_info: 0,
             coherent: None,
             group: None,
+            gsn: None,
             timestamp: None,
             key_flag: false,
             last_nack: None,

@@ -229,6 +229,21 @@ impl<'a> ParameterList<'a> {
             _ => Ok(None),
         }
     }
+    /// PID_GROUP_SEQ_NUM alone (GROUP ordered access outside coherent sets), if present and
+    /// positive.
+    pub fn group_seq_num(&self) -> Result<Option<SequenceNumber>, WireError> {
+        match self.find(pid::GROUP_SEQ_NUM)? {
+            None => Ok(None),
+            Some(p) => {
+                let mut r = ValueReader::new(p.value, self.little_endian);
+                let bad = |_| WireError::InvalidField("group sequence number length");
+                let high = r.i32().map_err(bad)?;
+                let low = r.u32().map_err(bad)?;
+                let sn = ((high as i64) << 32) | low as i64;
+                Ok((sn > 0).then_some(SequenceNumber(sn)))
+            }
+        }
+    }
     /// PID_STATUS_INFO flags (big-endian on the wire per spec), 0 if absent.
     pub fn status_info(&self) -> Result<u32, WireError> {
         match self.find(pid::STATUS_INFO)? {

@@ -44,6 +44,49 @@ pub(crate) struct Cached {
     pub(crate) expiry: Option<Time>,
     /// The instance's (disposed, no-writers) generation counts when it arrived.
     generations: (u32, u32),
+    /// Its publisher and group sequence number (GROUP ordered access).
+    pub(crate) group_seq: Option<(Guid, halyard_wire::SequenceNumber)>,
+}
+
+/// Puts the items of each publisher, among `items` (in arrival order), in the order the
+/// publisher made them (group sequence number) on the positions they hold: GROUP ordered
+/// access. Items without a group sequence number keep their place.
+pub(crate) fn group_order<T>(
+    items: &mut [T],
+    seq: impl Fn(&T) -> Option<(Guid, halyard_wire::SequenceNumber)>,
+) {
+    let mut by_publisher: std::collections::BTreeMap<Guid, Vec<usize>> = Default::default();
+    for (pos, it) in items.iter().enumerate() {
+        if let Some((p, _)) = seq(it) {
+            by_publisher.entry(p).or_default().push(pos);
+        }
+    }
+    for positions in by_publisher.values() {
+        let mut order = positions.clone();
+        order.sort_by_key(|&pos| seq(&items[pos]).map(|(_, gsn)| gsn));
+        // Apply the permutation `positions[k] <- order[k]` by cycles.
+        let mut target: std::collections::BTreeMap<usize, usize> = positions
+            .iter()
+            .zip(&order)
+            .map(|(&dst, &src)| (dst, src))
+            .collect();
+        let mut done = std::collections::BTreeSet::new();
+        for &start in positions {
+            if done.contains(&start) {
+                continue;
+            }
+            let mut cur = start;
+            loop {
+                done.insert(cur);
+                let src = target.remove(&cur).unwrap_or(cur);
+                if src == start {
+                    break;
+                }
+                items.swap(cur, src);
+                cur = src;
+            }
+        }
+    }
 }
 
 /// What the cache knows of one instance.
@@ -149,6 +192,10 @@ pub(crate) struct ReaderCache {
     expiring: usize,
 }
 
+/// An unread sample as `Subscriber::get_datareaders` orders them: when it arrived, and its
+/// publisher's group sequence number.
+pub(crate) type Unread = (Time, Option<(Guid, halyard_wire::SequenceNumber)>);
+
 impl ReaderCache {
     /// An empty cache for a reader with `qos`; `key_fn` computes keys of samples that arrive
     /// without a key hash (keyless types: `None`).
@@ -192,6 +239,14 @@ impl ReaderCache {
     /// True while samples are held.
     pub(crate) fn is_empty(&self) -> bool {
         self.samples.is_empty()
+    }
+
+    /// The unread samples, in arrival order (for `Subscriber::get_datareaders`).
+    pub(crate) fn unread(&self) -> impl Iterator<Item = Unread> + '_ {
+        self.samples
+            .iter()
+            .filter(|c| !c.read)
+            .map(|c| (c.reception_ts, c.group_seq))
     }
 
     /// True while samples not yet read are held.
@@ -297,6 +352,7 @@ impl ReaderCache {
             sn: s.sn,
             expiry: s.lifespan_expiry,
             generations,
+            group_seq: s.group_seq,
         });
         if s.lifespan_expiry.is_some() {
             self.expiring += 1;
@@ -424,11 +480,20 @@ impl ReaderCache {
             let c = &self.samples[i];
             instance.is_none_or(|k| k == c.key) && self.selected(c, v.states) && passes(c, query)
         });
+        let group_ordered =
+            self.qos.presentation.ordered_access && self.qos.presentation.access_scope == 2;
         let mut chosen: Vec<usize> = match query.filter(|q| q.sorts()) {
             Some(q) => {
                 // ORDER BY picks the first `max` of all selected, in its order.
                 let mut all: Vec<usize> = candidates.collect();
                 q.sort(&mut all, |i| &self.samples[i].payload[..]);
+                all.truncate(v.max);
+                all
+            }
+            None if group_ordered => {
+                // GROUP ordered access: each publisher's samples in the order it made them.
+                let mut all: Vec<usize> = candidates.collect();
+                group_order(&mut all, |&i| self.samples[i].group_seq);
                 all.truncate(v.max);
                 all
             }
@@ -553,6 +618,7 @@ mod tests {
             source_timestamp: None,
             lifespan_expiry: None,
             group: None,
+            group_seq: None,
         }
     }
 
@@ -566,6 +632,23 @@ mod tests {
         let mut out = Vec::new();
         c.visit(v, |_, i| out.push(i));
         out
+    }
+
+    #[test]
+    fn group_order_puts_each_publishers_items_in_its_order_on_their_places() {
+        let (p, q) = (writer(1), writer(2));
+        // (label, publisher, gsn): p's items arrived 3, 1, 2; q's 2, 1; "x" has no GSN.
+        let mut items = vec![
+            ("p3", Some((p, 3))),
+            ("q2", Some((q, 2))),
+            ("x", None),
+            ("p1", Some((p, 1))),
+            ("q1", Some((q, 1))),
+            ("p2", Some((p, 2))),
+        ];
+        group_order(&mut items, |(_, s)| s.map(|(g, n)| (g, SequenceNumber(n))));
+        let labels: Vec<&str> = items.iter().map(|(l, _)| *l).collect();
+        assert_eq!(labels, ["p1", "q1", "x", "p2", "q2", "p3"]);
     }
 
     #[test]

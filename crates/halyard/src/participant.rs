@@ -511,6 +511,50 @@ impl Subscriber {
             .map(|_| ())
     }
 
+    /// The readers of this subscriber that hold samples not yet read (DDS 1.4
+    /// `get_datareaders` for NOT_READ samples), as [`DataReader::instance_handle`]s.
+    ///
+    /// With PRESENTATION ordered access at GROUP scope the list has one entry per unread
+    /// sample, in the order to read them (a reader appears as often as it has samples): each
+    /// publisher's samples in the order it made them across its writers (PID_GROUP_SEQ_NUM),
+    /// samples of different publishers in the order they arrived. Reading one sample from each
+    /// listed reader in turn (`take(1)` / `read(1)`) then follows that order. DDS asks for
+    /// this to be called between [`Subscriber::begin_access`] and
+    /// [`Subscriber::end_access`]: without it, `Error::PreconditionNotMet`.
+    pub fn get_datareaders(&self) -> Result<Vec<crate::status::InstanceHandle>> {
+        let p = self.group.qos().presentation;
+        let ordered = p.ordered_access && p.access_scope == 2;
+        if ordered && !self.group.is_open() {
+            return Err(Error::PreconditionNotMet(
+                "get_datareaders with GROUP ordered access outside begin_access/end_access",
+            ));
+        }
+        let prefix = self.group.participant.guid_prefix();
+        let group = self.group.id;
+        let st = self.group.participant.shared.lock();
+        let handle = |id| crate::status::InstanceHandle::from(halyard_wire::Guid::new(prefix, id));
+        let mut ids: Vec<_> = st
+            .readers
+            .iter()
+            .filter(|(_, r)| r.group == group)
+            .collect();
+        if !ordered {
+            return Ok(ids
+                .into_iter()
+                .filter(|(_, r)| r.cache.has_unread())
+                .map(|(&id, _)| handle(id))
+                .collect());
+        }
+        ids.sort_by_key(|(&id, _)| id);
+        let mut unread: Vec<(crate::history::Unread, halyard_wire::EntityId)> = ids
+            .into_iter()
+            .flat_map(|(&id, r)| r.cache.unread().map(move |u| (u, id)))
+            .collect();
+        unread.sort_by_key(|((at, _), _)| *at);
+        crate::history::group_order(&mut unread, |((_, seq), _)| *seq);
+        Ok(unread.into_iter().map(|(_, id)| handle(id)).collect())
+    }
+
     /// The subscriber's QoS.
     pub fn qos(&self) -> GroupQos {
         self.group.qos()

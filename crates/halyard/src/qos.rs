@@ -132,14 +132,6 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
             reason: "access_scope is INSTANCE (0), TOPIC (1) or GROUP (2)",
         });
     }
-    if q.presentation.access_scope == 2 && q.presentation.ordered_access {
-        return Err(Error::Unsupported {
-            feature: "PRESENTATION",
-            detail: "ordered access at GROUP scope (one order across the readers of a \
-                     subscriber) is not implemented; GROUP coherent access is, and ordered \
-                     access at INSTANCE and TOPIC scope",
-        });
-    }
     let known = [halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
     if q.data_representation.iter().any(|r| !known.contains(r)) {
         return Err(Error::BadQos {

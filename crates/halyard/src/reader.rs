@@ -391,6 +391,12 @@ impl<T: TopicType> DataReader<T> {
         st.readers.get(&self.id).map_or(0, |r| r.filtered)
     }
 
+    /// The reader's instance handle (its GUID), as `Subscriber::get_datareaders` lists it.
+    pub fn instance_handle(&self) -> InstanceHandle {
+        let prefix = self.participant.guid_prefix();
+        InstanceHandle::from(halyard_wire::Guid::new(prefix, self.id))
+    }
+
     /// Blocks until at least `n` writers are matched, or `timeout`.
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
         let id = self.id;

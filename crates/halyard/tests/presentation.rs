@@ -3,8 +3,8 @@
 //! another participant or in the writer's own; a reader that did not ask takes every member
 //! and no empty sample for the end-of-set markers; begin/end calls nest and an unmatched end
 //! is refused. GROUP scope: a subscriber (remote, and in the writer's participant) takes a
-//! publisher's sets whole across its two readers; GROUP ordered access is refused as
-//! unsupported, naming the policy.
+//! publisher's sets whole across its two readers, and with ordered access reads a
+//! publisher's samples across three readers in the order they were written.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -304,24 +304,147 @@ fn group_coherent_sets_reach_a_subscriber_whole_across_its_readers() {
     }
 }
 
+/// GROUP ordered access for a publisher's or subscriber's QoS.
+fn group_ordered_qos() -> GroupQos {
+    let mut g = GroupQos::default();
+    g.presentation.access_scope = 2;
+    g.presentation.ordered_access = true;
+    g
+}
+
+/// Reads a GROUP-ordered subscriber's readers the way DDS says: inside begin/end_access, one
+/// sample from each reader `get_datareaders` lists, in turn. Returns the `set` field (the
+/// global write order) of what was taken.
+fn take_in_group_order(sub: &halyard::Subscriber, rs: &[DataReader<CoherentSample>]) -> Vec<u32> {
+    sub.begin_access().unwrap();
+    let list = sub.get_datareaders().unwrap();
+    let mut got = Vec::new();
+    for h in list {
+        let r = rs
+            .iter()
+            .find(|r| r.instance_handle() == h)
+            .expect("a listed reader is one of the subscriber's");
+        let s = r.take(1).unwrap();
+        assert_eq!(s.len(), 1, "a listed reader had its sample");
+        got.push(s[0].data.as_ref().expect("valid").set);
+    }
+    sub.end_access().unwrap();
+    got
+}
+
 #[test]
-fn group_ordered_access_and_bad_values_are_refused() {
+fn group_ordered_access_reads_a_publishers_samples_in_its_order_across_readers() {
+    const N: u32 = 60;
+    let (a, b) = (
+        common::loopback_participant(163),
+        common::loopback_participant(163),
+    );
+    let mut wq = qos(EndpointQos::writer_default(), false);
+    wq.presentation = Default::default();
+    let publisher = a.create_publisher(group_ordered_qos());
+    let names = ["OA", "OB", "OC"];
+    let ws: Vec<_> = names
+        .iter()
+        .map(|n| {
+            let t = a.create_topic::<CoherentSample>(n).unwrap();
+            publisher.create_datawriter(&t, wq.clone()).unwrap()
+        })
+        .collect();
+    let mut rq = qos(EndpointQos::reader_default(), false);
+    rq.presentation = Default::default();
+    let remote_sub = b.create_subscriber(group_ordered_qos());
+    let remote: Vec<_> = names
+        .iter()
+        .map(|n| {
+            let t = b.create_topic::<CoherentSample>(n).unwrap();
+            remote_sub.create_datareader(&t, rq.clone()).unwrap()
+        })
+        .collect();
+    let local_sub = a.create_subscriber(group_ordered_qos());
+    let local: Vec<_> = names
+        .iter()
+        .map(|n| {
+            let t = a.create_topic::<CoherentSample>(n).unwrap();
+            local_sub.create_datareader(&t, rq.clone()).unwrap()
+        })
+        .collect();
+    for w in &ws {
+        w.wait_for_matched(2, T).expect("matched");
+    }
+    for r in &remote {
+        r.wait_for_matched(1, T).unwrap();
+    }
+    // Outside begin/end_access the ordered list is refused.
+    assert!(matches!(
+        remote_sub.get_datareaders(),
+        Err(Error::PreconditionNotMet(_))
+    ));
+    // OA's samples wait in a batch until the end: they arrive after the others written
+    // later, so arrival order is not the publisher's order.
+    ws[0]
+        .set_batching(Some(halyard::Batching {
+            max_bytes: 60_000,
+            max_flush_delay: Duration::from_secs(5),
+        }))
+        .unwrap();
+    // The publisher's order across its writers: a pseudo-random walk over the three topics,
+    // `set` numbering the writes.
+    let mut k = 7u32;
+    for set in 0..N {
+        k = k.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        ws[(k >> 16) as usize % 3]
+            .write(&CoherentSample { id: set % 5, set })
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    ws[0].flush().unwrap();
+    for w in &ws {
+        w.wait_for_acknowledgments(T).unwrap();
+    }
+    let start = Instant::now();
+    let unread = |sub: &halyard::Subscriber| {
+        sub.begin_access().unwrap();
+        let n = sub.get_datareaders().unwrap().len();
+        sub.end_access().unwrap();
+        n
+    };
+    while (unread(&remote_sub) < N as usize || unread(&local_sub) < N as usize)
+        && start.elapsed() < T
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let want: Vec<u32> = (0..N).collect();
+    assert_eq!(
+        take_in_group_order(&remote_sub, &remote),
+        want,
+        "remote subscriber"
+    );
+    assert_eq!(
+        take_in_group_order(&local_sub, &local),
+        want,
+        "local subscriber"
+    );
+    // A subscriber without GROUP ordered access lists each reader with unread samples once.
+    let plain_sub = b.create_subscriber(GroupQos::default());
+    let _plain = plain_sub
+        .create_datareader(
+            &b.create_topic::<CoherentSample>("OA").unwrap(),
+            qos(EndpointQos::reader_default(), false),
+        )
+        .unwrap();
+    assert!(plain_sub.get_datareaders().unwrap().len() <= 1);
+}
+
+#[test]
+fn bad_presentation_values_are_refused() {
     let a = common::loopback_participant(161);
     let t = a.create_topic::<CoherentSample>("Refused").unwrap();
     let mut q = qos(EndpointQos::writer_default(), true);
     q.presentation.access_scope = 2;
     q.presentation.ordered_access = true;
-    let e = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&t, q.clone())
-        .err()
-        .expect("GROUP ordered access refused");
-    assert!(e.to_string().contains("PRESENTATION"), "{e}");
-    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-    q.presentation.ordered_access = false;
     a.create_publisher(GroupQos::default())
         .create_datawriter(&t, q.clone())
-        .expect("GROUP coherent access is accepted");
+        .expect("GROUP coherent and ordered access are accepted");
     q.presentation.access_scope = 3;
     let e = a
         .create_subscriber(GroupQos::default())

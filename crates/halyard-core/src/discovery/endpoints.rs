@@ -154,11 +154,18 @@ impl Participant {
         .then_some(ed.group_entity)
         .flatten()
         .map(|g| Guid::new(writer.prefix, g));
+        let ordered_publisher = (r.group.is_some()
+            && crate::group_coherent::is_group_ordered(&r.spec.qos.presentation)
+            && crate::group_coherent::is_group_ordered(&ed.qos.presentation))
+        .then_some(ed.group_entity)
+        .flatten()
+        .map(|g| Guid::new(writer.prefix, g));
         let epoch = self.next_count_epoch();
         if let Some(r) = self.readers.get_mut(&reader) {
             let mut proxy = WriterProxy::new(writer, locs, reliable, volatile && foreign, epoch);
             proxy.reports_reception = !foreign;
             proxy.lease = lease;
+            proxy.ordered_publisher = ordered_publisher;
             if coherent {
                 let held = self.cfg.reader_max_pending_samples;
                 proxy.coherent = Some(crate::coherent::CoherentGate::new(held, !gaps_filtered));

@@ -73,6 +73,10 @@ pub struct WriterSpec {
     pub has_key: bool,
 }
 
+/// The group marks of a change (see [`crate::group_coherent`]): the GROUP coherent set it
+/// belongs to (the GSN of the set's first change), if any, and its group sequence number.
+pub(crate) type GroupMarkOut = (Option<SequenceNumber>, SequenceNumber);
+
 /// Why a write was not accepted.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[non_exhaustive]
@@ -231,11 +235,12 @@ pub(crate) struct Writer {
     coherence: BTreeMap<SequenceNumber, Option<SequenceNumber>>,
     /// The publisher it belongs to (announced as PID_GROUP_ENTITYID), if any.
     pub(crate) group: Option<EntityId>,
-    /// What PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM each held change of a GROUP coherent
-    /// set carries (see [`crate::group_coherent`]). Empty unless GROUP sets are written.
-    group_marks: BTreeMap<SequenceNumber, (SequenceNumber, SequenceNumber)>,
+    /// What PID_GROUP_COHERENT_SET (if in a GROUP coherent set) and PID_GROUP_SEQ_NUM each
+    /// held change carries (see [`crate::group_coherent`]). Empty unless the publisher has
+    /// GROUP coherent or ordered access.
+    group_marks: BTreeMap<SequenceNumber, GroupMarkOut>,
     /// The group mark the next change written takes (set by the participant per write).
-    pub(crate) next_group_mark: Option<(SequenceNumber, SequenceNumber)>,
+    pub(crate) next_group_mark: Option<GroupMarkOut>,
     /// Offered DEADLINE per instance (`None`: infinite).
     deadlines: Option<DeadlineQueue>,
     /// LIFESPAN (`None`: infinite) and when each change held expires, in write order.
@@ -517,7 +522,7 @@ impl Writer {
         now: Instant,
         out: &mut Outbox,
         cfg: &ParticipantConfig,
-        group: Option<(SequenceNumber, SequenceNumber)>,
+        group: Option<GroupMarkOut>,
     ) {
         match self.coherent.take() {
             Some(Some(_)) => {}
@@ -547,14 +552,16 @@ impl Writer {
 
     /// Forgets the coherence of changes no longer held.
     fn trim_coherence(&mut self) {
-        if self.coherence.is_empty() {
+        if self.coherence.is_empty() && self.group_marks.is_empty() {
             return;
         }
         let first = self
             .changes
             .first_key_value()
             .map_or(self.last_sn + 1, |(&sn, _)| sn);
-        self.coherence = self.coherence.split_off(&first);
+        if !self.coherence.is_empty() {
+            self.coherence = self.coherence.split_off(&first);
+        }
         if !self.group_marks.is_empty() {
             self.group_marks = self.group_marks.split_off(&first);
         }
@@ -762,7 +769,7 @@ impl Writer {
             && (self.builtin
                 || change.kind != ChangeKind::Alive
                 || (fragmented && self.spec.has_key));
-        if !with_key && coherence.is_none() {
+        if !with_key && coherence.is_none() && group_mark.is_none() {
             return false;
         }
         buf.clear();
@@ -777,7 +784,9 @@ impl Writer {
             pl.sequence_number(pid::COHERENT_SET, first);
         }
         if let Some((set, gsn)) = group_mark {
-            pl.sequence_number(pid::GROUP_COHERENT_SET, Some(set));
+            if let Some(set) = set {
+                pl.sequence_number(pid::GROUP_COHERENT_SET, Some(set));
+            }
             pl.sequence_number(pid::GROUP_SEQ_NUM, Some(gsn));
         }
         pl.finish();
