@@ -46,6 +46,23 @@ impl Default for Batching {
     }
 }
 
+/// Key-only payloads (of a dispose or unregister, which also carry PID_KEY_HASH) are at
+/// least this long.
+const MIN_KEY_PAYLOAD: usize = 20;
+
+/// Pads a serialized key (encapsulation header included) with zero bytes to
+/// [`MIN_KEY_PAYLOAD`]. Fast DDS 2.x takes a key-only payload of at most 16 bytes as the
+/// instance's key hash, overwriting the PID_KEY_HASH that came with it: the instance of a
+/// short key (a 4-byte id; "BLUE" in the OMG suite) was then one it never saw, and its
+/// readers missed every dispose and unregister. A longer payload it ignores, keeping the key
+/// hash. CDR readers stop at the end of the key and ignore what follows (Halyard's and Cyclone
+/// DDS's do).
+fn pad_key_payload(buf: &mut Vec<u8>) {
+    if buf.len() < MIN_KEY_PAYLOAD {
+        buf.resize(MIN_KEY_PAYLOAD, 0);
+    }
+}
+
 /// Writes samples of `T` to a topic. Thread-safe; clone-free sharing via `Arc` if needed.
 pub struct DataWriter<T: TopicType> {
     participant: DomainParticipant,
@@ -223,6 +240,7 @@ impl<T: TopicType> DataWriter<T> {
         }
         let mut buf = Vec::with_capacity(32);
         serialize_key(sample, self.representation, &mut buf)?;
+        pad_key_payload(&mut buf);
         let key = key_hash(sample)?;
         if kind != ChangeKind::Disposed {
             let id = self.id;
@@ -304,6 +322,7 @@ impl<T: TopicType> DataWriter<T> {
         }
         let mut buf = Vec::with_capacity(32);
         serialize_key(sample, self.representation, &mut buf)?;
+        pad_key_payload(&mut buf);
         w.instances.insert(key, buf);
         Ok(())
     }
