@@ -15,8 +15,15 @@
 //!   writers are filtered out.
 //! - By source timestamp: a change older than the newest one admitted for its instance is
 //!   filtered out, so every reader ends with the same final value whatever the arrival order.
-//! - Time-based filter: at most one data sample per instance per minimum separation; the
-//!   instance's lifecycle changes (dispose, unregister) always pass.
+//! - Time-based filter: at most one data sample per instance per minimum separation,
+//!   measured on source timestamps (as Cyclone DDS does): a sample stamped less than the
+//!   separation after the last one admitted of its instance is dropped. A sample without a
+//!   source timestamp is measured on its reception time instead (against the last such
+//!   sample). The instance's lifecycle changes (dispose, unregister) always pass. Source
+//!   timestamps make the decision the writer's as well: a Halyard writer applies the same rule
+//!   ([`within_separation`]) to what it sends each Halyard reader (see `writer::time_filter`),
+//!   and from one writer's stream both pick the same samples, whatever the network did to
+//!   them.
 //! - Deadline: an instance that is alive and gets no data within the period is reported each
 //!   period ([`Admission::expire`]).
 //!
@@ -65,6 +72,20 @@ pub(crate) fn finite(d: WireDuration) -> Option<Duration> {
     (d != WireDuration::INFINITE).then(|| wire_to_std(d))
 }
 
+/// A source timestamp that can be measured: present and not TIME_INVALID.
+pub(crate) fn source_stamp(ts: Option<Time>) -> Option<Time> {
+    ts.filter(|t| *t != Time::INVALID)
+}
+
+/// True if a sample stamped `ts` comes less than `separation` after `last`, the source
+/// timestamp of the last sample of its instance that went through: TIME_BASED_FILTER drops it
+/// (DDS 1.4 §2.2.3.12). Readers ([`Admission::admit`]) and writers filtering for Halyard
+/// readers decide with this one rule.
+pub(crate) fn within_separation(last: Time, ts: Time, separation: Duration) -> bool {
+    let separation_ns = i64::try_from(separation.as_nanos()).unwrap_or(i64::MAX);
+    ts.to_nanos() < last.to_nanos().saturating_add(separation_ns)
+}
+
 /// Why a sample was not admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Filtered {
@@ -84,7 +105,9 @@ struct InstanceState {
     owner: Option<(Guid, i32)>,
     /// Newest source timestamp admitted (BY_SOURCE_TIMESTAMP).
     newest: Option<Time>,
-    /// When a data sample was last admitted (TIME_BASED_FILTER).
+    /// Source timestamp of the last data sample admitted (TIME_BASED_FILTER).
+    last_stamp: Option<Time>,
+    /// When a data sample without source timestamp was last admitted (TIME_BASED_FILTER).
     last_admitted: Option<Instant>,
     /// Writers that wrote the instance and did not unregister it (at most a few).
     writers: Vec<Guid>,
@@ -202,10 +225,23 @@ impl Admission {
         }
         if s.kind == ChangeKind::Alive {
             if let Some(sep) = self.min_separation {
-                if inst.last_admitted.is_some_and(|t| now < t + sep) {
-                    return Err(Filtered::TimeFilter);
+                match source_stamp(s.source_timestamp) {
+                    Some(ts) => {
+                        if inst
+                            .last_stamp
+                            .is_some_and(|last| within_separation(last, ts, sep))
+                        {
+                            return Err(Filtered::TimeFilter);
+                        }
+                        inst.last_stamp = Some(ts);
+                    }
+                    None => {
+                        if inst.last_admitted.is_some_and(|t| now < t + sep) {
+                            return Err(Filtered::TimeFilter);
+                        }
+                        inst.last_admitted = Some(now);
+                    }
                 }
-                inst.last_admitted = Some(now);
             }
         }
         if take_over {
@@ -396,26 +432,74 @@ mod tests {
         q.time_based_filter = WireDuration::from_nanos(10_000_000);
         let mut a = Admission::new(&q, true, 1);
         let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
+        // Source timestamps, in milliseconds.
+        let at = |n: i64| n * 1_000_000;
         let w = guid(1);
         let alive = ChangeKind::Alive;
         assert!(a
-            .admit(ms(0), &mut sample(w, 1, alive, 100), strength(0))
+            .admit(ms(0), &mut sample(w, 1, alive, at(100)), strength(0))
             .is_ok());
         assert_eq!(
-            a.admit(ms(20), &mut sample(guid(2), 1, alive, 99), strength(0)),
+            a.admit(ms(20), &mut sample(guid(2), 1, alive, at(99)), strength(0)),
             Err(Filtered::OutOfOrder)
         );
+        // Received 30 ms later but stamped 5 ms later: within the separation.
         assert_eq!(
-            a.admit(ms(5), &mut sample(w, 1, alive, 101), strength(0)),
+            a.admit(ms(30), &mut sample(w, 1, alive, at(105)), strength(0)),
             Err(Filtered::TimeFilter)
         );
+        // Received 1 ms later (a repair overtaken, say) but stamped 10 ms later: through.
         assert!(a
-            .admit(ms(10), &mut sample(w, 1, alive, 102), strength(0))
+            .admit(ms(31), &mut sample(w, 1, alive, at(110)), strength(0))
+            .is_ok());
+        // Another instance has its own separation.
+        assert!(a
+            .admit(ms(31), &mut sample(w, 2, alive, at(111)), strength(0))
             .is_ok());
         // A disposal always passes the time filter.
         let disp = ChangeKind::Disposed;
         assert!(a
-            .admit(ms(11), &mut sample(w, 1, disp, 103), strength(0))
+            .admit(ms(32), &mut sample(w, 1, disp, at(112)), strength(0))
             .is_ok());
+        assert_eq!(
+            a.admit(ms(33), &mut sample(w, 1, alive, at(113)), strength(0)),
+            Err(Filtered::TimeFilter)
+        );
+    }
+
+    #[test]
+    fn a_sample_without_source_timestamp_is_measured_on_its_reception() {
+        let mut q = EndpointQos::reader_default();
+        q.time_based_filter = WireDuration::from_nanos(10_000_000);
+        let mut a = Admission::new(&q, true, 1);
+        let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
+        let untimed = |key| {
+            let mut s = sample(guid(1), key, ChangeKind::Alive, 0);
+            s.source_timestamp = None;
+            s
+        };
+        assert!(a.admit(ms(0), &mut untimed(1), strength(0)).is_ok());
+        assert_eq!(
+            a.admit(ms(9), &mut untimed(1), strength(0)),
+            Err(Filtered::TimeFilter)
+        );
+        assert!(a.admit(ms(10), &mut untimed(1), strength(0)).is_ok());
+        let mut invalid = untimed(1);
+        invalid.source_timestamp = Some(Time::INVALID);
+        assert_eq!(
+            a.admit(ms(15), &mut invalid, strength(0)),
+            Err(Filtered::TimeFilter)
+        );
+    }
+
+    #[test]
+    fn within_separation_is_strict_and_saturates() {
+        let t = |n: i64| Time::from_nanos(n * 1_000_000);
+        let sep = Duration::from_millis(100);
+        assert!(within_separation(t(1000), t(1099), sep));
+        assert!(!within_separation(t(1000), t(1100), sep));
+        // Older than the last one: within.
+        assert!(within_separation(t(1000), t(900), sep));
+        assert!(within_separation(t(1000), t(1_000_000_000), Duration::MAX));
     }
 }

@@ -93,6 +93,10 @@ pub const MAX_QUEUED_EVENTS: usize = 65_536;
 /// RESOURCE_LIMITS.max_instances is unlimited (see `admission`).
 pub const MAX_ADMISSION_INSTANCES: usize = 1 << 20;
 
+/// Instances per matched reader for which a writer remembers the last sample it sent, when it
+/// applies the reader's TIME_BASED_FILTER (see `writer`'s `time_filter` module).
+pub const MAX_TIME_FILTER_INSTANCES: usize = 1 << 16;
+
 /// An IPv4 network: an address and the length of its prefix (`10.1.0.0/16`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Ipv4Net {

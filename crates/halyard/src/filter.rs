@@ -972,9 +972,10 @@ pub(crate) fn writer_filter_compiler<T: halyard_cdr::TopicType>() -> halyard_cor
     })
 }
 
-/// How long `set_expression_parameters` waits at most for the writers of a reader's
-/// participant peers to acknowledge the new announcement.
-const ANNOUNCEMENT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long `set_expression_parameters` (and `DataReader::set_qos`, for a new
+/// TIME_BASED_FILTER) waits at most for the writers of a reader's participant peers to
+/// acknowledge the new announcement.
+pub(crate) const ANNOUNCEMENT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Readers created from a content-filtered topic, by participant (to announce its new
 /// parameters).

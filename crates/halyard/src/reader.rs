@@ -329,15 +329,31 @@ impl<T: TopicType> DataReader<T> {
     /// refused with [`Error::ImmutablePolicy`] naming it. An empty partition, group data or
     /// representation list keeps the current one. The change is announced by SEDP and every
     /// match is judged again: writers that no longer satisfy it are unmatched (with
-    /// REQUESTED_INCOMPATIBLE_QOS), writers that now do are matched.
+    /// REQUESTED_INCOMPATIBLE_QOS), writers that now do are matched. A new TIME_BASED_FILTER
+    /// returns once the participants of the matched writers acknowledged the announcement (at
+    /// most a second; not waited for in a listener): Halyard writers filter for the reader on
+    /// their side too, and from then on with the new separation.
     pub fn set_qos(&self, mut qos: DataReaderQos) -> Result<()> {
         validate(&qos, false)?;
         let id = self.id;
-        self.participant.shared.drive(|st, now| {
+        let shared = &self.participant.shared;
+        let time_filter_changed = shared.drive(|st, now| {
             let current = st.readers.get(&id).ok_or(Error::AlreadyDeleted)?;
             keep_current(&mut qos, current.cache.qos());
-            apply_qos(st, now, id, qos)
-        })
+            let changed = qos.time_based_filter != current.cache.qos().time_based_filter;
+            apply_qos(st, now, id, qos).map(|()| changed)
+        })?;
+        // Halyard writers apply the reader's TIME_BASED_FILTER on their side too: waiting until
+        // their participants acknowledged the new announcement (bounded; not in a listener,
+        // whose thread may be the one that would receive it) makes it apply to what they write
+        // after this returns (with a lower separation, they would otherwise still withhold
+        // samples the reader now wants).
+        if time_filter_changed && !shared.in_listener() {
+            shared.wait_until(crate::filter::ANNOUNCEMENT_WAIT, |st| {
+                st.core.reader_announcement_acknowledged(id)
+            });
+        }
+        Ok(())
     }
 
     fn status<S: Default>(&self, bit: StatusMask, f: impl FnOnce(&mut ReaderState) -> S) -> S {

@@ -401,6 +401,20 @@ impl<T: TopicType> DataWriter<T> {
             .writer_filtered_out(self.id)
     }
 
+    /// Samples this writer did not send to a matched Halyard reader of another participant
+    /// because the reader's TIME_BASED_FILTER would have dropped them (less than its
+    /// minimum_separation after the last sample of their instance sent to it, on source
+    /// timestamps), counted once per sample and reader: such a reader is sent a GAP instead,
+    /// or nothing if it is best-effort. Readers of other vendors, and readers of this writer's
+    /// participant, filter on their side and are not counted.
+    pub fn time_filtered_out_count(&self) -> u64 {
+        self.participant
+            .shared
+            .lock()
+            .core
+            .writer_time_filtered_out(self.id)
+    }
+
     /// Sends the samples a batch holds now (a no-op without batching).
     pub fn flush(&self) -> Result<()> {
         let id = self.id;

@@ -1,7 +1,8 @@
 //! Proves `set_qos` between two participants over loopback UDP: a writer's DEADLINE change
 //! unmatches a reader it no longer satisfies (both statuses name DEADLINE) and matches it
 //! again when it satisfies it again; a publisher's PARTITION change moves its writers from one
-//! reader to another, with data following; a reader's TIME_BASED_FILTER change takes effect;
+//! reader to another, with data following; a reader's TIME_BASED_FILTER change takes effect,
+//! on the Halyard writer's side too;
 //! immutable policies are refused naming the policy, and nothing changes.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
@@ -202,6 +203,7 @@ fn reader_time_filter_change_takes_effect() {
         r.take(100).unwrap().len()
     };
     assert_eq!(burst(0), 10, "no filter: every sample");
+    assert_eq!(w.time_filtered_out_count(), 0);
     let mut q = r.qos().unwrap();
     q.time_based_filter = ms(10_000);
     r.set_qos(q).unwrap();
@@ -210,10 +212,14 @@ fn reader_time_filter_change_takes_effect() {
         1,
         "10 s minimum separation: one sample per burst"
     );
+    // set_qos returned once the writer's participant had the new announcement: the writer
+    // sent the reader the first sample of the burst only.
+    assert_eq!(w.time_filtered_out_count(), 9);
     let mut q = r.qos().unwrap();
     q.time_based_filter = DdsDuration::ZERO;
     r.set_qos(q).unwrap();
     assert_eq!(burst(200), 10, "filter off again: every sample");
+    assert_eq!(w.time_filtered_out_count(), 9);
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! DEADLINE statuses and listener calls on both sides, LIFESPAN in the reader's cache,
 //! EXCLUSIVE ownership handed over when the owner is deleted, WRITER_DATA_LIFECYCLE
 //! (unregister disposes; deleting a writer unregisters its instances), READER_DATA_LIFECYCLE
-//! autopurge, the writer's RESOURCE_LIMITS.max_instances, and QoS that is refused with a
-//! message naming the policy.
+//! autopurge, the writer's RESOURCE_LIMITS.max_instances, a Halyard writer applying a remote
+//! Halyard reader's TIME_BASED_FILTER on its side, and QoS that is refused with a message
+//! naming the policy.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -270,6 +271,57 @@ fn a_writer_refuses_instances_beyond_max_instances() {
     ));
     w.unregister_instance(&QosTest { id: 2, value: 0 }).unwrap();
     w.write(&QosTest { id: 3, value: 0 }).unwrap();
+}
+
+/// Values taken from `r`, per instance id (1 and 2).
+fn values_per_instance(r: &DataReader<QosTest>) -> [Vec<u32>; 2] {
+    let mut out = [Vec::new(), Vec::new()];
+    for s in r.take(1000).unwrap() {
+        if let Some(d) = s.data {
+            out[(d.id as usize).clamp(1, 2) - 1].push(d.value);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_halyard_writer_withholds_what_a_remote_readers_time_filter_drops() {
+    let (a, b) = (participant(128), participant(128));
+    let ta = a.create_topic::<QosTest>("TimeFiltered").unwrap();
+    let tb = b.create_topic::<QosTest>("TimeFiltered").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .unwrap();
+    let sub = b.create_subscriber(GroupQos::default());
+    let mut rq = reliable(EndpointQos::reader_default());
+    rq.time_based_filter = ms(100);
+    let filtered = sub.create_datareader(&tb, rq).unwrap();
+    let plain = sub
+        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .unwrap();
+    w.wait_for_matched(2, T).unwrap();
+    // Two instances at 100 Hz for one second of source time (the filter is measured on source
+    // timestamps, so the test need not take that long).
+    let start = halyard::wall_clock().to_nanos();
+    for i in 0..100u32 {
+        let stamp = halyard::Time::from_nanos(start + i64::from(i) * 10_000_000);
+        for id in [1, 2] {
+            w.write_w_timestamp(&QosTest { id, value: i }, stamp)
+                .unwrap();
+        }
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    let every_tenth: Vec<u32> = (0..100).step_by(10).collect();
+    assert_eq!(
+        values_per_instance(&filtered),
+        [every_tenth.clone(), every_tenth]
+    );
+    let all: Vec<u32> = (0..100).collect();
+    assert_eq!(values_per_instance(&plain), [all.clone(), all]);
+    // The 180 samples the reader's filter drops were not sent to it.
+    assert_eq!(w.time_filtered_out_count(), 180);
+    assert_eq!(w.filtered_out_count(), 0);
 }
 
 #[test]

@@ -108,16 +108,27 @@ impl Participant {
         self.writers.get(&writer).map_or(0, |w| w.filtered_out())
     }
 
-    /// Brings the filter `writer` applies for remote reader `reader` in line with the reader's
-    /// latest announcement.
+    /// Brings the filters `writer` applies for remote reader `reader`, content and time, in
+    /// line with the reader's latest announcement.
     pub(crate) fn refresh_remote_filter(&mut self, writer: EntityId, reader: Guid) {
-        let announced = self
-            .remote_readers
-            .get(&reader)
-            .and_then(|ed| ed.content_filter.as_ref());
+        let Some(ed) = self.remote_readers.get(&reader) else {
+            return;
+        };
+        let separation = self.time_filter_of(ed);
+        let announced = ed.content_filter.as_ref();
         if let Some(w) = self.writers.get_mut(&writer) {
             w.refresh_proxy_filter(&reader, announced);
+            w.refresh_proxy_time_filter(&reader, separation);
         }
+    }
+
+    /// Samples `writer` did not send to a remote Halyard reader because that reader's
+    /// TIME_BASED_FILTER would have dropped them (counted once per sample and reader; see
+    /// `crate::writer`'s `time_filter` module).
+    pub fn writer_time_filtered_out(&self, writer: EntityId) -> u64 {
+        self.writers
+            .get(&writer)
+            .map_or(0, |w| w.time_filtered_out())
     }
 
     /// Brings the filter `writer` applies for local reader `reader` in line with the reader's.

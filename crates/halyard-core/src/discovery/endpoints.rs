@@ -86,6 +86,7 @@ impl Participant {
         let mut proxy = ReaderProxy::new(reader, self.user_locators(ed), reliable);
         proxy.multicast = self.user_multicast(ed);
         proxy.reorder_window = self.reorder_window_of(reader);
+        proxy.time_filter = self.time_filter_of(ed).map(crate::writer::TimeFilter::new);
         let announced = ed.content_filter.clone();
         if let Some(w) = self.writers.get_mut(&writer) {
             // Before anything is sent to the reader: its filter applies from the first sample.
@@ -109,6 +110,19 @@ impl Participant {
         } else {
             Some(FOREIGN_READER_REORDER_WINDOW)
         }
+    }
+
+    /// The minimum separation (TIME_BASED_FILTER) a local writer applies for remote reader `ed`:
+    /// the one it announces, if not zero and if it is a Halyard reader, which measures it as the
+    /// writer does (see `crate::writer`'s `time_filter` module); readers of other vendors get
+    /// every sample and filter them themselves.
+    pub(super) fn time_filter_of(&self, ed: &EndpointData) -> Option<std::time::Duration> {
+        let halyard = self
+            .remote
+            .get(&ed.guid.prefix)
+            .is_some_and(|p| p.data.vendor_id == VendorId::HALYARD);
+        let separation = crate::time::wire_to_std(ed.qos.time_based_filter);
+        (halyard && !separation.is_zero()).then_some(separation)
     }
 
     /// Matches local reader `reader` with remote writer `writer` when topic, type and

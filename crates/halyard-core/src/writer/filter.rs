@@ -20,13 +20,21 @@
 //! gets nothing: it notices no gap. A paced best-effort writer queues such a sample for the
 //! participants that have an accepting reader.
 //!
-//! Repairs follow the filter in force when they are sent: a sequence number a reader's filter
-//! rejects is answered with a GAP, whether the reader asked for it (ACKNACK, NACK_FRAG) or is
-//! owed it as a late joiner of a TRANSIENT_LOCAL writer. Readers of the writer's own
-//! participant, which get samples without the network, are filtered in `Participant::write`.
+//! Repairs follow the content filter in force when they are sent: a sequence number a reader's
+//! filter rejects is answered with a GAP, whether the reader asked for it (ACKNACK, NACK_FRAG)
+//! or is owed it as a late joiner of a TRANSIENT_LOCAL writer (a time filter's verdict, by
+//! contrast, is the one given when the number was first sent). Readers of the writer's own
+//! participant, which get samples without the network, are content-filtered in
+//! `Participant::write` (time filters leave them to their own filter).
 //!
 //! Readers keep filtering on their side: writers of other vendors may not filter, and a writer
 //! filters with the parameters last announced. A sample a writer filtered never arrives.
+//!
+//! Time filters. A Halyard reader's TIME_BASED_FILTER is a second reason for a proxy to reject
+//! a new sample, decided in the same pass ([`Writer::rejecting`]) and sent the same way; unlike
+//! a content filter's, its verdict depends on what was sent before, so it is decided once and
+//! remembered for repairs (see [`super::time_filter`]). A sample a reader's content filter
+//! rejects is not subject to its time filter: it never reaches the reader.
 
 use super::send::{Sending, Target};
 use super::{push_gap, Ctx, Writer};
@@ -54,7 +62,7 @@ pub(crate) struct InstalledFilter {
 
 impl InstalledFilter {
     /// True if the filter rejects `change` (only alive samples are filtered).
-    fn rejects(&self, change: &NewChange) -> bool {
+    pub(super) fn rejects(&self, change: &NewChange) -> bool {
         change.kind == ChangeKind::Alive && !(self.test)(&change.payload)
     }
 }
@@ -63,12 +71,14 @@ impl InstalledFilter {
 #[derive(Default)]
 pub(crate) struct WriterFilters {
     compiler: Option<FilterCompiler>,
-    /// Some reader proxy has a filter: the one branch a new sample pays.
+    /// Some reader proxy has a content or time filter: the one branch a new sample pays.
     any: bool,
     /// Filters of matched readers of the writer's own participant.
     local: BTreeMap<EntityId, InstalledFilter>,
     /// DATA not sent because a reader's filter rejected it (per sample and reader).
     pub(crate) withheld: u64,
+    /// DATA not sent because a reader's time filter withheld it (per sample and reader).
+    pub(super) time_withheld: u64,
 }
 
 /// The readers of one participant for one filtered sample.
@@ -99,7 +109,7 @@ impl Writer {
         for p in self.proxies.values_mut() {
             p.filter = None;
         }
-        self.filters.any = false;
+        self.recount_filters();
     }
 
     /// `property` compiled with this writer's compiler (reusing an equal filter already
@@ -176,14 +186,18 @@ impl Writer {
         self.filters.local.remove(&reader);
     }
 
-    /// True if some reader proxy has a filter.
+    /// True if some reader proxy has a content or time filter.
     pub(super) fn filters_any(&self) -> bool {
         self.filters.any
     }
 
-    /// Recomputes whether any proxy has a filter (after proxies or filters changed).
+    /// Recomputes whether any proxy has a content or time filter (after proxies or filters
+    /// changed).
     pub(super) fn recount_filters(&mut self) {
-        self.filters.any = self.proxies.values().any(|p| p.filter.is_some());
+        self.filters.any = self
+            .proxies
+            .values()
+            .any(|p| p.filter.is_some() || p.time_filter.is_some());
     }
 
     /// Removes from `readers` (local readers of this participant) those whose filter rejects
@@ -207,37 +221,49 @@ impl Writer {
         self.filters.withheld
     }
 
-    /// The proxies whose filter rejects new change `sn` (empty: none does, or none filters).
-    pub(super) fn rejecting(&self, sn: SequenceNumber) -> Vec<Guid> {
+    /// The proxies that do not get new change `sn`: their content filter rejects it, or their
+    /// time filter withholds it (decided here, once, and remembered: see
+    /// [`super::time_filter`]); counted. Empty: every reader gets it, or none filters.
+    pub(super) fn rejecting(&mut self, sn: SequenceNumber) -> Vec<Guid> {
         if !self.filters.any {
             return Vec::new();
         }
         let Some(c) = self.changes.get(&sn) else {
             return Vec::new();
         };
+        let timing = self.timing(sn, &c.change);
         // Readers of one content-filtered topic share a test: run it once.
         let mut verdicts: Vec<(*const (), bool)> = Vec::new();
         let mut out = Vec::new();
-        for p in self.proxies.values() {
-            let Some(f) = p.filter.as_ref() else { continue };
-            let key = Arc::as_ptr(&f.test) as *const ();
-            let rejects = match verdicts.iter().find(|(k, _)| *k == key) {
-                Some(&(_, v)) => v,
-                None => {
-                    let v = f.rejects(&c.change);
-                    verdicts.push((key, v));
-                    v
+        for p in self.proxies.values_mut() {
+            if let Some(f) = p.filter.as_ref() {
+                let key = Arc::as_ptr(&f.test) as *const ();
+                let rejects = match verdicts.iter().find(|(k, _)| *k == key) {
+                    Some(&(_, v)) => v,
+                    None => {
+                        let v = f.rejects(&c.change);
+                        verdicts.push((key, v));
+                        v
+                    }
+                };
+                if rejects {
+                    self.filters.withheld += 1;
+                    out.push(p.guid);
+                    continue;
                 }
-            };
-            if rejects {
-                out.push(p.guid);
+            }
+            if let Some(t) = p.time_filter.as_mut() {
+                if t.decide(sn, timing, p.reliable, &self.changes) {
+                    self.filters.time_withheld += 1;
+                    out.push(p.guid);
+                }
             }
         }
         out
     }
 
-    /// True if the filter of proxy `reader` rejects held change `sn` (a repair becomes a GAP);
-    /// counts it.
+    /// True if reader `reader` does not get held change `sn` as a repair (it gets a GAP): its
+    /// time filter withheld it when first sent, or its content filter rejects it (counted).
     pub(super) fn repair_filtered(&mut self, reader: &Guid, sn: SequenceNumber) -> bool {
         if !self.filters.any {
             return false;
@@ -245,6 +271,9 @@ impl Writer {
         let (Some(p), Some(c)) = (self.proxies.get(reader), self.changes.get(&sn)) else {
             return false;
         };
+        if p.time_filter.as_ref().is_some_and(|t| t.withholds(sn)) {
+            return true;
+        }
         let rejected = p.filter.as_ref().is_some_and(|f| f.rejects(&c.change));
         self.filters.withheld += u64::from(rejected);
         rejected
@@ -310,7 +339,6 @@ impl Writer {
         let Some(change) = self.changes.get(&sn).map(|c| c.change.clone()) else {
             return;
         };
-        self.filters.withheld += rejecting.len() as u64;
         self.flush_batch(ctx.out);
         let what = Sending {
             fragments: None,

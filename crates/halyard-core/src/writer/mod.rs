@@ -25,8 +25,8 @@
 //! need no batching support.
 //!
 //! Content filters of readers (announced in SEDP) are applied on the writer side when the
-//! writer can compile them ([`filter`]): a sample a reader's filter rejects goes to it as a
-//! GAP, not as DATA.
+//! writer can compile them ([`filter`]), and so are the TIME_BASED_FILTERs of Halyard readers
+//! ([`time_filter`]): a sample a reader's filter rejects goes to it as a GAP, not as DATA.
 //!
 //! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by a
 //! window of unacknowledged bytes: [`WINDOW_SAMPLES`] of the largest sample written, within
@@ -37,8 +37,10 @@ mod filter;
 mod pace;
 mod repair;
 mod send;
+mod time_filter;
 
 pub use filter::{FilterCompiler, SampleFilter};
+pub(crate) use time_filter::TimeFilter;
 
 use crate::admission::finite;
 use crate::config::{ParticipantConfig, WINDOW_SAMPLES};
@@ -156,6 +158,8 @@ pub(crate) struct ReaderProxy {
     pub(crate) smoothed: crate::pacing::Smoothed,
     /// The reader's content filter, when the writer applies it (see [`filter`]).
     pub(crate) filter: Option<filter::InstalledFilter>,
+    /// The reader's TIME_BASED_FILTER, when the writer applies it (see [`time_filter`]).
+    pub(crate) time_filter: Option<TimeFilter>,
 }
 
 impl ReaderProxy {
@@ -179,6 +183,7 @@ impl ReaderProxy {
             sent_mark: None,
             smoothed: crate::pacing::Smoothed::default(),
             filter: None,
+            time_filter: None,
         }
     }
 }
@@ -327,9 +332,14 @@ impl Writer {
         };
         proxy.start_sn = start;
         proxy.acked_below = start;
-        self.proxies.insert(proxy.guid, proxy);
+        let (guid, time_filtered) = (proxy.guid, proxy.time_filter.is_some());
+        self.proxies.insert(guid, proxy);
         self.recompute_fanout();
         self.recount_filters();
+        if time_filtered {
+            // A late joiner's history is decided before anything of it is sent.
+            self.decide_history(&guid);
+        }
         if self.is_reliable() {
             // A HEARTBEAT now, then at the fast interval (doubling) until the new reader
             // answers: on a lossy link one lost exchange must not cost a backed-off period.
@@ -343,7 +353,7 @@ impl Writer {
             return false;
         };
         self.recompute_fanout();
-        if p.filter.is_some() {
+        if p.filter.is_some() || p.time_filter.is_some() {
             self.recount_filters();
         }
         self.collect_acked();

@@ -1,5 +1,5 @@
 //! Reader-driven repair and heartbeats of a writer (RTPS 2.5 §8.4.15): ACKNACKs acknowledge
-//! and name changes to resend (DATA when held and the reader's filter accepts it, GAP
+//! and name changes to resend (DATA when held and the reader's filters let it through, GAP
 //! otherwise), NACK_FRAGs name fragments; the periodic HEARTBEAT asks readers that are behind
 //! to say where they are.
 
@@ -58,9 +58,12 @@ impl Writer {
         // proxy after its lease on us expired, or a restart) and knows nothing to ask for.
         let went_back = base < p.acked_below;
         let advanced = base > p.acked_below;
+        // Its time filter's withheld numbers are forgotten as it acknowledges them.
+        let mut retire_time_filter = false;
         if advanced {
             p.acked_below = base;
             p.requested = p.requested.split_off(&base);
+            retire_time_filter = p.time_filter.as_mut().is_some_and(|t| t.acknowledged(base));
         }
         if went_back {
             // What it acknowledged before is owed again: HEARTBEATs go on until it
@@ -91,6 +94,9 @@ impl Writer {
             self.hb_due = self.hb_due.map(|d| d.min(now + self.hb_interval));
         }
         self.serve_requests(ctx, reader, wants_hb);
+        if retire_time_filter {
+            self.retire_time_filter(&reader);
+        }
         self.check_history();
         advanced
     }
@@ -156,7 +162,7 @@ impl Writer {
         self.serve_requests(&mut Ctx { now, out, cfg }, reader, true);
     }
 
-    /// Resends what `reader` asked for: DATA when held and its filter accepts it, GAP
+    /// Resends what `reader` asked for: DATA when held and its filters let it through, GAP
     /// otherwise, then a HEARTBEAT.
     fn serve_requests(&mut self, ctx: &mut Ctx<'_>, reader: Guid, force_hb: bool) {
         let Some(p) = self.proxies.get_mut(&reader) else {

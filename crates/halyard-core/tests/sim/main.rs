@@ -38,3 +38,4 @@ mod spdp_changed;
 mod spdp_lease_corrupt;
 mod steady_under_loss;
 mod swarm;
+mod time_filter;
