@@ -76,6 +76,16 @@ pub(crate) struct LocalGroup {
     open: Option<Option<(SequenceNumber, SequenceNumber)>>,
 }
 
+impl LocalGroup {
+    /// Records that a change of the publisher marked `mark` was written.
+    pub(crate) fn commit(&mut self, mark: GroupMarkOut) {
+        self.next_gsn = mark.1 .0;
+        if let (Some(open), Some(set)) = (self.open.as_mut(), mark.0) {
+            *open = Some((set, mark.1));
+        }
+    }
+}
+
 /// A group set a subscriber holds until every part arrived.
 #[derive(Debug, Default)]
 pub(crate) struct PendingGroupSet {
@@ -172,9 +182,8 @@ impl Participant {
 
     /// The group marks the next change of `writer` takes: in an open GROUP coherent set (of
     /// a writer with GROUP coherent access), the set and a GSN; outside one, a GSN if the
-    /// writer has GROUP ordered access. Counted by [`Participant::commit_group_mark`] once
-    /// written.
-    pub(crate) fn next_group_mark(&mut self, writer: EntityId) -> Option<GroupMarkOut> {
+    /// writer has GROUP ordered access. Counted by [`LocalGroup::commit`] once written.
+    pub(crate) fn next_group_mark(&self, writer: EntityId) -> Option<GroupMarkOut> {
         let w = self.writers.get(&writer)?;
         let group = w.group?;
         let p = &w.spec.qos.presentation;
@@ -186,19 +195,6 @@ impl Participant {
             }
             _ if is_group_ordered(p) => Some((None, gsn)),
             _ => None,
-        }
-    }
-
-    /// Records that a change marked `mark` was written.
-    pub(crate) fn commit_group_mark(&mut self, writer: EntityId, mark: GroupMarkOut) {
-        let Some(group) = self.writers.get(&writer).and_then(|w| w.group) else {
-            return;
-        };
-        if let Some(g) = self.groups.get_mut(&group) {
-            g.next_gsn = mark.1 .0;
-            if let (Some(open), Some(set)) = (g.open.as_mut(), mark.0) {
-                *open = Some((set, mark.1));
-            }
         }
     }
 

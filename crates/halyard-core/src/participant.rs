@@ -419,13 +419,17 @@ impl Participant {
         writer: EntityId,
         change: NewChange,
     ) -> Result<SequenceNumber, WriteError> {
-        if self
+        // Its group marks, if its publisher has GROUP coherent or ordered access.
+        let group_mark = if self.groups.is_empty() {
+            None
+        } else {
+            self.next_group_mark(writer)
+        };
+        let w = self
             .writers
-            .get(&writer)
-            .is_none_or(|w| w.linger_until.is_some())
-        {
-            return Err(WriteError::UnknownWriter);
-        }
+            .get_mut(&writer)
+            .filter(|w| w.linger_until.is_none())
+            .ok_or(WriteError::UnknownWriter)?;
         let mut local = self
             .local_matches
             .get(&writer)
@@ -439,14 +443,6 @@ impl Participant {
             return Err(WriteError::Full);
         }
         let copy = local.as_ref().map(|_| change.clone());
-        let group_mark = if self.groups.is_empty() {
-            None
-        } else {
-            self.next_group_mark(writer)
-        };
-        let Some(w) = self.writers.get_mut(&writer) else {
-            return Err(WriteError::UnknownWriter);
-        };
         w.next_group_mark = group_mark;
         let written = w.write(
             now,
@@ -457,12 +453,11 @@ impl Participant {
         );
         w.next_group_mark = None;
         let sn = written?;
-        if let Some(mark) = group_mark {
-            self.commit_group_mark(writer, mark);
+        let publisher = w.group;
+        if let (Some(mark), Some(g)) = (group_mark, publisher.and_then(|g| self.groups.get_mut(&g)))
+        {
+            g.commit(mark);
         }
-        let Some(w) = self.writers.get_mut(&writer) else {
-            return Err(WriteError::UnknownWriter);
-        };
         // Local readers whose content filter rejects the sample do not get it.
         if let (Some(v), Some(c)) = (local.as_mut(), copy.as_ref()) {
             w.retain_local_accepting(v, c);
@@ -492,12 +487,9 @@ impl Participant {
                             contiguous: true,
                         })
                     }),
-                    group_seq: group_mark.and_then(|(_, gsn)| {
-                        Some((
-                            Guid::new(self.prefix, self.writers.get(&writer)?.group?),
-                            gsn,
-                        ))
-                    }),
+                    group_seq: publisher
+                        .zip(group_mark)
+                        .map(|(g, (_, gsn))| (Guid::new(self.prefix, g), gsn)),
                 };
                 if self.holds_for_set(writer, r) {
                     self.local_sets.entry(writer).or_default().push(s);

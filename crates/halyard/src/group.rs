@@ -6,20 +6,15 @@ use crate::error::{Error, Result};
 use crate::participant::DomainParticipant;
 use crate::qos::{DataWriterQos, GroupQos};
 use halyard_core::wire::EntityId;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
-
-/// Identifies publishers and subscribers (their entities refer to them by it).
-static GROUP_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// A publisher's or subscriber's state.
 pub(crate) struct Group {
     pub(crate) participant: DomainParticipant,
     qos: Mutex<GroupQos>,
-    pub(crate) id: u64,
-    /// Its entity in the protocol core (announced with its endpoints as
-    /// PID_GROUP_ENTITYID; GROUP coherent sets are the core's).
-    pub(crate) entity: EntityId,
+    /// Its entity in the protocol core: its endpoints refer to it by it, and it is announced
+    /// with them as PID_GROUP_ENTITYID (GROUP coherent sets are the core's).
+    pub(crate) id: EntityId,
     /// Open begin calls (they nest).
     nesting: Mutex<u32>,
 }
@@ -27,14 +22,13 @@ pub(crate) struct Group {
 impl Group {
     /// A publisher's (`publisher`) or subscriber's state.
     pub(crate) fn new(participant: DomainParticipant, qos: GroupQos, publisher: bool) -> Self {
-        let entity = participant
+        let id = participant
             .shared
             .drive(|st, _| st.core.create_group(publisher));
         Group {
             participant,
             qos: Mutex::new(qos),
-            id: GROUP_COUNTER.fetch_add(1, Ordering::Relaxed),
-            entity,
+            id,
             nesting: Mutex::new(0),
         }
     }
@@ -115,10 +109,10 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        let entity = self.entity;
+        let id = self.id;
         self.participant
             .shared
-            .drive(|st, _| st.core.delete_group(entity));
+            .drive(|st, _| st.core.delete_group(id));
     }
 }
 
@@ -153,7 +147,10 @@ pub(crate) fn keep_current(qos: &mut DataWriterQos, current: &DataWriterQos) {
 }
 
 /// The writers of publisher `group`.
-pub(crate) fn group_writers(st: &crate::runtime::State, group: u64) -> Vec<halyard_wire::EntityId> {
+pub(crate) fn group_writers(
+    st: &crate::runtime::State,
+    group: EntityId,
+) -> Vec<halyard_wire::EntityId> {
     st.writers
         .iter()
         .filter(|(_, w)| w.group == group)

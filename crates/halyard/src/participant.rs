@@ -382,11 +382,11 @@ impl Publisher {
     /// PRESENTATION is not coherent write as usual.
     pub fn begin_coherent_changes(&self) -> Result<()> {
         if self.group.open() == 1 {
-            let (group, entity) = (self.group.id, self.group.entity);
+            let group = self.group.id;
             let whole_group = self.group.group_coherent();
             self.group.participant.shared.drive(|st, _| {
                 if whole_group {
-                    st.core.begin_group_coherent_set(entity);
+                    st.core.begin_group_coherent_set(group);
                 } else {
                     for id in group_writers(st, group) {
                         st.core.begin_coherent_set(id);
@@ -404,11 +404,11 @@ impl Publisher {
             .group
             .close("end_coherent_changes without begin_coherent_changes")?;
         if depth == 0 {
-            let (group, entity) = (self.group.id, self.group.entity);
+            let group = self.group.id;
             let whole_group = self.group.group_coherent();
             self.group.participant.shared.drive(|st, now| {
                 if whole_group {
-                    st.core.end_group_coherent_set(now, entity);
+                    st.core.end_group_coherent_set(now, group);
                 } else {
                     for id in group_writers(st, group) {
                         st.core.end_coherent_set(now, id);
@@ -458,7 +458,7 @@ impl Publisher {
         };
         let in_set = self.group.is_open();
         let enabled = self.qos().entity_factory.autoenable_created_entities;
-        let entity = self.group.entity;
+        let entity = self.group.id;
         let id = shared.drive(|st, now| {
             let id = st.core.create_writer_disabled(now, spec);
             st.core.set_endpoint_group(id, entity);
@@ -621,7 +621,7 @@ impl Subscriber {
         };
         let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
         let enabled = self.qos().entity_factory.autoenable_created_entities;
-        let entity = self.group.entity;
+        let entity = self.group.id;
         let id = shared.drive(|st, now| {
             let id = match filtered {
                 Some(t) => t.attach(shared, |property| {

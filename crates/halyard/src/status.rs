@@ -316,11 +316,11 @@ pub(crate) struct ReaderState {
     /// does not send them at all).
     pub(crate) filtered: u64,
     /// The subscriber it belongs to (see `Subscriber::set_qos`).
-    pub(crate) group: u64,
+    pub(crate) group: halyard_wire::EntityId,
 }
 
 impl ReaderState {
-    pub(crate) fn new(cache: ReaderCache, group: u64) -> Self {
+    pub(crate) fn new(cache: ReaderCache, group: halyard_wire::EntityId) -> Self {
         ReaderState {
             group,
             cache,
@@ -379,7 +379,7 @@ pub(crate) struct WriterState {
     /// Its QoS as it stands (it changes with `set_qos`).
     pub(crate) qos: crate::qos::DataWriterQos,
     /// The publisher it belongs to (see `Publisher::set_qos`).
-    pub(crate) group: u64,
+    pub(crate) group: halyard_wire::EntityId,
     pub(crate) matched: MatchedStatus,
     pub(crate) incompatible: IncompatibleQosStatus,
     pub(crate) deadline_missed: DeadlineMissedStatus,
@@ -395,7 +395,7 @@ pub(crate) struct WriterState {
 impl WriterState {
     pub(crate) fn new(
         qos: crate::qos::DataWriterQos,
-        group: u64,
+        group: halyard_wire::EntityId,
         listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
     ) -> Self {
         WriterState {
