@@ -77,6 +77,21 @@ pub(crate) struct LocalGroup {
 }
 
 impl LocalGroup {
+    /// The group marks the next change of a writer of this publisher with PRESENTATION `p`
+    /// takes: in an open GROUP coherent set (a writer with GROUP coherent access), the set and
+    /// a GSN; outside one, a GSN if the writer has GROUP ordered access. Counted by
+    /// [`LocalGroup::commit`] once written.
+    pub(crate) fn next_mark(&self, p: &halyard_wire::qos::Presentation) -> Option<GroupMarkOut> {
+        let gsn = SequenceNumber(self.next_gsn + 1);
+        match self.open {
+            Some(open) if is_group_coherent(p) => {
+                Some((Some(open.map_or(gsn, |(first, _)| first)), gsn))
+            }
+            _ if is_group_ordered(p) => Some((None, gsn)),
+            _ => None,
+        }
+    }
+
     /// Records that a change of the publisher marked `mark` was written.
     pub(crate) fn commit(&mut self, mark: GroupMarkOut) {
         self.next_gsn = mark.1 .0;
@@ -177,24 +192,6 @@ impl Participant {
         held.sort_by_key(|(gsn, _)| *gsn);
         for (_, s) in held {
             self.deliver_to_application(now, ReceivedSample { group: None, ..s });
-        }
-    }
-
-    /// The group marks the next change of `writer` takes: in an open GROUP coherent set (of
-    /// a writer with GROUP coherent access), the set and a GSN; outside one, a GSN if the
-    /// writer has GROUP ordered access. Counted by [`LocalGroup::commit`] once written.
-    pub(crate) fn next_group_mark(&self, writer: EntityId) -> Option<GroupMarkOut> {
-        let w = self.writers.get(&writer)?;
-        let group = w.group?;
-        let p = &w.spec.qos.presentation;
-        let g = self.groups.get(&group)?;
-        let gsn = SequenceNumber(g.next_gsn + 1);
-        match g.open {
-            Some(open) if is_group_coherent(p) => {
-                Some((Some(open.map_or(gsn, |(first, _)| first)), gsn))
-            }
-            _ if is_group_ordered(p) => Some((None, gsn)),
-            _ => None,
         }
     }
 

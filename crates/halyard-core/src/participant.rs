@@ -419,17 +419,17 @@ impl Participant {
         writer: EntityId,
         change: NewChange,
     ) -> Result<SequenceNumber, WriteError> {
-        // Its group marks, if its publisher has GROUP coherent or ordered access.
-        let group_mark = if self.groups.is_empty() {
-            None
-        } else {
-            self.next_group_mark(writer)
-        };
         let w = self
             .writers
             .get_mut(&writer)
             .filter(|w| w.linger_until.is_none())
             .ok_or(WriteError::UnknownWriter)?;
+        // Its group marks, if it has GROUP access (one branch for any other writer).
+        let p = &w.spec.qos.presentation;
+        let group_mark = match w.group {
+            Some(g) if p.access_scope == 2 => self.groups.get(&g).and_then(|lg| lg.next_mark(p)),
+            _ => None,
+        };
         let mut local = self
             .local_matches
             .get(&writer)
