@@ -39,9 +39,10 @@ use halyard_wire::qos::{DestinationOrderKind, EndpointQos, OwnershipKind};
 use halyard_wire::{Duration as WireDuration, Guid, Time};
 use std::time::Duration;
 
-/// Computes the key hash of a serialized sample (the reader's type knows how); `None` when
-/// the payload does not decode.
-pub type KeyFn = fn(&[u8]) -> Option<[u8; 16]>;
+/// Computes the key hash of a serialized sample (the reader's type knows how): a whole sample,
+/// or only its key when the second argument is true (a disposal's or unregistration's
+/// payload); `None` when the payload does not decode.
+pub type KeyFn = fn(&[u8], bool) -> Option<[u8; 16]>;
 
 /// What a reader needs to know of a matched writer's QoS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -185,7 +186,7 @@ impl Admission {
         let key = match (s.key_hash, self.has_key, self.key_fn) {
             (Some(k), _, _) => k,
             (None, false, _) => [0; 16],
-            (None, true, Some(f)) => match f(&s.payload) {
+            (None, true, Some(f)) => match f(&s.payload, s.kind != ChangeKind::Alive) {
                 Some(k) => {
                     s.key_hash = Some(k);
                     k

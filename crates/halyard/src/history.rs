@@ -289,7 +289,7 @@ impl ReaderCache {
         }
         let key = match (s.key_hash, self.key_fn) {
             (Some(k), _) => k,
-            (None, Some(f)) => f(&s.payload).ok_or(Rejected::NoKey)?,
+            (None, Some(f)) => f(&s.payload, s.kind != ChangeKind::Alive).ok_or(Rejected::NoKey)?,
             (None, None) => [0; 16],
         };
         let max_samples = self.max_samples();

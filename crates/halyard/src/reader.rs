@@ -27,10 +27,16 @@ pub struct Sample<T> {
     pub info: SampleInfo,
 }
 
-pub(crate) fn key_of<T: TopicType>(payload: &[u8]) -> Option<[u8; 16]> {
-    let v: T = deserialize(payload)
-        .or_else(|_| deserialize_key(payload))
-        .ok()?;
+/// The key hash of a serialized sample of `T`, or of its serialized key (`key_only`: a
+/// disposal's or unregistration's payload, which may be padded past the key). Each is tried
+/// the other way if it does not decode (peers differ in what they put there).
+pub(crate) fn key_of<T: TopicType>(payload: &[u8], key_only: bool) -> Option<[u8; 16]> {
+    let v: T = if key_only {
+        deserialize_key(payload).or_else(|_| deserialize(payload))
+    } else {
+        deserialize(payload).or_else(|_| deserialize_key(payload))
+    }
+    .ok()?;
     key_hash(&v).ok()
 }
 

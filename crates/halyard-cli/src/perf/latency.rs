@@ -37,6 +37,9 @@ impl<T: PerfType> Perf<T> {
     pub(super) fn count_pings(&self, r: &DataReader<T>) {
         let mut st = lock(&self.sub_stats);
         let _ = r.take_serialized(usize::MAX, |payload, info| {
+            if !info.valid_data {
+                return; // a disposal or unregistration notice is no ping
+            }
             if let Some((seq, key, size)) = T::peek(payload) {
                 // Pings carry key 0; anything else is counted, not treated as an error.
                 let _ = st.record(
@@ -66,6 +69,9 @@ impl<T: PerfType> Perf<T> {
         let now = now_ns();
         let mut pongs = Vec::new();
         let _ = r.take_serialized(256, |payload, info| {
+            if !info.valid_data {
+                return; // a disposal or unregistration notice is no pong
+            }
             if let (Some((seq, _, size)), Some(ts)) = (T::peek(payload), info.source_timestamp) {
                 pongs.push((seq, size, ts.to_nanos(), prefix_of(info.publication_handle)));
             }

@@ -17,7 +17,8 @@ impl<T: PerfType> Perf<T> {
         let _ = r.take_serialized(usize::MAX, |payload, info| {
             // ddsperf ignores its own participant's data (ignore-local).
             let from = prefix_of(info.publication_handle);
-            if err.is_some() || from == self.own {
+            // A disposal or unregistration notice (a writer leaving) is no sample.
+            if err.is_some() || from == self.own || !info.valid_data {
                 return;
             }
             if let Some((seq, key, size)) = T::peek(payload) {

@@ -18,7 +18,7 @@ fn keyed_payload(key: u8, writer_tag: u8, index: u64) -> Vec<u8> {
     v
 }
 
-fn key_of(p: &[u8]) -> Option<[u8; 16]> {
+fn key_of(p: &[u8], _key_only: bool) -> Option<[u8; 16]> {
     p.get(4).map(|&k| [k; 16])
 }
 
