@@ -193,16 +193,19 @@ impl<'a> ParameterList<'a> {
     /// that began at `first`, `Some(None)` for an explicit "not in a set"
     /// (SEQUENCENUMBER_UNKNOWN, or any non-positive value), `None` if absent.
     pub fn coherent_set(&self) -> Result<Option<Option<SequenceNumber>>, WireError> {
-        match self.find(pid::COHERENT_SET)? {
-            None => Ok(None),
-            Some(p) => {
-                let mut r = ValueReader::new(p.value, self.little_endian);
-                let high = r.i32().map_err(|_| WireError::InvalidField("coherent set length"))?;
-                let low = r.u32().map_err(|_| WireError::InvalidField("coherent set length"))?;
-                let sn = ((high as i64) << 32) | low as i64;
-                Ok(Some((sn > 0).then_some(SequenceNumber(sn))))
-            }
-        }
+        let sn = self.sequence_number(pid::COHERENT_SET, "coherent set length")?;
+        Ok(sn.map(|sn| (sn > 0).then_some(SequenceNumber(sn))))
+    }
+    /// The SequenceNumber_t value of parameter `id`, if present (`what` names it in the error
+    /// when it is too short).
+    fn sequence_number(&self, id: u16, what: &'static str) -> Result<Option<i64>, WireError> {
+        let Some(p) = self.find(id)? else {
+            return Ok(None);
+        };
+        let mut r = ValueReader::new(p.value, self.little_endian);
+        let high = r.i32().map_err(|_| WireError::InvalidField(what))?;
+        let low = r.u32().map_err(|_| WireError::InvalidField(what))?;
+        Ok(Some(((high as i64) << 32) | low as i64))
     }
     /// PID_GROUP_COHERENT_SET and PID_GROUP_SEQ_NUM (RTPS 2.5 §8.7.6): the GROUP coherent set
     /// a change belongs to (the group sequence number of its first change) and the change's own
@@ -210,19 +213,9 @@ impl<'a> ParameterList<'a> {
     pub fn group_coherent_set(
         &self,
     ) -> Result<Option<(SequenceNumber, SequenceNumber)>, WireError> {
-        let read = |id: u16| -> Result<Option<i64>, WireError> {
-            match self.find(id)? {
-                None => Ok(None),
-                Some(p) => {
-                    let mut r = ValueReader::new(p.value, self.little_endian);
-                    let bad = |_| WireError::InvalidField("group sequence number length");
-                    let high = r.i32().map_err(bad)?;
-                    let low = r.u32().map_err(bad)?;
-                    Ok(Some(((high as i64) << 32) | low as i64))
-                }
-            }
-        };
-        match (read(pid::GROUP_COHERENT_SET)?, read(pid::GROUP_SEQ_NUM)?) {
+        let what = "group sequence number length";
+        let set = self.sequence_number(pid::GROUP_COHERENT_SET, what)?;
+        match (set, self.sequence_number(pid::GROUP_SEQ_NUM, what)?) {
             (Some(set), Some(gsn)) if set > 0 && gsn > 0 => {
                 Ok(Some((SequenceNumber(set), SequenceNumber(gsn))))
             }
@@ -232,17 +225,8 @@ impl<'a> ParameterList<'a> {
     /// PID_GROUP_SEQ_NUM alone (GROUP ordered access outside coherent sets), if present and
     /// positive.
     pub fn group_seq_num(&self) -> Result<Option<SequenceNumber>, WireError> {
-        match self.find(pid::GROUP_SEQ_NUM)? {
-            None => Ok(None),
-            Some(p) => {
-                let mut r = ValueReader::new(p.value, self.little_endian);
-                let bad = |_| WireError::InvalidField("group sequence number length");
-                let high = r.i32().map_err(bad)?;
-                let low = r.u32().map_err(bad)?;
-                let sn = ((high as i64) << 32) | low as i64;
-                Ok((sn > 0).then_some(SequenceNumber(sn)))
-            }
-        }
+        let sn = self.sequence_number(pid::GROUP_SEQ_NUM, "group sequence number length")?;
+        Ok(sn.filter(|&sn| sn > 0).map(SequenceNumber))
     }
     /// PID_STATUS_INFO flags (big-endian on the wire per spec), 0 if absent.
     pub fn status_info(&self) -> Result<u32, WireError> {
