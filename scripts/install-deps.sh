@@ -10,6 +10,7 @@
 #   libfastrtps-dev   Fast DDS 2.9 (and Fast CDR) headers + libraries, for the
 #                     benchmark's Fast DDS perf peer (bench/peers/fastdds)
 #   g++, gcc, make    to build the benchmark peers (Fast DDS, raw UDP)
+#   libssl-dev, pkg-config, openssl  OpenSSL for the security plugins (the `openssl` crate)
 #   python: cyclonedds  Cyclone 11 Python binding + `cyclonedds` CLI, used by
 #                       tests/peers/*.py
 set -euo pipefail
@@ -24,7 +25,7 @@ else
 fi
 
 APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables
-              libfastrtps-dev g++ gcc make)
+              libfastrtps-dev g++ gcc make libssl-dev pkg-config openssl)
 
 # Wait for any other apt/dpkg run (e.g. a background install) to finish instead
 # of fighting over the dpkg lock.
