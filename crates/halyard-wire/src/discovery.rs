@@ -87,8 +87,53 @@ pub mod builtin_endpoint {
     pub const SUBSCRIPTIONS_DETECTOR: u32 = 1 << 5;
     pub const PARTICIPANT_MESSAGE_DATA_WRITER: u32 = 1 << 10;
     pub const PARTICIPANT_MESSAGE_DATA_READER: u32 = 1 << 11;
+    // DDS Security 1.1 §7.4.7.1: the secure builtin endpoints.
+    pub const SECURE_PUBLICATION_WRITER: u32 = 1 << 16;
+    pub const SECURE_PUBLICATION_READER: u32 = 1 << 17;
+    pub const SECURE_SUBSCRIPTION_WRITER: u32 = 1 << 18;
+    pub const SECURE_SUBSCRIPTION_READER: u32 = 1 << 19;
+    pub const SECURE_PARTICIPANT_MESSAGE_WRITER: u32 = 1 << 20;
+    pub const SECURE_PARTICIPANT_MESSAGE_READER: u32 = 1 << 21;
+    pub const PARTICIPANT_STATELESS_MESSAGE_WRITER: u32 = 1 << 22;
+    pub const PARTICIPANT_STATELESS_MESSAGE_READER: u32 = 1 << 23;
+    pub const PARTICIPANT_VOLATILE_MESSAGE_SECURE_WRITER: u32 = 1 << 24;
+    pub const PARTICIPANT_VOLATILE_MESSAGE_SECURE_READER: u32 = 1 << 25;
+    pub const SPDP_RELIABLE_PARTICIPANT_SECURE_WRITER: u32 = 1 << 26;
+    pub const SPDP_RELIABLE_PARTICIPANT_SECURE_READER: u32 = 1 << 27;
     pub const TOPICS_ANNOUNCER: u32 = 1 << 28;
     pub const TOPICS_DETECTOR: u32 = 1 << 29;
+}
+
+/// A DDS Security token (IdentityToken, PermissionsToken, IdentityStatusToken) as carried in
+/// a discovery parameter: the DataHolder's CDR bytes, decoded by the security plugins.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct EncodedToken {
+    /// Whether `cdr` is little-endian (the parameter list's endianness).
+    pub little_endian: bool,
+    /// The parameter value: a CDR-encoded DataHolder (possibly followed by padding).
+    pub cdr: Vec<u8>,
+}
+
+/// PID_PARTICIPANT_SECURITY_INFO / PID_ENDPOINT_SECURITY_INFO (DDS Security 1.1 §7.4.1.5,
+/// §7.4.1.6): the security attribute masks, the first in the specification's meaning, the
+/// second in the builtin plugins'.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct SecurityInfo {
+    /// security_attributes (bit 31 = valid).
+    pub attributes: u32,
+    /// plugin_security_attributes (bit 31 = valid).
+    pub plugin_attributes: u32,
+}
+
+fn read_security_info(r: &mut ValueReader<'_>) -> Result<SecurityInfo, WireError> {
+    Ok(SecurityInfo { attributes: r.u32()?, plugin_attributes: r.u32()? })
+}
+
+fn emit_security_info(w: &mut ParameterListWriter<'_>, id: u16, info: SecurityInfo) {
+    w.with(id, |b| {
+        b.extend_from_slice(&info.attributes.to_le_bytes());
+        b.extend_from_slice(&info.plugin_attributes.to_le_bytes());
+    });
 }
 
 /// SPDPdiscoveredParticipantData (RTPS 2.5 §8.5.3.2 + DDS ParticipantBuiltinTopicData).
@@ -124,6 +169,13 @@ pub struct ParticipantData {
     pub user_data: Vec<u8>,
     /// PID_ENTITY_NAME, if sent.
     pub entity_name: Option<String>,
+    /// PID_IDENTITY_TOKEN (DDS Security), if sent. `emit` writes a token only when it is
+    /// little-endian (our parameter lists are); a received big-endian one is not re-sent.
+    pub identity_token: Option<EncodedToken>,
+    /// PID_PERMISSIONS_TOKEN (DDS Security), if sent.
+    pub permissions_token: Option<EncodedToken>,
+    /// PID_PARTICIPANT_SECURITY_INFO (DDS Security), if sent.
+    pub security_info: Option<SecurityInfo>,
 }
 
 /// Maximum locators of each kind kept from one discovery sample (more are ignored).
@@ -151,6 +203,9 @@ impl ParticipantData {
             manual_liveliness_count: 0,
             user_data: Vec::new(),
             entity_name: None,
+            identity_token: None,
+            permissions_token: None,
+            security_info: None,
         }
     }
     /// Applies one (non-vendor-specific) parameter.
@@ -171,6 +226,9 @@ impl ParticipantData {
             pid::PARTICIPANT_MANUAL_LIVELINESS_COUNT => self.manual_liveliness_count = r.i32()?,
             pid::USER_DATA => self.user_data = r.octets()?.to_vec(),
             pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
+            pid::IDENTITY_TOKEN => self.identity_token = Some(read_token(r)),
+            pid::PERMISSIONS_TOKEN => self.permissions_token = Some(read_token(r)),
+            pid::PARTICIPANT_SECURITY_INFO => self.security_info = Some(read_security_info(r)?),
             other => check_unknown(other)?,
         }
         Ok(())
@@ -225,8 +283,24 @@ impl ParticipantData {
         if let Some(name) = &self.entity_name {
             w.string(pid::ENTITY_NAME, name);
         }
+        for (id, token) in [
+            (pid::IDENTITY_TOKEN, &self.identity_token),
+            (pid::PERMISSIONS_TOKEN, &self.permissions_token),
+        ] {
+            if let Some(t) = token.as_ref().filter(|t| t.little_endian) {
+                w.raw(id, &t.cdr);
+            }
+        }
+        if let Some(info) = self.security_info {
+            emit_security_info(&mut w, pid::PARTICIPANT_SECURITY_INFO, info);
+        }
         w.finish();
     }
+}
+
+/// A token parameter's value, kept whole for the security plugins.
+fn read_token(r: &mut ValueReader<'_>) -> EncodedToken {
+    EncodedToken { little_endian: r.little_endian(), cdr: r.rest().to_vec() }
 }
 
 /// DiscoveredWriterData / DiscoveredReaderData (RTPS 2.5 §8.5.4.2, §9.6.2.2).
@@ -262,6 +336,8 @@ pub struct EndpointData {
     /// PID_GROUP_ENTITYID: the entity id of the endpoint's publisher or subscriber, if sent
     /// (PRESENTATION at GROUP scope needs to know which writers share a publisher).
     pub group_entity: Option<EntityId>,
+    /// PID_ENDPOINT_SECURITY_INFO (DDS Security), if sent.
+    pub security_info: Option<SecurityInfo>,
 }
 
 impl EndpointData {
@@ -287,6 +363,7 @@ impl EndpointData {
             entity_name: None,
             content_filter: None,
             group_entity: None,
+            security_info: None,
         }
     }
     /// Applies one (non-vendor-specific) parameter, QoS included.
@@ -304,6 +381,7 @@ impl EndpointData {
             pid::TYPE_MAX_SIZE_SERIALIZED => self.type_max_size_serialized = Some(r.u32()?),
             pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
             pid::GROUP_ENTITYID => self.group_entity = Some(r.entity_id()?),
+            pid::ENDPOINT_SECURITY_INFO => self.security_info = Some(read_security_info(r)?),
             pid::CONTENT_FILTER_PROPERTY => {
                 self.content_filter = Some(ContentFilterProperty::parse(r)?)
             }
@@ -373,6 +451,9 @@ impl EndpointData {
         }
         if let Some(g) = self.group_entity {
             w.raw(pid::GROUP_ENTITYID, &g.0);
+        }
+        if let Some(info) = self.security_info {
+            emit_security_info(&mut w, pid::ENDPOINT_SECURITY_INFO, info);
         }
         // A filter too long for one parameter is not announced (writers then send everything).
         if let Some(cf) = self.content_filter.as_ref().filter(|cf| cf.encoded_len() <= 0xfffc) {

@@ -37,6 +37,16 @@ pub mod id {
     pub const DATA: u8 = 0x15;
     /// DATA_FRAG
     pub const DATA_FRAG: u8 = 0x16;
+    /// SEC_BODY (DDS Security 1.1 §7.3.7.3): a protected submessage or message body.
+    pub const SEC_BODY: u8 = 0x30;
+    /// SEC_PREFIX: the crypto header before a protected submessage.
+    pub const SEC_PREFIX: u8 = 0x31;
+    /// SEC_POSTFIX: the crypto footer after a protected submessage.
+    pub const SEC_POSTFIX: u8 = 0x32;
+    /// SRTPS_PREFIX: the crypto header of a protected RTPS message.
+    pub const SRTPS_PREFIX: u8 = 0x33;
+    /// SRTPS_POSTFIX: the crypto footer of a protected RTPS message.
+    pub const SRTPS_POSTFIX: u8 = 0x34;
     /// The first vendor-specific submessage id (RTPS 2.5 §9.4.5.1.1): ids from here up are
     /// interpreted according to the vendor id of the message that carries them.
     pub const VENDOR_SPECIFIC_FIRST: u8 = 0x80;

@@ -66,6 +66,13 @@ pub mod pid {
     pub const TYPE_CONSISTENCY_ENFORCEMENT: u16 = 0x0074;
     pub const BUILTIN_ENDPOINT_QOS: u16 = 0x0077;
     pub const DOMAIN_TAG: u16 = 0x4014;
+    // DDS Security 1.1 §7.4.1.4 (Table 10) and §7.4.1.5.
+    pub const IDENTITY_TOKEN: u16 = 0x1001;
+    pub const PERMISSIONS_TOKEN: u16 = 0x1002;
+    pub const DATA_TAGS: u16 = 0x1003;
+    pub const ENDPOINT_SECURITY_INFO: u16 = 0x1004;
+    pub const PARTICIPANT_SECURITY_INFO: u16 = 0x1005;
+    pub const IDENTITY_STATUS_TOKEN: u16 = 0x1006;
     /// Bit set in vendor-specific ids.
     pub const VENDOR_SPECIFIC_FLAG: u16 = 0x8000;
     /// Bit set in must-understand ids.
@@ -248,6 +255,16 @@ pub struct ValueReader<'a> {
 }
 
 impl<'a> ValueReader<'a> {
+    /// Whether the value is little-endian (its parameter list's endianness).
+    pub fn little_endian(&self) -> bool {
+        self.little_endian
+    }
+    /// The bytes not read yet (the reader is left at the end).
+    pub fn rest(&mut self) -> &'a [u8] {
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        self.pos = self.bytes.len();
+        rest
+    }
     /// Starts reading `bytes`.
     pub fn new(bytes: &'a [u8], little_endian: bool) -> Self {
         ValueReader { bytes, pos: 0, little_endian }

@@ -60,6 +60,7 @@ fn reader(content_filter: Option<ContentFilterProperty>) -> EndpointData {
         entity_name: None,
         content_filter,
         group_entity: None,
+        security_info: None,
     }
 }
 

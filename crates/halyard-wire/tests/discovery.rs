@@ -31,6 +31,19 @@ fn participant() -> ParticipantData {
         manual_liveliness_count: 4,
         user_data: vec![1, 2, 3, 4, 5],
         entity_name: Some("héllo".into()),
+        identity_token: Some(EncodedToken {
+            little_endian: true,
+            // class_id "DDS:Auth:PKI-DH:1.0", no properties, no binary properties.
+            cdr: [&[20, 0, 0, 0][..], b"DDS:Auth:PKI-DH:1.0\0", &[0; 8]].concat(),
+        }),
+        permissions_token: Some(EncodedToken {
+            little_endian: true,
+            cdr: vec![1, 0, 0, 0, 0, 0, 0, 0],
+        }),
+        security_info: Some(SecurityInfo {
+            attributes: 0x8000_0007,
+            plugin_attributes: 0x8000_0007,
+        }),
     }
 }
 
@@ -94,6 +107,10 @@ fn endpoint(kind: u8, qos: EndpointQos) -> EndpointData {
         entity_name: Some("writer".into()),
         content_filter: None,
         group_entity: Some(EntityId::new(0x7, 0x08)),
+        security_info: Some(SecurityInfo {
+            attributes: 0x8000_0003,
+            plugin_attributes: 0x8000_0001,
+        }),
     }
 }
 

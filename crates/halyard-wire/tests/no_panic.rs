@@ -1,7 +1,7 @@
 //! Proves that ~100k random and mutated messages and discovery payloads never make the parsers
 //! panic (a deterministic xorshift PRNG stands in for a fuzzer).
 
-use halyard_wire::discovery::{parse_key_guid, EndpointData, ParticipantData};
+use halyard_wire::discovery::{parse_key_guid, EndpointData, ParticipantData, SecurityInfo};
 use halyard_wire::param::{ParameterList, ValueReader};
 use halyard_wire::qos::EndpointQos;
 use halyard_wire::*;
@@ -120,6 +120,7 @@ fn seed_endpoint() -> Vec<u8> {
         entity_name: Some("n".into()),
         content_filter: None,
         group_entity: None,
+        security_info: Some(SecurityInfo { attributes: 0x8000_0001, plugin_attributes: 0 }),
     };
     let mut v = Vec::new();
     e.emit(&mut v);

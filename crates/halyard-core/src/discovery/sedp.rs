@@ -46,6 +46,7 @@ impl Participant {
             entity_name: None,
             content_filter: None,
             group_entity: None,
+            security_info: None,
         }
     }
 

@@ -39,6 +39,9 @@ impl Participant {
             manual_liveliness_count: 0,
             user_data: self.cfg.user_data.clone(),
             entity_name: self.cfg.entity_name.clone(),
+            identity_token: None,
+            permissions_token: None,
+            security_info: None,
         }
     }
 

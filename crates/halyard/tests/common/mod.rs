@@ -91,6 +91,9 @@ pub fn spdp_datagram(
         manual_liveliness_count: 0,
         user_data: Vec::new(),
         entity_name: None,
+        identity_token: None,
+        permissions_token: None,
+        security_info: None,
     };
     let mut payload = Vec::new();
     pd.emit(&mut payload);
@@ -122,6 +125,7 @@ pub fn endpoint_data(guid: Guid, topic: &str, type_name: &str, qos: EndpointQos)
         entity_name: None,
         content_filter: None,
         group_entity: None,
+        security_info: None,
     };
     let mut payload = Vec::new();
     ed.emit(&mut payload);
