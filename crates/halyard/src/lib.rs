@@ -52,7 +52,9 @@ pub use halyard_net::{FaultConfig, FaultStats};
 pub use halyard_wire::{Guid, GuidPrefix, SequenceNumber, Time};
 pub use history::MAX_CACHED_SAMPLES_DEFAULT;
 pub use listener::{DataReaderListener, DataWriterListener, Listener, StatusMask};
-pub use participant::{DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic};
+pub use participant::{
+    DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic, SECURITY_ENV,
+};
 pub use qos::GroupQos;
 pub use qos_profile::QosProvider;
 pub use reader::{DataReader, Sample, Selector};

@@ -157,6 +157,10 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
     cfg.max_message_size = (10 * packet).min(cfg.max_message_size);
 }
 
+/// The environment variable naming a DDS Security identity directory (`DIR/NAME` made by
+/// `halyard security init`).
+pub const SECURITY_ENV: &str = "HALYARD_SECURITY";
+
 impl DomainParticipant {
     /// Asserts the liveliness of this participant's LIVELINESS MANUAL_BY_PARTICIPANT writers
     /// (remote readers learn it from a participant message); writing with any of them does
@@ -166,12 +170,24 @@ impl DomainParticipant {
     }
 
     /// Joins `domain_id` with default options.
+    ///
+    /// Fails with [`Error::Unsupported`] while `HALYARD_SECURITY` is set: DDS Security is not
+    /// wired into the protocol core yet, and a participant asked to be secure never joins
+    /// unprotected.
     pub fn new(domain_id: u32) -> Result<DomainParticipant> {
         Self::with_options(domain_id, ParticipantOptions::default())
     }
 
     /// Joins `domain_id` with options.
     pub fn with_options(domain_id: u32, opts: ParticipantOptions) -> Result<DomainParticipant> {
+        // A process asked to run secured must never run unprotected instead.
+        if std::env::var_os(SECURITY_ENV).is_some() {
+            return Err(Error::Unsupported {
+                feature: "DDS Security (HALYARD_SECURITY)",
+                detail: "the security plugins exist (crate halyard-security) but are not yet \
+                         wired into the protocol core; refusing to join the domain unprotected",
+            });
+        }
         let iface = select_interface(opts.interface.as_deref()).map_err(Error::Interface)?;
         let mtu = halyard_net::interface_mtu(&iface.name);
         // Peers' addresses in our interface's subnet are the ones we reach directly.
