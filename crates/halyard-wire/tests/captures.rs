@@ -185,3 +185,76 @@ fn cyclone_batched_data_and_fragments_decode() {
     assert_eq!(last.fragment_starting_num, 781);
     assert_eq!(last.payload.len(), 1_048_580 - 780 * 1344, "last fragment trimmed to the sample");
 }
+
+/// Captured from two ddsperf processes with Cyclone's builtin security plugins (ECDSA P-256
+/// identities, a governance with ENCRYPT for rtps, discovery, liveliness, metadata and data).
+fn secure_capture(name: &str) -> Vec<u8> {
+    capture(&format!("secure/{name}"))
+}
+
+#[test]
+fn cyclone_secure_spdp_carries_its_security_parameters() {
+    let bytes = secure_capture("spdp-secure.bin");
+    let data = submessages(&bytes)
+        .into_iter()
+        .find_map(|s| match s {
+            Submessage::Data(d) if d.writer_id == EntityId::SPDP_WRITER => Some(d),
+            _ => None,
+        })
+        .expect("an SPDP DATA");
+    let p = ParticipantData::parse(data.payload.expect("payload")).expect("SPDP parses");
+    let info = p.security_info.expect("PID_PARTICIPANT_SECURITY_INFO");
+    // Everything ENCRYPT: is_rtps/discovery/liveliness_protected + valid, and the plugin's
+    // is_rtps/discovery/liveliness_encrypted + valid.
+    assert_eq!((info.attributes, info.plugin_attributes), (0x8000_0007, 0x8000_0007));
+    // Cyclone's IdentityToken in SPDP is the class id alone: no properties are sent.
+    let id = p.identity_token.clone().expect("PID_IDENTITY_TOKEN");
+    assert!(id.little_endian);
+    assert_eq!(&id.cdr[..4], &20u32.to_le_bytes());
+    assert_eq!(&id.cdr[4..24], b"DDS:Auth:PKI-DH:1.0\0");
+    assert_eq!(&id.cdr[24..32], &[0; 8], "no properties, no binary properties");
+    let perm = p.permissions_token.clone().expect("PID_PERMISSIONS_TOKEN");
+    assert_eq!(&perm.cdr[4..31], b"DDS:Access:Permissions:1.0\0");
+    use builtin_endpoint as be;
+    for bit in [
+        be::PARTICIPANT_STATELESS_MESSAGE_WRITER,
+        be::PARTICIPANT_STATELESS_MESSAGE_READER,
+        be::PARTICIPANT_VOLATILE_MESSAGE_SECURE_WRITER,
+        be::PARTICIPANT_VOLATILE_MESSAGE_SECURE_READER,
+        be::SECURE_PUBLICATION_WRITER,
+        be::SECURE_SUBSCRIPTION_READER,
+        be::SECURE_PARTICIPANT_MESSAGE_WRITER,
+        be::SPDP_RELIABLE_PARTICIPANT_SECURE_READER,
+    ] {
+        assert!(p.builtin_endpoints & bit != 0, "builtin endpoint bit {bit:#x}");
+    }
+    // Re-emitting keeps every security parameter.
+    let mut again = Vec::new();
+    p.emit(&mut again);
+    assert_eq!(ParticipantData::parse(&again).expect("re-parses"), p);
+}
+
+#[test]
+fn cyclone_protected_messages_are_recognised_secure_submessages() {
+    use halyard_wire::id;
+    // A whole message under rtps protection: SRTPS_PREFIX, SEC_BODY, SRTPS_POSTFIX.
+    let kinds = |name: &str| -> Vec<u8> {
+        let bytes = secure_capture(name);
+        submessages(&bytes)
+            .iter()
+            .map(|s| match s {
+                Submessage::Unknown { id, .. } => *id,
+                Submessage::InfoDst(_) => id::INFO_DST,
+                Submessage::InfoTs(_) => id::INFO_TS,
+                other => panic!("{name}: an unprotected {other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(kinds("srtps-message.bin"), [id::SRTPS_PREFIX, id::SEC_BODY, id::SRTPS_POSTFIX]);
+    // A protected submessage (here in a message of the volatile secure channel):
+    // SEC_PREFIX, SEC_BODY, SEC_POSTFIX after INFO_DST.
+    assert_eq!(
+        kinds("sec-submessage.bin"),
+        [id::INFO_DST, id::SEC_PREFIX, id::SEC_BODY, id::SEC_POSTFIX]
+    );
+}
