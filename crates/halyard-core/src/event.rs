@@ -118,6 +118,16 @@ pub enum Event {
     ParticipantDiscovered(Box<ParticipantData>),
     /// A remote participant's lease expired or it said goodbye.
     ParticipantLost(GuidPrefix),
+    /// The security plugin authenticated a remote participant (its endpoints are now
+    /// discovered and matched).
+    ParticipantAuthenticated(GuidPrefix),
+    /// The security plugin refused a remote participant: nothing is exchanged with it.
+    ParticipantRefused {
+        /// The participant.
+        prefix: GuidPrefix,
+        /// Why (an invalid identity, a failed handshake, no permission).
+        reason: String,
+    },
     /// A remote DataWriter was discovered.
     PublicationDiscovered(Box<EndpointData>),
     /// A remote DataWriter is gone.

@@ -23,6 +23,7 @@ pub mod pacing;
 mod participant;
 mod reader;
 mod reassembly;
+pub mod security;
 pub mod time;
 mod writer;
 

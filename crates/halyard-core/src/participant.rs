@@ -67,6 +67,8 @@ pub(crate) struct RemoteParticipant {
     /// When it last asserted MANUAL_BY_PARTICIPANT liveliness (a PMD of kind MANUAL, or data
     /// from one of its MANUAL_BY_PARTICIPANT writers).
     pub(crate) manual_asserted: Instant,
+    /// Whether our security plugin admits it (see [`crate::security`]).
+    pub(crate) security: crate::security::PeerSecurity,
 }
 
 impl RemoteParticipant {
@@ -142,6 +144,10 @@ pub struct Participant {
     pub(crate) manual_asserted: Instant,
     /// When the next PMD of kind AUTOMATIC is due (AUTOMATIC writers with a finite lease).
     pub(crate) pmd_auto_next: Option<Instant>,
+    /// The security plugins, if this participant is secure (see [`crate::security`]).
+    pub(crate) security: Option<Box<dyn crate::security::ParticipantSecurity>>,
+    /// The last sequence number of the stateless message writer.
+    pub(crate) stateless_sn: SequenceNumber,
 }
 
 impl Participant {
@@ -195,6 +201,8 @@ impl Participant {
             liveliness_next: None,
             manual_asserted: now,
             pmd_auto_next: None,
+            security: None,
+            stateless_sn: SequenceNumber(0),
         };
         p.create_builtin_endpoints();
         p
@@ -700,9 +708,13 @@ impl Participant {
         for r in self.remote.values() {
             t = t.min(r.lease_deadline);
         }
-        for d in [self.liveliness_next, self.pmd_auto_next]
-            .into_iter()
-            .flatten()
+        for d in [
+            self.liveliness_next,
+            self.pmd_auto_next,
+            self.security_deadline(),
+        ]
+        .into_iter()
+        .flatten()
         {
             t = t.min(d);
         }
@@ -717,6 +729,7 @@ impl Participant {
     /// Runs timers: SPDP announcements, heartbeats, lease expiry.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.spdp_timeouts(now);
+        self.security_timeouts(now);
         // A lease that expired may have unmatched a pairing a group set waited for.
         self.release_group_sets(now);
         for w in self.writers.values_mut() {
@@ -846,6 +859,7 @@ impl Participant {
                     self.on_sedp_sample(now, s)
                 }
                 EntityId::P2P_MESSAGE_READER => self.on_participant_message(now, &s),
+                EntityId::P2P_STATELESS_MESSAGE_READER => self.on_stateless_sample(now, &s),
                 _ if s.group.is_some() => self.on_group_sample(now, s),
                 _ => self.deliver_to_application(now, s),
             }

@@ -137,7 +137,7 @@ impl Participant {
         select_unicast(candidates, &self.cfg.reachable_networks)
     }
 
-    fn metatraffic_locators(&self, data: &ParticipantData) -> Vec<Locator> {
+    pub(crate) fn metatraffic_locators(&self, data: &ParticipantData) -> Vec<Locator> {
         let u = self.select_unicast(&data.metatraffic_unicast);
         if u.is_empty() {
             udp_only(&data.metatraffic_multicast)
@@ -149,7 +149,7 @@ impl Participant {
     /// Brings the builtin SEDP proxies for a remote participant in line with its SPDP data:
     /// adds the ones it announces, drops the ones it no longer announces, and points the
     /// remaining ones at its current metatraffic locators. Idempotent.
-    fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
+    pub(crate) fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
         let locs = self.metatraffic_locators(data);
         let prefix = data.guid.prefix;
         for (w, r, announcer, detector) in BUILTIN_PAIRS {
@@ -237,6 +237,14 @@ impl Participant {
         if self.remote.remove(&prefix).is_none() {
             return;
         }
+        self.unmatch_builtin(prefix);
+        self.forget_security_peer(prefix);
+        self.push_event(Event::ParticipantLost(prefix));
+    }
+
+    /// Forgets a remote participant's endpoints and unmatches its builtin ones (it left, or
+    /// the security plugin no longer admits it).
+    pub(crate) fn unmatch_builtin(&mut self, prefix: GuidPrefix) {
         let writers: Vec<Guid> = self
             .remote_writers
             .range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4])))
@@ -263,7 +271,6 @@ impl Participant {
             }
             self.writer_index.remove(&wg);
         }
-        self.push_event(Event::ParticipantLost(prefix));
     }
 
     /// Discovered remote participants.

@@ -4,6 +4,7 @@
 
 use crate::event::Event;
 use crate::participant::{Participant, RemoteParticipant};
+use crate::security::PeerSecurity;
 use crate::time::{wire_to_std, Instant};
 use halyard_wire::discovery::{builtin_endpoint as be, parse_key_guid, ParticipantData};
 use halyard_wire::param::{
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 impl Participant {
     fn own_participant_data(&self) -> ParticipantData {
-        ParticipantData {
+        let mut data = ParticipantData {
             guid: Guid::new(self.prefix, EntityId::PARTICIPANT),
             protocol_version: ProtocolVersion::V2_5,
             vendor_id: VendorId::HALYARD,
@@ -42,7 +43,9 @@ impl Participant {
             identity_token: None,
             permissions_token: None,
             security_info: None,
-        }
+        };
+        self.announce_security(&mut data);
+        data
     }
 
     /// Sends our SPDP sample to the SPDP destinations, or only to `to` (a new peer).
@@ -130,7 +133,7 @@ impl Participant {
                 // announcement that the next one undoes): every proxy follows the latest.
                 r.data = data.clone();
                 self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
-                self.match_builtin(now, &data);
+                self.admit_participant(now, &data);
                 self.refresh_user_locators(prefix);
             }
             if let Some(r) = self.remote.get_mut(&prefix) {
@@ -153,10 +156,11 @@ impl Participant {
                 reannounce: (!retry.is_zero()).then_some((now + retry, retry)),
                 last_heard: now,
                 manual_asserted: now,
+                security: PeerSecurity::NotSecured,
             },
         );
         self.push_event(Event::ParticipantDiscovered(Box::new(data.clone())));
-        self.match_builtin(now, &data);
+        self.admit_participant(now, &data);
         if !reply_to.is_empty() {
             self.announce_participant(Some(reply_to));
         }

@@ -33,6 +33,7 @@ mod qos_change;
 mod qos_policies;
 mod reliable;
 mod repair_traffic;
+mod security;
 mod sedp_corrupt;
 mod spdp_changed;
 mod spdp_lease_corrupt;

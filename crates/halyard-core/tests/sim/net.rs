@@ -259,6 +259,21 @@ impl SimNet {
     /// Adds a node whose participant starts now; returns its index.
     pub fn add_node(&mut self, cfg: ParticipantConfig) -> usize {
         let p = Participant::new(cfg, self.instant());
+        self.push_node(p)
+    }
+
+    /// Adds a node whose participant runs the security plugin `plugin`.
+    pub fn add_secure_node(
+        &mut self,
+        cfg: ParticipantConfig,
+        plugin: Box<dyn halyard_core::security::ParticipantSecurity>,
+    ) -> usize {
+        let mut p = Participant::new(cfg, self.instant());
+        p.set_security(plugin);
+        self.push_node(p)
+    }
+
+    fn push_node(&mut self, p: Participant) -> usize {
         self.nodes.push(Node {
             p,
             alive: true,

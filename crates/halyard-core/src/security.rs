@@ -1,0 +1,319 @@
+//! DDS Security 1.1 in the protocol core: where the security plugins plug in.
+//!
+//! The core knows nothing of certificates, tokens or ciphers. A participant given a
+//! [`ParticipantSecurity`] (the builtin plugins of crate `halyard-security` implement it)
+//! does four things differently:
+//!
+//! * **It announces itself as secure.** Its SPDP sample carries what the plugin adds (the
+//!   identity and permissions tokens, PID_PARTICIPANT_SECURITY_INFO, the builtin endpoint
+//!   bits of the secure endpoints).
+//! * **It admits a remote participant before it discovers its endpoints.** A participant
+//!   announced by SPDP is handed to the plugin ([`ParticipantSecurity::discovered`]), which
+//!   answers with an [`Admission`]: until it is admitted, none of the builtin SEDP or
+//!   participant-message endpoints is matched with it, so it learns nothing of our endpoints
+//!   and we deliver nothing of its. A refused participant stays refused until it announces
+//!   itself differently.
+//! * **It runs the stateless message channel** (DDS Security §7.4.3): the builtin
+//!   ParticipantStatelessMessage writer and reader, best effort, carrying the authentication
+//!   handshake. The reader is an ordinary best-effort builtin reader (so DATA_FRAG
+//!   reassembly works as for any reader); the writer keeps no history and sends each
+//!   message to its one destination, fragmented when it exceeds a datagram. Payloads are
+//!   opaque here: the plugin encodes and decodes ParticipantGenericMessages.
+//! * **It lets the plugin run timers** (handshake resends) through [`Participant::poll_timeout`]
+//!   and [`Participant::handle_timeout`].
+//!
+//! Not here yet: the volatile secure channel (crypto token exchange), the secure SEDP
+//! endpoints and the protection of submessages, payloads and messages. A plugin whose
+//! governance needs them must not claim to provide them; the DCPS layer refuses such a
+//! configuration with a clear error until they exist.
+
+use crate::event::{Event, ReceivedSample};
+use crate::participant::Participant;
+use crate::reader::{Reader, ReaderSpec, WriterProxy};
+use crate::time::Instant;
+use halyard_wire::discovery::{builtin_endpoint as be, ParticipantData};
+use halyard_wire::qos::{EndpointQos, History, Reliability, ReliabilityKind};
+use halyard_wire::{Data, DataFrag, EntityId, Guid, GuidPrefix};
+
+/// What the security plugin says of a remote participant.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Admission {
+    /// Authenticated (or allowed without authentication by the governance): match it.
+    Admitted,
+    /// The handshake is under way: do not match it yet.
+    Pending,
+    /// Refused, for the reason given (invalid identity, handshake failed, not permitted).
+    Refused(String),
+}
+
+/// What a plugin call asks the core to do.
+#[derive(Debug, Default)]
+pub struct SecurityOutput {
+    /// ParticipantStatelessMessage payloads (encapsulation header included) to send to each
+    /// participant's stateless reader.
+    pub stateless: Vec<(GuidPrefix, Vec<u8>)>,
+    /// Admission decisions reached (after a handshake step, or a timeout).
+    pub admissions: Vec<(GuidPrefix, Admission)>,
+}
+
+/// The security plugins of one participant, as the protocol core uses them. Implementations
+/// do no I/O and read no clock: `now` is the core's monotonic time; a plugin that needs the
+/// wall clock (certificate validity) is given one by whoever creates it.
+pub trait ParticipantSecurity: Send {
+    /// Adds the security parameters to our SPDP announcement: tokens, security info, and the
+    /// builtin endpoint bits of the secure endpoints (the core sets the stateless ones).
+    fn announce(&self, data: &mut ParticipantData);
+    /// A remote participant announced itself (for the first time, or with changed data).
+    fn discovered(
+        &mut self,
+        now: Instant,
+        remote: &ParticipantData,
+        out: &mut SecurityOutput,
+    ) -> Admission;
+    /// A ParticipantStatelessMessage payload arrived from `source`'s stateless writer.
+    fn stateless_message(
+        &mut self,
+        now: Instant,
+        source: GuidPrefix,
+        payload: &[u8],
+        out: &mut SecurityOutput,
+    );
+    /// Timers due at `now` (handshake resends, handshake time-outs).
+    fn handle_timeout(&mut self, now: Instant, out: &mut SecurityOutput);
+    /// When [`ParticipantSecurity::handle_timeout`] is next due, if ever.
+    fn poll_timeout(&self) -> Option<Instant>;
+    /// A remote participant left or its lease expired: forget its handshake and keys.
+    fn forget(&mut self, remote: GuidPrefix);
+}
+
+/// Where a remote participant stands with our security plugin.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) enum PeerSecurity {
+    /// No security on our side: matched as soon as discovered.
+    NotSecured,
+    /// See [`Admission`].
+    Is(Admission),
+}
+
+impl PeerSecurity {
+    pub(crate) fn admitted(&self) -> bool {
+        matches!(
+            self,
+            PeerSecurity::NotSecured | PeerSecurity::Is(Admission::Admitted)
+        )
+    }
+}
+
+fn stateless_qos() -> EndpointQos {
+    let mut q = EndpointQos::reader_default();
+    q.history = History::KeepLast(1);
+    q.reliability = Reliability {
+        kind: ReliabilityKind::BestEffort,
+        max_blocking_time: halyard_wire::Duration::ZERO,
+    };
+    q
+}
+
+impl Participant {
+    /// Gives this participant its security plugins (before it is first driven): it then
+    /// announces itself as secure, runs the stateless channel and admits remote participants
+    /// through `plugin`.
+    pub fn set_security(&mut self, plugin: Box<dyn ParticipantSecurity>) {
+        let id = EntityId::P2P_STATELESS_MESSAGE_READER;
+        let spec = ReaderSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos: stateless_qos(),
+            has_key: false,
+        };
+        let reader = Reader::new(Guid::new(self.prefix, id), spec, self.cfg.hash_seed);
+        self.readers.insert(id, reader);
+        self.security = Some(plugin);
+    }
+
+    /// Whether this participant runs security plugins.
+    pub fn is_secure(&self) -> bool {
+        self.security.is_some()
+    }
+
+    /// Adds the security parameters to our own SPDP data.
+    pub(crate) fn announce_security(&self, data: &mut ParticipantData) {
+        if let Some(sec) = &self.security {
+            data.builtin_endpoints |=
+                be::PARTICIPANT_STATELESS_MESSAGE_WRITER | be::PARTICIPANT_STATELESS_MESSAGE_READER;
+            sec.announce(data);
+        }
+    }
+
+    /// A remote participant was discovered or changed: matches its stateless writer, asks
+    /// the plugin, and matches the builtin endpoints if it is admitted. Without security it
+    /// is matched at once.
+    pub(crate) fn admit_participant(&mut self, now: Instant, data: &ParticipantData) {
+        let prefix = data.guid.prefix;
+        let Some(sec) = self.security.as_mut() else {
+            self.match_builtin(now, data);
+            return;
+        };
+        let mut out = SecurityOutput::default();
+        let admission = sec.discovered(now, data, &mut out);
+        self.match_stateless(data);
+        self.set_admission(now, prefix, admission);
+        self.apply_security_output(now, out);
+    }
+
+    /// Records `admission` for `prefix`, matching or unmatching its builtin endpoints.
+    fn set_admission(&mut self, now: Instant, prefix: GuidPrefix, admission: Admission) {
+        let Some(r) = self.remote.get_mut(&prefix) else {
+            return;
+        };
+        let was = r.security.admitted();
+        r.security = PeerSecurity::Is(admission.clone());
+        let data = r.data.clone();
+        match admission {
+            Admission::Admitted => {
+                self.match_builtin(now, &data);
+                if !was {
+                    self.push_event(Event::ParticipantAuthenticated(prefix));
+                }
+            }
+            Admission::Pending => {}
+            Admission::Refused(reason) => {
+                if was {
+                    self.unmatch_builtin(prefix);
+                }
+                self.push_event(Event::ParticipantRefused { prefix, reason });
+            }
+        }
+    }
+
+    /// Matches our stateless reader with `data`'s stateless writer (when it announces one).
+    fn match_stateless(&mut self, data: &ParticipantData) {
+        let wg = Guid::new(data.guid.prefix, EntityId::P2P_STATELESS_MESSAGE_WRITER);
+        let rid = EntityId::P2P_STATELESS_MESSAGE_READER;
+        if data.builtin_endpoints & be::PARTICIPANT_STATELESS_MESSAGE_WRITER == 0 {
+            return;
+        }
+        let locs = self.metatraffic_locators(data);
+        let epoch = self.next_count_epoch();
+        if let Some(rd) = self.readers.get_mut(&rid) {
+            match rd.proxies.get_mut(&wg) {
+                Some(p) => p.locators = locs,
+                None => {
+                    rd.proxies
+                        .insert(wg, WriterProxy::new(wg, locs, false, false, epoch));
+                }
+            }
+            let idx = self.writer_index.entry(wg).or_default();
+            if !idx.contains(&rid) {
+                idx.push(rid);
+            }
+        }
+    }
+
+    /// Forgets `prefix` in the stateless channel and the plugin (it left).
+    pub(crate) fn forget_security_peer(&mut self, prefix: GuidPrefix) {
+        let Some(sec) = self.security.as_mut() else {
+            return;
+        };
+        sec.forget(prefix);
+        let wg = Guid::new(prefix, EntityId::P2P_STATELESS_MESSAGE_WRITER);
+        if let Some(rd) = self
+            .readers
+            .get_mut(&EntityId::P2P_STATELESS_MESSAGE_READER)
+        {
+            rd.proxies.remove(&wg);
+        }
+        self.writer_index.remove(&wg);
+    }
+
+    /// A sample of our stateless reader: to the plugin.
+    pub(crate) fn on_stateless_sample(&mut self, now: Instant, s: &ReceivedSample) {
+        let Some(sec) = self.security.as_mut() else {
+            return;
+        };
+        let mut out = SecurityOutput::default();
+        sec.stateless_message(now, s.writer.prefix, &s.payload, &mut out);
+        self.apply_security_output(now, out);
+    }
+
+    /// The plugin's timers.
+    pub(crate) fn security_timeouts(&mut self, now: Instant) {
+        let Some(sec) = self.security.as_mut() else {
+            return;
+        };
+        if sec.poll_timeout().is_none_or(|t| t > now) {
+            return;
+        }
+        let mut out = SecurityOutput::default();
+        sec.handle_timeout(now, &mut out);
+        self.apply_security_output(now, out);
+    }
+
+    /// When the plugin's timers are next due.
+    pub(crate) fn security_deadline(&self) -> Option<Instant> {
+        self.security.as_ref().and_then(|s| s.poll_timeout())
+    }
+
+    fn apply_security_output(&mut self, now: Instant, out: SecurityOutput) {
+        for (dst, payload) in out.stateless {
+            self.send_stateless(dst, &payload);
+        }
+        for (prefix, admission) in out.admissions {
+            self.set_admission(now, prefix, admission);
+        }
+    }
+
+    /// Sends one stateless message to `dst`'s stateless reader: a DATA, or DATA_FRAGs when it
+    /// does not fit in one datagram. No history, no repair: the plugin resends.
+    fn send_stateless(&mut self, dst: GuidPrefix, payload: &[u8]) {
+        let Some(r) = self.remote.get(&dst) else {
+            return;
+        };
+        let dests = self.metatraffic_locators(&r.data.clone());
+        if dests.is_empty() {
+            return;
+        }
+        self.stateless_sn += 1;
+        let sn = self.stateless_sn;
+        let reader_id = EntityId::P2P_STATELESS_MESSAGE_READER;
+        let writer_id = EntityId::P2P_STATELESS_MESSAGE_WRITER;
+        // Room for the RTPS header, INFO_DST and a DATA header (with slack).
+        let single_room = self.cfg.max_message_size.saturating_sub(20 + 16 + 24 + 16);
+        if payload.len() <= single_room {
+            let mut mb = self.out.start(Some(dst));
+            let empty = mb.len();
+            mb.data(&Data {
+                reader_id,
+                writer_id,
+                writer_sn: sn,
+                inline_qos: None,
+                payload: Some(payload),
+                key_flag: false,
+                non_standard_flag: false,
+            });
+            self.out.push(mb, empty, &dests);
+            return;
+        }
+        let frag = self.cfg.fragment_size.clamp(64, u16::MAX as usize);
+        let Ok(sample_size) = u32::try_from(payload.len()) else {
+            return;
+        };
+        for (i, chunk) in payload.chunks(frag).enumerate() {
+            let mut mb = self.out.start(Some(dst));
+            let empty = mb.len();
+            mb.data_frag(&DataFrag {
+                reader_id,
+                writer_id,
+                writer_sn: sn,
+                fragment_starting_num: i as u32 + 1,
+                fragments_in_submessage: 1,
+                fragment_size: frag as u16,
+                sample_size,
+                inline_qos: None,
+                payload: chunk,
+                key_flag: false,
+            });
+            self.out.push(mb, empty, &dests);
+        }
+    }
+}

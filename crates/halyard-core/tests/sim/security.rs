@@ -1,0 +1,227 @@
+//! Proves the core's side of DDS Security (`halyard_core::security`) with a stand-in plugin
+//! whose "handshake" is a two-message exchange over the stateless channel: a participant is
+//! matched only once its plugin admits it, the stateless channel carries messages (large ones
+//! as fragments) under loss, and refused or unsecured participants never see our endpoints
+//! nor we theirs.
+//!
+//! The stand-in is not cryptography: it checks a community name in the identity token's
+//! bytes. The real PKI-DH plugin lives in crate `halyard-security`.
+
+use crate::net::*;
+use halyard_core::security::{Admission, ParticipantSecurity, SecurityOutput};
+use halyard_core::wire::discovery::{EncodedToken, ParticipantData};
+use halyard_core::wire::GuidPrefix;
+use halyard_core::{Event, Instant};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Size of the stand-in's hello: larger than a datagram, so it travels as DATA_FRAGs.
+const HELLO_LEN: usize = 5000;
+const RESEND: Duration = Duration::from_millis(300);
+
+struct StandIn {
+    community: Vec<u8>,
+    local: GuidPrefix,
+    /// Peers we said hello to and await the answer of, with the next resend time.
+    waiting: BTreeMap<GuidPrefix, Instant>,
+    admitted: Vec<GuidPrefix>,
+}
+
+impl StandIn {
+    fn new(community: &str, local: GuidPrefix) -> Box<StandIn> {
+        Box::new(StandIn {
+            community: community.as_bytes().to_vec(),
+            local,
+            waiting: BTreeMap::new(),
+            admitted: Vec::new(),
+        })
+    }
+    fn hello(&self) -> Vec<u8> {
+        let mut m = vec![0, 1, 0, 0, b'H'];
+        m.extend_from_slice(&self.community);
+        m.resize(HELLO_LEN, 0xab);
+        m
+    }
+    fn admit(&mut self, p: GuidPrefix, out: &mut SecurityOutput) {
+        self.waiting.remove(&p);
+        if !self.admitted.contains(&p) {
+            self.admitted.push(p);
+            out.admissions.push((p, Admission::Admitted));
+        }
+    }
+}
+
+impl ParticipantSecurity for StandIn {
+    fn announce(&self, data: &mut ParticipantData) {
+        data.identity_token = Some(EncodedToken {
+            little_endian: true,
+            cdr: self.community.clone(),
+        });
+    }
+    fn discovered(
+        &mut self,
+        now: Instant,
+        remote: &ParticipantData,
+        out: &mut SecurityOutput,
+    ) -> Admission {
+        let p = remote.guid.prefix;
+        match &remote.identity_token {
+            None => return Admission::Refused("no identity token".into()),
+            Some(t) if t.cdr != self.community => {
+                return Admission::Refused("not of our community".into())
+            }
+            Some(_) => {}
+        }
+        if self.admitted.contains(&p) {
+            return Admission::Admitted;
+        }
+        // The participant with the smaller prefix begins.
+        if self.local < p && !self.waiting.contains_key(&p) {
+            out.stateless.push((p, self.hello()));
+            self.waiting.insert(p, now + RESEND);
+        }
+        Admission::Pending
+    }
+    fn stateless_message(
+        &mut self,
+        _now: Instant,
+        source: GuidPrefix,
+        payload: &[u8],
+        out: &mut SecurityOutput,
+    ) {
+        match payload.get(4) {
+            Some(b'H')
+                if payload.len() == HELLO_LEN && payload[5..].starts_with(&self.community) =>
+            {
+                out.stateless.push((source, vec![0, 1, 0, 0, b'A']));
+                self.admit(source, out);
+            }
+            Some(b'H') => out
+                .admissions
+                .push((source, Admission::Refused("bad hello".into()))),
+            Some(b'A') if self.waiting.contains_key(&source) => self.admit(source, out),
+            _ => {}
+        }
+    }
+    fn handle_timeout(&mut self, now: Instant, out: &mut SecurityOutput) {
+        let hello = self.hello();
+        for (p, t) in self.waiting.iter_mut() {
+            if *t <= now {
+                out.stateless.push((*p, hello.clone()));
+                *t = now + RESEND;
+            }
+        }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.waiting.values().min().copied()
+    }
+    fn forget(&mut self, remote: GuidPrefix) {
+        self.waiting.remove(&remote);
+        self.admitted.retain(|p| *p != remote);
+    }
+}
+
+fn secure(net: &mut SimNet, idx: u8, community: &str) -> usize {
+    let mut cfg = node_config(idx);
+    // Ethernet-sized datagrams, so the hello travels as four DATA_FRAGs.
+    cfg.max_message_size = 1472;
+    cfg.fragment_size = 1344;
+    let prefix = cfg.guid_prefix;
+    net.add_secure_node(cfg, StandIn::new(community, prefix))
+}
+
+#[test]
+fn admitted_participants_match_and_exchange_data_under_loss() {
+    for_each_seed("security_admitted_participants_match", 50, |seed| {
+        let mut net = SimNet::new(
+            seed,
+            Faults {
+                jitter_ns: 200_000,
+                ..Faults::lossy(0.2)
+            },
+        );
+        let a = secure(&mut net, 1, "blue");
+        let b = secure(&mut net, 2, "blue");
+        let pb = net.p(b).guid_prefix();
+        let (w, r) = square_pair(&mut net, a, b);
+        let ok = net.run_until(60 * SEC, |n| {
+            n.node(a).saw(|e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
+                && n.node(b).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
+        });
+        assert!(
+            ok,
+            "seed {seed:#x}: secure participants never matched; stats {:?}",
+            net.stats
+        );
+        assert!(
+            net.node(a)
+                .saw(|e| matches!(e, Event::ParticipantAuthenticated(p) if *p == pb)),
+            "seed {seed:#x}: matched without being authenticated"
+        );
+        // No endpoint was discovered before the participant was admitted.
+        let admitted_at = net.node(a).events.iter().find_map(|(t, e)| {
+            matches!(e, Event::ParticipantAuthenticated(p) if *p == pb).then_some(*t)
+        });
+        let first_endpoint = net
+            .node(a)
+            .events
+            .iter()
+            .find_map(|(t, e)| matches!(e, Event::SubscriptionDiscovered(_)).then_some(*t));
+        assert!(
+            first_endpoint.is_some_and(|t| Some(t) >= admitted_at),
+            "seed {seed:#x}: an endpoint was discovered at {first_endpoint:?}, before admission at {admitted_at:?}"
+        );
+    });
+}
+
+#[test]
+fn refused_and_unsecured_participants_never_match() {
+    for_each_seed("security_refused_never_match", 30, |seed| {
+        let mut net = SimNet::new(seed, Faults::lossy(0.1));
+        let a = secure(&mut net, 1, "blue");
+        let intruder = secure(&mut net, 2, "red");
+        let plain = net.add_node(node_config(3));
+        let now = net.instant();
+        let w = net.p(a).create_writer(
+            now,
+            halyard_core::WriterSpec {
+                topic_name: "Square".into(),
+                type_name: "ShapeType".into(),
+                qos: halyard_core::wire::qos::EndpointQos::writer_default(),
+                has_key: true,
+            },
+        );
+        for n in [intruder, plain] {
+            net.p(n).create_reader(
+                now,
+                halyard_core::ReaderSpec {
+                    topic_name: "Square".into(),
+                    type_name: "ShapeType".into(),
+                    qos: halyard_core::wire::qos::EndpointQos::reader_default(),
+                    has_key: true,
+                },
+            );
+        }
+        net.flush();
+        net.run_for(20 * SEC);
+        let (pi, pp) = (net.p(intruder).guid_prefix(), net.p(plain).guid_prefix());
+        for (who, p) in [("intruder", pi), ("unsecured", pp)] {
+            assert!(
+                net.node(a)
+                    .saw(|e| matches!(e, Event::ParticipantRefused { prefix, .. } if *prefix == p)),
+                "seed {seed:#x}: the {who} participant was not refused"
+            );
+        }
+        assert!(
+            net.p(a).matched_readers(w).is_empty(),
+            "seed {seed:#x}: a refused reader matched"
+        );
+        for n in [intruder, plain] {
+            assert!(
+                !net.node(n)
+                    .saw(|e| matches!(e, Event::PublicationDiscovered(_))),
+                "seed {seed:#x}: node {n} learnt of the secure participant's writer"
+            );
+        }
+    });
+}
