@@ -60,6 +60,14 @@
 //!   (`0x0c | E | u16 20 | 0u32 | version[2] | vendor[2] | guid_prefix[12]`, copied from the RTPS
 //!   header) followed by every submessage of the plain message. The decoded message Cyclone
 //!   hands back is `RTPS header | INFO_SRC | submessages`. Fast DDS inserts no INFO_SRC.
+//! * **Which kind and keys** (`src/security/core/src/dds_security_utils.c`
+//!   `DDS_Security_protectionkind2transformationkind`, `crypto_key_factory.c`): SIGN and
+//!   SIGN_WITH_ORIGIN_AUTHENTICATION give AES256_GMAC, ENCRYPT(_WITH_ORIGIN_AUTHENTICATION)
+//!   AES256_GCM, the AES128 kinds only when the property `dds.sec.crypto.keysize` is "128".
+//!   Key ids come from one counter starting at 1. Receiver-specific keys exist only with
+//!   origin authentication: the key material sent to one remote copies the local salt, sender
+//!   key and id and adds a fresh receiver-specific key with its own id. The key-exchange
+//!   channel uses [`KeyMaterial::derive_key_exchange`] (AES256_GCM, key id 0).
 //! * **Replay**: Cyclone does not check replays. We do, per remote key material, for
 //!   submessages and messages (a 64-wide window over the IV suffix within a session, plus the
 //!   previous session), but not for serialized payloads: Cyclone sends a sample's encoded

@@ -6,11 +6,11 @@ use super::{malformed, CryptoError, TransformKind};
 
 /// Length of a MAC (GMAC tag) and of the common MAC.
 pub const MAC_LEN: usize = 16;
-/// Length of a CryptoHeader: kind[4] key_id[4] session_id[4] iv_suffix[8].
+/// Length of a CryptoHeader: `kind[4] key_id[4] session_id[4] iv_suffix[8]`.
 pub const CRYPTO_HEADER_LEN: usize = 20;
-/// Length of a receiver-specific MAC entry: key_id[4] mac[16].
+/// Length of a receiver-specific MAC entry: `key_id[4] mac[16]`.
 pub(crate) const RS_MAC_LEN: usize = 4 + MAC_LEN;
-/// Length of a CryptoFooter without receiver-specific MACs: common_mac[16] count[4].
+/// Length of a CryptoFooter without receiver-specific MACs: `common_mac[16] count[4]`.
 pub(crate) const FOOTER_BASE_LEN: usize = MAC_LEN + 4;
 /// Length of a submessage header.
 pub(crate) const SUBMSG_HEADER_LEN: usize = 4;
