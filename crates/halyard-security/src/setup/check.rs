@@ -313,8 +313,19 @@ fn load_identity(
             .public_key()
             .ok()
             .is_some_and(|k| cert.verify(&k).unwrap_or(false));
+        let (issuer, ca_name) = (
+            name_to_string(cert.issuer_name()),
+            name_to_string(ca.subject_name()),
+        );
         if ca.issued(&cert) != X509VerifyResult::OK || !signed {
-            r.problems.push(format!("{name}: the identity certificate is not issued by the identity CA (its issuer is \"{}\", the CA is \"{}\")", name_to_string(cert.issuer_name()), name_to_string(ca.subject_name())));
+            let why = if issuer == ca_name {
+                format!("it names \"{issuer}\" as issuer but is not signed by this identity CA's key: another CA of the same name made it")
+            } else {
+                format!("its issuer is \"{issuer}\", the identity CA is \"{ca_name}\"")
+            };
+            r.problems.push(format!(
+                "{name}: the identity certificate is not issued by the identity CA ({why})"
+            ));
             good = false;
         }
     }
