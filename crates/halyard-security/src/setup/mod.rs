@@ -319,7 +319,8 @@ fn write_ca(dir: &Path, cert: &str, key: &str, ca: &Ca) -> Result<(), SetupError
     )
 }
 
-fn read_ca(dir: &Path, cert: &str, key: &str) -> Result<Ca, SetupError> {
+/// Reads a CA of a set-up: `read_ca(dir, files::IDENTITY_CA, files::IDENTITY_CA_KEY)`.
+pub fn read_ca(dir: &Path, cert: &str, key: &str) -> Result<Ca, SetupError> {
     let (cp, kp) = (dir.join(cert), dir.join(key));
     let bad = |path: &Path, e: openssl::error::ErrorStack| SetupError::BadFile {
         path: path.to_path_buf(),
