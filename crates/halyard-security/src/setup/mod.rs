@@ -180,8 +180,12 @@ pub fn init(dir: &Path, opts: &InitOptions, rng: &mut dyn SecureRandom) -> Resul
     }
     create_dir(dir)?;
     let v = opts.validity();
-    let id_ca = make_ca("Halyard Identity CA", opts.key, v, rng)?;
-    let perm_ca = make_ca("Halyard Permissions CA", opts.key, v, rng)?;
+    // A random tag in the CA names tells set-ups apart in messages and peers' logs.
+    let mut tag = [0u8; 4];
+    rng.fill(&mut tag);
+    let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+    let id_ca = make_ca(&format!("Halyard Identity CA {tag}"), opts.key, v, rng)?;
+    let perm_ca = make_ca(&format!("Halyard Permissions CA {tag}"), opts.key, v, rng)?;
     write_ca(dir, files::IDENTITY_CA, files::IDENTITY_CA_KEY, &id_ca)?;
     write_ca(
         dir,
