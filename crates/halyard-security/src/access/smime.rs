@@ -61,15 +61,16 @@ pub fn verify(doc: &[u8], ca: &X509Ref) -> Result<Vec<u8>, AccessError> {
         .map_err(AccessError::Crypto)?
         .build();
     let mut out = Vec::new();
-    p7.verify(
-        &no_certs,
-        &store,
-        Some(&content),
-        Some(&mut out),
-        Pkcs7Flags::TEXT | Pkcs7Flags::NOVERIFY,
-    )
-    .map_err(|e| AccessError::BadSignature(first_reason(&e.to_string())))?;
-    Ok(out)
+    let flags = Pkcs7Flags::TEXT | Pkcs7Flags::NOVERIFY;
+    match p7.verify(&no_certs, &store, Some(&content), Some(&mut out), flags) {
+        Ok(()) => Ok(out),
+        // A good signature over content without the `text/plain` header: signed without
+        // `-text`, which Cyclone refuses ("mime no content type").
+        Err(_) if p7.verify(&no_certs, &store, Some(&content), None, Pkcs7Flags::NOVERIFY).is_ok() => Err(AccessError::NotSmime(
+            "the document was signed without the text form (`openssl smime -sign -text`) that Cyclone DDS requires".into(),
+        )),
+        Err(e) => Err(AccessError::BadSignature(first_reason(&e.to_string()))),
+    }
 }
 
 /// The document did not parse as S/MIME: plain XML is "unsigned", anything else "not S/MIME".

@@ -435,3 +435,23 @@ fn permissions_made_by_setup_verify_and_grant_everything() {
         .check(4, Action::Publish, "Circle", &["p1"], NOW)
         .is_allowed());
 }
+
+#[test]
+fn a_document_signed_without_the_text_form_is_refused_as_such() {
+    use openssl::pkcs7::{Pkcs7, Pkcs7Flags};
+    use openssl::stack::Stack;
+    let perm_ca = ca("Permissions CA", 1);
+    let xml = encrypt_all();
+    let p7 = Pkcs7::sign(
+        &perm_ca.cert,
+        &perm_ca.key,
+        &Stack::new().unwrap(),
+        xml.as_bytes(),
+        Pkcs7Flags::DETACHED,
+    )
+    .unwrap();
+    let doc = p7.to_smime(xml.as_bytes(), Pkcs7Flags::DETACHED).unwrap();
+    let err = Governance::from_smime(&doc, &perm_ca.cert.to_pem().unwrap()).unwrap_err();
+    assert!(matches!(err, AccessError::NotSmime(_)), "{err}");
+    assert!(err.to_string().contains("-text"), "{err}");
+}
