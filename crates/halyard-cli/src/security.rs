@@ -1,0 +1,275 @@
+//! `halyard security`: sets up DDS Security (CAs, identities, signed governance and
+//! permissions) in a directory, checks such a set-up, and prints the Cyclone DDS configuration
+//! for one of its identities. The work is done by `halyard_security::setup`; this is the
+//! command line around it.
+
+use std::path::{Path, PathBuf};
+
+use halyard_security::access::Action;
+use halyard_security::random::OsRandom;
+use halyard_security::setup::{
+    self, AllowSpec, CheckOptions, InitOptions, KeyKind, Protection, Query,
+};
+
+const USAGE: &str = "usage:
+  halyard security init DIR --participant NAME... [--protect sign|encrypt] [--origin-auth]
+                        [--key ec|rsa] [--days N] [--domain ID]...
+                        [--allow NAME:pub|sub|pubsub:TOPIC_EXPR[@PARTITION_EXPR]]... [--force]
+      writes DIR/{identity_ca,permissions_ca}.pem (+ _key.pem, mode 0600), DIR/governance.{xml,p7s}
+      and DIR/NAME/{identity.pem,identity_key.pem,permissions.xml,permissions.p7s};
+      defaults: ECDSA P-256, 10 years, all domains, everyone may publish and subscribe every
+      topic, everything ENCRYPTed. With --allow, a participant may do only what is allowed.
+  halyard security add DIR --participant NAME... [--key ec|rsa] [--days N] [--domain ID]...
+                        [--allow ...] [--force]
+      adds participants to an existing set-up, signed by its CAs
+  halyard security resign DIR [--participant NAME]
+      signs DIR/NAME/permissions.xml (or DIR/governance.xml) again after editing it
+  halyard security check DIR [--participant NAME] [--domain ID]
+                        [--topic T (--publish|--subscribe) [--partition P]...]
+      checks certificates, keys, signatures, subjects and validity; says what is wrong;
+      exit 0 when all is well, 1 otherwise
+  halyard security cyclone-config DIR/NAME
+      prints the Cyclone DDS <Security> element for that identity, e.g.
+      CYCLONEDDS_URI=\"<General>...</General>$(halyard security cyclone-config DIR/alice)\" ddsperf pub";
+
+/// Entry point: `args` follow `security`.
+pub fn main(args: &[String]) -> i32 {
+    let result = match args.first().map(String::as_str) {
+        Some("init") => init_or_add(&args[1..], true),
+        Some("add") => init_or_add(&args[1..], false),
+        Some("resign") => resign(&args[1..]),
+        Some("check") => check(&args[1..]),
+        Some("cyclone-config") => cyclone_config(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            return 0;
+        }
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("halyard security: {msg}");
+            2
+        }
+    }
+}
+
+/// Options parsed from the command line: the directory and `--name value` / `--flag` pairs.
+struct Parsed {
+    dir: PathBuf,
+    opts: Vec<(String, Option<String>)>,
+}
+
+impl Parsed {
+    fn parse(args: &[String], flags: &[&str], valued: &[&str]) -> Result<Parsed, String> {
+        let mut dir = None;
+        let mut opts = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if flags.contains(&a.as_str()) {
+                opts.push((a.clone(), None));
+            } else if valued.contains(&a.as_str()) {
+                let v = it.next().ok_or(format!("{a} needs a value"))?;
+                opts.push((a.clone(), Some(v.clone())));
+                // `--participant a b c`: following bare words are more participants.
+                if a == "--participant" {
+                    while let Some(more) = it.as_slice().first().filter(|s| !s.starts_with('-')) {
+                        if dir.is_none() {
+                            break; // `--participant a DIR`: the next word is the directory
+                        }
+                        opts.push((a.clone(), Some(more.clone())));
+                        it.next();
+                    }
+                }
+            } else if a.starts_with('-') {
+                return Err(format!("unknown option {a}\n{USAGE}"));
+            } else if dir.is_none() {
+                dir = Some(PathBuf::from(a));
+            } else {
+                return Err(format!("unexpected argument {a:?}\n{USAGE}"));
+            }
+        }
+        let dir = dir.ok_or(format!("a directory is required\n{USAGE}"))?;
+        Ok(Parsed { dir, opts })
+    }
+
+    fn all(&self, name: &str) -> Vec<&str> {
+        self.opts
+            .iter()
+            .filter(|(n, _)| n == name)
+            .filter_map(|(_, v)| v.as_deref())
+            .collect()
+    }
+
+    fn one(&self, name: &str) -> Option<&str> {
+        self.all(name).last().copied()
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.opts.iter().any(|(n, _)| n == name)
+    }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn parse_num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("{opt} {v:?} is not a number"))
+}
+
+fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
+    let p = Parsed::parse(
+        args,
+        &["--origin-auth", "--force"],
+        &[
+            "--participant",
+            "--protect",
+            "--key",
+            "--days",
+            "--domain",
+            "--allow",
+        ],
+    )?;
+    let participants: Vec<String> = p
+        .all("--participant")
+        .into_iter()
+        .map(String::from)
+        .collect();
+    if participants.is_empty() {
+        return Err(format!(
+            "at least one --participant NAME is required\n{USAGE}"
+        ));
+    }
+    let encrypt = match p.one("--protect").unwrap_or("encrypt") {
+        "encrypt" => true,
+        "sign" => false,
+        other => return Err(format!("--protect must be sign or encrypt, not {other:?}")),
+    };
+    let key = match p.one("--key").unwrap_or("ec") {
+        "ec" | "ecdsa" => KeyKind::EcP256,
+        "rsa" => KeyKind::Rsa2048,
+        other => return Err(format!("--key must be ec or rsa, not {other:?}")),
+    };
+    let days = p
+        .one("--days")
+        .map(|d| parse_num("--days", d))
+        .transpose()?
+        .unwrap_or(3650u32);
+    let domains = p
+        .all("--domain")
+        .into_iter()
+        .map(|d| parse_num("--domain", d))
+        .collect::<Result<Vec<u32>, _>>()?;
+    let allows = p.all("--allow");
+    let allows = if allows.is_empty() {
+        None
+    } else {
+        let parsed = allows.iter().map(|a| {
+            AllowSpec::parse(a).ok_or(format!(
+                "--allow {a:?}: expected NAME:pub|sub|pubsub:TOPIC_EXPR[@PARTITION_EXPR]"
+            ))
+        });
+        Some(parsed.collect::<Result<Vec<_>, _>>()?)
+    };
+    let opts = InitOptions {
+        participants,
+        protection: Protection {
+            encrypt,
+            origin_auth: p.has("--origin-auth"),
+        },
+        key,
+        days,
+        domains,
+        allows,
+        force: p.has("--force"),
+        now: now(),
+    };
+    let done = if init {
+        setup::init(&p.dir, &opts, &mut OsRandom)
+    } else {
+        setup::add(&p.dir, &opts, &mut OsRandom)
+    };
+    done.map_err(|e| e.to_string())?;
+    for name in &opts.participants {
+        println!("{}", p.dir.join(name).display());
+    }
+    Ok(0)
+}
+
+fn resign(args: &[String]) -> Result<i32, String> {
+    let p = Parsed::parse(args, &[], &["--participant"])?;
+    setup::resign(&p.dir, p.one("--participant")).map_err(|e| e.to_string())?;
+    Ok(0)
+}
+
+fn check(args: &[String]) -> Result<i32, String> {
+    let p = Parsed::parse(
+        args,
+        &["--publish", "--subscribe"],
+        &["--participant", "--topic", "--partition", "--domain"],
+    )?;
+    let domain = p
+        .one("--domain")
+        .map(|d| parse_num("--domain", d))
+        .transpose()?
+        .unwrap_or(0u32);
+    let query = match (p.one("--topic"), p.has("--publish"), p.has("--subscribe")) {
+        (None, false, false) => None,
+        (Some(t), true, false) => Some(query(t, Action::Publish, &p, domain)),
+        (Some(t), false, true) => Some(query(t, Action::Subscribe, &p, domain)),
+        _ => {
+            return Err(format!(
+                "--topic T goes with exactly one of --publish or --subscribe\n{USAGE}"
+            ))
+        }
+    };
+    let opts = CheckOptions {
+        participant: p.one("--participant").map(String::from),
+        query,
+        now: now(),
+    };
+    let report = setup::check(&p.dir, &opts);
+    if report.is_ok() {
+        println!("OK: {} ({} checks)", p.dir.display(), report.checked.len());
+        for line in &report.checked {
+            println!("  ok  {line}");
+        }
+        Ok(0)
+    } else {
+        println!(
+            "{} problem(s) in {}:",
+            report.problems.len(),
+            p.dir.display()
+        );
+        for line in &report.problems {
+            println!("  - {line}");
+        }
+        Ok(1)
+    }
+}
+
+fn query(topic: &str, action: Action, p: &Parsed, domain: u32) -> Query {
+    Query {
+        topic: topic.to_string(),
+        action,
+        partitions: p.all("--partition").into_iter().map(String::from).collect(),
+        domain,
+    }
+}
+
+fn cyclone_config(args: &[String]) -> Result<i32, String> {
+    let [dir] = args else {
+        return Err(format!(
+            "cyclone-config takes one argument, DIR/NAME\n{USAGE}"
+        ));
+    };
+    let xml = setup::cyclone_config(Path::new(dir)).map_err(|e| e.to_string())?;
+    println!("{xml}");
+    Ok(0)
+}

@@ -1,0 +1,253 @@
+//! Proves `halyard security` makes set-ups Cyclone DDS 0.10 accepts: two `ddsperf` processes
+//! using identities from one `init` exchange encrypted data while one from another `init`
+//! receives nothing; and `check` passes a fresh set-up and names an expired certificate,
+//! unsigned permissions and a topic not granted.
+
+// A test driver: it reads the clock for deadlines and certificate dates.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use halyard_security::random::OsRandom;
+use halyard_security::setup::{self, files, Validity};
+
+const LO: &str =
+    r#"<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>"#;
+
+fn ddsperf_available() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ddsperf").is_file()));
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("ddsperf (cyclonedds-tools) is not installed but CI is set; run scripts/install-deps.sh");
+        }
+        eprintln!("SKIP: ddsperf not found in PATH (install cyclonedds-tools via scripts/install-deps.sh)");
+    }
+    found
+}
+
+fn halyard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_halyard"))
+        .arg("security")
+        .args(args)
+        .output()
+        .expect("run halyard")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {}\n--- stdout\n{}--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("halyard-security-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn init(dir: &Path, extra: &[&str]) {
+    let mut args = vec!["init", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = halyard(&args);
+    assert!(o.status.success(), "init failed: {}", text(&o));
+}
+
+/// `ddsperf` in `identity` (DIR/NAME), with the lo config and the `cyclone-config` output.
+fn ddsperf(identity: &Path, domain: u32, args: &[&str]) -> Child {
+    let cfg = halyard(&["cyclone-config", identity.to_str().unwrap()]);
+    assert!(cfg.status.success(), "cyclone-config: {}", text(&cfg));
+    let uri = format!("{LO}{}", String::from_utf8_lossy(&cfg.stdout).trim());
+    Command::new("ddsperf")
+        .args(["-i", &domain.to_string()])
+        .args(args)
+        .env("CYCLONEDDS_URI", uri)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ddsperf")
+}
+
+/// Waits (killing at `deadline`) and returns stdout + stderr.
+fn finish(mut child: Child, deadline: Instant) -> String {
+    while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+        sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut s = String::new();
+    let _ = child.stdout.take().map(|mut o| o.read_to_string(&mut s));
+    s.push_str("--- stderr\n");
+    let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut s));
+    s
+}
+
+/// The largest `total N` in ddsperf sub's throughput lines.
+fn received(out: &str) -> u64 {
+    out.lines()
+        .filter(|l| l.contains(" total ") && l.contains(" rate "))
+        .filter_map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            t.windows(2)
+                .find(|w| w[0] == "total")
+                .and_then(|w| w[1].parse().ok())
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn secure_ddsperf_pair_and_outsider() {
+    if !ddsperf_available() {
+        return;
+    }
+    let (a, b) = (temp_dir("a"), temp_dir("b"));
+    init(&a, &["--participant", "alice", "bob"]);
+    init(&b, &["--participant", "eve"]);
+    let domain = 150 + std::process::id() % 60;
+    let bob = ddsperf(&a.join("bob"), domain, &["-D", "5", "sub"]);
+    let eve = ddsperf(&b.join("eve"), domain, &["-D", "5", "sub"]);
+    sleep(Duration::from_millis(500));
+    let alice = ddsperf(&a.join("alice"), domain, &["-D", "4", "pub"]);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let (alice, bob, eve) = (
+        finish(alice, deadline),
+        finish(bob, deadline),
+        finish(eve, deadline),
+    );
+    let all = format!("=== alice pub\n{alice}\n=== bob sub\n{bob}\n=== eve sub\n{eve}");
+    assert!(
+        received(&bob) > 0,
+        "bob (same set-up) received nothing:\n{all}"
+    );
+    assert_eq!(
+        received(&eve),
+        0,
+        "eve (another set-up) received data:\n{all}"
+    );
+    assert!(
+        eve.contains("Certificate not valid"),
+        "eve should fail the handshake:\n{all}"
+    );
+    println!(
+        "bob received {} samples, eve {}",
+        received(&bob),
+        received(&eve)
+    );
+    std::fs::remove_dir_all(&a).unwrap();
+    std::fs::remove_dir_all(&b).unwrap();
+}
+
+#[test]
+fn check_passes_a_fresh_set_up_and_names_problems() {
+    let dir = temp_dir("check");
+    init(
+        &dir,
+        &[
+            "--participant",
+            "alice",
+            "bob",
+            "--allow",
+            "alice:pub:Square",
+            "--allow",
+            "bob:sub:Square@p*",
+        ],
+    );
+    let d = dir.to_str().unwrap();
+    let ok = halyard(&["check", d]);
+    assert!(ok.status.success(), "{}", text(&ok));
+    assert!(
+        String::from_utf8_lossy(&ok.stdout).starts_with("OK: "),
+        "{}",
+        text(&ok)
+    );
+    let again = halyard(&["init", d, "--participant", "alice"]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("--force"),
+        "{}",
+        text(&again)
+    );
+
+    // A topic granted and one not.
+    let granted = halyard(&[
+        "check",
+        d,
+        "--participant",
+        "alice",
+        "--topic",
+        "Square",
+        "--publish",
+    ]);
+    assert!(granted.status.success(), "{}", text(&granted));
+    let o = halyard(&[
+        "check",
+        d,
+        "--participant",
+        "bob",
+        "--topic",
+        "Square",
+        "--subscribe",
+        "--partition",
+        "q",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("topic not granted: bob may not subscribe topic \"Square\""),
+        "{}",
+        text(&o)
+    );
+
+    // alice's certificate expired yesterday (same CA, same key file rewritten).
+    let ca = setup::read_ca(&dir, files::IDENTITY_CA, files::IDENTITY_CA_KEY).unwrap();
+    let key = setup::new_key(setup::KeyKind::EcP256).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let past = Validity {
+        not_before: now - 10 * 86400,
+        not_after: now - 86400,
+    };
+    let cert = setup::issue_identity(&ca, "alice", &key, past, &mut OsRandom).unwrap();
+    setup::write_file(
+        &dir.join("alice").join(files::IDENTITY),
+        &cert.to_pem().unwrap(),
+    )
+    .unwrap();
+    setup::write_secret(
+        &dir.join("alice").join(files::IDENTITY_KEY),
+        &key.private_key_to_pem_pkcs8().unwrap(),
+    )
+    .unwrap();
+    // bob's permissions replaced by the unsigned XML.
+    std::fs::copy(
+        dir.join("bob").join(files::PERMISSIONS_XML),
+        dir.join("bob").join(files::PERMISSIONS),
+    )
+    .unwrap();
+    let o = halyard(&["check", d]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("alice: the identity certificate has expired"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        out.contains("bob: permissions.p7s: the document is not signed"),
+        "{}",
+        text(&o)
+    );
+    assert!(out.starts_with("2 problem(s)"), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
