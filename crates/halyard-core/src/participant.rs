@@ -52,6 +52,11 @@ pub struct Stats {
     pub filtered_by_time: u64,
     /// Samples not delivered because their reader tracks too many instances already.
     pub filtered_too_many_instances: u64,
+    /// Protected messages or submessages that failed to decode (tampered, replayed, unknown
+    /// key), and plain ones the security plugin requires to be protected: dropped.
+    pub secure_rejected: u64,
+    /// Outgoing datagrams the security plugin could not protect: not sent.
+    pub secure_send_failed: u64,
 }
 
 pub(crate) struct RemoteParticipant {
@@ -81,10 +86,10 @@ impl RemoteParticipant {
 }
 
 /// State of the receiver while walking one message (RTPS 2.5 §8.3.4).
-struct Receiver {
-    src: GuidPrefix,
-    for_us: bool,
-    timestamp: Option<Time>,
+pub(crate) struct Receiver {
+    pub(crate) src: GuidPrefix,
+    pub(crate) for_us: bool,
+    pub(crate) timestamp: Option<Time>,
 }
 
 /// The sans-I/O protocol state of one participant.
@@ -587,7 +592,12 @@ impl Participant {
 
     /// The next datagram to send, if any.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop()
+        loop {
+            let mut t = self.out.pop()?;
+            if self.security.is_none() || self.protect_transmit(&mut t) {
+                return Some(t);
+            }
+        }
     }
 
     /// Gives a sent datagram's buffer back for reuse.
@@ -794,6 +804,20 @@ impl Participant {
         if sender == self.prefix {
             return;
         }
+        // A whole message protected by its sender (SRTPS_PREFIX first): decoded by the
+        // security plugin, then handled as if it had arrived plain.
+        let mut plain_message = Vec::new();
+        let msg = match self.unprotect_message(sender, bytes, &mut plain_message) {
+            Some(Ok(())) => match Message::parse(&plain_message) {
+                Ok(m) => m,
+                Err(_) => {
+                    self.stats.malformed_messages += 1;
+                    return;
+                }
+            },
+            Some(Err(())) => return,
+            None => msg,
+        };
         let mut rx = Receiver {
             src: sender,
             for_us: true,
@@ -801,7 +825,13 @@ impl Participant {
         };
         // A submessage addressed to us by name proves the sender knows us.
         let mut addressed = false;
-        for sm in msg.submessages() {
+        let mut plain = Vec::new();
+        let mut subs = msg.submessages();
+        loop {
+            let raw = subs.remaining();
+            let Some(sm) = subs.next() else {
+                break;
+            };
             let Ok(sm) = sm else {
                 self.stats.malformed_submessages += 1;
                 break;
@@ -813,22 +843,33 @@ impl Participant {
                     rx.for_us = p == GuidPrefix::UNKNOWN || p == self.prefix;
                 }
                 Submessage::InfoSrc(s) => rx.src = s.guid_prefix,
-                _ if !rx.for_us => {}
-                Submessage::Data(d) => self.on_data(now, &rx, &d),
-                Submessage::DataFrag(df) => self.on_data_frag(now, &rx, &df),
-                Submessage::Heartbeat(hb) => self.on_heartbeat(now, &rx, &hb),
-                Submessage::HeartbeatFrag(hf) => self.on_heartbeat_frag(now, &rx, &hf),
-                Submessage::AckNack(an) => self.on_acknack(now, &rx, &an),
-                Submessage::NackFrag(nf) => self.on_nackfrag(now, &rx, &nf),
-                Submessage::Gap(g) => self.on_gap(now, &rx, &g),
-                Submessage::Vendor {
-                    id: halyard_wire::message::id::HALYARD_RECEPTION_REPORT,
-                    flags,
-                    body,
-                } if msg.header.vendor == VendorId::HALYARD => {
-                    self.on_reception_report(now, &rx, flags, body)
+                Submessage::Unknown {
+                    id: halyard_wire::message::id::SEC_PREFIX,
+                } => {
+                    // SEC_PREFIX … SEC_POSTFIX: one protected submessage.
+                    plain.clear();
+                    match self.unprotect_submessage(rx.src, raw, &mut plain) {
+                        Some(consumed) => {
+                            subs.skip_bytes(
+                                consumed.saturating_sub(raw.len() - subs.remaining().len()),
+                            );
+                            if rx.for_us {
+                                self.handle_plain_submessages(now, &rx, &plain);
+                            }
+                        }
+                        None => {
+                            // Undecodable: its extent is unknown, so the rest of the message
+                            // cannot be trusted either.
+                            break;
+                        }
+                    }
                 }
-                _ => {}
+                _ if !rx.for_us => {}
+                sm => {
+                    if self.plain_submessage_allowed(&rx, &sm) {
+                        self.dispatch_submessage(now, &rx, &msg.header, sm);
+                    }
+                }
             }
         }
         // One HEARTBEAT per repaired reader, after all the repairs this datagram asked for.
@@ -846,6 +887,53 @@ impl Participant {
         }
         self.route_deliveries(now);
         self.finish_lingering(now, false);
+    }
+
+    /// Handles one received submessage that is not an INFO_* and is for us.
+    fn dispatch_submessage(
+        &mut self,
+        now: Instant,
+        rx: &Receiver,
+        header: &Header,
+        sm: Submessage<'_>,
+    ) {
+        match sm {
+            Submessage::Data(d) => self.on_data(now, rx, &d),
+            Submessage::DataFrag(df) => self.on_data_frag(now, rx, &df),
+            Submessage::Heartbeat(hb) => self.on_heartbeat(now, rx, &hb),
+            Submessage::HeartbeatFrag(hf) => self.on_heartbeat_frag(now, rx, &hf),
+            Submessage::AckNack(an) => self.on_acknack(now, rx, &an),
+            Submessage::NackFrag(nf) => self.on_nackfrag(now, rx, &nf),
+            Submessage::Gap(g) => self.on_gap(now, rx, &g),
+            Submessage::Vendor {
+                id: halyard_wire::message::id::HALYARD_RECEPTION_REPORT,
+                flags,
+                body,
+            } if header.vendor == VendorId::HALYARD => {
+                self.on_reception_report(now, rx, flags, body)
+            }
+            _ => {}
+        }
+    }
+
+    /// Handles the submessages a protected submessage decoded to (no INFO_* among them
+    /// changes the receiver: a protected submessage is a single submessage).
+    fn handle_plain_submessages(&mut self, now: Instant, rx: &Receiver, plain: &[u8]) {
+        let header = Header {
+            version: ProtocolVersion::V2_5,
+            vendor: VendorId::UNKNOWN,
+            guid_prefix: rx.src,
+        };
+        for sm in halyard_wire::Submessages::over(plain) {
+            match sm {
+                Ok(Submessage::InfoTs(_) | Submessage::InfoDst(_) | Submessage::InfoSrc(_)) => {}
+                Ok(sm) => self.dispatch_submessage(now, rx, &header, sm),
+                Err(_) => {
+                    self.stats.malformed_submessages += 1;
+                    break;
+                }
+            }
+        }
     }
 
     fn route_deliveries(&mut self, now: Instant) {

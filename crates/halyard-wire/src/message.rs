@@ -417,6 +417,23 @@ pub struct Submessages<'a> {
     rest: &'a [u8],
 }
 
+impl<'a> Submessages<'a> {
+    /// Iterates over a sequence of submessages without a message header (a protected
+    /// message's or submessage's plain content, once decoded).
+    pub fn over(bytes: &'a [u8]) -> Submessages<'a> {
+        Submessages { rest: bytes }
+    }
+    /// The bytes not iterated yet: the next submessage (header included) and what follows.
+    pub fn remaining(&self) -> &'a [u8] {
+        self.rest
+    }
+    /// Skips `n` bytes of [`Submessages::remaining`] (past submessages a caller consumed
+    /// itself, such as SEC_PREFIX … SEC_POSTFIX); ends the iteration if fewer remain.
+    pub fn skip_bytes(&mut self, n: usize) {
+        self.rest = self.rest.get(n..).unwrap_or_default();
+    }
+}
+
 /// Builds an RTPS message into a reusable buffer; always little-endian.
 ///
 /// Each `push_*` appends one submessage (header, body, padding to 4 bytes).

@@ -8,9 +8,9 @@
 //! bytes. The real PKI-DH plugin lives in crate `halyard-security`.
 
 use crate::net::*;
-use halyard_core::security::{Admission, ParticipantSecurity, SecurityOutput};
+use halyard_core::security::{Admission, ParticipantSecurity, Rejected, SecurityOutput};
 use halyard_core::wire::discovery::{EncodedToken, ParticipantData};
-use halyard_core::wire::GuidPrefix;
+use halyard_core::wire::{EntityId, GuidPrefix, Message, Submessage};
 use halyard_core::{Event, Instant};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,6 +20,8 @@ const HELLO_LEN: usize = 5000;
 const RESEND: Duration = Duration::from_millis(300);
 
 struct StandIn {
+    /// Whether it protects submessages of SEDP and user endpoints (with the stand-in cipher).
+    protect: bool,
     community: Vec<u8>,
     local: GuidPrefix,
     /// Peers we said hello to and await the answer of, with the next resend time.
@@ -30,6 +32,7 @@ struct StandIn {
 impl StandIn {
     fn new(community: &str, local: GuidPrefix) -> Box<StandIn> {
         Box::new(StandIn {
+            protect: false,
             community: community.as_bytes().to_vec(),
             local,
             waiting: BTreeMap::new(),
@@ -119,6 +122,104 @@ impl ParticipantSecurity for StandIn {
         self.waiting.remove(&remote);
         self.admitted.retain(|p| *p != remote);
     }
+    fn protect_submessage(
+        &mut self,
+        local: EntityId,
+        _destination: Option<GuidPrefix>,
+        plain: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        if !self.protect || !protected_entity(local) {
+            return Ok(false);
+        }
+        stand_in_seal(&self.community, plain, out);
+        Ok(true)
+    }
+    fn unprotect_submessage(
+        &mut self,
+        _source: GuidPrefix,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Rejected> {
+        stand_in_open(&self.community, bytes, out)
+    }
+    fn accepts_plain_submessage(
+        &self,
+        _source: GuidPrefix,
+        remote: EntityId,
+        local: EntityId,
+    ) -> bool {
+        !self.protect || !(protected_entity(remote) || protected_entity(local))
+    }
+}
+
+/// SEDP and user endpoints are protected; SPDP, the stateless channel and liveliness not
+/// (nor ENTITYID_UNKNOWN, "every reader").
+fn protected_entity(e: EntityId) -> bool {
+    (!e.is_builtin() && e != EntityId::UNKNOWN)
+        || [
+            EntityId::SEDP_PUBLICATIONS_WRITER,
+            EntityId::SEDP_PUBLICATIONS_READER,
+            EntityId::SEDP_SUBSCRIPTIONS_WRITER,
+            EntityId::SEDP_SUBSCRIPTIONS_READER,
+        ]
+        .contains(&e)
+}
+
+/// The stand-in cipher (not cryptography): SEC_PREFIX carrying the community's checksum,
+/// SEC_BODY with the submessage XORed and its length, SEC_POSTFIX with a checksum of it.
+fn stand_in_seal(community: &[u8], plain: &[u8], out: &mut Vec<u8>) {
+    let body_len = (4 + plain.len()).next_multiple_of(4);
+    out.extend_from_slice(&[0x31, 0x01, 4, 0]);
+    out.extend_from_slice(&checksum(community).to_le_bytes());
+    out.extend_from_slice(&[0x30, 0x01]);
+    out.extend_from_slice(&(body_len as u16).to_le_bytes());
+    out.extend_from_slice(&(plain.len() as u32).to_le_bytes());
+    out.extend(plain.iter().map(|b| b ^ 0x5a));
+    out.resize(out.len() + body_len - 4 - plain.len(), 0);
+    out.extend_from_slice(&[0x32, 0x01, 4, 0]);
+    out.extend_from_slice(&checksum(plain).to_le_bytes());
+}
+
+fn stand_in_open(community: &[u8], bytes: &[u8], out: &mut Vec<u8>) -> Result<usize, Rejected> {
+    let bad = Rejected("stand-in: malformed or tampered");
+    let u32_at = |i: usize| -> Result<u32, Rejected> {
+        Ok(u32::from_le_bytes(
+            bytes
+                .get(i..i + 4)
+                .ok_or(bad)?
+                .try_into()
+                .map_err(|_| bad)?,
+        ))
+    };
+    if bytes.get(..4) != Some(&[0x31, 0x01, 4, 0]) || u32_at(4)? != checksum(community) {
+        return Err(bad);
+    }
+    if bytes.get(8..10) != Some(&[0x30, 0x01]) {
+        return Err(bad);
+    }
+    let body_len = usize::from(u16::from_le_bytes([bytes[10], bytes[11]]));
+    let len = u32_at(12)? as usize;
+    let plain: Vec<u8> = bytes
+        .get(16..16 + len)
+        .ok_or(bad)?
+        .iter()
+        .map(|b| b ^ 0x5a)
+        .collect();
+    let post = 12 + body_len;
+    if bytes.get(post..post + 4) != Some(&[0x32, 0x01, 4, 0])
+        || u32_at(post + 4)? != checksum(&plain)
+    {
+        return Err(bad);
+    }
+    out.extend_from_slice(&plain);
+    Ok(post + 8)
+}
+
+fn checksum(b: &[u8]) -> u32 {
+    b.iter().fold(0x811c_9dc5u32, |h, &x| {
+        (h ^ u32::from(x)).wrapping_mul(0x0100_0193)
+    })
 }
 
 fn secure(net: &mut SimNet, idx: u8, community: &str) -> usize {
@@ -221,6 +322,80 @@ fn refused_and_unsecured_participants_never_match() {
                 !net.node(n)
                     .saw(|e| matches!(e, Event::PublicationDiscovered(_))),
                 "seed {seed:#x}: node {n} learnt of the secure participant's writer"
+            );
+        }
+    });
+}
+
+#[test]
+fn protected_submessages_carry_a_reliable_stream_and_tampering_is_dropped() {
+    for_each_seed("security_protected_stream", 30, |seed| {
+        let faults = Faults {
+            corrupt: 0.05,
+            ..Faults::lossy(0.1)
+        };
+        let mut net = SimNet::new(seed, faults);
+        for idx in [1, 2] {
+            let cfg = node_config(idx);
+            let mut plugin = StandIn::new("blue", cfg.guid_prefix);
+            plugin.protect = true;
+            net.add_secure_node(cfg, plugin);
+        }
+        // An eavesdropper's view: no datagram may carry a plain SEDP or user submessage.
+        let leaks = std::rc::Rc::new(std::cell::Cell::new(0u32));
+        let seen = leaks.clone();
+        net.tamper = Some(Box::new(move |_, _, bytes| {
+            let Ok(m) = Message::parse(bytes) else { return };
+            for sm in m.submessages().flatten() {
+                let plain_user = match sm {
+                    Submessage::Data(d) => protected_entity(d.writer_id),
+                    Submessage::Heartbeat(h) => protected_entity(h.writer_id),
+                    Submessage::AckNack(a) => protected_entity(a.reader_id),
+                    _ => false,
+                };
+                if plain_user {
+                    seen.set(seen.get() + 1);
+                }
+            }
+        }));
+        let (w, r) = matched_pair(
+            &mut net,
+            "Secret",
+            reliable_keep_all_writer(),
+            reliable_keep_all_reader(),
+        );
+        let n = 50;
+        for i in 0..n {
+            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 200));
+        }
+        let ok = net.run_until(120 * SEC, |n2| {
+            n2.node(1).samples.len() as u64 >= n && n2.nodes[0].p.writer_all_acked(w)
+        });
+        assert!(
+            ok,
+            "seed {seed:#x}: got {} of {n} samples; {:?}",
+            net.node(1).samples.len(),
+            net.stats
+        );
+        let got: Vec<Option<u64>> = net
+            .node(1)
+            .samples
+            .iter()
+            .filter(|(_, s)| s.reader == r)
+            .map(|(_, s)| parse_indexed(&s.payload))
+            .collect();
+        assert_exactly_once_in_order(seed, &got, n);
+        assert_eq!(
+            leaks.get(),
+            0,
+            "seed {seed:#x}: plain SEDP or user submessages went on the wire"
+        );
+        if net.stats.corrupted > 20 {
+            let rejected = net.p(0).stats().secure_rejected + net.p(1).stats().secure_rejected;
+            assert!(
+                rejected > 0,
+                "seed {seed:#x}: {} corruptions and no protected submessage rejected",
+                net.stats.corrupted
             );
         }
     });
