@@ -12,9 +12,13 @@
 //!   order of the parameter list, alignment counted from the start of the parameter value.
 //! * `XbPROP` is the `propagate` flag: it is never serialized; a property whose flag is false
 //!   is left out on encoding and every decoded property has it set (ddsi_plist.c,
-//!   `ser_generic_count` / `deser_generic_r`). Every property the builtin plugins put in a token
-//!   is propagated (dds_security_utils.c, `DDS_Security_BinaryProperty_set_by_*` set it true),
-//!   so [`DataHolder`] has no such flag: whatever it holds goes on the wire.
+//!   `ser_generic_count` / `deser_generic_r`). The handshake's binary properties are
+//!   propagated (dds_security_utils.c, `DDS_Security_BinaryProperty_set_by_*` set it true), but
+//!   the IdentityToken's and PermissionsToken's string properties are not: Cyclone 0.10's SPDP
+//!   carries those tokens as a bare class id (`DDS:Auth:PKI-DH:1.0`,
+//!   `DDS:Access:Permissions:1.0`, zero properties), as seen in a capture
+//!   (auth/testdata/cyclone-0.10.2). [`DataHolder`] has no propagate flag: whatever it holds
+//!   goes on the wire; leave out what should not.
 //! * ParticipantGenericMessage is `{GUID source_guid; int64 sequence_number}
 //!   message_identity, related_message_identity; GUID destination_participant_guid,
 //!   destination_endpoint_guid, source_endpoint_guid; string message_class_id;

@@ -515,6 +515,80 @@ impl Handshake {
     }
 }
 
+#[cfg(test)]
+impl Handshake {
+    /// (Known-answer tests.) An initiator state rebuilt from a Request another implementation
+    /// sent, so that its Reply can be checked; the ephemeral key is a stand-in.
+    pub(crate) fn resume_initiator(
+        local: &LocalIdentity,
+        remote_prefix: [u8; 12],
+        own_prefix: [u8; 12],
+        request: &DataHolder,
+        now_unix_secs: i64,
+    ) -> Result<Handshake, AuthError> {
+        let creds = validate_credentials(request, &local.ca, now_unix_secs, own_prefix)?;
+        let key = EphemeralKey::generate(creds.kagree, &mut crate::random::SeededRandom::new(0))?;
+        Ok(Handshake {
+            role: HandshakeRole::Initiator,
+            state: State::AwaitReply,
+            include_optional: false,
+            kagree: creds.kagree,
+            local_challenge: required_challenge(request, "challenge1")?,
+            remote_challenge: None,
+            key,
+            dh1: required(request, "dh1")?.to_vec(),
+            dh2: Vec::new(),
+            peer_key: None,
+            hash_c1: creds.hash,
+            hash_c2: [0; 32],
+            signer: local.key.clone(),
+            ca: local.ca.clone(),
+            remote_prefix,
+            peer_cert: None,
+            peer: None,
+            secret: None,
+        })
+    }
+
+    /// (Known-answer tests.) A replier state rebuilt from a Request and a Reply another
+    /// implementation exchanged, so that its Final can be checked.
+    pub(crate) fn resume_replier(
+        local: &LocalIdentity,
+        initiator_prefix: [u8; 12],
+        replier_prefix: [u8; 12],
+        request: &DataHolder,
+        reply: &DataHolder,
+        now_unix_secs: i64,
+    ) -> Result<Handshake, AuthError> {
+        let req = validate_credentials(request, &local.ca, now_unix_secs, initiator_prefix)?;
+        let rep = validate_credentials(reply, &local.ca, now_unix_secs, replier_prefix)?;
+        let (peer_key, dh1) = parse_public(req.kagree, required(request, "dh1")?, "dh1")?;
+        let key = EphemeralKey::generate(req.kagree, &mut crate::random::SeededRandom::new(0))?;
+        let (hash_c1, kagree) = (req.hash, req.kagree);
+        let (cert, peer) = req.into_peer(initiator_prefix);
+        Ok(Handshake {
+            role: HandshakeRole::Replier,
+            state: State::AwaitFinal,
+            include_optional: false,
+            kagree,
+            local_challenge: required_challenge(reply, "challenge2")?,
+            remote_challenge: Some(required_challenge(request, "challenge1")?),
+            key,
+            dh1,
+            dh2: required(reply, "dh2")?.to_vec(),
+            peer_key: Some(peer_key),
+            hash_c1,
+            hash_c2: rep.hash,
+            signer: local.key.clone(),
+            ca: local.ca.clone(),
+            remote_prefix: initiator_prefix,
+            peer_cert: Some(cert),
+            peer: Some(peer),
+            secret: None,
+        })
+    }
+}
+
 /// Our five credential properties, as sent (and hashed).
 fn own_credentials(
     local: &LocalIdentity,

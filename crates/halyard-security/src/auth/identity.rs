@@ -16,6 +16,10 @@
 //!   `dds.ca.sn` = subject of the CA, `dds.ca.algo`; algo values `RSA-2048` or
 //!   `EC-prime256v1`; no binary properties. Subjects are OpenSSL's `X509_NAME_oneline` form
 //!   `/C=NL/O=Example/CN=alice` (auth_utils.c `get_certificate_subject_name`).
+//! * What Cyclone 0.10 actually sends in SPDP is the bare class id: the token's properties are
+//!   created without their propagate flag (`get_identity_token`), so ddsi_plist.c leaves them
+//!   out (captured, see `testdata/cyclone-0.10.2`). A peer's subject name must therefore come
+//!   from the certificate in the handshake ([`super::PeerIdentity`]), never from its token.
 //! * A remote IdentityToken is accepted when its class starts with `DDS:Auth:PKI-DH:` followed
 //!   by `1.<minor>` with minor 0, optionally followed by `+...` (`validate_remote_identity_token`).
 //! * Who begins (`validate_remote_identity`): `memcmp(local adjusted GUID, remote GUID) < 0`
@@ -278,7 +282,8 @@ impl LocalIdentity {
         self.guid_prefix
     }
 
-    /// The IdentityToken to announce in SPDP (PID_IDENTITY_TOKEN).
+    /// The IdentityToken to announce in SPDP (PID_IDENTITY_TOKEN), with the four properties
+    /// the spec defines (Cyclone 0.10 itself sends only the class id; it accepts both).
     pub fn identity_token(&self) -> &DataHolder {
         &self.identity_token
     }

@@ -17,6 +17,8 @@
 //!    [`PeerIdentity`] (certificate subject, permissions document, participant data) for
 //!    access control.
 
+#[cfg(test)]
+mod cyclone_kat;
 mod error;
 mod handshake;
 mod identity;
