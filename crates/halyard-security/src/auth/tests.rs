@@ -38,6 +38,8 @@ struct Pki {
     not_yet_valid: Id,
     foreign: Id,
     p384: Id,
+    /// Valid for 30 years, longer than its CA (which ends at NOW + 3650 days).
+    outlives_ca: Id,
 }
 
 fn ec_key(nid: Nid) -> PKey<Private> {
@@ -118,6 +120,7 @@ fn pki() -> &'static Pki {
             not_yet_valid: issue(&ca, "new", &ec(), (NOW + DAY, NOW + 365 * DAY), 15),
             foreign: issue(&other, "mallory", &ec(), year, 16),
             p384: issue(&ca, "big", &ec_key(Nid::SECP384R1), year, 17),
+            outlives_ca: issue(&ca, "long", &ec(), (NOW - DAY, NOW + 10_000 * DAY), 18),
         }
     })
 }
@@ -493,6 +496,16 @@ fn local_identity_refusals_are_typed() {
     ));
     // Valid against the other CA when that is the configured one.
     assert!(LocalIdentity::new(&p.other_ca, &p.foreign.cert, &p.foreign.key, [1; 12], NOW).is_ok());
+}
+
+/// The chain is verified at the given time, not the machine's clock: in 2038 the CA has
+/// expired though the certificate has not.
+#[test]
+fn certificate_chains_are_checked_at_the_given_time() {
+    let p = pki();
+    assert!(identity_at(&p.outlives_ca, 1, NOW).is_ok());
+    let e = identity_at(&p.outlives_ca, 1, NOW + 4000 * DAY).unwrap_err();
+    assert!(matches!(e, AuthError::WrongCa { .. }), "{e}");
 }
 
 #[test]
