@@ -2,8 +2,10 @@
 //! (alice: EC P-256, bob: RSA-2048, same identity CA) captured on loopback
 //! (`testdata/cyclone-0.10.2/`). It proves that our decoder and encoder reproduce Cyclone's
 //! generic messages byte for byte, that our adjusted GUID derives like Cyclone's from the
-//! same certificate (and that Cyclone's SPDP IdentityToken carries no properties), that we accept Cyclone's Request, and that Cyclone's Reply
-//! (RSASSA-PSS) and Final (ECDSA) signatures verify over our hash and signature inputs.
+//! same certificate (and that Cyclone's SPDP IdentityToken carries no properties), that we
+//! accept Cyclone's Request, and that Cyclone's Reply and Final signatures (one ECDSA, one
+//! RSASSA-PSS: here bob, the RSA side, has the smaller GUID and initiates, with ECDH) verify
+//! over our hash and signature inputs.
 
 use super::*;
 use crate::random::SeededRandom;
