@@ -218,6 +218,17 @@ impl DataHolder {
         self
     }
 
+    /// Appends binary properties, in order.
+    pub fn with_binaries<N: AsRef<str>, V: AsRef<[u8]>>(
+        mut self,
+        props: impl IntoIterator<Item = (N, V)>,
+    ) -> Self {
+        for (name, value) in props {
+            self = self.with_binary(name.as_ref(), value.as_ref());
+        }
+        self
+    }
+
     /// The value of the first string property named `name`.
     pub fn property(&self, name: &str) -> Option<&str> {
         self.properties

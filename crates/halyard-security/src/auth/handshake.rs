@@ -206,6 +206,50 @@ impl Credentials {
 }
 
 impl Handshake {
+    /// A handshake in its first state with nothing learnt from the peer yet.
+    fn start(
+        role: HandshakeRole,
+        local: &LocalIdentity,
+        remote_prefix: [u8; 12],
+        include_optional: bool,
+        key: EphemeralKey,
+        local_challenge: Challenge,
+    ) -> Handshake {
+        Handshake {
+            role,
+            state: match role {
+                HandshakeRole::Initiator => State::AwaitReply,
+                HandshakeRole::Replier => State::AwaitFinal,
+            },
+            include_optional,
+            kagree: key.algorithm(),
+            local_challenge,
+            remote_challenge: None,
+            key,
+            dh1: Vec::new(),
+            dh2: Vec::new(),
+            peer_key: None,
+            hash_c1: [0; 32],
+            hash_c2: [0; 32],
+            signer: local.key.clone(),
+            ca: local.ca.clone(),
+            remote_prefix,
+            peer_cert: None,
+            peer: None,
+            secret: None,
+        }
+    }
+}
+
+/// The optional echoes, when they are to be sent (Cyclone's `IncludeOptionalFields`).
+fn optional<'a, const N: usize>(
+    include: bool,
+    props: [(&'static str, &'a [u8]); N],
+) -> impl Iterator<Item = (&'static str, &'a [u8])> {
+    props.into_iter().filter(move |_| include)
+}
+
+impl Handshake {
     /// Starts a handshake as initiator (`begin_handshake_request`): the Request token to send.
     /// `permissions` is the signed permissions document (S/MIME text; a NUL is appended as
     /// Cyclone does), `participant_data` our `c.pdata` (see [`pdata_participant_guid`]).
@@ -222,35 +266,23 @@ impl Handshake {
         let own = own_credentials(local, permissions, participant_data, kagree);
         let hash_c1 = hash_credentials(&own)?;
         let dh1 = key.public().to_vec();
-        let mut token = DataHolder::new(CLASS_ID_REQUEST);
-        for (name, value) in &own {
-            token = token.with_binary(name, value);
-        }
-        if options.include_optional {
-            token = token.with_binary("hash_c1", &hash_c1);
-        }
-        let token = token
-            .with_binary("dh1", &dh1)
-            .with_binary("challenge1", &remote.local_challenge);
+        let hash_c1_opt = optional(options.include_optional, [("hash_c1", &hash_c1[..])]);
+        let token = DataHolder::new(CLASS_ID_REQUEST)
+            .with_binaries(own.iter().map(|(n, v)| (*n, v.as_slice())))
+            .with_binaries(hash_c1_opt)
+            .with_binaries([("dh1", &dh1[..]), ("challenge1", &remote.local_challenge)]);
         let hs = Handshake {
-            role: HandshakeRole::Initiator,
-            state: State::AwaitReply,
-            include_optional: options.include_optional,
-            kagree,
-            local_challenge: remote.local_challenge,
             remote_challenge: remote.remote_challenge,
-            key,
             dh1,
-            dh2: Vec::new(),
-            peer_key: None,
             hash_c1,
-            hash_c2: [0; 32],
-            signer: local.key.clone(),
-            ca: local.ca.clone(),
-            remote_prefix: remote.guid_prefix(),
-            peer_cert: None,
-            peer: None,
-            secret: None,
+            ..Handshake::start(
+                HandshakeRole::Initiator,
+                local,
+                remote.guid_prefix(),
+                options.include_optional,
+                key,
+                remote.local_challenge,
+            )
         };
         Ok((hs, token))
     }
@@ -300,42 +332,38 @@ impl Handshake {
                 ("hash_c1", &hash_c1),
             ],
         )?;
-        let mut token = DataHolder::new(CLASS_ID_REPLY);
-        for (name, value) in &own {
-            token = token.with_binary(name, value);
-        }
-        token = token
-            .with_binary("dh2", &dh2)
-            .with_binary("challenge1", &challenge1)
-            .with_binary("challenge2", &challenge2);
-        if options.include_optional {
-            token = token
-                .with_binary("dh1", dh1_raw)
-                .with_binary("hash_c2", &hash_c2)
-                .with_binary("hash_c1", &hash_c1);
-        }
-        let token = token.with_binary("signature", &signature);
-        let kagree = creds.kagree;
+        let optionals = [
+            ("dh1", dh1_raw),
+            ("hash_c2", &hash_c2[..]),
+            ("hash_c1", &hash_c1[..]),
+        ];
+        let token = DataHolder::new(CLASS_ID_REPLY)
+            .with_binaries(own.iter().map(|(n, v)| (*n, v.as_slice())))
+            .with_binaries([
+                ("dh2", &dh2[..]),
+                ("challenge1", &challenge1),
+                ("challenge2", &challenge2),
+            ])
+            .with_binaries(optional(options.include_optional, optionals))
+            .with_binaries([("signature", &signature[..])]);
         let (cert, peer) = creds.into_peer(remote.guid_prefix());
         let hs = Handshake {
-            role: HandshakeRole::Replier,
-            state: State::AwaitFinal,
-            include_optional: options.include_optional,
-            kagree,
-            local_challenge: challenge2,
             remote_challenge: Some(challenge1),
-            key,
             dh1,
             dh2,
             peer_key: Some(peer_key),
             hash_c1,
             hash_c2,
-            signer: local.key.clone(),
-            ca: local.ca.clone(),
-            remote_prefix: remote.guid_prefix(),
             peer_cert: Some(cert),
             peer: Some(peer),
-            secret: None,
+            ..Handshake::start(
+                HandshakeRole::Replier,
+                local,
+                remote.guid_prefix(),
+                options.include_optional,
+                key,
+                challenge2,
+            )
         };
         Ok((hs, token))
     }
@@ -397,6 +425,18 @@ impl Handshake {
             ],
             signature,
         )?;
+        self.send_final(creds, challenge1, challenge2, dh2, peer_key)
+    }
+
+    /// The initiator's last step, once the Reply checked out: sign, agree, answer.
+    fn send_final(
+        &mut self,
+        creds: Credentials,
+        challenge1: Challenge,
+        challenge2: Challenge,
+        dh2: &[u8],
+        peer_key: PKey<Public>,
+    ) -> Result<Step, AuthError> {
         let hash_c2 = creds.hash;
         let signature = sign(
             &self.signer,
@@ -410,17 +450,16 @@ impl Handshake {
             ],
         )?;
         let shared = self.key.agree(&peer_key)?;
-        let mut message = DataHolder::new(CLASS_ID_FINAL)
-            .with_binary("challenge1", &challenge1)
-            .with_binary("challenge2", &challenge2);
-        if self.include_optional {
-            message = message
-                .with_binary("dh1", &self.dh1)
-                .with_binary("dh2", dh2)
-                .with_binary("hash_c2", &hash_c2)
-                .with_binary("hash_c1", &self.hash_c1);
-        }
-        let message = message.with_binary("signature", &signature);
+        let optionals = [
+            ("dh1", &self.dh1[..]),
+            ("dh2", dh2),
+            ("hash_c2", &hash_c2[..]),
+            ("hash_c1", &self.hash_c1[..]),
+        ];
+        let message = DataHolder::new(CLASS_ID_FINAL)
+            .with_binaries([("challenge1", &challenge1), ("challenge2", &challenge2)])
+            .with_binaries(optional(self.include_optional, optionals))
+            .with_binaries([("signature", &signature[..])]);
         let secret = SharedSecret {
             challenge1,
             challenge2,
@@ -529,24 +568,16 @@ impl Handshake {
         let creds = validate_credentials(request, &local.ca, now_unix_secs, own_prefix)?;
         let key = EphemeralKey::generate(creds.kagree, &mut crate::random::SeededRandom::new(0))?;
         Ok(Handshake {
-            role: HandshakeRole::Initiator,
-            state: State::AwaitReply,
-            include_optional: false,
-            kagree: creds.kagree,
-            local_challenge: required_challenge(request, "challenge1")?,
-            remote_challenge: None,
-            key,
             dh1: required(request, "dh1")?.to_vec(),
-            dh2: Vec::new(),
-            peer_key: None,
             hash_c1: creds.hash,
-            hash_c2: [0; 32],
-            signer: local.key.clone(),
-            ca: local.ca.clone(),
-            remote_prefix,
-            peer_cert: None,
-            peer: None,
-            secret: None,
+            ..Handshake::start(
+                HandshakeRole::Initiator,
+                local,
+                remote_prefix,
+                false,
+                key,
+                required_challenge(request, "challenge1")?,
+            )
         })
     }
 
@@ -564,27 +595,25 @@ impl Handshake {
         let rep = validate_credentials(reply, &local.ca, now_unix_secs, replier_prefix)?;
         let (peer_key, dh1) = parse_public(req.kagree, required(request, "dh1")?, "dh1")?;
         let key = EphemeralKey::generate(req.kagree, &mut crate::random::SeededRandom::new(0))?;
-        let (hash_c1, kagree) = (req.hash, req.kagree);
+        let hash_c1 = req.hash;
         let (cert, peer) = req.into_peer(initiator_prefix);
         Ok(Handshake {
-            role: HandshakeRole::Replier,
-            state: State::AwaitFinal,
-            include_optional: false,
-            kagree,
-            local_challenge: required_challenge(reply, "challenge2")?,
             remote_challenge: Some(required_challenge(request, "challenge1")?),
-            key,
             dh1,
             dh2: required(reply, "dh2")?.to_vec(),
             peer_key: Some(peer_key),
             hash_c1,
             hash_c2: rep.hash,
-            signer: local.key.clone(),
-            ca: local.ca.clone(),
-            remote_prefix: initiator_prefix,
             peer_cert: Some(cert),
             peer: Some(peer),
-            secret: None,
+            ..Handshake::start(
+                HandshakeRole::Replier,
+                local,
+                initiator_prefix,
+                false,
+                key,
+                required_challenge(reply, "challenge2")?,
+            )
         })
     }
 }

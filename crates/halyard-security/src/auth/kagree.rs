@@ -60,6 +60,7 @@ const MAX_SCALAR_DRAWS: usize = 16;
 
 /// An ephemeral key pair and the wire encoding of its public half.
 pub(crate) struct EphemeralKey {
+    algo: KeyAgreement,
     key: PKey<Private>,
     public: Vec<u8>,
 }
@@ -74,6 +75,11 @@ impl EphemeralKey {
             KeyAgreement::EcdhP256 => generate_ec(rng),
             KeyAgreement::DhModp2048 => generate_dh(rng),
         }
+    }
+
+    /// The key agreement this key is for.
+    pub(crate) fn algorithm(&self) -> KeyAgreement {
+        self.algo
     }
 
     /// The public key as it goes in `dh1` / `dh2`.
@@ -113,6 +119,7 @@ fn generate_ec(rng: &mut dyn SecureRandom) -> Result<EphemeralKey, AuthError> {
         scalar.clear();
         let public = point.to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
         return Ok(EphemeralKey {
+            algo: KeyAgreement::EcdhP256,
             key: PKey::from_ec_key(ec)?,
             public,
         });
@@ -142,6 +149,7 @@ fn generate_dh(rng: &mut dyn SecureRandom) -> Result<EphemeralKey, AuthError> {
     let dh = params.set_private_key(x)?;
     let public = der_integer(&dh.public_key().to_vec());
     Ok(EphemeralKey {
+        algo: KeyAgreement::DhModp2048,
         key: PKey::from_dh(dh)?,
         public,
     })
