@@ -20,6 +20,7 @@
 pub mod access;
 pub mod auth;
 pub mod crypto;
+pub mod plugin;
 pub mod random;
 pub mod setup;
 pub mod token;

@@ -1,0 +1,686 @@
+//! The builtin plugins as one participant's [`ParticipantSecurity`]: PKI-DH authentication of
+//! every remote participant over the stateless channel, then join access control from the
+//! permissions it presented.
+//!
+//! # Per remote participant
+//!
+//! ```text
+//! discovered (IdentityToken)      validate_remote_identity; send our AuthReq
+//!   we initiate (smaller GUID) -> send Request ........ WaitReply   (Request resent)
+//!   it initiates               -> ..................... WaitRequest
+//! WaitRequest  + Request  -> send Reply ............... WaitFinal   (Reply resent)
+//! WaitReply    + Reply    -> send Final ............... Done        (Final resent on a repeated Reply)
+//! WaitFinal    + Final    -> .......................... Done
+//! WaitFinal    + Request again (our Reply was lost) -> send the Reply again
+//! Done: the peer's signed permissions must verify against our permissions CA, hold a grant
+//!       for its certificate's subject, and (with join access control) let it join the domain;
+//!       then it is Admitted, else Refused with the reason.
+//! ```
+//!
+//! A message that fails validation changes nothing (a later good one may still complete the
+//! handshake); it is counted in [`BuiltinSecurity::rejected_messages`]. Unsent answers are
+//! resent with a doubling delay (200 ms up to 2 s) for as long as the peer's lease holds; the
+//! core tells us when it is gone ([`ParticipantSecurity::forget`]).
+//!
+//! # What is not here yet
+//!
+//! Cryptographic protection: the volatile secure channel, crypto token exchange and the
+//! transforms on the send and receive paths. [`BuiltinSecurity::protection_required`] says
+//! whether the governance needs them; the DCPS layer refuses such a configuration until they
+//! exist, rather than run unprotected.
+
+use crate::access::{
+    identity_subject, BasicProtectionKind, Decision, DomainRule, Governance, Permissions,
+    ProtectionKind,
+};
+use crate::auth::{
+    Handshake, HandshakeOptions, HandshakeRole, LocalIdentity, PeerIdentity, RemoteIdentity,
+    SharedSecret, Step, CLASS_ID_AUTH_REQUEST, CLASS_ID_FINAL, CLASS_ID_REPLY, CLASS_ID_REQUEST,
+};
+use crate::random::SecureRandom;
+use crate::setup::files;
+use crate::token::{
+    DataHolder, MessageIdentity, ParticipantGenericMessage, GMCLASSID_AUTH_HANDSHAKE,
+    GMCLASSID_AUTH_REQUEST,
+};
+use halyard_cdr::Endianness;
+use halyard_core::security::{Admission, ParticipantSecurity, SecurityOutput};
+use halyard_core::wire::discovery::{EncodedToken, ParticipantData, SecurityInfo};
+use halyard_core::wire::{EntityId, Guid, GuidPrefix};
+use halyard_core::Instant;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The first resend delay of an unanswered handshake message (it doubles up to
+/// [`MAX_RESEND`]).
+const FIRST_RESEND: Duration = Duration::from_millis(200);
+/// The longest resend delay.
+const MAX_RESEND: Duration = Duration::from_secs(2);
+/// AuthRequests kept from participants not discovered yet.
+const MAX_EARLY_AUTH_REQUESTS: usize = 64;
+
+/// The files of one participant's secure identity, as `halyard security init` lays them out:
+/// `DIR/{identity_ca.pem, permissions_ca.pem, governance.p7s}` and
+/// `DIR/NAME/{identity.pem, identity_key.pem, permissions.p7s}`.
+#[derive(Clone)]
+pub struct SecurityFiles {
+    /// The identity CA certificate (PEM).
+    pub identity_ca: Vec<u8>,
+    /// This participant's identity certificate (PEM).
+    pub identity_certificate: Vec<u8>,
+    /// Its private key (PEM).
+    pub private_key: zeroize::Zeroizing<Vec<u8>>,
+    /// The permissions CA certificate (PEM).
+    pub permissions_ca: Vec<u8>,
+    /// The signed governance document (S/MIME).
+    pub governance: Vec<u8>,
+    /// This participant's signed permissions document (S/MIME).
+    pub permissions: Vec<u8>,
+}
+
+impl SecurityFiles {
+    /// Reads the identity directory `DIR/NAME` (the value of `HALYARD_SECURITY`).
+    pub fn load(identity_dir: &Path) -> Result<SecurityFiles, PluginError> {
+        let dir = identity_dir.parent().unwrap_or(Path::new("."));
+        let read =
+            |p: PathBuf| std::fs::read(&p).map_err(|e| PluginError::Io { path: p, error: e });
+        Ok(SecurityFiles {
+            identity_ca: read(dir.join(files::IDENTITY_CA))?,
+            identity_certificate: read(identity_dir.join(files::IDENTITY))?,
+            private_key: zeroize::Zeroizing::new(read(identity_dir.join(files::IDENTITY_KEY))?),
+            permissions_ca: read(dir.join(files::PERMISSIONS_CA))?,
+            governance: read(dir.join(files::GOVERNANCE))?,
+            permissions: read(identity_dir.join(files::PERMISSIONS))?,
+        })
+    }
+}
+
+/// Why the plugins could not be set up for a participant.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PluginError {
+    /// A file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        error: std::io::Error,
+    },
+    /// Our identity is not valid (expired, not issued by the identity CA, key mismatch ...).
+    Identity(crate::auth::AuthError),
+    /// The governance or permissions document is not valid.
+    Document {
+        /// Which one.
+        which: &'static str,
+        /// Why.
+        error: crate::access::AccessError,
+    },
+    /// The governance has no rule for the domain.
+    NoDomainRule(u32),
+    /// Our own permissions do not let us join the domain.
+    NotPermitted(String),
+}
+
+impl fmt::Display for PluginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PluginError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            PluginError::Identity(e) => write!(f, "our identity is not valid: {e}"),
+            PluginError::Document { which, error } => write!(f, "the {which} document: {error}"),
+            PluginError::NoDomainRule(d) => write!(f, "the governance has no rule for domain {d}"),
+            PluginError::NotPermitted(why) => write!(f, "our permissions: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for PluginError {}
+
+#[derive(Debug)]
+enum Phase {
+    /// It begins: we wait for its Request.
+    WaitRequest,
+    /// We began: we wait for its Reply.
+    WaitReply(Box<Handshake>),
+    /// We replied: we wait for its Final.
+    WaitFinal(Box<Handshake>),
+    /// Authenticated (admitted or refused by access control).
+    Done,
+    /// Its identity is not acceptable.
+    Failed,
+}
+
+/// What a received handshake message calls for.
+enum Next {
+    Nothing,
+    /// It failed validation or came out of turn (counted).
+    Reject,
+    /// Send our last message again.
+    Repeat,
+    Reply(DataHolder),
+    Final(DataHolder, SharedSecret, Option<PeerIdentity>),
+    Completed(SharedSecret, Option<PeerIdentity>),
+}
+
+/// A message we may have to send again, and when.
+struct Resend {
+    message: ParticipantGenericMessage,
+    at: Instant,
+    delay: Duration,
+}
+
+struct Peer {
+    remote: RemoteIdentity,
+    phase: Phase,
+    /// The last handshake message we sent (Request, Reply or Final), for resends and repeats.
+    last: Option<ParticipantGenericMessage>,
+    /// Resent until answered (Request, Reply); `None` once answered or for a Final.
+    resend: Option<Resend>,
+    admission: Admission,
+    /// The shared secret and who the peer proved to be.
+    secret: Option<SharedSecret>,
+    identity: Option<PeerIdentity>,
+}
+
+/// The builtin plugins (PKI-DH, Permissions) of one participant.
+pub struct BuiltinSecurity {
+    local: LocalIdentity,
+    files: SecurityFiles,
+    domain_id: u32,
+    rule: DomainRule,
+    /// Our `c.pdata`: PID_PARTICIPANT_GUID and the sentinel, big-endian, as Cyclone reads it.
+    pdata: Vec<u8>,
+    options: HandshakeOptions,
+    peers: BTreeMap<GuidPrefix, Peer>,
+    early_auth_requests: BTreeMap<GuidPrefix, DataHolder>,
+    rng: Box<dyn SecureRandom>,
+    wall_clock: Box<dyn Fn() -> i64 + Send>,
+    next_sn: i64,
+    rejected: u64,
+}
+
+impl BuiltinSecurity {
+    /// Validates our identity and documents at the wall-clock time `wall_clock()` (Unix
+    /// seconds) for `domain_id`. `candidate` is the GUID prefix the participant would have had:
+    /// the participant must use [`BuiltinSecurity::guid_prefix`] instead (its first six bytes
+    /// come from our certificate, as peers check).
+    pub fn new(
+        files: SecurityFiles,
+        domain_id: u32,
+        candidate: GuidPrefix,
+        rng: Box<dyn SecureRandom>,
+        wall_clock: Box<dyn Fn() -> i64 + Send>,
+    ) -> Result<BuiltinSecurity, PluginError> {
+        let now = wall_clock();
+        let local = LocalIdentity::new(
+            &files.identity_ca,
+            &files.identity_certificate,
+            &files.private_key,
+            candidate.0,
+            now,
+        )
+        .map_err(PluginError::Identity)?;
+        let governance =
+            Governance::from_smime(&files.governance, &files.permissions_ca).map_err(|error| {
+                PluginError::Document {
+                    which: "governance",
+                    error,
+                }
+            })?;
+        let rule = governance
+            .domain_rule(domain_id)
+            .cloned()
+            .ok_or(PluginError::NoDomainRule(domain_id))?;
+        let permissions = Permissions::from_smime(&files.permissions, &files.permissions_ca)
+            .map_err(|error| PluginError::Document {
+                which: "permissions",
+                error,
+            })?;
+        let cert = openssl::x509::X509::from_pem(&files.identity_certificate)
+            .map_err(|e| PluginError::Identity(e.into()))?;
+        let subject = identity_subject(&cert);
+        let grant = permissions.grant_for(&subject).ok_or_else(|| {
+            PluginError::NotPermitted(format!("no grant for our subject {subject:?}"))
+        })?;
+        if let Decision::Deny(reason) = grant.may_join(domain_id, now) {
+            return Err(PluginError::NotPermitted(format!(
+                "may not join domain {domain_id}: {reason}"
+            )));
+        }
+        let guid = Guid::new(GuidPrefix(local.guid_prefix()), EntityId::PARTICIPANT);
+        let mut pdata = vec![0x00, 0x50, 0x00, 0x10];
+        pdata.extend_from_slice(&guid.to_bytes());
+        pdata.extend_from_slice(&[0x00, 0x01, 0x00, 0x00]);
+        Ok(BuiltinSecurity {
+            local,
+            files,
+            domain_id,
+            rule,
+            pdata,
+            options: HandshakeOptions::default(),
+            peers: BTreeMap::new(),
+            early_auth_requests: BTreeMap::new(),
+            rng,
+            wall_clock,
+            next_sn: 0,
+            rejected: 0,
+        })
+    }
+
+    /// The participant's GUID prefix (derived from our certificate's subject).
+    pub fn guid_prefix(&self) -> GuidPrefix {
+        GuidPrefix(self.local.guid_prefix())
+    }
+
+    /// Whether the governance asks for any cryptographic protection (of RTPS messages,
+    /// discovery, liveliness, or any topic's metadata or data) in our domain.
+    pub fn protection_required(&self) -> bool {
+        let r = &self.rule;
+        [
+            r.rtps_protection_kind,
+            r.discovery_protection_kind,
+            r.liveliness_protection_kind,
+        ]
+        .iter()
+        .any(|k| *k != ProtectionKind::None)
+            || r.topic_rules.iter().any(|t| {
+                t.metadata_protection_kind != ProtectionKind::None
+                    || t.data_protection_kind != BasicProtectionKind::None
+            })
+    }
+
+    /// Handshake messages that failed validation (dropped, the handshake unchanged).
+    pub fn rejected_messages(&self) -> u64 {
+        self.rejected
+    }
+
+    /// The shared secret of a completed handshake with `peer`.
+    pub fn shared_secret(&self, peer: GuidPrefix) -> Option<&SharedSecret> {
+        self.peers.get(&peer).and_then(|p| p.secret.as_ref())
+    }
+
+    /// Who `peer` proved to be in its handshake.
+    pub fn peer_identity(&self, peer: GuidPrefix) -> Option<&PeerIdentity> {
+        self.peers.get(&peer).and_then(|p| p.identity.as_ref())
+    }
+
+    fn message(
+        &mut self,
+        to: GuidPrefix,
+        class: &str,
+        related: MessageIdentity,
+        token: DataHolder,
+    ) -> ParticipantGenericMessage {
+        self.next_sn += 1;
+        let me = Guid::new(self.guid_prefix(), EntityId::P2P_STATELESS_MESSAGE_WRITER);
+        ParticipantGenericMessage {
+            message_identity: MessageIdentity {
+                source_guid: me.to_bytes(),
+                sequence_number: self.next_sn,
+            },
+            related_message_identity: related,
+            destination_participant_guid: Guid::new(to, EntityId::PARTICIPANT).to_bytes(),
+            destination_endpoint_guid: [0; 16],
+            source_endpoint_guid: [0; 16],
+            message_class_id: class.to_owned(),
+            message_data: vec![token],
+        }
+    }
+
+    /// Queues `m` for sending (and again, with a new sequence number, if it is resent).
+    fn send(out: &mut SecurityOutput, to: GuidPrefix, m: &ParticipantGenericMessage) {
+        if let Ok(payload) = m.to_payload() {
+            out.stateless.push((to, payload));
+        }
+    }
+
+    /// Sends a handshake message that is resent until answered.
+    fn send_until_answered(
+        &mut self,
+        now: Instant,
+        to: GuidPrefix,
+        m: ParticipantGenericMessage,
+        out: &mut SecurityOutput,
+    ) {
+        Self::send(out, to, &m);
+        if let Some(p) = self.peers.get_mut(&to) {
+            p.last = Some(m.clone());
+            p.resend = Some(Resend {
+                message: m,
+                at: now + FIRST_RESEND,
+                delay: FIRST_RESEND,
+            });
+        }
+    }
+
+    /// The handshake with `from` is complete: access control decides.
+    fn completed(
+        &mut self,
+        from: GuidPrefix,
+        secret: SharedSecret,
+        identity: Option<PeerIdentity>,
+    ) {
+        let decision = match &identity {
+            Some(id) => self.judge(id),
+            None => Admission::Refused("the handshake named no peer identity".into()),
+        };
+        if let Some(p) = self.peers.get_mut(&from) {
+            p.phase = Phase::Done;
+            p.resend = None;
+            p.secret = Some(secret);
+            p.identity = identity;
+            p.admission = decision;
+        }
+    }
+
+    /// Access control for an authenticated peer: its permissions, signed by our permissions
+    /// CA, must grant its certificate's subject the right to join our domain.
+    fn judge(&self, id: &PeerIdentity) -> Admission {
+        let permissions = match Permissions::from_smime(&id.permissions, &self.files.permissions_ca)
+        {
+            Ok(p) => p,
+            Err(e) => return Admission::Refused(format!("its permissions document: {e}")),
+        };
+        let subject = match openssl::x509::X509::from_pem(&id.certificate_pem) {
+            Ok(cert) => identity_subject(&cert),
+            Err(_) => return Admission::Refused("its certificate does not parse".into()),
+        };
+        let Some(grant) = permissions.grant_for(&subject) else {
+            return Admission::Refused(format!("its permissions hold no grant for {subject:?}"));
+        };
+        if self.rule.enable_join_access_control {
+            if let Decision::Deny(reason) = grant.may_join(self.domain_id, (self.wall_clock)()) {
+                return Admission::Refused(format!(
+                    "{subject:?} may not join domain {}: {reason}",
+                    self.domain_id
+                ));
+            }
+        }
+        Admission::Admitted
+    }
+
+    fn on_auth_request(&mut self, from: GuidPrefix, token: &DataHolder) {
+        let accepted = match self.peers.get_mut(&from) {
+            Some(p) => p.remote.receive_auth_request(token).is_ok(),
+            None if self.early_auth_requests.len() < MAX_EARLY_AUTH_REQUESTS => {
+                self.early_auth_requests.insert(from, token.clone());
+                true
+            }
+            None => true,
+        };
+        if !accepted {
+            self.rejected += 1;
+        }
+    }
+
+    fn on_handshake(
+        &mut self,
+        now: Instant,
+        from: GuidPrefix,
+        m: &ParticipantGenericMessage,
+        out: &mut SecurityOutput,
+    ) {
+        let Some(token) = m.message_data.first() else {
+            self.rejected += 1;
+            return;
+        };
+        let wall = (self.wall_clock)();
+        let Some(peer) = self.peers.get_mut(&from) else {
+            return;
+        };
+        let phase = std::mem::replace(&mut peer.phase, Phase::Failed);
+        let (phase, next) = match (phase, token.class_id.as_str()) {
+            (Phase::WaitRequest, CLASS_ID_REQUEST) => match Handshake::begin_reply(
+                &self.local,
+                &peer.remote,
+                token,
+                &self.files.permissions,
+                &self.pdata,
+                &self.options,
+                wall,
+                self.rng.as_mut(),
+            ) {
+                Ok((hs, reply)) => (Phase::WaitFinal(Box::new(hs)), Next::Reply(reply)),
+                Err(_) => (Phase::WaitRequest, Next::Reject),
+            },
+            // Our Reply was lost: the initiator asks again.
+            (p @ Phase::WaitFinal(_), CLASS_ID_REQUEST) => (p, Next::Repeat),
+            (Phase::WaitReply(mut hs), CLASS_ID_REPLY) => match hs.process(token, wall) {
+                Ok(Step::SendFinal { message, secret }) => {
+                    let identity = hs.peer().cloned();
+                    (Phase::Done, Next::Final(message, secret, identity))
+                }
+                Ok(Step::Completed(_)) | Err(_) => (Phase::WaitReply(hs), Next::Reject),
+            },
+            // Our Final was lost: the replier repeats its Reply.
+            (Phase::Done, CLASS_ID_REPLY) => (Phase::Done, Next::Repeat),
+            (Phase::WaitFinal(mut hs), CLASS_ID_FINAL) => match hs.process(token, wall) {
+                Ok(Step::Completed(secret)) => {
+                    let identity = hs.peer().cloned();
+                    (Phase::Done, Next::Completed(secret, identity))
+                }
+                Ok(Step::SendFinal { .. }) | Err(_) => (Phase::WaitFinal(hs), Next::Reject),
+            },
+            // Repeats of a completed exchange (Cyclone resends its Final).
+            (Phase::Done, CLASS_ID_FINAL | CLASS_ID_REQUEST) => (Phase::Done, Next::Nothing),
+            (p, _) => (p, Next::Reject),
+        };
+        peer.phase = phase;
+        let last = peer.last.clone();
+        match next {
+            Next::Nothing => {}
+            Next::Reject => self.rejected += 1,
+            Next::Repeat => {
+                if let Some(last) = last {
+                    Self::send(out, from, &last);
+                }
+            }
+            Next::Reply(reply) => {
+                let reply = self.message(from, GMCLASSID_AUTH_HANDSHAKE, m.message_identity, reply);
+                self.send_until_answered(now, from, reply, out);
+            }
+            Next::Final(token, secret, identity) => {
+                let fin = self.message(from, GMCLASSID_AUTH_HANDSHAKE, m.message_identity, token);
+                Self::send(out, from, &fin);
+                if let Some(p) = self.peers.get_mut(&from) {
+                    p.last = Some(fin);
+                }
+                self.completed(from, secret, identity);
+                self.report(from, out);
+            }
+            Next::Completed(secret, identity) => {
+                self.completed(from, secret, identity);
+                self.report(from, out);
+            }
+        }
+    }
+
+    fn report(&self, peer: GuidPrefix, out: &mut SecurityOutput) {
+        if let Some(p) = self.peers.get(&peer) {
+            out.admissions.push((peer, p.admission.clone()));
+        }
+    }
+}
+
+impl ParticipantSecurity for BuiltinSecurity {
+    fn announce(&self, data: &mut ParticipantData) {
+        let le = Endianness::Little;
+        // Cyclone's tokens in SPDP carry their class ids only; ours carry the IdentityToken's
+        // properties too (Cyclone accepts them).
+        data.identity_token = self
+            .local
+            .identity_token()
+            .to_parameter_value(le)
+            .ok()
+            .map(|cdr| EncodedToken {
+                little_endian: true,
+                cdr,
+            });
+        data.permissions_token = DataHolder::new(crate::access::PERMISSIONS_TOKEN_CLASS_ID)
+            .to_parameter_value(le)
+            .ok()
+            .map(|cdr| EncodedToken {
+                little_endian: true,
+                cdr,
+            });
+        // No protection yet: only the "valid" bits (Cyclone's 0x80000000 / 0x80000000 for a
+        // governance with every protection kind NONE).
+        data.security_info = Some(SecurityInfo {
+            attributes: 1 << 31,
+            plugin_attributes: 1 << 31,
+        });
+    }
+
+    fn discovered(
+        &mut self,
+        now: Instant,
+        remote: &ParticipantData,
+        out: &mut SecurityOutput,
+    ) -> Admission {
+        let prefix = remote.guid.prefix;
+        if let Some(p) = self.peers.get(&prefix) {
+            return p.admission.clone();
+        }
+        let Some(encoded) = &remote.identity_token else {
+            return if self.rule.allow_unauthenticated_participants {
+                Admission::Admitted
+            } else {
+                Admission::Refused(
+                    "it announced no identity and the governance does not allow \
+                     unauthenticated participants"
+                        .into(),
+                )
+            };
+        };
+        let endianness = if encoded.little_endian {
+            Endianness::Little
+        } else {
+            Endianness::Big
+        };
+        let token = match DataHolder::from_parameter_value(&encoded.cdr, endianness) {
+            Ok(t) => t,
+            Err(e) => return Admission::Refused(format!("its identity token: {e}")),
+        };
+        let early = self.early_auth_requests.remove(&prefix);
+        let remote_identity = match self.local.validate_remote_identity(
+            &token,
+            prefix.0,
+            early.as_ref(),
+            self.rng.as_mut(),
+        ) {
+            Ok(r) => r,
+            Err(e) => return Admission::Refused(format!("its identity: {e}")),
+        };
+        let role = remote_identity.role();
+        let auth_request = remote_identity.auth_request().cloned();
+        self.peers.insert(
+            prefix,
+            Peer {
+                remote: remote_identity,
+                phase: Phase::WaitRequest,
+                last: None,
+                resend: None,
+                admission: Admission::Pending,
+                secret: None,
+                identity: None,
+            },
+        );
+        if let Some(req) = auth_request {
+            let m = self.message(
+                prefix,
+                GMCLASSID_AUTH_REQUEST,
+                MessageIdentity::default(),
+                req,
+            );
+            Self::send(out, prefix, &m);
+        }
+        if role == HandshakeRole::Initiator {
+            let perm = self.files.permissions.clone();
+            let Some(peer) = self.peers.get(&prefix) else {
+                return Admission::Pending;
+            };
+            match Handshake::begin_request(
+                &self.local,
+                &peer.remote,
+                &perm,
+                &self.pdata,
+                &self.options,
+                self.rng.as_mut(),
+            ) {
+                Ok((hs, request)) => {
+                    if let Some(p) = self.peers.get_mut(&prefix) {
+                        p.phase = Phase::WaitReply(Box::new(hs));
+                    }
+                    let m = self.message(
+                        prefix,
+                        GMCLASSID_AUTH_HANDSHAKE,
+                        MessageIdentity::default(),
+                        request,
+                    );
+                    self.send_until_answered(now, prefix, m, out);
+                }
+                Err(e) => {
+                    if let Some(p) = self.peers.get_mut(&prefix) {
+                        p.phase = Phase::Failed;
+                        p.admission = Admission::Refused(format!("handshake: {e}"));
+                        return p.admission.clone();
+                    }
+                }
+            }
+        }
+        Admission::Pending
+    }
+
+    fn stateless_message(
+        &mut self,
+        now: Instant,
+        source: GuidPrefix,
+        payload: &[u8],
+        out: &mut SecurityOutput,
+    ) {
+        let Ok(m) = ParticipantGenericMessage::from_payload(payload) else {
+            self.rejected += 1;
+            return;
+        };
+        let me = Guid::new(self.guid_prefix(), EntityId::PARTICIPANT).to_bytes();
+        if m.destination_participant_guid != me && m.destination_participant_guid != [0; 16] {
+            return;
+        }
+        match (m.message_class_id.as_str(), m.message_data.first()) {
+            (GMCLASSID_AUTH_REQUEST, Some(t)) if t.class_id == CLASS_ID_AUTH_REQUEST => {
+                self.on_auth_request(source, t)
+            }
+            (GMCLASSID_AUTH_HANDSHAKE, Some(_)) => self.on_handshake(now, source, &m, out),
+            _ => self.rejected += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, out: &mut SecurityOutput) {
+        let mut due = Vec::new();
+        for (prefix, p) in self.peers.iter_mut() {
+            if let Some(r) = p.resend.as_mut().filter(|r| r.at <= now) {
+                r.delay = (r.delay * 2).min(MAX_RESEND);
+                r.at = now + r.delay;
+                due.push((*prefix, r.message.clone()));
+            }
+        }
+        for (prefix, mut m) in due {
+            self.next_sn += 1;
+            m.message_identity.sequence_number = self.next_sn;
+            Self::send(out, prefix, &m);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.peers
+            .values()
+            .filter_map(|p| p.resend.as_ref().map(|r| r.at))
+            .min()
+    }
+
+    fn forget(&mut self, remote: GuidPrefix) {
+        self.peers.remove(&remote);
+        self.early_auth_requests.remove(&remote);
+    }
+}

@@ -1,0 +1,265 @@
+//! Proves the builtin plugins authenticate participants inside the protocol core: two
+//! `halyard_core::Participant`s, each with [`BuiltinSecurity`] for an identity made by
+//! `halyard security init`, run the PKI-DH handshake over the stateless channel of a lossy
+//! in-memory network (seeded, replayable), are admitted, and only then match their endpoints.
+//! A participant from another set-up, and one whose permissions do not let it join the domain,
+//! are refused and never learn of an endpoint.
+
+use halyard_core::security::ParticipantSecurity;
+use halyard_core::wire::qos::EndpointQos;
+use halyard_core::wire::GuidPrefix;
+use halyard_core::{Event, Instant, Participant, ParticipantConfig, ReaderSpec, WriterSpec};
+use halyard_security::plugin::{BuiltinSecurity, PluginError, SecurityFiles};
+use halyard_security::random::SeededRandom;
+use halyard_security::setup::{self, InitOptions, KeyKind, Protection};
+use std::path::{Path, PathBuf};
+
+const NOW: i64 = 1_790_000_000;
+const MS: u64 = 1_000_000;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("halyard-auth-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn init(dir: &Path, names: &[&str], domains: Vec<u32>, seed: u64, add: bool) {
+    let opts = InitOptions {
+        participants: names.iter().map(|s| s.to_string()).collect(),
+        protection: Protection {
+            encrypt: true,
+            origin_auth: false,
+        },
+        key: KeyKind::EcP256,
+        days: 30,
+        domains,
+        allows: None,
+        force: false,
+        now: NOW,
+    };
+    let mut rng = SeededRandom::new(seed);
+    let r = if add {
+        setup::add(dir, &opts, &mut rng)
+    } else {
+        setup::init(dir, &opts, &mut rng)
+    };
+    r.expect("set-up");
+}
+
+/// A participant of `domain` (host number `idx`) with the identity `dir/name`, plugin domain
+/// `plugin_domain`.
+fn secure_participant(
+    dir: &Path,
+    name: &str,
+    idx: u8,
+    domain: u32,
+    plugin_domain: u32,
+    seed: u64,
+) -> Result<Participant, PluginError> {
+    let files = SecurityFiles::load(&dir.join(name))?;
+    let mut candidate = [0u8; 12];
+    candidate[11] = idx;
+    let plugin = BuiltinSecurity::new(
+        files,
+        plugin_domain,
+        GuidPrefix(candidate),
+        Box::new(SeededRandom::new(seed ^ u64::from(idx))),
+        Box::new(|| NOW + 60),
+    )?;
+    let mut cfg = ParticipantConfig::new(domain, plugin.guid_prefix());
+    let loc = halyard_core::wire::Locator::udpv4([10, 0, 0, idx], 7410);
+    cfg.metatraffic_unicast = vec![loc];
+    cfg.default_unicast = vec![loc];
+    cfg.spdp_destinations = vec![halyard_core::wire::Locator::udpv4([239, 255, 0, 1], 7400)];
+    // Ethernet-sized datagrams: the 2-3 KB handshake messages go as DATA_FRAGs.
+    cfg.max_message_size = 1472;
+    cfg.fragment_size = 1344;
+    let mut p = Participant::new(cfg, Instant::from_nanos(0));
+    p.set_security(Box::new(plugin) as Box<dyn ParticipantSecurity>);
+    Ok(p)
+}
+
+/// A broadcast network with seeded loss: every datagram reaches every other participant
+/// (unless lost) after 1 ms.
+struct Net {
+    nodes: Vec<Participant>,
+    events: Vec<Vec<Event>>,
+    samples: Vec<usize>,
+    now: u64,
+    rng: u64,
+    loss_percent: u64,
+}
+
+impl Net {
+    fn new(nodes: Vec<Participant>, seed: u64, loss_percent: u64) -> Net {
+        let n = nodes.len();
+        Net {
+            nodes,
+            events: vec![Vec::new(); n],
+            samples: vec![0; n],
+            now: 0,
+            rng: seed | 1,
+            loss_percent,
+        }
+    }
+    fn lost(&mut self) -> bool {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng % 100 < self.loss_percent
+    }
+    fn run_until(&mut self, limit_ms: u64, mut done: impl FnMut(&Net) -> bool) -> bool {
+        let end = self.now + limit_ms * MS;
+        while self.now < end {
+            let now = Instant::from_nanos(self.now);
+            let mut flights = Vec::new();
+            for (i, p) in self.nodes.iter_mut().enumerate() {
+                p.handle_timeout(now);
+                while let Some(t) = p.poll_transmit() {
+                    flights.push((i, t.payload));
+                }
+                while let Some(e) = p.poll_event() {
+                    self.events[i].push(e);
+                }
+                while p.poll_sample().is_some() {
+                    self.samples[i] += 1;
+                }
+            }
+            self.now += MS;
+            let now = Instant::from_nanos(self.now);
+            for (from, bytes) in flights {
+                for to in 0..self.nodes.len() {
+                    if to != from && !self.lost() {
+                        self.nodes[to].handle_datagram(now, &bytes);
+                    }
+                }
+            }
+            if done(self) {
+                return true;
+            }
+        }
+        false
+    }
+    fn saw(&self, i: usize, f: impl Fn(&Event) -> bool) -> bool {
+        self.events[i].iter().any(f)
+    }
+}
+
+fn spec_w() -> WriterSpec {
+    WriterSpec {
+        topic_name: "Square".into(),
+        type_name: "ShapeType".into(),
+        qos: EndpointQos::writer_default(),
+        has_key: false,
+    }
+}
+
+fn spec_r() -> ReaderSpec {
+    ReaderSpec {
+        topic_name: "Square".into(),
+        type_name: "ShapeType".into(),
+        qos: EndpointQos::reader_default(),
+        has_key: false,
+    }
+}
+
+#[test]
+fn participants_of_one_set_up_authenticate_under_loss_then_match() {
+    let dir = temp_dir("pair");
+    init(&dir, &["alice", "bob"], vec![], 1, false);
+    for seed in 1..=8u64 {
+        let a = secure_participant(&dir, "alice", 1, 0, 0, seed).expect("alice");
+        let b = secure_participant(&dir, "bob", 2, 0, 0, seed).expect("bob");
+        let (pa, pb) = (a.guid_prefix(), b.guid_prefix());
+        let mut net = Net::new(vec![a, b], seed, 20);
+        let t0 = Instant::from_nanos(0);
+        let w = net.nodes[0].create_writer(t0, spec_w());
+        let r = net.nodes[1].create_reader(t0, spec_r());
+        let matched = net.run_until(60_000, |n| {
+            n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
+                && n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
+        });
+        assert!(
+            matched,
+            "seed {seed}: alice and bob never matched; events {:?}",
+            net.events
+        );
+        assert!(
+            net.saw(
+                0,
+                |e| matches!(e, Event::ParticipantAuthenticated(p) if *p == pb)
+            ),
+            "seed {seed}"
+        );
+        assert!(
+            net.saw(
+                1,
+                |e| matches!(e, Event::ParticipantAuthenticated(p) if *p == pa)
+            ),
+            "seed {seed}"
+        );
+        // The participant GUID prefixes carry the certificates' subject hash (bit 7 set).
+        assert!(pa.0[0] & 0x80 != 0 && pb.0[0] & 0x80 != 0);
+    }
+}
+
+#[test]
+fn a_participant_of_another_set_up_is_refused_and_learns_nothing() {
+    let (dir, other) = (temp_dir("own"), temp_dir("other"));
+    init(&dir, &["alice"], vec![], 2, false);
+    init(&other, &["eve"], vec![], 3, false);
+    for seed in 1..=4u64 {
+        let a = secure_participant(&dir, "alice", 1, 0, 0, seed).expect("alice");
+        let e = secure_participant(&other, "eve", 2, 0, 0, seed).expect("eve");
+        let pe = e.guid_prefix();
+        let mut net = Net::new(vec![a, e], seed, 10);
+        let t0 = Instant::from_nanos(0);
+        net.nodes[0].create_writer(t0, spec_w());
+        net.nodes[1].create_reader(t0, spec_r());
+        net.run_until(20_000, |_| false);
+        assert!(
+            !net.saw(1, |e| matches!(e, Event::PublicationDiscovered(_))),
+            "seed {seed}: eve learnt of alice's writer"
+        );
+        assert!(
+            !net.saw(
+                0,
+                |ev| matches!(ev, Event::ParticipantAuthenticated(p) if *p == pe)
+            ),
+            "seed {seed}: alice authenticated eve"
+        );
+    }
+}
+
+#[test]
+fn a_participant_not_permitted_in_the_domain_is_refused_after_authenticating() {
+    let dir = temp_dir("join");
+    init(&dir, &["alice"], vec![0, 7], 4, false);
+    // mallory's identity is genuine, but its permissions are for domain 7 only.
+    init(&dir, &["mallory"], vec![7], 5, true);
+    // Its own plugin refuses to join domain 0 ...
+    match secure_participant(&dir, "mallory", 2, 0, 0, 1) {
+        Err(PluginError::NotPermitted(why)) => assert!(why.contains("domain 0"), "{why}"),
+        Err(e) => panic!("expected NotPermitted, got {e}"),
+        Ok(_) => panic!("mallory's plugin let it join domain 0"),
+    }
+    // ... and a mallory that lies about its domain is refused by alice's access control.
+    let a = secure_participant(&dir, "alice", 1, 0, 0, 1).expect("alice");
+    let m = secure_participant(&dir, "mallory", 2, 0, 7, 1).expect("mallory, claiming domain 7");
+    let pm = m.guid_prefix();
+    let mut net = Net::new(vec![a, m], 9, 0);
+    let t0 = Instant::from_nanos(0);
+    net.nodes[0].create_writer(t0, spec_w());
+    let refused = net.run_until(20_000, |n| {
+        n.saw(0, |e| matches!(e, Event::ParticipantRefused { prefix, reason } if *prefix == pm && reason.contains("may not join domain 0")))
+    });
+    assert!(
+        refused,
+        "alice did not refuse mallory; events {:?}",
+        net.events[0]
+    );
+    assert!(
+        !net.saw(1, |e| matches!(e, Event::PublicationDiscovered(_))),
+        "mallory learnt of alice's writer"
+    );
+}
