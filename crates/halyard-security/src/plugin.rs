@@ -524,12 +524,21 @@ impl ParticipantSecurity for BuiltinSecurity {
                 little_endian: true,
                 cdr,
             });
-        // No protection yet: only the "valid" bits (Cyclone's 0x80000000 / 0x80000000 for a
-        // governance with every protection kind NONE).
+        // What the governance says of this domain. Peers compare it with their own and do not
+        // match a participant whose attributes differ.
+        let info = self.rule.participant_security_info();
         data.security_info = Some(SecurityInfo {
-            attributes: 1 << 31,
-            plugin_attributes: 1 << 31,
+            attributes: info.participant_security_attributes,
+            plugin_attributes: info.plugin_participant_security_attributes,
         });
+        // The secure builtin endpoints. Cyclone DDS counts a participant as secure only if it
+        // announces the reliable secure SPDP writer (and an IdentityToken); without it,
+        // Cyclone never runs a handshake with it.
+        use halyard_core::wire::discovery::builtin_endpoint as be;
+        data.builtin_endpoints |= be::PARTICIPANT_VOLATILE_MESSAGE_SECURE_WRITER
+            | be::PARTICIPANT_VOLATILE_MESSAGE_SECURE_READER
+            | be::SPDP_RELIABLE_PARTICIPANT_SECURE_WRITER
+            | be::SPDP_RELIABLE_PARTICIPANT_SECURE_READER;
     }
 
     fn discovered(
