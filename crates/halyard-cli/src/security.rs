@@ -12,7 +12,7 @@ use halyard_security::setup::{
 };
 
 const USAGE: &str = "usage:
-  halyard security init DIR --participant NAME... [--protect sign|encrypt] [--origin-auth]
+  halyard security init DIR --participant NAME... [--protect none|sign|encrypt] [--origin-auth]
                         [--key ec|rsa] [--days N] [--domain ID]...
                         [--allow NAME:pub|sub|pubsub:TOPIC_EXPR[@PARTITION_EXPR]]... [--force]
       writes DIR/{identity_ca,permissions_ca}.pem (+ _key.pem, mode 0600), DIR/governance.{xml,p7s}
@@ -146,10 +146,15 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
             "at least one --participant NAME is required\n{USAGE}"
         ));
     }
-    let encrypt = match p.one("--protect").unwrap_or("encrypt") {
-        "encrypt" => true,
-        "sign" => false,
-        other => return Err(format!("--protect must be sign or encrypt, not {other:?}")),
+    let (encrypt, none) = match p.one("--protect").unwrap_or("encrypt") {
+        "encrypt" => (true, false),
+        "sign" => (false, false),
+        "none" => (false, true),
+        other => {
+            return Err(format!(
+                "--protect must be none, sign or encrypt, not {other:?}"
+            ))
+        }
     };
     let key = match p.one("--key").unwrap_or("ec") {
         "ec" | "ecdsa" => KeyKind::EcP256,
@@ -182,6 +187,7 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
         protection: Protection {
             encrypt,
             origin_auth: p.has("--origin-auth"),
+            none,
         },
         key,
         days,

@@ -251,3 +251,87 @@ fn check_passes_a_fresh_set_up_and_names_problems() {
     assert!(out.starts_with("2 problem(s)"), "{}", text(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `halyard perf` in `identity` (DIR/NAME, through `HALYARD_SECURITY`; `None`: unsecured).
+fn halyard_perf(identity: Option<&Path>, domain: u32, args: &[&str]) -> Child {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_halyard"));
+    c.arg("perf")
+        .args(["-i", &domain.to_string()])
+        .args(args)
+        .env("HALYARD_INTERFACE", "lo")
+        .env_remove("HALYARD_SECURITY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(id) = identity {
+        c.env("HALYARD_SECURITY", id);
+    }
+    c.spawn().expect("spawn halyard perf")
+}
+
+/// Halyard's DDS Security against Cyclone's, through the products' own commands: with a
+/// `--protect none` set-up (authentication and access control, no cryptography yet), a
+/// secured `halyard perf` and a secured `ddsperf` authenticate each other and exchange data
+/// in both directions; an unsecured `halyard perf` receives nothing from the secured
+/// publisher.
+#[test]
+fn secured_halyard_perf_and_ddsperf_exchange_data_both_ways() {
+    if !ddsperf_available() {
+        return;
+    }
+    let dir = temp_dir("none");
+    init(
+        &dir,
+        &["--participant", "alice", "bob", "--protect", "none"],
+    );
+    let domain = 210 + std::process::id() % 20;
+    // Cyclone publishes, Halyard subscribes (and an unsecured Halyard listens in).
+    let h_sub = halyard_perf(Some(&dir.join("bob")), domain, &["-D", "6", "sub"]);
+    let outsider = halyard_perf(None, domain, &["-D", "6", "sub"]);
+    sleep(Duration::from_millis(500));
+    let c_pub = ddsperf(
+        &dir.join("alice"),
+        domain,
+        &["-D", "4", "pub", "100Hz", "size", "64"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(12);
+    let (c_pub, h_sub, outsider) = (
+        finish(c_pub, deadline),
+        finish(h_sub, deadline),
+        finish(outsider, deadline),
+    );
+    let all = format!(
+        "=== ddsperf pub\n{c_pub}\n=== halyard sub\n{h_sub}\n=== unsecured halyard sub\n{outsider}"
+    );
+    assert!(
+        received(&h_sub) >= 100,
+        "the secured Halyard subscriber got too little:\n{all}"
+    );
+    assert_eq!(
+        received(&outsider),
+        0,
+        "an unsecured subscriber received data:\n{all}"
+    );
+    println!(
+        "Cyclone -> Halyard: {} samples; unsecured Halyard: 0",
+        received(&h_sub)
+    );
+
+    // Halyard publishes, Cyclone subscribes.
+    let c_sub = ddsperf(&dir.join("bob"), domain, &["-D", "6", "sub"]);
+    sleep(Duration::from_millis(500));
+    let h_pub = halyard_perf(
+        Some(&dir.join("alice")),
+        domain,
+        &["-D", "4", "pub", "100Hz", "size", "64"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(12);
+    let (h_pub, c_sub) = (finish(h_pub, deadline), finish(c_sub, deadline));
+    let all = format!("=== halyard pub\n{h_pub}\n=== ddsperf sub\n{c_sub}");
+    assert!(
+        received(&c_sub) >= 100,
+        "the secured Cyclone subscriber got too little:\n{all}"
+    );
+    println!("Halyard -> Cyclone: {} samples", received(&c_sub));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -121,6 +121,14 @@ pub enum Event {
     /// The security plugin authenticated a remote participant (its endpoints are now
     /// discovered and matched).
     ParticipantAuthenticated(GuidPrefix),
+    /// The security plugin's access control refused a remote endpoint (its participant's
+    /// permissions do not grant its topic or partitions): it is not matched.
+    EndpointRefused {
+        /// The endpoint.
+        guid: Guid,
+        /// Why.
+        reason: String,
+    },
     /// The security plugin refused a remote participant: nothing is exchanged with it.
     ParticipantRefused {
         /// The participant.

@@ -138,6 +138,27 @@ pub trait ParticipantSecurity: Send {
     fn requires_protected_messages(&self, _source: GuidPrefix) -> bool {
         false
     }
+    /// Access control for one of our endpoints: may this participant publish (`writer`) or
+    /// subscribe to `topic` in `partitions`? `Err` says why not.
+    fn check_local_endpoint(
+        &self,
+        _topic: &str,
+        _partitions: &[String],
+        _writer: bool,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// Access control for a remote endpoint `source` announced: may it publish (`writer`) or
+    /// subscribe to `topic` in `partitions`? `Err` says why not (it is then not matched).
+    fn check_remote_endpoint(
+        &self,
+        _source: GuidPrefix,
+        _topic: &str,
+        _partitions: &[String],
+        _writer: bool,
+    ) -> Result<(), String> {
+        Ok(())
+    }
     /// Whether a plain (unprotected) submessage between `source`'s endpoint `remote` and our
     /// endpoint `local` (`UNKNOWN` when addressed to all) may be accepted.
     fn accepts_plain_submessage(
@@ -202,6 +223,34 @@ impl Participant {
     /// Whether this participant runs security plugins.
     pub fn is_secure(&self) -> bool {
         self.security.is_some()
+    }
+
+    /// Access control for a local endpoint about to be created (always allowed without
+    /// security): `Err` says why this participant may not publish or subscribe to `topic`.
+    pub fn check_local_endpoint(
+        &self,
+        topic: &str,
+        partitions: &[String],
+        writer: bool,
+    ) -> Result<(), String> {
+        match &self.security {
+            Some(sec) => sec.check_local_endpoint(topic, partitions, writer),
+            None => Ok(()),
+        }
+    }
+
+    /// Access control for a remote endpoint announced in SEDP.
+    pub(crate) fn security_check_remote(
+        &self,
+        ed: &halyard_wire::discovery::EndpointData,
+        writer: bool,
+    ) -> Result<(), String> {
+        match &self.security {
+            Some(sec) => {
+                sec.check_remote_endpoint(ed.guid.prefix, &ed.topic_name, &ed.qos.partition, writer)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Adds the security parameters to our own SPDP data.

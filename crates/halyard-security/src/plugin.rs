@@ -30,7 +30,7 @@
 //! exist, rather than run unprotected.
 
 use crate::access::{
-    identity_subject, BasicProtectionKind, Decision, DomainRule, Governance, Permissions,
+    identity_subject, Action, BasicProtectionKind, Decision, DomainRule, Governance, Permissions,
     ProtectionKind,
 };
 use crate::auth::{
@@ -181,6 +181,8 @@ struct Peer {
     /// The shared secret and who the peer proved to be.
     secret: Option<SharedSecret>,
     identity: Option<PeerIdentity>,
+    /// Its verified permissions and the subject they were granted for (once admitted).
+    permissions: Option<(Permissions, String)>,
 }
 
 /// The builtin plugins (PKI-DH, Permissions) of one participant.
@@ -198,6 +200,8 @@ pub struct BuiltinSecurity {
     wall_clock: Box<dyn Fn() -> i64 + Send>,
     next_sn: i64,
     rejected: u64,
+    /// Our own permissions and subject (local access control).
+    own: (Permissions, String),
 }
 
 impl BuiltinSecurity {
@@ -240,7 +244,7 @@ impl BuiltinSecurity {
         let cert = openssl::x509::X509::from_pem(&files.identity_certificate)
             .map_err(|e| PluginError::Identity(e.into()))?;
         let subject = identity_subject(&cert);
-        let grant = permissions.grant_for(&subject).ok_or_else(|| {
+        let grant = permissions.grant_for(&subject).cloned().ok_or_else(|| {
             PluginError::NotPermitted(format!("no grant for our subject {subject:?}"))
         })?;
         if let Decision::Deny(reason) = grant.may_join(domain_id, now) {
@@ -265,6 +269,7 @@ impl BuiltinSecurity {
             wall_clock,
             next_sn: 0,
             rejected: 0,
+            own: (permissions, subject),
         })
     }
 
@@ -361,9 +366,12 @@ impl BuiltinSecurity {
         secret: SharedSecret,
         identity: Option<PeerIdentity>,
     ) {
-        let decision = match &identity {
+        let (decision, permissions) = match &identity {
             Some(id) => self.judge(id),
-            None => Admission::Refused("the handshake named no peer identity".into()),
+            None => (
+                Admission::Refused("the handshake named no peer identity".into()),
+                None,
+            ),
         };
         if let Some(p) = self.peers.get_mut(&from) {
             p.phase = Phase::Done;
@@ -371,33 +379,75 @@ impl BuiltinSecurity {
             p.secret = Some(secret);
             p.identity = identity;
             p.admission = decision;
+            p.permissions = permissions;
         }
     }
 
     /// Access control for an authenticated peer: its permissions, signed by our permissions
     /// CA, must grant its certificate's subject the right to join our domain.
-    fn judge(&self, id: &PeerIdentity) -> Admission {
-        let permissions = match Permissions::from_smime(&id.permissions, &self.files.permissions_ca)
-        {
-            Ok(p) => p,
-            Err(e) => return Admission::Refused(format!("its permissions document: {e}")),
-        };
-        let subject = match openssl::x509::X509::from_pem(&id.certificate_pem) {
-            Ok(cert) => identity_subject(&cert),
-            Err(_) => return Admission::Refused("its certificate does not parse".into()),
-        };
-        let Some(grant) = permissions.grant_for(&subject) else {
-            return Admission::Refused(format!("its permissions hold no grant for {subject:?}"));
-        };
+    fn judge(&self, id: &PeerIdentity) -> (Admission, Option<(Permissions, String)>) {
+        match self.judge_inner(id) {
+            Ok(p) => (Admission::Admitted, Some(p)),
+            Err(why) => (Admission::Refused(why), None),
+        }
+    }
+
+    fn judge_inner(&self, id: &PeerIdentity) -> Result<(Permissions, String), String> {
+        let permissions = Permissions::from_smime(&id.permissions, &self.files.permissions_ca)
+            .map_err(|e| format!("its permissions document: {e}"))?;
+        let cert = openssl::x509::X509::from_pem(&id.certificate_pem)
+            .map_err(|_| "its certificate does not parse".to_string())?;
+        let subject = identity_subject(&cert);
+        let grant = permissions
+            .grant_for(&subject)
+            .ok_or_else(|| format!("its permissions hold no grant for {subject:?}"))?;
         if self.rule.enable_join_access_control {
             if let Decision::Deny(reason) = grant.may_join(self.domain_id, (self.wall_clock)()) {
-                return Admission::Refused(format!(
+                return Err(format!(
                     "{subject:?} may not join domain {}: {reason}",
                     self.domain_id
                 ));
             }
         }
-        Admission::Admitted
+        Ok((permissions, subject))
+    }
+
+    /// Whether the grant of `subject` in `permissions` lets it publish (`writer`) or subscribe
+    /// to `topic` in `partitions`, where the governance asks for that check.
+    fn topic_access(
+        &self,
+        (permissions, subject): &(Permissions, String),
+        topic: &str,
+        partitions: &[String],
+        writer: bool,
+    ) -> Result<(), String> {
+        let Some(rule) = self.rule.topic_rule(topic) else {
+            return Ok(());
+        };
+        let checked = if writer {
+            rule.enable_write_access_control
+        } else {
+            rule.enable_read_access_control
+        };
+        if !checked {
+            return Ok(());
+        }
+        let Some(grant) = permissions.grant_for(subject) else {
+            return Err(format!("no grant for {subject:?}"));
+        };
+        let parts: Vec<&str> = partitions.iter().map(String::as_str).collect();
+        let action = if writer {
+            Action::Publish
+        } else {
+            Action::Subscribe
+        };
+        match grant.check(self.domain_id, action, topic, &parts, (self.wall_clock)()) {
+            Decision::Allow(_) => Ok(()),
+            Decision::Deny(reason) => Err(format!(
+                "{subject:?} may not {} topic {topic:?} in partitions {parts:?}: {reason}",
+                if writer { "publish" } else { "subscribe to" }
+            )),
+        }
     }
 
     fn on_auth_request(&mut self, from: GuidPrefix, token: &DataHolder) {
@@ -593,6 +643,7 @@ impl ParticipantSecurity for BuiltinSecurity {
                 admission: Admission::Pending,
                 secret: None,
                 identity: None,
+                permissions: None,
             },
         );
         if let Some(req) = auth_request {
@@ -691,5 +742,40 @@ impl ParticipantSecurity for BuiltinSecurity {
     fn forget(&mut self, remote: GuidPrefix) {
         self.peers.remove(&remote);
         self.early_auth_requests.remove(&remote);
+    }
+
+    fn check_local_endpoint(
+        &self,
+        topic: &str,
+        partitions: &[String],
+        writer: bool,
+    ) -> Result<(), String> {
+        self.topic_access(&self.own, topic, partitions, writer)
+    }
+
+    fn check_remote_endpoint(
+        &self,
+        source: GuidPrefix,
+        topic: &str,
+        partitions: &[String],
+        writer: bool,
+    ) -> Result<(), String> {
+        match self.peers.get(&source).and_then(|p| p.permissions.as_ref()) {
+            Some(granted) => self.topic_access(granted, topic, partitions, writer),
+            // Admitted without authentication (allow_unauthenticated_participants): only
+            // topics without access control.
+            None => match self.rule.topic_rule(topic) {
+                Some(r)
+                    if (writer && r.enable_write_access_control)
+                        || (!writer && r.enable_read_access_control) =>
+                {
+                    Err(
+                        "an unauthenticated participant may not use an access-controlled topic"
+                            .into(),
+                    )
+                }
+                _ => Ok(()),
+            },
+        }
     }
 }

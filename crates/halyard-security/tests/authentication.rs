@@ -24,16 +24,32 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn init(dir: &Path, names: &[&str], domains: Vec<u32>, seed: u64, add: bool) {
+    init_allowing(dir, names, domains, seed, add, None)
+}
+
+fn init_allowing(
+    dir: &Path,
+    names: &[&str],
+    domains: Vec<u32>,
+    seed: u64,
+    add: bool,
+    allows: Option<Vec<&str>>,
+) {
     let opts = InitOptions {
         participants: names.iter().map(|s| s.to_string()).collect(),
         protection: Protection {
             encrypt: true,
             origin_auth: false,
+            none: false,
         },
         key: KeyKind::EcP256,
         days: 30,
         domains,
-        allows: None,
+        allows: allows.map(|v| {
+            v.iter()
+                .map(|a| setup::AllowSpec::parse(a).expect("allow spec"))
+                .collect()
+        }),
         force: false,
         now: NOW,
     };
@@ -262,4 +278,42 @@ fn a_participant_not_permitted_in_the_domain_is_refused_after_authenticating() {
         !net.saw(1, |e| matches!(e, Event::PublicationDiscovered(_))),
         "mallory learnt of alice's writer"
     );
+}
+
+#[test]
+fn a_remote_endpoint_its_permissions_do_not_grant_is_never_matched() {
+    let dir = temp_dir("topic");
+    // mallory may only subscribe; its core (which, unlike the DCPS API, does not check its own
+    // permissions) creates a writer anyway: alice's access control must refuse it.
+    init_allowing(
+        &dir,
+        &["alice", "mallory"],
+        vec![],
+        6,
+        false,
+        Some(vec!["alice:pubsub:*", "mallory:sub:*"]),
+    );
+    let a = secure_participant(&dir, "alice", 1, 0, 0, 2).expect("alice");
+    let m = secure_participant(&dir, "mallory", 2, 0, 0, 2).expect("mallory");
+    let mut net = Net::new(vec![a, m], 11, 10);
+    let t0 = Instant::from_nanos(0);
+    let r = net.nodes[0].create_reader(t0, spec_r());
+    let w = net.nodes[1].create_writer(t0, spec_w());
+    let refused = net.run_until(20_000, |n| {
+        n.saw(0, |e| matches!(e, Event::EndpointRefused { guid, reason } if guid.entity == w && reason.contains("may not publish")))
+    });
+    assert!(
+        refused,
+        "alice did not refuse mallory's writer; events {:?}",
+        net.events[0]
+    );
+    net.run_until(2_000, |_| false);
+    assert!(
+        !net.saw(0, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r)),
+        "alice's reader matched a writer mallory may not have"
+    );
+    // mallory's own reader is allowed: alice's local check agrees.
+    assert!(net.nodes[0]
+        .check_local_endpoint("Square", &[], false)
+        .is_ok());
 }

@@ -140,6 +140,7 @@ fn authenticate_each_other(halyard: &str, cyclone_name: &str, domain: u32) {
         protection: Protection {
             encrypt: true,
             origin_auth: false,
+            none: false,
         },
         key: KeyKind::EcP256,
         days: 30,

@@ -6,6 +6,11 @@ use halyard_cdr::CdrError;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
+    /// DDS Security could not be set up (a missing or invalid identity file, an unsigned or
+    /// wrongly signed document, an expired certificate ...): what and why.
+    Security(String),
+    /// RETCODE_NOT_ALLOWED_BY_SECURITY: the participant's permissions do not grant this.
+    NotAllowedBySecurity(String),
     /// RETCODE_BAD_PARAMETER / INCONSISTENT_POLICY: a QoS value is invalid.
     BadQos {
         /// The policy.
@@ -71,6 +76,8 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::BadQos { policy, reason } => write!(f, "invalid {policy} QoS: {reason}"),
+            Error::Security(why) => write!(f, "DDS Security: {why}"),
+            Error::NotAllowedBySecurity(why) => write!(f, "not allowed by security: {why}"),
             Error::Unsupported { feature, detail } => {
                 write!(f, "{feature} is not supported yet: {detail}")
             }

@@ -57,6 +57,11 @@ pub struct ParticipantOptions {
     /// acknowledged all it wrote (Cyclone DDS's WriterLingerDuration). `None`: 1 s; zero: no
     /// lingering. Deleting a writer blocks up to this long (not inside a listener).
     pub writer_linger: Option<std::time::Duration>,
+    /// The DDS Security identity of the participant: a `DIR/NAME` directory made by `halyard
+    /// security init` (default: the `HALYARD_SECURITY` environment variable). With it the
+    /// participant authenticates every peer (PKI-DH) and enforces the governance's and
+    /// permissions' access control; without it, it runs unsecured.
+    pub security: Option<std::path::PathBuf>,
     /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults. SPDP is
     /// announced at least three times per lease: `spdp_interval` is capped at a third of
     /// `lease_duration`.
@@ -161,6 +166,35 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
 /// `halyard security init`).
 pub const SECURITY_ENV: &str = "HALYARD_SECURITY";
 
+/// The builtin security plugins for the identity directory `dir` in `domain_id`. Refuses a
+/// governance that asks for cryptographic protection, which Halyard does not provide yet:
+/// a participant asked to be protected never runs unprotected.
+fn security_plugins(
+    dir: &std::path::Path,
+    domain_id: u32,
+) -> Result<halyard_security::plugin::BuiltinSecurity> {
+    use halyard_security::plugin::{BuiltinSecurity, SecurityFiles};
+    let files = SecurityFiles::load(dir).map_err(|e| Error::Security(e.to_string()))?;
+    let plugins = BuiltinSecurity::new(
+        files,
+        domain_id,
+        new_guid_prefix(),
+        Box::new(halyard_security::random::OsRandom),
+        Box::new(|| wall_clock().to_nanos().div_euclid(1_000_000_000)),
+    )
+    .map_err(|e| Error::Security(format!("{}: {e}", dir.display())))?;
+    if plugins.protection_required() {
+        return Err(Error::Unsupported {
+            feature: "DDS Security cryptographic protection (SIGN / ENCRYPT)",
+            detail: "the governance asks for protection of RTPS messages, discovery, liveliness, \
+                     metadata or data, which Halyard does not implement yet; authentication and \
+                     access control work with a governance whose protection kinds are all NONE \
+                     (halyard security init --protect none)",
+        });
+    }
+    Ok(plugins)
+}
+
 impl DomainParticipant {
     /// Asserts the liveliness of this participant's LIVELINESS MANUAL_BY_PARTICIPANT writers
     /// (remote readers learn it from a participant message); writing with any of them does
@@ -169,25 +203,22 @@ impl DomainParticipant {
         self.shared.drive(|st, now| st.core.assert_liveliness(now));
     }
 
-    /// Joins `domain_id` with default options.
-    ///
-    /// Fails with [`Error::Unsupported`] while `HALYARD_SECURITY` is set: DDS Security is not
-    /// wired into the protocol core yet, and a participant asked to be secure never joins
-    /// unprotected.
+    /// Joins `domain_id` with default options (secured when `HALYARD_SECURITY` names an
+    /// identity, see [`ParticipantOptions::security`]).
     pub fn new(domain_id: u32) -> Result<DomainParticipant> {
         Self::with_options(domain_id, ParticipantOptions::default())
     }
 
     /// Joins `domain_id` with options.
     pub fn with_options(domain_id: u32, opts: ParticipantOptions) -> Result<DomainParticipant> {
-        // A process asked to run secured must never run unprotected instead.
-        if std::env::var_os(SECURITY_ENV).is_some() {
-            return Err(Error::Unsupported {
-                feature: "DDS Security (HALYARD_SECURITY)",
-                detail: "the security plugins exist (crate halyard-security) but are not yet \
-                         wired into the protocol core; refusing to join the domain unprotected",
-            });
-        }
+        let security_dir = opts
+            .security
+            .clone()
+            .or_else(|| std::env::var_os(SECURITY_ENV).map(std::path::PathBuf::from));
+        let security = match &security_dir {
+            Some(dir) => Some(security_plugins(dir, domain_id)?),
+            None => None,
+        };
         let iface = select_interface(opts.interface.as_deref()).map_err(Error::Interface)?;
         let mtu = halyard_net::interface_mtu(&iface.name);
         // Peers' addresses in our interface's subnet are the ones we reach directly.
@@ -196,7 +227,11 @@ impl DomainParticipant {
             prefix_len: iface.prefix_len,
         };
         let transport = UdpTransport::open(domain_id, iface).map_err(Error::Transport)?;
-        let mut cfg = ParticipantConfig::new(domain_id, new_guid_prefix());
+        // A secure participant's GUID prefix begins with its certificate's subject hash.
+        let prefix = security
+            .as_ref()
+            .map_or_else(new_guid_prefix, |s| s.guid_prefix());
+        let mut cfg = ParticipantConfig::new(domain_id, prefix);
         cfg.reachable_networks = vec![reachable];
         if let Some(linger) = opts.writer_linger {
             cfg.writer_linger = linger;
@@ -236,10 +271,11 @@ impl DomainParticipant {
             tune(&mut cfg);
         }
         validate_config(&mut cfg)?;
-        let shared = Shared::new(
-            Participant::new(cfg, halyard_core::Instant::default()),
-            transport,
-        );
+        let mut core = Participant::new(cfg, halyard_core::Instant::default());
+        if let Some(plugins) = security {
+            core.set_security(Box::new(plugins));
+        }
+        let shared = Shared::new(core, transport);
         shared.drive(|st, now| st.core.handle_timeout(now));
         if let Some(fc) = opts.fault_injection {
             fc.validate().map_err(Error::BadParameter)?;
@@ -466,6 +502,11 @@ impl Publisher {
         validate(&qos, true)?;
         inherit(&mut qos, &self.qos(), &[halyard_core::matching::XCDR1]);
         let shared = &self.group.participant.shared;
+        shared
+            .lock()
+            .core
+            .check_local_endpoint(&topic.name, &qos.partition, true)
+            .map_err(Error::NotAllowedBySecurity)?;
         let spec = WriterSpec {
             topic_name: topic.name.clone(),
             type_name: topic.type_name.clone(),
@@ -624,6 +665,11 @@ impl Subscriber {
         use halyard_core::matching::{XCDR1, XCDR2};
         inherit(&mut qos, &self.qos(), &[XCDR1, XCDR2]);
         let shared = &self.group.participant.shared;
+        shared
+            .lock()
+            .core
+            .check_local_endpoint(&topic.name, &qos.partition, false)
+            .map_err(Error::NotAllowedBySecurity)?;
         let spec = ReaderSpec {
             topic_name: topic.name.clone(),
             type_name: topic.type_name.clone(),

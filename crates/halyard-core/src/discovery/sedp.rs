@@ -172,6 +172,21 @@ impl Participant {
         if ed.guid.prefix != s.writer.prefix || !self.remote.contains_key(&ed.guid.prefix) {
             return;
         }
+        // Access control: an endpoint its participant's permissions do not grant is treated as
+        // never announced (and one that lost its grant, by a changed partition, as gone).
+        if let Err(reason) = self.security_check_remote(&ed, is_pub) {
+            self.stats.secure_rejected += 1;
+            self.push_event(Event::EndpointRefused {
+                guid: ed.guid,
+                reason,
+            });
+            if is_pub {
+                self.forget_remote_writer(ed.guid, WriterGone::Retracted);
+            } else {
+                self.forget_remote_reader(ed.guid);
+            }
+            return;
+        }
         let known = self.remote_writers.len() + self.remote_readers.len();
         if is_pub {
             if !self.remote_writers.contains_key(&ed.guid) && known >= self.cfg.max_remote_endpoints

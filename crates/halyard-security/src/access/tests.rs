@@ -28,6 +28,7 @@ fn encrypt_all() -> String {
         Protection {
             encrypt: true,
             origin_auth: false,
+            none: false,
         },
     )
 }
@@ -68,6 +69,7 @@ fn origin_authentication_and_sign_masks() {
         Protection {
             encrypt: true,
             origin_auth: true,
+            none: false,
         },
     ))
     .unwrap();
@@ -83,6 +85,7 @@ fn origin_authentication_and_sign_masks() {
         Protection {
             encrypt: false,
             origin_auth: false,
+            none: false,
         },
     ))
     .unwrap();

@@ -62,10 +62,16 @@ pub struct Protection {
     /// Use the `*_WITH_ORIGIN_AUTHENTICATION` kinds for RTPS, discovery, liveliness and
     /// metadata (data protection has no such kind).
     pub origin_auth: bool,
+    /// No cryptographic protection at all (every kind NONE, no secure discovery or liveliness
+    /// endpoints): authentication and access control only. Overrides the two above.
+    pub none: bool,
 }
 
 impl Protection {
     fn kind(self) -> ProtectionKind {
+        if self.none {
+            return ProtectionKind::None;
+        }
         match (self.encrypt, self.origin_auth) {
             (true, false) => ProtectionKind::Encrypt,
             (true, true) => ProtectionKind::EncryptWithOriginAuthentication,
@@ -95,11 +101,13 @@ fn domains_xml(domains: &[u32], indent: &str) -> String {
 /// `protection`.
 pub fn governance_xml(domains: &[u32], protection: Protection) -> String {
     let k = protection.kind().as_str();
-    let data = if protection.encrypt {
-        "ENCRYPT"
-    } else {
-        "SIGN"
+    let data = match (protection.none, protection.encrypt) {
+        (true, _) => "NONE",
+        (false, true) => "ENCRYPT",
+        (false, false) => "SIGN",
     };
+    // Secure discovery and liveliness endpoints only where something is protected.
+    let secure_endpoints = !protection.none;
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd">
@@ -113,8 +121,8 @@ pub fn governance_xml(domains: &[u32], protection: Protection) -> String {
       <topic_access_rules>
         <topic_rule>
           <topic_expression>*</topic_expression>
-          <enable_discovery_protection>true</enable_discovery_protection>
-          <enable_liveliness_protection>true</enable_liveliness_protection>
+          <enable_discovery_protection>{secure_endpoints}</enable_discovery_protection>
+          <enable_liveliness_protection>{secure_endpoints}</enable_liveliness_protection>
           <enable_read_access_control>true</enable_read_access_control>
           <enable_write_access_control>true</enable_write_access_control>
           <metadata_protection_kind>{k}</metadata_protection_kind>

@@ -20,6 +20,7 @@ fn opts(participants: &[&str]) -> InitOptions {
         protection: Protection {
             encrypt: true,
             origin_auth: false,
+            none: false,
         },
         key: KeyKind::EcP256,
         days: 30,

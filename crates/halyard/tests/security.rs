@@ -1,0 +1,194 @@
+//! DDS Security through the DCPS API, over loopback UDP: participants with identities of one
+//! `halyard security init --protect none` set-up authenticate each other (PKI-DH) and
+//! exchange data; a participant of another set-up gets nothing; permissions are enforced on
+//! local creation and on remote matching; a governance that asks for cryptographic
+//! protection is refused with a clear error instead of running unprotected.
+
+// The set-up's validity starts at the real time, and waits are timed.
+#![allow(clippy::disallowed_methods)]
+
+use halyard::qos::{EndpointQos, GroupQos, ReliabilityKind};
+use halyard::{DomainParticipant, Error, ParticipantOptions};
+use halyard_security::random::OsRandom;
+use halyard_security::setup::{self, AllowSpec, InitOptions, KeyKind, Protection};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(type_name = "SecureNote")]
+struct SecureNote {
+    #[key]
+    id: u32,
+    text: String,
+}
+
+const T: Duration = Duration::from_secs(10);
+
+/// Takes from `r` until `n` samples arrived or `timeout` passed; how many arrived.
+fn take_n(r: &halyard::DataReader<SecureNote>, n: usize, timeout: Duration) -> usize {
+    let mut got = 0;
+    let end = std::time::Instant::now() + timeout;
+    while got < n && std::time::Instant::now() < end {
+        r.wait_for_data(Duration::from_millis(100));
+        got += r.take(100).unwrap().len();
+    }
+    got
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn set_up(name: &str, participants: &[&str], none: bool, allows: Option<Vec<&str>>) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("halyard-dcps-sec-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = InitOptions {
+        participants: participants.iter().map(|s| s.to_string()).collect(),
+        protection: Protection {
+            encrypt: true,
+            origin_auth: false,
+            none,
+        },
+        key: KeyKind::EcP256,
+        days: 30,
+        domains: vec![],
+        allows: allows.map(|v| {
+            v.iter()
+                .map(|a| AllowSpec::parse(a).expect("allow spec"))
+                .collect()
+        }),
+        force: false,
+        now: now(),
+    };
+    setup::init(&dir, &opts, &mut OsRandom).expect("security init");
+    dir
+}
+
+fn secure(domain: u32, identity: &Path) -> Result<DomainParticipant, Error> {
+    DomainParticipant::with_options(
+        domain,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            security: Some(identity.to_path_buf()),
+            ..Default::default()
+        },
+    )
+}
+
+fn reliable() -> EndpointQos {
+    let mut q = EndpointQos::reader_default();
+    q.reliability.kind = ReliabilityKind::Reliable;
+    q
+}
+
+#[test]
+fn authenticated_participants_exchange_data_and_an_outsider_gets_nothing() {
+    let dir = set_up("pair", &["alice", "bob"], true, None);
+    let other = set_up("other", &["eve"], true, None);
+    let domain = 141;
+    let alice = secure(domain, &dir.join("alice")).expect("alice");
+    let bob = secure(domain, &dir.join("bob")).expect("bob");
+    let eve = secure(domain, &other.join("eve")).expect("eve");
+    let topic = alice.create_topic::<SecureNote>("Notes").unwrap();
+    let w = alice
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    let readers: Vec<_> = [&bob, &eve]
+        .iter()
+        .map(|p| {
+            let t = p.create_topic::<SecureNote>("Notes").unwrap();
+            p.create_subscriber(GroupQos::default())
+                .create_datareader(&t, reliable())
+                .unwrap()
+        })
+        .collect();
+    w.wait_for_matched(1, T)
+        .expect("alice's writer matches bob's reader");
+    for id in 0..5 {
+        w.write(&SecureNote {
+            id,
+            text: format!("note {id}"),
+        })
+        .unwrap();
+    }
+    assert_eq!(take_n(&readers[0], 5, T), 5, "bob receives every note");
+    std::thread::sleep(Duration::from_millis(500));
+    let eve_got = readers[1].take(100).unwrap();
+    assert!(
+        eve_got.is_empty(),
+        "eve (another set-up) received {} samples",
+        eve_got.len()
+    );
+    assert!(
+        readers[1]
+            .wait_for_matched(1, Duration::from_millis(100))
+            .is_err(),
+        "eve's reader matched alice's writer"
+    );
+}
+
+#[test]
+fn permissions_are_enforced_on_creation_and_on_matching() {
+    // carol may only subscribe to "Open"; dave may publish everything.
+    let dir = set_up(
+        "perm",
+        &["carol", "dave"],
+        true,
+        Some(vec!["carol:sub:Open", "dave:pubsub:*"]),
+    );
+    let domain = 142;
+    let carol = secure(domain, &dir.join("carol")).expect("carol");
+    let dave = secure(domain, &dir.join("dave")).expect("dave");
+    // carol may not publish anything: refused at creation, saying why.
+    let t = carol.create_topic::<SecureNote>("Open").unwrap();
+    match carol
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&t, EndpointQos::writer_default())
+    {
+        Err(Error::NotAllowedBySecurity(why)) => assert!(why.contains("publish"), "{why}"),
+        Err(e) => panic!("expected NotAllowedBySecurity, got {e}"),
+        Ok(_) => panic!("carol created a writer her permissions do not grant"),
+    }
+    // carol may not subscribe to "Closed".
+    let closed = carol.create_topic::<SecureNote>("Closed").unwrap();
+    assert!(matches!(
+        carol
+            .create_subscriber(GroupQos::default())
+            .create_datareader(&closed, reliable()),
+        Err(Error::NotAllowedBySecurity(_))
+    ));
+    // What she may do works, with dave's writer.
+    let open_r = carol
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&t, reliable())
+        .unwrap();
+    let dt = dave.create_topic::<SecureNote>("Open").unwrap();
+    let dw = dave
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&dt, EndpointQos::writer_default())
+        .unwrap();
+    dw.wait_for_matched(1, T)
+        .expect("dave's writer matches carol's reader");
+    dw.write(&SecureNote {
+        id: 1,
+        text: "open".into(),
+    })
+    .unwrap();
+    assert_eq!(take_n(&open_r, 1, T), 1, "carol receives");
+}
+
+#[test]
+fn a_governance_asking_for_encryption_is_refused_not_ignored() {
+    let dir = set_up("enc", &["alice"], false, None);
+    match secure(143, &dir.join("alice")) {
+        Err(Error::Unsupported { feature, detail }) => {
+            assert!(feature.contains("protection"), "{feature}");
+            assert!(detail.contains("--protect none"), "{detail}");
+        }
+        Err(e) => panic!("expected Unsupported, got {e}"),
+        Ok(_) => panic!("a participant joined unprotected under an ENCRYPT governance"),
+    }
+}
