@@ -12,13 +12,17 @@ use halyard_security::setup::{
 };
 
 const USAGE: &str = "usage:
-  halyard security init DIR --participant NAME... [--protect none|sign|encrypt] [--origin-auth]
+  halyard security init DIR --participant NAME...
+                        [--protect none|rtps-sign|rtps-encrypt|sign|encrypt] [--origin-auth]
                         [--key ec|rsa] [--days N] [--domain ID]...
                         [--allow NAME:pub|sub|pubsub:TOPIC_EXPR[@PARTITION_EXPR]]... [--force]
       writes DIR/{identity_ca,permissions_ca}.pem (+ _key.pem, mode 0600), DIR/governance.{xml,p7s}
       and DIR/NAME/{identity.pem,identity_key.pem,permissions.xml,permissions.p7s};
       defaults: ECDSA P-256, 10 years, all domains, everyone may publish and subscribe every
       topic, everything ENCRYPTed. With --allow, a participant may do only what is allowed.
+      --protect none: authentication and access control only; rtps-sign / rtps-encrypt: and
+      every RTPS message signed / encrypted (what Halyard participants support today; sign
+      and encrypt also protect discovery, liveliness, metadata and data, for other DDSs).
   halyard security add DIR --participant NAME... [--key ec|rsa] [--days N] [--domain ID]...
                         [--allow ...] [--force]
       adds participants to an existing set-up, signed by its CAs
@@ -146,13 +150,16 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
             "at least one --participant NAME is required\n{USAGE}"
         ));
     }
-    let (encrypt, none) = match p.one("--protect").unwrap_or("encrypt") {
-        "encrypt" => (true, false),
-        "sign" => (false, false),
-        "none" => (false, true),
+    use halyard_security::access::ProtectionKind;
+    let (encrypt, none, rtps) = match p.one("--protect").unwrap_or("encrypt") {
+        "encrypt" => (true, false, None),
+        "sign" => (false, false, None),
+        "none" => (false, true, None),
+        "rtps-sign" => (false, true, Some(ProtectionKind::Sign)),
+        "rtps-encrypt" => (false, true, Some(ProtectionKind::Encrypt)),
         other => {
             return Err(format!(
-                "--protect must be none, sign or encrypt, not {other:?}"
+                "--protect must be none, rtps-sign, rtps-encrypt, sign or encrypt, not {other:?}"
             ))
         }
     };
@@ -202,6 +209,9 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
         setup::add(&p.dir, &opts, &mut OsRandom)
     };
     done.map_err(|e| e.to_string())?;
+    if let (true, Some(kind)) = (init, rtps) {
+        setup::set_rtps_protection(&p.dir, kind).map_err(|e| e.to_string())?;
+    }
     for name in &opts.participants {
         println!("{}", p.dir.join(name).display());
     }

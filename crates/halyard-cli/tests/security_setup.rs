@@ -269,69 +269,97 @@ fn halyard_perf(identity: Option<&Path>, domain: u32, args: &[&str]) -> Child {
     c.spawn().expect("spawn halyard perf")
 }
 
-/// Halyard's DDS Security against Cyclone's, through the products' own commands: with a
-/// `--protect none` set-up (authentication and access control, no cryptography yet), a
-/// secured `halyard perf` and a secured `ddsperf` authenticate each other and exchange data
-/// in both directions; an unsecured `halyard perf` receives nothing from the secured
+/// Halyard's DDS Security against Cyclone's, through the products' own commands, at each
+/// level Halyard supports: `--protect none` (authentication and access control),
+/// `rtps-sign` and `rtps-encrypt` (and every RTPS message signed or encrypted). A secured
+/// `halyard perf` and a secured `ddsperf` authenticate each other and exchange data in both
+/// directions, none lost; an unsecured `halyard perf` receives nothing from the secured
 /// publisher.
 #[test]
 fn secured_halyard_perf_and_ddsperf_exchange_data_both_ways() {
     if !ddsperf_available() {
         return;
     }
-    let dir = temp_dir("none");
-    init(
-        &dir,
-        &["--participant", "alice", "bob", "--protect", "none"],
-    );
-    let domain = 210 + std::process::id() % 20;
-    // Cyclone publishes, Halyard subscribes (and an unsecured Halyard listens in).
-    let h_sub = halyard_perf(Some(&dir.join("bob")), domain, &["-D", "6", "sub"]);
-    let outsider = halyard_perf(None, domain, &["-D", "6", "sub"]);
-    sleep(Duration::from_millis(500));
-    let c_pub = ddsperf(
-        &dir.join("alice"),
-        domain,
-        &["-D", "4", "pub", "100Hz", "size", "64"],
-    );
-    let deadline = Instant::now() + Duration::from_secs(12);
-    let (c_pub, h_sub, outsider) = (
-        finish(c_pub, deadline),
-        finish(h_sub, deadline),
-        finish(outsider, deadline),
-    );
-    let all = format!(
-        "=== ddsperf pub\n{c_pub}\n=== halyard sub\n{h_sub}\n=== unsecured halyard sub\n{outsider}"
-    );
-    assert!(
-        received(&h_sub) >= 100,
-        "the secured Halyard subscriber got too little:\n{all}"
-    );
-    assert_eq!(
-        received(&outsider),
-        0,
-        "an unsecured subscriber received data:\n{all}"
-    );
-    println!(
-        "Cyclone -> Halyard: {} samples; unsecured Halyard: 0",
-        received(&h_sub)
-    );
+    for (i, protect) in ["none", "rtps-sign", "rtps-encrypt"].iter().enumerate() {
+        let dir = temp_dir(&format!("level-{protect}"));
+        init(
+            &dir,
+            &["--participant", "alice", "bob", "--protect", protect],
+        );
+        let domain = 200 + (std::process::id() % 10) * 3 + i as u32;
+        // Cyclone publishes, Halyard subscribes (and an unsecured Halyard listens in).
+        let h_sub = halyard_perf(Some(&dir.join("bob")), domain, &["-D", "5", "sub"]);
+        let outsider = halyard_perf(None, domain, &["-D", "5", "sub"]);
+        sleep(Duration::from_millis(500));
+        let c_pub = ddsperf(
+            &dir.join("alice"),
+            domain,
+            &["-D", "3", "pub", "100Hz", "size", "64"],
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (c_pub, h_sub, outsider) = (
+            finish(c_pub, deadline),
+            finish(h_sub, deadline),
+            finish(outsider, deadline),
+        );
+        let all = format!(
+            "=== {protect}: ddsperf pub\n{c_pub}\n=== halyard sub\n{h_sub}\n=== unsecured halyard sub\n{outsider}"
+        );
+        assert!(
+            received(&h_sub) >= 100,
+            "{protect}: the secured Halyard subscriber got too little:\n{all}"
+        );
+        assert!(
+            lost(&h_sub) == 0,
+            "{protect}: the secured Halyard subscriber lost samples:\n{all}"
+        );
+        assert_eq!(
+            received(&outsider),
+            0,
+            "{protect}: an unsecured subscriber received data:\n{all}"
+        );
+        println!(
+            "{protect}: Cyclone -> Halyard {} samples, 0 lost; unsecured Halyard 0",
+            received(&h_sub)
+        );
 
-    // Halyard publishes, Cyclone subscribes.
-    let c_sub = ddsperf(&dir.join("bob"), domain, &["-D", "6", "sub"]);
-    sleep(Duration::from_millis(500));
-    let h_pub = halyard_perf(
-        Some(&dir.join("alice")),
-        domain,
-        &["-D", "4", "pub", "100Hz", "size", "64"],
-    );
-    let deadline = Instant::now() + Duration::from_secs(12);
-    let (h_pub, c_sub) = (finish(h_pub, deadline), finish(c_sub, deadline));
-    let all = format!("=== halyard pub\n{h_pub}\n=== ddsperf sub\n{c_sub}");
-    assert!(
-        received(&c_sub) >= 100,
-        "the secured Cyclone subscriber got too little:\n{all}"
-    );
-    println!("Halyard -> Cyclone: {} samples", received(&c_sub));
-    let _ = std::fs::remove_dir_all(&dir);
+        // Halyard publishes, Cyclone subscribes.
+        let c_sub = ddsperf(&dir.join("bob"), domain, &["-D", "5", "sub"]);
+        sleep(Duration::from_millis(500));
+        let h_pub = halyard_perf(
+            Some(&dir.join("alice")),
+            domain,
+            &["-D", "3", "pub", "100Hz", "size", "64"],
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (h_pub, c_sub) = (finish(h_pub, deadline), finish(c_sub, deadline));
+        let all = format!("=== {protect}: halyard pub\n{h_pub}\n=== ddsperf sub\n{c_sub}");
+        assert!(
+            received(&c_sub) >= 100,
+            "{protect}: the secured Cyclone subscriber got too little:\n{all}"
+        );
+        assert!(
+            lost(&c_sub) == 0,
+            "{protect}: the secured Cyclone subscriber lost samples:\n{all}"
+        );
+        println!(
+            "{protect}: Halyard -> Cyclone {} samples, 0 lost",
+            received(&c_sub)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The largest `lost N` right after `total` in a perf sub's throughput lines.
+fn lost(out: &str) -> u64 {
+    out.lines()
+        .filter(|l| l.contains(" total ") && l.contains(" rate "))
+        .filter_map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            t.windows(2)
+                .find(|w| w[0] == "lost")
+                .and_then(|w| w[1].parse().ok())
+        })
+        .max()
+        .unwrap_or(0)
 }

@@ -38,7 +38,8 @@ use crate::outbox::Transmit;
 use crate::participant::{Participant, Receiver};
 use crate::reader::{Reader, ReaderSpec, WriterProxy};
 use crate::time::Instant;
-use halyard_wire::discovery::{builtin_endpoint as be, ParticipantData};
+use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
+use halyard_wire::discovery::{builtin_endpoint as be, ContentFilterProperty, ParticipantData};
 use halyard_wire::qos::{EndpointQos, History, Reliability, ReliabilityKind};
 use halyard_wire::{Data, DataFrag, EntityId, Guid, GuidPrefix, Message, Submessage, Submessages};
 
@@ -61,6 +62,10 @@ pub struct SecurityOutput {
     pub stateless: Vec<(GuidPrefix, Vec<u8>)>,
     /// Admission decisions reached (after a handshake step, or a timeout).
     pub admissions: Vec<(GuidPrefix, Admission)>,
+    /// ParticipantVolatileMessageSecure payloads (encapsulation header included) for each
+    /// participant: written to the reliable volatile secure writer, which delivers each to
+    /// that participant's reader only.
+    pub volatile: Vec<(GuidPrefix, Vec<u8>)>,
 }
 
 /// The security plugins of one participant, as the protocol core uses them. Implementations
@@ -85,6 +90,16 @@ pub trait ParticipantSecurity: Send {
         payload: &[u8],
         out: &mut SecurityOutput,
     );
+    /// A ParticipantVolatileMessageSecure payload arrived from `source`'s volatile secure
+    /// writer (crypto tokens), already decoded from its protection.
+    fn volatile_message(
+        &mut self,
+        _now: Instant,
+        _source: GuidPrefix,
+        _payload: &[u8],
+        _out: &mut SecurityOutput,
+    ) {
+    }
     /// Timers due at `now` (handshake resends, handshake time-outs).
     fn handle_timeout(&mut self, now: Instant, out: &mut SecurityOutput);
     /// When [`ParticipantSecurity::handle_timeout`] is next due, if ever.
@@ -134,9 +149,11 @@ pub trait ParticipantSecurity: Send {
     ) -> Result<(), Rejected> {
         Err(Rejected("protected messages are not supported"))
     }
-    /// Whether `source` must protect the whole messages it sends us (a plain one is dropped).
-    fn requires_protected_messages(&self, _source: GuidPrefix) -> bool {
-        false
+    /// Whether a plain (not SRTPS-protected) message from `source` may be handled; `false`
+    /// drops it (the plugin requires `source` to protect what it sends, as rtps protection
+    /// asks).
+    fn accepts_plain_message(&self, _source: GuidPrefix, _message: &[u8]) -> bool {
+        true
     }
     /// Access control for one of our endpoints: may this participant publish (`writer`) or
     /// subscribe to `topic` in `partitions`? `Err` says why not.
@@ -217,7 +234,99 @@ impl Participant {
         };
         let reader = Reader::new(Guid::new(self.prefix, id), spec, self.cfg.hash_seed);
         self.readers.insert(id, reader);
+        self.create_volatile_endpoints();
         self.security = Some(plugin);
+    }
+
+    /// The builtin ParticipantVolatileMessageSecure writer and reader (DDS Security §7.4.4):
+    /// reliable, VOLATILE, KEEP_ALL. Each message is for one participant: the writer gives
+    /// every matched reader a filter on the message's destination, so the others get GAPs,
+    /// and it addresses every datagram to one participant (so the plugin can protect it with
+    /// that participant's key-exchange keys).
+    fn create_volatile_endpoints(&mut self) {
+        let mut qos = stateless_qos();
+        qos.reliability = Reliability {
+            kind: ReliabilityKind::Reliable,
+            max_blocking_time: halyard_wire::Duration::ZERO,
+        };
+        qos.history = History::KeepAll;
+        let wid = EntityId::P2P_VOLATILE_SECURE_WRITER;
+        let spec = WriterSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos: qos.clone(),
+            has_key: false,
+        };
+        let mut writer = Writer::new(Guid::new(self.prefix, wid), spec, true, self.cfg.hash_seed);
+        writer.per_reader = true;
+        writer.set_filter_compiler(Some(std::sync::Arc::new(destination_filter)));
+        self.writers.insert(wid, writer);
+        let rid = EntityId::P2P_VOLATILE_SECURE_READER;
+        let spec = ReaderSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos,
+            has_key: false,
+        };
+        self.readers.insert(
+            rid,
+            Reader::new(Guid::new(self.prefix, rid), spec, self.cfg.hash_seed),
+        );
+    }
+
+    /// Matches the volatile secure endpoints with admitted participant `data`'s.
+    fn match_volatile(&mut self, now: Instant, data: &ParticipantData) {
+        let prefix = data.guid.prefix;
+        let locs = self.metatraffic_locators(data);
+        let rg = Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_READER);
+        if data.builtin_endpoints & be::PARTICIPANT_VOLATILE_MESSAGE_SECURE_READER != 0 {
+            if let Some(w) = self.writers.get_mut(&EntityId::P2P_VOLATILE_SECURE_WRITER) {
+                if !w.set_proxy_locators(&rg, &locs, None) {
+                    w.add_proxy(now, ReaderProxy::new(rg, locs.clone(), true), false);
+                    w.refresh_proxy_filter(&rg, Some(&destination_property(prefix)));
+                }
+            }
+        }
+        let wg = Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_WRITER);
+        let rid = EntityId::P2P_VOLATILE_SECURE_READER;
+        if data.builtin_endpoints & be::PARTICIPANT_VOLATILE_MESSAGE_SECURE_WRITER != 0 {
+            let epoch = self.next_count_epoch();
+            if let Some(rd) = self.readers.get_mut(&rid) {
+                match rd.proxies.get_mut(&wg) {
+                    Some(p) => p.locators = locs,
+                    None => {
+                        rd.proxies
+                            .insert(wg, WriterProxy::new(wg, locs, true, false, epoch));
+                    }
+                }
+                let idx = self.writer_index.entry(wg).or_default();
+                if !idx.contains(&rid) {
+                    idx.push(rid);
+                }
+            }
+        }
+    }
+
+    /// Unmatches the volatile secure endpoints of participant `prefix`.
+    fn unmatch_volatile(&mut self, prefix: GuidPrefix) {
+        if let Some(w) = self.writers.get_mut(&EntityId::P2P_VOLATILE_SECURE_WRITER) {
+            w.remove_proxy(&Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_READER));
+        }
+        let wg = Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_WRITER);
+        if let Some(rd) = self.readers.get_mut(&EntityId::P2P_VOLATILE_SECURE_READER) {
+            rd.proxies.remove(&wg);
+        }
+        self.writer_index.remove(&wg);
+    }
+
+    /// A sample of our volatile secure reader: to the plugin.
+    pub(crate) fn on_volatile_sample(&mut self, now: Instant, s: &ReceivedSample) {
+        let Some(sec) = self.security.as_mut() else {
+            return;
+        };
+        let mut out = SecurityOutput::default();
+        sec.volatile_message(now, s.writer.prefix, &s.payload, &mut out);
+        self.apply_security_output(now, out);
     }
 
     /// Whether this participant runs security plugins.
@@ -289,6 +398,7 @@ impl Participant {
         match admission {
             Admission::Admitted => {
                 self.match_builtin(now, &data);
+                self.match_volatile(now, &data);
                 if !was {
                     self.push_event(Event::ParticipantAuthenticated(prefix));
                 }
@@ -297,6 +407,7 @@ impl Participant {
             Admission::Refused(reason) => {
                 if was {
                     self.unmatch_builtin(prefix);
+                    self.unmatch_volatile(prefix);
                 }
                 self.push_event(Event::ParticipantRefused { prefix, reason });
             }
@@ -333,6 +444,7 @@ impl Participant {
             return;
         };
         sec.forget(prefix);
+        self.unmatch_volatile(prefix);
         let wg = Guid::new(prefix, EntityId::P2P_STATELESS_MESSAGE_WRITER);
         if let Some(rd) = self
             .readers
@@ -375,8 +487,27 @@ impl Participant {
         for (dst, payload) in out.stateless {
             self.send_stateless(dst, &payload);
         }
+        // Admissions first: a volatile message for a just-admitted participant needs its
+        // reader matched before it is written (VOLATILE: a late reader gets nothing old).
         for (prefix, admission) in out.admissions {
             self.set_admission(now, prefix, admission);
+        }
+        for (_dst, payload) in out.volatile {
+            let change = NewChange {
+                kind: crate::event::ChangeKind::Alive,
+                key_hash: [0; 16],
+                payload: std::sync::Arc::new(payload),
+                timestamp: None,
+            };
+            // The destination is in the message; the writer's filters route it. A full
+            // history (a peer that stopped acknowledging) drops the message: the plugin
+            // sends tokens again when that peer is admitted again.
+            if self
+                .write(now, EntityId::P2P_VOLATILE_SECURE_WRITER, change)
+                .is_err()
+            {
+                self.stats.secure_send_failed += 1;
+            }
         }
     }
 
@@ -463,7 +594,7 @@ impl Participant {
         let sec = self.security.as_mut()?;
         let protected = bytes.get(20) == Some(&halyard_wire::message::id::SRTPS_PREFIX);
         if !protected {
-            if sec.requires_protected_messages(source) {
+            if !sec.accepts_plain_message(source, bytes) {
                 self.stats.secure_rejected += 1;
                 return Some(Err(()));
             }
@@ -562,4 +693,37 @@ impl Participant {
         }
         true
     }
+}
+
+/// The filter class of a volatile secure writer's per-reader destination filter.
+const DESTINATION_FILTER_CLASS: &str = "HALYARD_DESTINATION";
+
+/// The destination filter of participant `prefix`'s volatile secure reader.
+fn destination_property(prefix: GuidPrefix) -> ContentFilterProperty {
+    ContentFilterProperty {
+        content_filtered_topic_name: String::new(),
+        related_topic_name: String::new(),
+        filter_class_name: DESTINATION_FILTER_CLASS.into(),
+        filter_expression: prefix.0.iter().map(|b| format!("{b:02x}")).collect(),
+        expression_parameters: Vec::new(),
+    }
+}
+
+/// Compiles a destination filter: a ParticipantGenericMessage passes when its
+/// `destination_participant_guid` (payload bytes 52..68: encapsulation 4, two message
+/// identities of 24, then the GUID) is that participant's, or unset (all zero).
+fn destination_filter(p: &ContentFilterProperty) -> Option<crate::writer::SampleFilter> {
+    if p.filter_class_name != DESTINATION_FILTER_CLASS || p.filter_expression.len() != 24 {
+        return None;
+    }
+    let mut prefix = [0u8; 12];
+    for (i, b) in prefix.iter_mut().enumerate() {
+        *b = u8::from_str_radix(p.filter_expression.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    let guid = Guid::new(GuidPrefix(prefix), EntityId::PARTICIPANT).to_bytes();
+    Some(std::sync::Arc::new(move |payload: &[u8]| {
+        payload
+            .get(52..68)
+            .is_some_and(|d| d == guid || d == [0u8; 16])
+    }))
 }

@@ -22,12 +22,23 @@
 //! resent with a doubling delay (200 ms up to 2 s) for as long as the peer's lease holds; the
 //! core tells us when it is gone ([`ParticipantSecurity::forget`]).
 //!
+//! # Key exchange and rtps protection
+//!
+//! Once a peer is admitted, both sides derive the key-exchange keys from the shared secret
+//! and protect the builtin volatile secure channel with them (SEC_PREFIX … SEC_POSTFIX,
+//! key id 0); over it each sends the other its participant crypto tokens. With
+//! `rtps_protection_kind` SIGN or ENCRYPT every message of a user or secure builtin endpoint
+//! is then protected whole with the sender's participant key (SRTPS_PREFIX … SRTPS_POSTFIX),
+//! as Cyclone DDS does; SPDP, SEDP, participant messages, the handshake and the key exchange
+//! stay outside it. A peer that has our keys must protect what rtps protection covers: a
+//! plain sample of such an endpoint is dropped and counted.
+//!
 //! # What is not here yet
 //!
-//! Cryptographic protection: the volatile secure channel, crypto token exchange and the
-//! transforms on the send and receive paths. [`BuiltinSecurity::protection_required`] says
-//! whether the governance needs them; the DCPS layer refuses such a configuration until they
-//! exist, rather than run unprotected.
+//! The secure SEDP and participant-message endpoints (discovery and liveliness protection),
+//! endpoint crypto tokens, and metadata and data protection.
+//! [`BuiltinSecurity::unsupported_protection`] names the first such kind a governance asks
+//! for; the DCPS layer refuses that configuration rather than run unprotected.
 
 use crate::access::{
     identity_subject, Action, BasicProtectionKind, Decision, DomainRule, Governance, Permissions,
@@ -37,14 +48,18 @@ use crate::auth::{
     Handshake, HandshakeOptions, HandshakeRole, LocalIdentity, PeerIdentity, RemoteIdentity,
     SharedSecret, Step, CLASS_ID_AUTH_REQUEST, CLASS_ID_FINAL, CLASS_ID_REPLY, CLASS_ID_REQUEST,
 };
+use crate::crypto::{
+    keymat_from_token_parts, keymat_token_parts, peek_submessage_header, KeyMaterial,
+    ReceiverCrypto, SenderCrypto, TransformKind,
+};
 use crate::random::SecureRandom;
 use crate::setup::files;
 use crate::token::{
     DataHolder, MessageIdentity, ParticipantGenericMessage, GMCLASSID_AUTH_HANDSHAKE,
-    GMCLASSID_AUTH_REQUEST,
+    GMCLASSID_AUTH_REQUEST, GMCLASSID_PARTICIPANT_CRYPTO_TOKENS,
 };
 use halyard_cdr::Endianness;
-use halyard_core::security::{Admission, ParticipantSecurity, SecurityOutput};
+use halyard_core::security::{Admission, ParticipantSecurity, Rejected, SecurityOutput};
 use halyard_core::wire::discovery::{EncodedToken, ParticipantData, SecurityInfo};
 use halyard_core::wire::{EntityId, Guid, GuidPrefix};
 use halyard_core::Instant;
@@ -52,6 +67,105 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Key id of our participant key material (key-exchange keys use 0).
+const PARTICIPANT_KEY_ID: u32 = 1;
+
+/// The crypto transform for a protection kind (Cyclone: SIGN -> AES256-GMAC, ENCRYPT ->
+/// AES256-GCM).
+fn transform_kind(k: ProtectionKind) -> TransformKind {
+    match k {
+        ProtectionKind::None => TransformKind::None,
+        ProtectionKind::Sign | ProtectionKind::SignWithOriginAuthentication => {
+            TransformKind::Aes256Gmac
+        }
+        ProtectionKind::Encrypt | ProtectionKind::EncryptWithOriginAuthentication => {
+            TransformKind::Aes256Gcm
+        }
+    }
+}
+
+fn is_volatile(e: EntityId) -> bool {
+    e == EntityId::P2P_VOLATILE_SECURE_WRITER || e == EntityId::P2P_VOLATILE_SECURE_READER
+}
+
+/// Whether rtps protection covers an endpoint's traffic: user endpoints and the secure
+/// builtin ones. The other builtin endpoints (SPDP, SEDP, participant messages, and the
+/// stateless and volatile secure channels, which must work before any key is known) are
+/// never rtps-protected (as in Cyclone DDS's `maybe_rtps_protected`).
+fn rtps_protected_entity(e: EntityId) -> bool {
+    if e == EntityId::UNKNOWN {
+        return false;
+    }
+    !e.is_builtin()
+        || [
+            EntityId::SEDP_PUBLICATIONS_SECURE_WRITER,
+            EntityId::SEDP_PUBLICATIONS_SECURE_READER,
+            EntityId::SEDP_SUBSCRIPTIONS_SECURE_WRITER,
+            EntityId::SEDP_SUBSCRIPTIONS_SECURE_READER,
+            EntityId::P2P_MESSAGE_SECURE_WRITER,
+            EntityId::P2P_MESSAGE_SECURE_READER,
+            EntityId::SPDP_RELIABLE_SECURE_WRITER,
+            EntityId::SPDP_RELIABLE_SECURE_READER,
+        ]
+        .contains(&e)
+}
+
+/// What rtps protection makes of a message: (some submessage is of an rtps-protected
+/// endpoint, some submessage must go plain: SPDP, the handshake, the key exchange).
+fn rtps_kinds(message: &[u8]) -> (bool, bool) {
+    use halyard_core::wire::Submessage as S;
+    let Ok(m) = halyard_core::wire::Message::parse(message) else {
+        return (false, true);
+    };
+    let (mut protected, mut plain) = (false, false);
+    for sm in m.submessages() {
+        let ids = match sm {
+            Ok(S::Data(d)) => [d.writer_id, d.reader_id],
+            Ok(S::DataFrag(d)) => [d.writer_id, d.reader_id],
+            Ok(S::Heartbeat(h)) => [h.writer_id, h.reader_id],
+            Ok(S::HeartbeatFrag(h)) => [h.writer_id, h.reader_id],
+            Ok(S::Gap(g)) => [g.writer_id, g.reader_id],
+            Ok(S::AckNack(a)) => [a.writer_id, a.reader_id],
+            Ok(S::NackFrag(n)) => [n.writer_id, n.reader_id],
+            // A protected submessage (SEC_PREFIX): the volatile channel's.
+            Ok(S::Unknown { id: 0x31 }) => {
+                plain = true;
+                continue;
+            }
+            Ok(_) => continue,
+            Err(_) => return (protected, true),
+        };
+        if ids.iter().any(|e| {
+            [
+                EntityId::SPDP_WRITER,
+                EntityId::SPDP_READER,
+                EntityId::P2P_STATELESS_MESSAGE_WRITER,
+                EntityId::P2P_STATELESS_MESSAGE_READER,
+                EntityId::P2P_VOLATILE_SECURE_WRITER,
+                EntityId::P2P_VOLATILE_SECURE_READER,
+            ]
+            .contains(e)
+        }) {
+            plain = true;
+        }
+        protected |= ids.iter().any(|e| rtps_protected_entity(*e));
+    }
+    (protected, plain)
+}
+
+/// The reason a protected submessage or message was dropped.
+fn why_rejected(e: crate::crypto::CryptoError) -> Rejected {
+    use crate::crypto::CryptoError as E;
+    Rejected(match e {
+        E::TamperedOrWrongKey => "protected data failed its MAC (tampered, or a wrong key)",
+        E::Replayed => "protected data replayed (an initialization vector seen before)",
+        E::UnknownKeyId { .. } => "protected data names a key we do not have",
+        E::MissingReceiverSpecificMac { .. } => "protected data lacks our receiver-specific MAC",
+        E::KindMismatch { .. } => "protected data uses another transformation kind",
+        _ => "protected data is malformed",
+    })
+}
 
 /// The first resend delay of an unanswered handshake message (it doubles up to
 /// [`MAX_RESEND`]).
@@ -183,6 +297,17 @@ struct Peer {
     identity: Option<PeerIdentity>,
     /// Its verified permissions and the subject they were granted for (once admitted).
     permissions: Option<(Permissions, String)>,
+    /// The key-exchange keys (from the shared secret) protecting the volatile secure channel.
+    kx: Option<(SenderCrypto, ReceiverCrypto)>,
+    /// Its participant key material (from its participant crypto tokens): decodes what it
+    /// protects with rtps protection.
+    participant: Option<ReceiverCrypto>,
+    /// Whether its protected data must never repeat an initialization vector (our replay
+    /// window). Cyclone DDS 0.10 resends encoded submessages unchanged (a retransmitted
+    /// HEARTBEAT's identical SEC_PREFIX..SEC_POSTFIX, seen on loopback) and checks no replay
+    /// itself; for its participants replays are left to the RTPS layer, where a repeated
+    /// sequence number or count is dropped as a duplicate and never delivered twice.
+    replay_window: bool,
 }
 
 /// The builtin plugins (PKI-DH, Permissions) of one participant.
@@ -202,6 +327,9 @@ pub struct BuiltinSecurity {
     rejected: u64,
     /// Our own permissions and subject (local access control).
     own: (Permissions, String),
+    /// Our participant key material and its sender (when the governance protects anything
+    /// with it), sent to every admitted peer in participant crypto tokens.
+    participant_keys: Option<(KeyMaterial, SenderCrypto)>,
 }
 
 impl BuiltinSecurity {
@@ -270,7 +398,9 @@ impl BuiltinSecurity {
             next_sn: 0,
             rejected: 0,
             own: (permissions, subject),
-        })
+            participant_keys: None,
+        }
+        .with_participant_keys())
     }
 
     /// The participant's GUID prefix (derived from our certificate's subject).
@@ -298,6 +428,90 @@ impl BuiltinSecurity {
     /// Handshake messages that failed validation (dropped, the handshake unchanged).
     pub fn rejected_messages(&self) -> u64 {
         self.rejected
+    }
+
+    /// Makes our participant key material, of the kind rtps protection asks for.
+    fn with_participant_keys(mut self) -> Self {
+        let kind = transform_kind(self.rule.rtps_protection_kind);
+        if kind != TransformKind::None {
+            let km = KeyMaterial::generate(kind, PARTICIPANT_KEY_ID, self.rng.as_mut());
+            if let Ok(sender) = SenderCrypto::new(km.clone(), self.rng.as_mut()) {
+                self.participant_keys = Some((km, sender));
+            }
+        }
+        self
+    }
+
+    /// Whether the governance asks for protection Halyard does not implement yet: anything
+    /// but rtps protection (secure discovery and liveliness endpoints, metadata and data
+    /// protection).
+    pub fn unsupported_protection(&self) -> Option<&'static str> {
+        let r = &self.rule;
+        if r.discovery_protection_kind != ProtectionKind::None {
+            return Some("discovery_protection_kind");
+        }
+        if r.liveliness_protection_kind != ProtectionKind::None {
+            return Some("liveliness_protection_kind");
+        }
+        for t in &r.topic_rules {
+            if t.metadata_protection_kind != ProtectionKind::None {
+                return Some("metadata_protection_kind");
+            }
+            if t.data_protection_kind != BasicProtectionKind::None {
+                return Some("data_protection_kind");
+            }
+            if t.enable_discovery_protection || t.enable_liveliness_protection {
+                return Some("enable_discovery_protection / enable_liveliness_protection");
+            }
+        }
+        None
+    }
+
+    /// After admitting `peer`: the key-exchange keys, and our participant crypto tokens to it.
+    fn start_key_exchange(&mut self, peer: GuidPrefix, out: &mut SecurityOutput) {
+        let Some(p) = self.peers.get_mut(&peer) else {
+            return;
+        };
+        let Some(secret) = &p.secret else {
+            return;
+        };
+        let Ok(kx) = KeyMaterial::derive_key_exchange(
+            &secret.challenge1,
+            &secret.challenge2,
+            &secret.shared_secret,
+        ) else {
+            return;
+        };
+        let (Ok(tx), Ok(mut rx)) = (
+            SenderCrypto::new(kx.clone(), self.rng.as_mut()),
+            ReceiverCrypto::new(kx),
+        ) else {
+            return;
+        };
+        rx.set_replay_protection(p.replay_window);
+        p.kx = Some((tx, rx));
+        let Some((km, _)) = &self.participant_keys else {
+            return;
+        };
+        let (class, name, bytes) = keymat_token_parts(km);
+        let token = DataHolder::new(class).with_binary(name, &bytes);
+        self.next_sn += 1;
+        let me = Guid::new(self.guid_prefix(), EntityId::P2P_VOLATILE_SECURE_WRITER);
+        let m = ParticipantGenericMessage {
+            message_identity: MessageIdentity {
+                source_guid: me.to_bytes(),
+                sequence_number: self.next_sn,
+            },
+            related_message_identity: MessageIdentity::default(),
+            destination_participant_guid: Guid::new(peer, EntityId::PARTICIPANT).to_bytes(),
+            destination_endpoint_guid: [0; 16],
+            source_endpoint_guid: [0; 16],
+            message_class_id: GMCLASSID_PARTICIPANT_CRYPTO_TOKENS.to_owned(),
+            message_data: vec![token],
+        };
+        if let Ok(payload) = m.to_payload() {
+            out.volatile.push((peer, payload));
+        }
     }
 
     /// The shared secret of a completed handshake with `peer`.
@@ -546,10 +760,15 @@ impl BuiltinSecurity {
         }
     }
 
-    fn report(&self, peer: GuidPrefix, out: &mut SecurityOutput) {
-        if let Some(p) = self.peers.get(&peer) {
-            out.admissions.push((peer, p.admission.clone()));
+    fn report(&mut self, peer: GuidPrefix, out: &mut SecurityOutput) {
+        let Some(p) = self.peers.get(&peer) else {
+            return;
+        };
+        let admission = p.admission.clone();
+        if admission == Admission::Admitted {
+            self.start_key_exchange(peer, out);
         }
+        out.admissions.push((peer, admission));
     }
 }
 
@@ -644,6 +863,9 @@ impl ParticipantSecurity for BuiltinSecurity {
                 secret: None,
                 identity: None,
                 permissions: None,
+                kx: None,
+                participant: None,
+                replay_window: remote.vendor_id == halyard_core::wire::VendorId::HALYARD,
             },
         );
         if let Some(req) = auth_request {
@@ -751,6 +973,147 @@ impl ParticipantSecurity for BuiltinSecurity {
         writer: bool,
     ) -> Result<(), String> {
         self.topic_access(&self.own, topic, partitions, writer)
+    }
+
+    fn volatile_message(
+        &mut self,
+        _now: Instant,
+        source: GuidPrefix,
+        payload: &[u8],
+        _out: &mut SecurityOutput,
+    ) {
+        let Ok(m) = ParticipantGenericMessage::from_payload(payload) else {
+            self.rejected += 1;
+            return;
+        };
+        let me = Guid::new(self.guid_prefix(), EntityId::PARTICIPANT).to_bytes();
+        if m.destination_participant_guid != me {
+            return;
+        }
+        if m.message_class_id != GMCLASSID_PARTICIPANT_CRYPTO_TOKENS {
+            // Endpoint crypto tokens: needed only for metadata and data protection, which
+            // this plugin does not provide yet (such governances are refused).
+            return;
+        }
+        let Some(token) = m.message_data.first() else {
+            self.rejected += 1;
+            return;
+        };
+        let props: Vec<(&str, &[u8])> = token
+            .binary_properties
+            .iter()
+            .map(|b| (b.name.as_str(), b.value.as_slice()))
+            .collect();
+        let decoded =
+            keymat_from_token_parts(&token.class_id, &props).and_then(ReceiverCrypto::new);
+        match (decoded, self.peers.get_mut(&source)) {
+            (Ok(mut rx), Some(p)) => {
+                rx.set_replay_protection(p.replay_window);
+                p.participant = Some(rx)
+            }
+            _ => self.rejected += 1,
+        }
+    }
+
+    fn protect_submessage(
+        &mut self,
+        local: EntityId,
+        destination: Option<GuidPrefix>,
+        plain: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        if !is_volatile(local) {
+            return Ok(false);
+        }
+        let kx = destination
+            .and_then(|d| self.peers.get_mut(&d))
+            .and_then(|p| p.kx.as_mut())
+            .ok_or(Rejected(
+                "volatile secure message for a participant without key-exchange keys",
+            ))?;
+        kx.0.encode_submessage(plain, &[], out)
+            .map(|_| true)
+            .map_err(|_| Rejected("volatile secure submessage could not be encoded"))
+    }
+
+    fn unprotect_submessage(
+        &mut self,
+        source: GuidPrefix,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Rejected> {
+        let header = peek_submessage_header(bytes).map_err(|_| Rejected("malformed SEC_PREFIX"))?;
+        let p = self
+            .peers
+            .get_mut(&source)
+            .ok_or(Rejected("protected submessage from an unknown participant"))?;
+        let rx = if header.transformation_key_id == 0 {
+            p.kx.as_mut().map(|kx| &mut kx.1)
+        } else {
+            p.participant.as_mut()
+        };
+        let rx = rx.ok_or(Rejected("no key for this protected submessage"))?;
+        rx.decode_submessage(bytes, out).map_err(why_rejected)
+    }
+
+    fn protect_message(
+        &mut self,
+        _destination: Option<GuidPrefix>,
+        message: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        let Some((_, sender)) = self.participant_keys.as_mut() else {
+            return Ok(false);
+        };
+        let (protected, plain) = rtps_kinds(message);
+        if !protected || plain {
+            return Ok(false);
+        }
+        let (Some(header), Some(body)) = (message.get(..20), message.get(20..)) else {
+            return Ok(false);
+        };
+        let mut h = [0u8; 20];
+        h.copy_from_slice(header);
+        sender
+            .encode_rtps_message(&h, body, &[], out)
+            .map(|_| true)
+            .map_err(|_| Rejected("message could not be protected"))
+    }
+
+    fn unprotect_message(
+        &mut self,
+        source: GuidPrefix,
+        message: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), Rejected> {
+        let rx = self
+            .peers
+            .get_mut(&source)
+            .and_then(|p| p.participant.as_mut())
+            .ok_or(Rejected(
+                "protected message from a participant whose keys we lack",
+            ))?;
+        rx.decode_rtps_message(message, out).map_err(why_rejected)
+    }
+
+    fn accepts_plain_message(&self, source: GuidPrefix, message: &[u8]) -> bool {
+        // Under rtps protection a peer that has our keys must protect what rtps protection
+        // covers (user and secure builtin endpoints); the other builtin endpoints always
+        // come plain. Before its keys arrive a peer cannot protect.
+        let keyed = self
+            .peers
+            .get(&source)
+            .is_some_and(|p| p.participant.is_some());
+        self.rule.rtps_protection_kind == ProtectionKind::None || !keyed || !rtps_kinds(message).0
+    }
+
+    fn accepts_plain_submessage(
+        &self,
+        _source: GuidPrefix,
+        remote: EntityId,
+        local: EntityId,
+    ) -> bool {
+        !(is_volatile(remote) || is_volatile(local))
     }
 
     fn check_remote_endpoint(

@@ -101,6 +101,9 @@ struct Net {
     nodes: Vec<Participant>,
     events: Vec<Vec<Event>>,
     samples: Vec<usize>,
+    /// Every datagram sent (when `tap` is on).
+    wire: Vec<Vec<u8>>,
+    tap: bool,
     now: u64,
     rng: u64,
     loss_percent: u64,
@@ -113,6 +116,8 @@ impl Net {
             nodes,
             events: vec![Vec::new(); n],
             samples: vec![0; n],
+            wire: Vec::new(),
+            tap: false,
             now: 0,
             rng: seed | 1,
             loss_percent,
@@ -144,6 +149,9 @@ impl Net {
             self.now += MS;
             let now = Instant::from_nanos(self.now);
             for (from, bytes) in flights {
+                if self.tap {
+                    self.wire.push(bytes.clone());
+                }
                 for to in 0..self.nodes.len() {
                     if to != from && !self.lost() {
                         self.nodes[to].handle_datagram(now, &bytes);
@@ -316,4 +324,111 @@ fn a_remote_endpoint_its_permissions_do_not_grant_is_never_matched() {
     assert!(net.nodes[0]
         .check_local_endpoint("Square", &[], false)
         .is_ok());
+}
+
+/// A set-up whose governance asks for rtps protection `kind` (and nothing else).
+fn init_rtps(dir: &Path, names: &[&str], kind: &str, seed: u64) {
+    let opts = InitOptions {
+        participants: names.iter().map(|s| s.to_string()).collect(),
+        protection: Protection {
+            encrypt: false,
+            origin_auth: false,
+            none: true,
+        },
+        key: KeyKind::EcP256,
+        days: 30,
+        domains: vec![],
+        allows: None,
+        force: false,
+        now: NOW,
+    };
+    setup::init(dir, &opts, &mut SeededRandom::new(seed)).expect("set-up");
+    let kind = match kind {
+        "SIGN" => halyard_security::access::ProtectionKind::Sign,
+        _ => halyard_security::access::ProtectionKind::Encrypt,
+    };
+    setup::set_rtps_protection(dir, kind).expect("rtps protection");
+}
+
+/// Recognisable sample bytes.
+const MARK: [u8; 12] = *b"halyard-mark";
+
+#[test]
+fn rtps_protection_wraps_every_user_message() {
+    for kind in ["SIGN", "ENCRYPT"] {
+        let dir = temp_dir(&format!("rtps-{kind}"));
+        init_rtps(&dir, &["alice", "bob"], kind, 7);
+        let a = secure_participant(&dir, "alice", 1, 0, 0, 3).expect("alice");
+        let b = secure_participant(&dir, "bob", 2, 0, 0, 3).expect("bob");
+        let mut net = Net::new(vec![a, b], 5, 10);
+        net.tap = true;
+        let t0 = Instant::from_nanos(0);
+        // Reliable and KEEP_ALL on both sides: every sample must arrive despite the loss.
+        let mut keep_all = spec_w();
+        keep_all.qos.history = halyard_core::wire::qos::History::KeepAll;
+        let w = net.nodes[0].create_writer(t0, keep_all);
+        let mut reliable = spec_r();
+        reliable.qos.reliability.kind = halyard_core::wire::qos::ReliabilityKind::Reliable;
+        reliable.qos.history = halyard_core::wire::qos::History::KeepAll;
+        let r = net.nodes[1].create_reader(t0, reliable);
+        let matched = net.run_until(30_000, |n| {
+            n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
+        });
+        assert!(
+            matched,
+            "{kind}: no match under rtps protection; stats {:?}",
+            net.nodes[1].stats()
+        );
+        for i in 0..10u8 {
+            let now = Instant::from_nanos(net.now);
+            let change = halyard_core::NewChange {
+                kind: halyard_core::ChangeKind::Alive,
+                key_hash: [0; 16],
+                payload: std::sync::Arc::new([&[0, 1, 0, 0, i][..], &MARK].concat()),
+                timestamp: None,
+            };
+            net.nodes[0].write(now, w, change).expect("write");
+        }
+        let got = net.run_until(10_000, |n| n.samples[1] >= 10);
+        assert!(got, "{kind}: bob got {} of 10 samples", net.samples[1]);
+        // An eavesdropper sees no plain user data, heartbeat or acknowledgement: every message
+        // of a user endpoint is SRTPS-protected (the non-secure builtin endpoints, SPDP and
+        // SEDP included, stay outside rtps protection, as in Cyclone DDS).
+        let (mut protected, mut marks) = (0, 0);
+        for d in &net.wire {
+            if d.get(20) == Some(&0x33) {
+                protected += 1;
+                marks += usize::from(d.windows(MARK.len()).any(|x| x == MARK));
+                continue;
+            }
+            let m = halyard_core::wire::Message::parse(d).expect("RTPS");
+            for sm in m.submessages().flatten() {
+                use halyard_core::wire::{EntityId as E, Submessage as S};
+                let writer = match sm {
+                    S::Data(x) => x.writer_id,
+                    S::Heartbeat(x) => x.writer_id,
+                    S::AckNack(x) => x.writer_id,
+                    S::Gap(x) => x.writer_id,
+                    _ => continue,
+                };
+                assert!(
+                    writer.is_builtin() && writer != E::UNKNOWN,
+                    "{kind}: a plain submessage of user writer {writer:?} went on the wire"
+                );
+            }
+        }
+        assert!(
+            protected > 10,
+            "{kind}: only {protected} protected messages"
+        );
+        // SIGN (GMAC) leaves the samples readable, ENCRYPT (GCM) does not.
+        if kind == "SIGN" {
+            assert!(
+                marks >= 10,
+                "SIGN: the samples should travel in clear, signed"
+            );
+        } else {
+            assert_eq!(marks, 0, "ENCRYPT: a sample's bytes appear in clear");
+        }
+    }
 }

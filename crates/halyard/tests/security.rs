@@ -9,6 +9,7 @@
 
 use halyard::qos::{EndpointQos, GroupQos, ReliabilityKind};
 use halyard::{DomainParticipant, Error, ParticipantOptions};
+use halyard_security::access::ProtectionKind;
 use halyard_security::random::OsRandom;
 use halyard_security::setup::{self, AllowSpec, InitOptions, KeyKind, Protection};
 use std::path::{Path, PathBuf};
@@ -63,6 +64,14 @@ fn set_up(name: &str, participants: &[&str], none: bool, allows: Option<Vec<&str
         now: now(),
     };
     setup::init(&dir, &opts, &mut OsRandom).expect("security init");
+    dir
+}
+
+/// A `--protect none` set-up whose governance then asks for rtps protection `kind`
+/// (`SIGN` or `ENCRYPT`): re-signed with the set-up's permissions CA.
+fn set_up_rtps(name: &str, participants: &[&str], kind: ProtectionKind) -> PathBuf {
+    let dir = set_up(name, participants, true, None);
+    setup::set_rtps_protection(&dir, kind).expect("rtps protection");
     dir
 }
 
@@ -187,8 +196,42 @@ fn a_governance_asking_for_encryption_is_refused_not_ignored() {
         Err(Error::Unsupported { feature, detail }) => {
             assert!(feature.contains("protection"), "{feature}");
             assert!(detail.contains("--protect none"), "{detail}");
+            assert!(detail.contains("not implement yet"), "{detail}");
         }
         Err(e) => panic!("expected Unsupported, got {e}"),
         Ok(_) => panic!("a participant joined unprotected under an ENCRYPT governance"),
+    }
+}
+
+#[test]
+fn rtps_protection_sign_and_encrypt_carry_data() {
+    for (i, kind) in [ProtectionKind::Sign, ProtectionKind::Encrypt]
+        .into_iter()
+        .enumerate()
+    {
+        let dir = set_up_rtps(&format!("rtps-{}", kind.as_str()), &["alice", "bob"], kind);
+        let domain = 144 + i as u32;
+        let alice = secure(domain, &dir.join("alice")).expect("alice");
+        let bob = secure(domain, &dir.join("bob")).expect("bob");
+        let t = alice.create_topic::<SecureNote>("Sealed").unwrap();
+        let w = alice
+            .create_publisher(GroupQos::default())
+            .create_datawriter(&t, EndpointQos::writer_default())
+            .unwrap();
+        let tb = bob.create_topic::<SecureNote>("Sealed").unwrap();
+        let r = bob
+            .create_subscriber(GroupQos::default())
+            .create_datareader(&tb, reliable())
+            .unwrap();
+        w.wait_for_matched(1, T)
+            .expect("matched under rtps protection");
+        for id in 0..20 {
+            w.write(&SecureNote {
+                id,
+                text: "x".repeat(3000),
+            })
+            .unwrap();
+        }
+        assert_eq!(take_n(&r, 20, T), 20, "{kind:?}: bob receives every note");
     }
 }

@@ -205,6 +205,9 @@ pub(crate) struct Writer {
     pub(crate) proxies: BTreeMap<Guid, ReaderProxy>,
     fanout: Vec<Locator>,
     fanout_prefix: Option<GuidPrefix>,
+    /// Never address several participants in one datagram (heartbeats go per reader): the
+    /// volatile secure writer, whose submessages are protected per participant.
+    pub(crate) per_reader: bool,
     hb_count: i32,
     pub(crate) hb_due: Option<Instant>,
     /// Wait before the next periodic HEARTBEAT: a tenth of the heartbeat period (at least
@@ -283,6 +286,7 @@ impl Writer {
             proxies: BTreeMap::new(),
             fanout: Vec::new(),
             fanout_prefix: None,
+            per_reader: false,
             hb_count: 0,
             hb_due: None,
             hb_interval: std::time::Duration::ZERO,

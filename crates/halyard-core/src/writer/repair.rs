@@ -327,7 +327,9 @@ impl Writer {
             self.hb_due = None;
             return;
         }
-        if unacked.len() == self.proxies.len() && self.fanout.len() <= unacked.len() {
+        let one_datagram = self.fanout_prefix.is_some() || !self.per_reader;
+        if one_datagram && unacked.len() == self.proxies.len() && self.fanout.len() <= unacked.len()
+        {
             let dests = self.fanout.clone();
             let mut mb = out.start(self.fanout_prefix);
             let empty = mb.len();

@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
-use crate::access::{smime, AccessError};
+use crate::access::{smime, AccessError, ProtectionKind};
 use crate::random::SecureRandom;
 
 /// File names inside a set-up directory.
@@ -264,6 +264,28 @@ pub fn resign(dir: &Path, name: Option<&str>) -> Result<(), SetupError> {
     };
     let content = read_file(&xml)?;
     write_file(&p7s, &smime::sign(&content, &perm_ca.cert, &perm_ca.key)?)
+}
+
+/// Sets the governance's `rtps_protection_kind` (`NONE`, `SIGN`, `ENCRYPT`, or an
+/// `*_WITH_ORIGIN_AUTHENTICATION` kind) in `DIR/governance.xml` and re-signs it: with a
+/// `--protect none` set-up this gives authentication, access control and the protection of
+/// whole RTPS messages, and nothing else.
+pub fn set_rtps_protection(dir: &Path, kind: ProtectionKind) -> Result<(), SetupError> {
+    let path = dir.join(files::GOVERNANCE_XML);
+    let xml = String::from_utf8(read_file(&path)?).map_err(|_| SetupError::BadFile {
+        path: path.clone(),
+        reason: "not UTF-8".into(),
+    })?;
+    let (open, close) = ("<rtps_protection_kind>", "</rtps_protection_kind>");
+    let (Some(a), Some(b)) = (xml.find(open), xml.find(close)) else {
+        return Err(SetupError::BadFile {
+            path,
+            reason: "it names no rtps_protection_kind".into(),
+        });
+    };
+    let edited = format!("{}{open}{}{}", &xml[..a], kind.as_str(), &xml[b..]);
+    write_file(&path, edited.as_bytes())?;
+    resign(dir, None)
 }
 
 /// The Cyclone DDS `<Security>` configuration for the participant in `identity_dir`
