@@ -11,6 +11,15 @@ use halyard_security::setup::{
     self, AllowSpec, CheckOptions, InitOptions, KeyKind, Protection, Query,
 };
 
+/// `println!` that ignores a closed standard output (`halyard security check DIR | head`)
+/// instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 const USAGE: &str = "usage:
   halyard security init DIR --participant NAME...
                         [--protect none|rtps-sign|rtps-encrypt|sign|encrypt] [--origin-auth]
@@ -45,7 +54,7 @@ pub fn main(args: &[String]) -> i32 {
         Some("check") => check(&args[1..]),
         Some("cyclone-config") => cyclone_config(&args[1..]),
         Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
+            out!("{USAGE}");
             return 0;
         }
         _ => Err(USAGE.to_string()),
@@ -213,7 +222,7 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
         setup::set_rtps_protection(&p.dir, kind).map_err(|e| e.to_string())?;
     }
     for name in &opts.participants {
-        println!("{}", p.dir.join(name).display());
+        out!("{}", p.dir.join(name).display());
     }
     Ok(0)
 }
@@ -252,19 +261,19 @@ fn check(args: &[String]) -> Result<i32, String> {
     };
     let report = setup::check(&p.dir, &opts);
     if report.is_ok() {
-        println!("OK: {} ({} checks)", p.dir.display(), report.checked.len());
+        out!("OK: {} ({} checks)", p.dir.display(), report.checked.len());
         for line in &report.checked {
-            println!("  ok  {line}");
+            out!("  ok  {line}");
         }
         Ok(0)
     } else {
-        println!(
+        out!(
             "{} problem(s) in {}:",
             report.problems.len(),
             p.dir.display()
         );
         for line in &report.problems {
-            println!("  - {line}");
+            out!("  - {line}");
         }
         Ok(1)
     }
@@ -286,6 +295,6 @@ fn cyclone_config(args: &[String]) -> Result<i32, String> {
         ));
     };
     let xml = setup::cyclone_config(Path::new(dir)).map_err(|e| e.to_string())?;
-    println!("{xml}");
+    out!("{xml}");
     Ok(0)
 }
