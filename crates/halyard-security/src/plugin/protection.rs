@@ -1,0 +1,305 @@
+//! Cryptographic protection: our participant keys, the key exchange over the volatile secure
+//! channel, and rtps protection of whole messages (see the parent module).
+
+use super::*;
+
+/// Key id of our participant key material (key-exchange keys use 0).
+const PARTICIPANT_KEY_ID: u32 = 1;
+
+/// The crypto transform for a protection kind (Cyclone: SIGN -> AES256-GMAC, ENCRYPT ->
+/// AES256-GCM).
+fn transform_kind(k: ProtectionKind) -> TransformKind {
+    match k {
+        ProtectionKind::None => TransformKind::None,
+        ProtectionKind::Sign | ProtectionKind::SignWithOriginAuthentication => {
+            TransformKind::Aes256Gmac
+        }
+        ProtectionKind::Encrypt | ProtectionKind::EncryptWithOriginAuthentication => {
+            TransformKind::Aes256Gcm
+        }
+    }
+}
+
+fn is_volatile(e: EntityId) -> bool {
+    e == EntityId::P2P_VOLATILE_SECURE_WRITER || e == EntityId::P2P_VOLATILE_SECURE_READER
+}
+
+/// Whether rtps protection covers an endpoint's traffic: user endpoints and the secure
+/// builtin ones. The other builtin endpoints (SPDP, SEDP, participant messages, and the
+/// stateless and volatile secure channels, which must work before any key is known) are
+/// never rtps-protected (as in Cyclone DDS's `maybe_rtps_protected`).
+fn rtps_protected_entity(e: EntityId) -> bool {
+    if e == EntityId::UNKNOWN {
+        return false;
+    }
+    !e.is_builtin()
+        || [
+            EntityId::SEDP_PUBLICATIONS_SECURE_WRITER,
+            EntityId::SEDP_PUBLICATIONS_SECURE_READER,
+            EntityId::SEDP_SUBSCRIPTIONS_SECURE_WRITER,
+            EntityId::SEDP_SUBSCRIPTIONS_SECURE_READER,
+            EntityId::P2P_MESSAGE_SECURE_WRITER,
+            EntityId::P2P_MESSAGE_SECURE_READER,
+            EntityId::SPDP_RELIABLE_SECURE_WRITER,
+            EntityId::SPDP_RELIABLE_SECURE_READER,
+        ]
+        .contains(&e)
+}
+
+/// What rtps protection makes of a message: (some submessage is of an rtps-protected
+/// endpoint, some submessage must go plain: SPDP, the handshake, the key exchange).
+fn rtps_kinds(message: &[u8]) -> (bool, bool) {
+    use halyard_core::wire::Submessage as S;
+    let Ok(m) = halyard_core::wire::Message::parse(message) else {
+        return (false, true);
+    };
+    let (mut protected, mut plain) = (false, false);
+    for sm in m.submessages() {
+        let ids = match sm {
+            Ok(S::Data(d)) => [d.writer_id, d.reader_id],
+            Ok(S::DataFrag(d)) => [d.writer_id, d.reader_id],
+            Ok(S::Heartbeat(h)) => [h.writer_id, h.reader_id],
+            Ok(S::HeartbeatFrag(h)) => [h.writer_id, h.reader_id],
+            Ok(S::Gap(g)) => [g.writer_id, g.reader_id],
+            Ok(S::AckNack(a)) => [a.writer_id, a.reader_id],
+            Ok(S::NackFrag(n)) => [n.writer_id, n.reader_id],
+            // A protected submessage (SEC_PREFIX): the volatile channel's.
+            Ok(S::Unknown { id: 0x31 }) => {
+                plain = true;
+                continue;
+            }
+            Ok(_) => continue,
+            Err(_) => return (protected, true),
+        };
+        if ids.iter().any(|e| {
+            [
+                EntityId::SPDP_WRITER,
+                EntityId::SPDP_READER,
+                EntityId::P2P_STATELESS_MESSAGE_WRITER,
+                EntityId::P2P_STATELESS_MESSAGE_READER,
+                EntityId::P2P_VOLATILE_SECURE_WRITER,
+                EntityId::P2P_VOLATILE_SECURE_READER,
+            ]
+            .contains(e)
+        }) {
+            plain = true;
+        }
+        protected |= ids.iter().any(|e| rtps_protected_entity(*e));
+    }
+    (protected, plain)
+}
+
+/// The reason a protected submessage or message was dropped.
+fn why_rejected(e: crate::crypto::CryptoError) -> Rejected {
+    use crate::crypto::CryptoError as E;
+    Rejected(match e {
+        E::TamperedOrWrongKey => "protected data failed its MAC (tampered, or a wrong key)",
+        E::Replayed => "protected data replayed (an initialization vector seen before)",
+        E::UnknownKeyId { .. } => "protected data names a key we do not have",
+        E::MissingReceiverSpecificMac { .. } => "protected data lacks our receiver-specific MAC",
+        E::KindMismatch { .. } => "protected data uses another transformation kind",
+        _ => "protected data is malformed",
+    })
+}
+
+impl BuiltinSecurity {
+    /// Makes our participant key material, of the kind rtps protection asks for.
+    pub(super) fn with_participant_keys(mut self) -> Self {
+        let kind = transform_kind(self.rule.rtps_protection_kind);
+        if kind != TransformKind::None {
+            let km = KeyMaterial::generate(kind, PARTICIPANT_KEY_ID, self.rng.as_mut());
+            if let Ok(sender) = SenderCrypto::new(km.clone(), self.rng.as_mut()) {
+                self.participant_keys = Some((km, sender));
+            }
+        }
+        self
+    }
+
+    /// After admitting `peer`: the key-exchange keys, and our participant crypto tokens to it.
+    pub(super) fn start_key_exchange(&mut self, peer: GuidPrefix, out: &mut SecurityOutput) {
+        let Some(p) = self.peers.get_mut(&peer) else {
+            return;
+        };
+        let Some(secret) = &p.secret else {
+            return;
+        };
+        let Ok(kx) = KeyMaterial::derive_key_exchange(
+            &secret.challenge1,
+            &secret.challenge2,
+            &secret.shared_secret,
+        ) else {
+            return;
+        };
+        let (Ok(tx), Ok(mut rx)) = (
+            SenderCrypto::new(kx.clone(), self.rng.as_mut()),
+            ReceiverCrypto::new(kx),
+        ) else {
+            return;
+        };
+        rx.set_replay_protection(p.replay_window);
+        p.kx = Some((tx, rx));
+        let Some((km, _)) = &self.participant_keys else {
+            return;
+        };
+        let (class, name, bytes) = keymat_token_parts(km);
+        let token = DataHolder::new(class).with_binary(name, &bytes);
+        self.next_sn += 1;
+        let me = Guid::new(self.guid_prefix(), EntityId::P2P_VOLATILE_SECURE_WRITER);
+        let m = ParticipantGenericMessage {
+            message_identity: MessageIdentity {
+                source_guid: me.to_bytes(),
+                sequence_number: self.next_sn,
+            },
+            related_message_identity: MessageIdentity::default(),
+            destination_participant_guid: Guid::new(peer, EntityId::PARTICIPANT).to_bytes(),
+            destination_endpoint_guid: [0; 16],
+            source_endpoint_guid: [0; 16],
+            message_class_id: GMCLASSID_PARTICIPANT_CRYPTO_TOKENS.to_owned(),
+            message_data: vec![token],
+        };
+        if let Ok(payload) = m.to_payload() {
+            out.volatile.push((peer, payload));
+        }
+    }
+
+    pub(super) fn on_volatile_message(
+        &mut self,
+        _now: Instant,
+        source: GuidPrefix,
+        payload: &[u8],
+        _out: &mut SecurityOutput,
+    ) {
+        let Ok(m) = ParticipantGenericMessage::from_payload(payload) else {
+            self.rejected += 1;
+            return;
+        };
+        let me = Guid::new(self.guid_prefix(), EntityId::PARTICIPANT).to_bytes();
+        if m.destination_participant_guid != me {
+            return;
+        }
+        if m.message_class_id != GMCLASSID_PARTICIPANT_CRYPTO_TOKENS {
+            // Endpoint crypto tokens: needed only for metadata and data protection, which
+            // this plugin does not provide yet (such governances are refused).
+            return;
+        }
+        let Some(token) = m.message_data.first() else {
+            self.rejected += 1;
+            return;
+        };
+        let props: Vec<(&str, &[u8])> = token
+            .binary_properties
+            .iter()
+            .map(|b| (b.name.as_str(), b.value.as_slice()))
+            .collect();
+        let decoded =
+            keymat_from_token_parts(&token.class_id, &props).and_then(ReceiverCrypto::new);
+        match (decoded, self.peers.get_mut(&source)) {
+            (Ok(mut rx), Some(p)) => {
+                rx.set_replay_protection(p.replay_window);
+                p.participant = Some(rx)
+            }
+            _ => self.rejected += 1,
+        }
+    }
+
+    pub(super) fn protect_volatile_submessage(
+        &mut self,
+        local: EntityId,
+        destination: Option<GuidPrefix>,
+        plain: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        if !is_volatile(local) {
+            return Ok(false);
+        }
+        let kx = destination
+            .and_then(|d| self.peers.get_mut(&d))
+            .and_then(|p| p.kx.as_mut())
+            .ok_or(Rejected(
+                "volatile secure message for a participant without key-exchange keys",
+            ))?;
+        kx.0.encode_submessage(plain, &[], out)
+            .map(|_| true)
+            .map_err(|_| Rejected("volatile secure submessage could not be encoded"))
+    }
+
+    pub(super) fn unprotect_any_submessage(
+        &mut self,
+        source: GuidPrefix,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Rejected> {
+        let header = peek_submessage_header(bytes).map_err(|_| Rejected("malformed SEC_PREFIX"))?;
+        let p = self
+            .peers
+            .get_mut(&source)
+            .ok_or(Rejected("protected submessage from an unknown participant"))?;
+        let rx = if header.transformation_key_id == 0 {
+            p.kx.as_mut().map(|kx| &mut kx.1)
+        } else {
+            p.participant.as_mut()
+        };
+        let rx = rx.ok_or(Rejected("no key for this protected submessage"))?;
+        rx.decode_submessage(bytes, out).map_err(why_rejected)
+    }
+
+    pub(super) fn protect_whole_message(
+        &mut self,
+        _destination: Option<GuidPrefix>,
+        message: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        let Some((_, sender)) = self.participant_keys.as_mut() else {
+            return Ok(false);
+        };
+        let (protected, plain) = rtps_kinds(message);
+        if !protected || plain {
+            return Ok(false);
+        }
+        let (Some(header), Some(body)) = (message.get(..20), message.get(20..)) else {
+            return Ok(false);
+        };
+        let mut h = [0u8; 20];
+        h.copy_from_slice(header);
+        sender
+            .encode_rtps_message(&h, body, &[], out)
+            .map(|_| true)
+            .map_err(|_| Rejected("message could not be protected"))
+    }
+
+    pub(super) fn unprotect_whole_message(
+        &mut self,
+        source: GuidPrefix,
+        message: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), Rejected> {
+        let rx = self
+            .peers
+            .get_mut(&source)
+            .and_then(|p| p.participant.as_mut())
+            .ok_or(Rejected(
+                "protected message from a participant whose keys we lack",
+            ))?;
+        rx.decode_rtps_message(message, out).map_err(why_rejected)
+    }
+
+    pub(super) fn plain_message_acceptable(&self, source: GuidPrefix, message: &[u8]) -> bool {
+        // Under rtps protection a peer that has our keys must protect what rtps protection
+        // covers (user and secure builtin endpoints); the other builtin endpoints always
+        // come plain. Before its keys arrive a peer cannot protect.
+        let keyed = self
+            .peers
+            .get(&source)
+            .is_some_and(|p| p.participant.is_some());
+        self.rule.rtps_protection_kind == ProtectionKind::None || !keyed || !rtps_kinds(message).0
+    }
+
+    pub(super) fn plain_submessage_acceptable(
+        &self,
+        _source: GuidPrefix,
+        remote: EntityId,
+        local: EntityId,
+    ) -> bool {
+        !(is_volatile(remote) || is_volatile(local))
+    }
+}
