@@ -222,7 +222,13 @@ impl Locator {
     }
     /// The IPv4 address and port, for UDPv4 locators whose port fits 16 bits.
     pub fn as_udpv4(&self) -> Option<([u8; 4], u16)> {
-        if self.kind != Self::KIND_UDPV4 || self.port == 0 || self.port > 65535 {
+        // RTPS 2.5 §9.3.2: a UDPv4 address is twelve zero octets and the IPv4 address; one
+        // with anything else in front (a damaged announcement) names no reachable host.
+        if self.kind != Self::KIND_UDPV4
+            || self.port == 0
+            || self.port > 65535
+            || self.address[..12] != [0; 12]
+        {
             return None;
         }
         let mut ip = [0u8; 4];
