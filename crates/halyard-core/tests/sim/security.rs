@@ -373,7 +373,7 @@ fn protected_stream(seed: u64, faults: Faults, tamper: bool) {
             // The attacker: a bit of every tenth protected body (SEC_BODY), flipped.
             if let Some(at) = sec_body_offset(bytes) {
                 protected_seen += 1;
-                if tamper && protected_seen % 10 == 0 {
+                if tamper && protected_seen.is_multiple_of(10) {
                     bytes[at] ^= 0x10;
                     flipped.set(flipped.get() + 1);
                 }
