@@ -947,8 +947,9 @@ impl Participant {
                     self.on_sedp_sample(now, s)
                 }
                 EntityId::P2P_MESSAGE_READER => self.on_participant_message(now, &s),
-                EntityId::P2P_STATELESS_MESSAGE_READER => self.on_stateless_sample(now, &s),
-                EntityId::P2P_VOLATILE_SECURE_READER => self.on_volatile_sample(now, &s),
+                EntityId::P2P_STATELESS_MESSAGE_READER | EntityId::P2P_VOLATILE_SECURE_READER => {
+                    self.on_security_sample(now, &s)
+                }
                 _ if s.group.is_some() => self.on_group_sample(now, s),
                 _ => self.deliver_to_application(now, s),
             }

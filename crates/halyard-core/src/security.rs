@@ -312,21 +312,18 @@ impl Participant {
         if let Some(w) = self.writers.get_mut(&EntityId::P2P_VOLATILE_SECURE_WRITER) {
             w.remove_proxy(&Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_READER));
         }
-        let wg = Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_WRITER);
-        if let Some(rd) = self.readers.get_mut(&EntityId::P2P_VOLATILE_SECURE_READER) {
+        self.unmatch_remote_writer(
+            EntityId::P2P_VOLATILE_SECURE_READER,
+            Guid::new(prefix, EntityId::P2P_VOLATILE_SECURE_WRITER),
+        );
+    }
+
+    /// Removes remote writer `wg` from our reader `reader` (a builtin pairing).
+    fn unmatch_remote_writer(&mut self, reader: EntityId, wg: Guid) {
+        if let Some(rd) = self.readers.get_mut(&reader) {
             rd.proxies.remove(&wg);
         }
         self.writer_index.remove(&wg);
-    }
-
-    /// A sample of our volatile secure reader: to the plugin.
-    pub(crate) fn on_volatile_sample(&mut self, now: Instant, s: &ReceivedSample) {
-        let Some(sec) = self.security.as_mut() else {
-            return;
-        };
-        let mut out = SecurityOutput::default();
-        sec.volatile_message(now, s.writer.prefix, &s.payload, &mut out);
-        self.apply_security_output(now, out);
     }
 
     /// Whether this participant runs security plugins.
@@ -445,23 +442,24 @@ impl Participant {
         };
         sec.forget(prefix);
         self.unmatch_volatile(prefix);
-        let wg = Guid::new(prefix, EntityId::P2P_STATELESS_MESSAGE_WRITER);
-        if let Some(rd) = self
-            .readers
-            .get_mut(&EntityId::P2P_STATELESS_MESSAGE_READER)
-        {
-            rd.proxies.remove(&wg);
-        }
-        self.writer_index.remove(&wg);
+        self.unmatch_remote_writer(
+            EntityId::P2P_STATELESS_MESSAGE_READER,
+            Guid::new(prefix, EntityId::P2P_STATELESS_MESSAGE_WRITER),
+        );
     }
 
-    /// A sample of our stateless reader: to the plugin.
-    pub(crate) fn on_stateless_sample(&mut self, now: Instant, s: &ReceivedSample) {
+    /// A sample of our stateless or volatile secure reader: to the plugin.
+    pub(crate) fn on_security_sample(&mut self, now: Instant, s: &ReceivedSample) {
         let Some(sec) = self.security.as_mut() else {
             return;
         };
         let mut out = SecurityOutput::default();
-        sec.stateless_message(now, s.writer.prefix, &s.payload, &mut out);
+        let (from, payload) = (s.writer.prefix, &s.payload[..]);
+        if s.reader == EntityId::P2P_VOLATILE_SECURE_READER {
+            sec.volatile_message(now, from, payload, &mut out);
+        } else {
+            sec.stateless_message(now, from, payload, &mut out);
+        }
         self.apply_security_output(now, out);
     }
 

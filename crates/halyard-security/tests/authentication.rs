@@ -190,6 +190,23 @@ impl Net {
     }
 }
 
+/// A RELIABLE, KEEP_ALL writer on node 0 and reader on node 1: every sample must arrive
+/// despite loss.
+fn reliable_keep_all_pair(
+    net: &mut Net,
+    t0: Instant,
+) -> (halyard_core::wire::EntityId, halyard_core::wire::EntityId) {
+    use halyard_core::wire::qos::{History, ReliabilityKind};
+    let mut keep_all = spec_w();
+    keep_all.qos.history = History::KeepAll;
+    let mut reliable = spec_r();
+    reliable.qos.reliability.kind = ReliabilityKind::Reliable;
+    reliable.qos.history = History::KeepAll;
+    let w = net.nodes[0].create_writer(t0, keep_all);
+    let r = net.nodes[1].create_reader(t0, reliable);
+    (w, r)
+}
+
 fn spec_w() -> WriterSpec {
     WriterSpec {
         topic_name: "Square".into(),
@@ -384,14 +401,7 @@ fn rtps_protection_wraps_every_user_message() {
         let mut net = Net::new(vec![a, b], 5, 10);
         net.tap = true;
         let t0 = Instant::from_nanos(0);
-        // Reliable and KEEP_ALL on both sides: every sample must arrive despite the loss.
-        let mut keep_all = spec_w();
-        keep_all.qos.history = halyard_core::wire::qos::History::KeepAll;
-        let w = net.nodes[0].create_writer(t0, keep_all);
-        let mut reliable = spec_r();
-        reliable.qos.reliability.kind = halyard_core::wire::qos::ReliabilityKind::Reliable;
-        reliable.qos.history = halyard_core::wire::qos::History::KeepAll;
-        let r = net.nodes[1].create_reader(t0, reliable);
+        let (w, r) = reliable_keep_all_pair(&mut net, t0);
         let matched = net.run_until(30_000, |n| {
             n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
         });
@@ -464,13 +474,7 @@ fn tampered_and_replayed_protected_messages_are_dropped_counted_and_never_delive
     net.tamper_percent = 10;
     net.replay = true;
     let t0 = Instant::from_nanos(0);
-    let mut keep_all = spec_w();
-    keep_all.qos.history = halyard_core::wire::qos::History::KeepAll;
-    let w = net.nodes[0].create_writer(t0, keep_all);
-    let mut reliable = spec_r();
-    reliable.qos.reliability.kind = halyard_core::wire::qos::ReliabilityKind::Reliable;
-    reliable.qos.history = halyard_core::wire::qos::History::KeepAll;
-    let r = net.nodes[1].create_reader(t0, reliable);
+    let (w, r) = reliable_keep_all_pair(&mut net, t0);
     let matched = net.run_until(60_000, |n| {
         n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
             && n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))

@@ -168,25 +168,13 @@ pub enum BuiltinSecureTopic {
 impl Governance {
     /// Verifies a signed governance document against the permissions CA (PEM) and parses it.
     pub fn from_smime(doc: &[u8], permissions_ca_pem: &[u8]) -> Result<Self, AccessError> {
-        let ca = smime::ca_from_pem(permissions_ca_pem)?;
-        let content = smime::verify(doc, &ca)?;
-        let text = String::from_utf8(content).map_err(|_| AccessError::NotUtf8)?;
-        Self::from_xml(&text)
+        Self::from_xml(&smime::verified_text(doc, permissions_ca_pem)?)
     }
 
     /// Parses governance XML that is already trusted (no signature check).
     pub fn from_xml(text: &str) -> Result<Self, AccessError> {
         let doc = xml::parse(text)?;
-        let root = doc.root_element();
-        if !is(root, "dds") {
-            return Err(xml::error(
-                root,
-                format!(
-                    "the root element is <{}>, not <dds>",
-                    root.tag_name().name()
-                ),
-            ));
-        }
+        let root = xml::dds_root(&doc)?;
         let rules = required(root, "domain_access_rules")?;
         let mut domain_rules = Vec::new();
         for node in elements(rules) {

@@ -43,6 +43,14 @@ pub fn ca_from_pem(ca_pem: &[u8]) -> Result<X509, AccessError> {
     X509::from_pem(ca_pem).map_err(|e| AccessError::BadCaCertificate(e.to_string()))
 }
 
+/// Verifies a signed document against the permissions CA (PEM) and gives its content as text
+/// (what governance and permissions documents are).
+pub fn verified_text(doc: &[u8], permissions_ca_pem: &[u8]) -> Result<String, AccessError> {
+    let ca = ca_from_pem(permissions_ca_pem)?;
+    let content = verify(doc, &ca)?;
+    String::from_utf8(content).map_err(|_| AccessError::NotUtf8)
+}
+
 /// Verifies an S/MIME signed document against the permissions CA and returns the signed
 /// content (with the `text/plain` header removed).
 pub fn verify(doc: &[u8], ca: &X509Ref) -> Result<Vec<u8>, AccessError> {

@@ -241,6 +241,21 @@ pub(crate) fn format_date(unix: i64) -> String {
     )
 }
 
+/// The document's root element, which must be `<dds>`.
+pub(super) fn dds_root<'a, 'i>(doc: &'a Document<'i>) -> Result<Node<'a, 'i>, AccessError> {
+    let root = doc.root_element();
+    if !is(root, "dds") {
+        return Err(error(
+            root,
+            format!(
+                "the root element is <{}>, not <dds>",
+                root.tag_name().name()
+            ),
+        ));
+    }
+    Ok(root)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
