@@ -270,8 +270,10 @@ fn halyard_perf(identity: Option<&Path>, domain: u32, args: &[&str]) -> Child {
 }
 
 /// Halyard's DDS Security against Cyclone's, through the products' own commands, at each
-/// level Halyard supports: `--protect none` (authentication and access control),
-/// `rtps-sign` and `rtps-encrypt` (and every RTPS message signed or encrypted). A secured
+/// level `halyard security init` offers: `--protect none` (authentication and access
+/// control), `rtps-sign` and `rtps-encrypt` (every RTPS message signed or encrypted), `sign`
+/// and `encrypt` (rtps, discovery, liveliness, metadata and data protected), and those two
+/// with `--origin-auth` (receiver-specific MACs). A secured
 /// `halyard perf` and a secured `ddsperf` authenticate each other and exchange data in both
 /// directions, none lost; an unsecured `halyard perf` receives nothing from the secured
 /// publisher.
@@ -280,13 +282,21 @@ fn secured_halyard_perf_and_ddsperf_exchange_data_both_ways() {
     if !ddsperf_available() {
         return;
     }
-    for (i, protect) in ["none", "rtps-sign", "rtps-encrypt"].iter().enumerate() {
-        let dir = temp_dir(&format!("level-{protect}"));
-        init(
-            &dir,
-            &["--participant", "alice", "bob", "--protect", protect],
-        );
-        let domain = 200 + (std::process::id() % 10) * 3 + i as u32;
+    let levels = [
+        "none",
+        "rtps-sign",
+        "rtps-encrypt",
+        "sign",
+        "encrypt",
+        "sign --origin-auth",
+        "encrypt --origin-auth",
+    ];
+    for (i, protect) in levels.iter().enumerate() {
+        let dir = temp_dir(&format!("level-{}", protect.replace(' ', "")));
+        let mut args = vec!["--participant", "alice", "bob", "--protect"];
+        args.extend(protect.split(' '));
+        init(&dir, &args);
+        let domain = 160 + (std::process::id() % 10) * 7 + i as u32;
         // Cyclone publishes, Halyard subscribes (and an unsecured Halyard listens in).
         let h_sub = halyard_perf(Some(&dir.join("bob")), domain, &["-D", "5", "sub"]);
         let outsider = halyard_perf(None, domain, &["-D", "5", "sub"]);

@@ -394,7 +394,8 @@ impl Participant {
             payload: std::sync::Arc::new(pmd_payload(self.prefix, kind)),
             timestamp: None,
         };
-        if let Some(w) = self.writers.get_mut(&EntityId::P2P_MESSAGE_WRITER) {
+        let pmd_writer = self.participant_message_writer();
+        if let Some(w) = self.writers.get_mut(&pmd_writer) {
             // KEEP_LAST 1 per kind: the history never fills.
             let _ = w.write(now, &mut self.out, &self.cfg, change, None);
         }

@@ -90,6 +90,8 @@ pub(crate) struct Receiver {
     pub(crate) src: GuidPrefix,
     pub(crate) for_us: bool,
     pub(crate) timestamp: Option<Time>,
+    /// The message came SRTPS-protected (decoded by the security plugin).
+    pub(crate) rtps_protected: bool,
 }
 
 /// The sans-I/O protocol state of one participant.
@@ -151,6 +153,9 @@ pub struct Participant {
     pub(crate) pmd_auto_next: Option<Instant>,
     /// The security plugins, if this participant is secure (see [`crate::security`]).
     pub(crate) security: Option<Box<dyn crate::security::ParticipantSecurity>>,
+    /// The security attributes each local endpoint announces (secure participants only).
+    pub(crate) endpoint_security:
+        std::collections::BTreeMap<EntityId, crate::security::SecurityInfo>,
     /// The last sequence number of the stateless message writer.
     pub(crate) stateless_sn: SequenceNumber,
 }
@@ -207,6 +212,7 @@ impl Participant {
             manual_asserted: now,
             pmd_auto_next: None,
             security: None,
+            endpoint_security: std::collections::BTreeMap::new(),
             stateless_sn: SequenceNumber(0),
         };
         p.create_builtin_endpoints();
@@ -253,6 +259,7 @@ impl Participant {
             EntityId::KIND_WRITER_NO_KEY
         };
         let id = self.allocate_entity(kind);
+        self.register_endpoint_security(id, &spec.topic_name, true);
         let guid = Guid::new(self.prefix, id);
         let traits = WriterTraits::of(&spec.qos);
         if !traits.is_default() {
@@ -297,6 +304,7 @@ impl Participant {
             EntityId::KIND_READER_NO_KEY
         };
         let id = self.allocate_entity(kind);
+        self.register_endpoint_security(id, &spec.topic_name, false);
         let guid = Guid::new(self.prefix, id);
         let mut reader = Reader::new(guid, spec, self.cfg.hash_seed);
         reader.content_filter = filter;
@@ -430,8 +438,20 @@ impl Participant {
         &mut self,
         now: Instant,
         writer: EntityId,
-        change: NewChange,
+        mut change: NewChange,
     ) -> Result<SequenceNumber, WriteError> {
+        // Data protection: the history holds the encoded payload, local readers get the
+        // plain one (one branch without security).
+        let plain = match self.security.is_some() && self.payload_protected(writer) {
+            true => {
+                let plain = change.clone();
+                if !self.encode_payload(writer, &mut change) {
+                    return Err(WriteError::NotProtected);
+                }
+                Some(plain)
+            }
+            false => None,
+        };
         let w = self
             .writers
             .get_mut(&writer)
@@ -455,7 +475,9 @@ impl Participant {
         if self.samples.len() + held + local_count > MAX_QUEUED_EVENTS {
             return Err(WriteError::Full);
         }
-        let copy = local.as_ref().map(|_| change.clone());
+        let copy = local
+            .as_ref()
+            .map(|_| plain.unwrap_or_else(|| change.clone()));
         w.next_group_mark = group_mark;
         let written = w.write(
             now,
@@ -807,9 +829,13 @@ impl Participant {
         // A whole message protected by its sender (SRTPS_PREFIX first): decoded by the
         // security plugin, then handled as if it had arrived plain.
         let mut plain_message = Vec::new();
+        let mut rtps_protected = false;
         let msg = match self.unprotect_message(sender, bytes, &mut plain_message) {
             Some(Ok(())) => match Message::parse(&plain_message) {
-                Ok(m) => m,
+                Ok(m) => {
+                    rtps_protected = true;
+                    m
+                }
                 Err(_) => {
                     self.stats.malformed_messages += 1;
                     return;
@@ -822,6 +848,7 @@ impl Participant {
             src: sender,
             for_us: true,
             timestamp: None,
+            rtps_protected,
         };
         // A submessage addressed to us by name proves the sender knows us.
         let mut addressed = false;
@@ -941,17 +968,28 @@ impl Participant {
             return;
         }
         let delivered = std::mem::take(&mut self.delivered);
-        for s in delivered {
+        for mut s in delivered {
             match s.reader {
-                EntityId::SEDP_PUBLICATIONS_READER | EntityId::SEDP_SUBSCRIPTIONS_READER => {
-                    self.on_sedp_sample(now, s)
+                EntityId::SEDP_PUBLICATIONS_READER
+                | EntityId::SEDP_SUBSCRIPTIONS_READER
+                | EntityId::SEDP_PUBLICATIONS_SECURE_READER
+                | EntityId::SEDP_SUBSCRIPTIONS_SECURE_READER => self.on_sedp_sample(now, s),
+                EntityId::P2P_MESSAGE_READER | EntityId::P2P_MESSAGE_SECURE_READER => {
+                    self.on_participant_message(now, &s)
                 }
-                EntityId::P2P_MESSAGE_READER => self.on_participant_message(now, &s),
                 EntityId::P2P_STATELESS_MESSAGE_READER | EntityId::P2P_VOLATILE_SECURE_READER => {
                     self.on_security_sample(now, &s)
                 }
-                _ if s.group.is_some() => self.on_group_sample(now, s),
-                _ => self.deliver_to_application(now, s),
+                _ => {
+                    if !self.decode_payload(&mut s) {
+                        continue;
+                    }
+                    if s.group.is_some() {
+                        self.on_group_sample(now, s)
+                    } else {
+                        self.deliver_to_application(now, s)
+                    }
+                }
             }
         }
         // Discovery may have unmatched a pairing a group set waited for.

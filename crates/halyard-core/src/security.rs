@@ -30,8 +30,11 @@
 //!   plain submessage the plugin requires protected is dropped; every rejection is counted
 //!   (`Stats::secure_rejected`). Without a plugin none of this costs more than a branch.
 //!
-//! Not here yet: the volatile secure channel (crypto token exchange), the secure SEDP
-//! endpoints and the protection of serialized payloads (data protection).
+//! * **It runs the volatile secure channel** (DDS Security §7.4.4) over which the plugin
+//!   exchanges crypto tokens.
+//!
+//! What endpoints add (metadata, data, discovery and liveliness protection) is in
+//! `endpoint_security`.
 
 use crate::event::{Event, ReceivedSample};
 use crate::outbox::Transmit;
@@ -39,6 +42,7 @@ use crate::participant::{Participant, Receiver};
 use crate::reader::{Reader, ReaderSpec, WriterProxy};
 use crate::time::Instant;
 use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
+pub use halyard_wire::discovery::SecurityInfo;
 use halyard_wire::discovery::{builtin_endpoint as be, ContentFilterProperty, ParticipantData};
 use halyard_wire::qos::{EndpointQos, History, Reliability, ReliabilityKind};
 use halyard_wire::{Data, DataFrag, EntityId, Guid, GuidPrefix, Message, Submessage, Submessages};
@@ -176,13 +180,72 @@ pub trait ParticipantSecurity: Send {
     ) -> Result<(), String> {
         Ok(())
     }
-    /// Whether a plain (unprotected) submessage between `source`'s endpoint `remote` and our
-    /// endpoint `local` (`UNKNOWN` when addressed to all) may be accepted.
+    /// A local endpoint (user, or one of the secure builtin ones, whose `topic` is then the
+    /// builtin topic's name, e.g. `DCPSPublicationsSecure`) was created: the plugin makes its
+    /// keys and answers with the security attributes announced for it in SEDP
+    /// (PID_ENDPOINT_SECURITY_INFO). `None`: it is not protected and announces none.
+    fn register_local_endpoint(
+        &mut self,
+        _local: EntityId,
+        _topic: &str,
+        _writer: bool,
+    ) -> Option<SecurityInfo> {
+        None
+    }
+    /// A local endpoint was deleted: forget its keys.
+    fn unregister_local_endpoint(&mut self, _local: EntityId) {}
+    /// Remote endpoint `remote` (announcing `info`; `None` for builtin endpoints and for
+    /// peers that announce none) is about to be matched with our endpoint `local`. The
+    /// plugin registers the pairing and queues our endpoint crypto tokens for it in
+    /// `out.volatile`. `Err` says why the two may not be matched (security attributes that
+    /// differ).
+    fn match_remote_endpoint(
+        &mut self,
+        _now: Instant,
+        _local: EntityId,
+        _remote: Guid,
+        _info: Option<SecurityInfo>,
+        _out: &mut SecurityOutput,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// Remote endpoint `remote` is gone (or unmatched from every local endpoint).
+    fn forget_remote_endpoint(&mut self, _remote: Guid) {}
+    /// Data protection: encodes the serialized payload of a sample written by local writer
+    /// `local`, appending the encoded form to `out`. `Ok(false)`: send it as it is.
+    fn encode_payload(
+        &mut self,
+        _local: EntityId,
+        _plain: &[u8],
+        _out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        Ok(false)
+    }
+    /// Data protection: decodes the serialized payload of a sample of remote writer
+    /// `writer`, appending the plain payload to `out`. `Ok(false)`: it is not protected,
+    /// deliver it as it is. `Err`: drop it (counted).
+    fn decode_payload(
+        &mut self,
+        _writer: Guid,
+        _encoded: &[u8],
+        _out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        Ok(false)
+    }
+    /// Liveliness protection: participant messages (liveliness assertions) go over the
+    /// secure participant-message writer instead of the plain one.
+    fn liveliness_protected(&self) -> bool {
+        false
+    }
+    /// Whether a plain (not SEC_PREFIX-protected) submessage between `source`'s endpoint
+    /// `remote` and our endpoint `local` (`UNKNOWN` when addressed to all) may be accepted;
+    /// `in_protected_message`: it came inside an SRTPS-protected message.
     fn accepts_plain_submessage(
         &self,
         _source: GuidPrefix,
         _remote: EntityId,
         _local: EntityId,
+        _in_protected_message: bool,
     ) -> bool {
         true
     }
@@ -236,6 +299,7 @@ impl Participant {
         self.readers.insert(id, reader);
         self.create_volatile_endpoints();
         self.security = Some(plugin);
+        self.create_secure_builtin_endpoints();
     }
 
     /// The builtin ParticipantVolatileMessageSecure writer and reader (DDS Security §7.4.4):
@@ -362,8 +426,9 @@ impl Participant {
     /// Adds the security parameters to our own SPDP data.
     pub(crate) fn announce_security(&self, data: &mut ParticipantData) {
         if let Some(sec) = &self.security {
-            data.builtin_endpoints |=
-                be::PARTICIPANT_STATELESS_MESSAGE_WRITER | be::PARTICIPANT_STATELESS_MESSAGE_READER;
+            data.builtin_endpoints |= be::PARTICIPANT_STATELESS_MESSAGE_WRITER
+                | be::PARTICIPANT_STATELESS_MESSAGE_READER
+                | self.secure_builtin_bits();
             sec.announce(data);
         }
     }
@@ -396,6 +461,7 @@ impl Participant {
             Admission::Admitted => {
                 self.match_builtin(now, &data);
                 self.match_volatile(now, &data);
+                self.match_secure_builtin(now, &data);
                 if !was {
                     self.push_event(Event::ParticipantAuthenticated(prefix));
                 }
@@ -441,6 +507,7 @@ impl Participant {
             return;
         };
         sec.forget(prefix);
+        self.security_forget_participant_endpoints(prefix);
         self.unmatch_volatile(prefix);
         self.unmatch_remote_writer(
             EntityId::P2P_STATELESS_MESSAGE_READER,
@@ -481,7 +548,7 @@ impl Participant {
         self.security.as_ref().and_then(|s| s.poll_timeout())
     }
 
-    fn apply_security_output(&mut self, now: Instant, out: SecurityOutput) {
+    pub(crate) fn apply_security_output(&mut self, now: Instant, out: SecurityOutput) {
         for (dst, payload) in out.stateless {
             self.send_stateless(dst, &payload);
         }
@@ -621,7 +688,8 @@ impl Participant {
         };
         match result {
             Ok(n) => Some(n),
-            Err(_) => {
+            Err(e) => {
+                eprintln!("DBG unprotect_submessage {:?}", e);
                 self.stats.secure_rejected += 1;
                 None
             }
@@ -638,9 +706,13 @@ impl Participant {
         let Some((remote, local)) = endpoints_of(sm) else {
             return true;
         };
-        if sec.accepts_plain_submessage(rx.src, remote, local) {
+        if sec.accepts_plain_submessage(rx.src, remote, local, rx.rtps_protected) {
             return true;
         }
+        eprintln!(
+            "DBG plain sub {:?} {:?} {}",
+            remote, local, rx.rtps_protected
+        );
         self.stats.secure_rejected += 1;
         false
     }

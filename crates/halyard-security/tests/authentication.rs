@@ -510,3 +510,83 @@ fn tampered_and_replayed_protected_messages_are_dropped_counted_and_never_delive
         "tampered and replayed messages must be counted: {rejected}"
     );
 }
+
+/// A set-up protecting everything (rtps, discovery, liveliness, metadata, data) with
+/// `encrypt` (else SIGN) and `origin_auth`, as `halyard security init --protect ...` makes it.
+fn init_full(dir: &Path, names: &[&str], encrypt: bool, origin_auth: bool, seed: u64) {
+    let opts = InitOptions {
+        participants: names.iter().map(|s| s.to_string()).collect(),
+        protection: Protection {
+            encrypt,
+            origin_auth,
+            none: false,
+        },
+        key: KeyKind::EcP256,
+        days: 30,
+        domains: vec![],
+        allows: None,
+        force: false,
+        now: NOW,
+    };
+    setup::init(dir, &opts, &mut SeededRandom::new(seed)).expect("set-up");
+}
+
+#[test]
+fn full_protection_hides_discovery_metadata_and_data_and_delivers_every_sample() {
+    let levels = [(false, false), (true, false), (true, true)];
+    for (encrypt, origin) in levels {
+        let what = format!("encrypt={encrypt} origin_auth={origin}");
+        let dir = temp_dir(&format!("full-{encrypt}-{origin}"));
+        init_full(&dir, &["alice", "bob"], encrypt, origin, 9);
+        let a = secure_participant(&dir, "alice", 1, 0, 0, 3).expect("alice");
+        let b = secure_participant(&dir, "bob", 2, 0, 0, 3).expect("bob");
+        let mut net = Net::new(vec![a, b], 11, 10);
+        net.tap = true;
+        let t0 = Instant::from_nanos(0);
+        let (w, r) = reliable_keep_all_pair(&mut net, t0);
+        let matched = net.run_until(30_000, |n| {
+            n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
+                && n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
+        });
+        assert!(
+            matched,
+            "{what}: no match under full protection; stats {:?} / {:?}; events {:?}",
+            net.nodes[0].stats(),
+            net.nodes[1].stats(),
+            net.events[1]
+        );
+        for i in 0..10u8 {
+            let now = Instant::from_nanos(net.now);
+            let change = halyard_core::NewChange {
+                kind: halyard_core::ChangeKind::Alive,
+                key_hash: [0; 16],
+                payload: std::sync::Arc::new([&[0, 1, 0, 0, i][..], &MARK].concat()),
+                timestamp: None,
+            };
+            net.nodes[0].write(now, w, change).expect("write");
+        }
+        let got = net.run_until(10_000, |n| n.samples[1] >= 10);
+        assert!(
+            got,
+            "{what}: bob got {} of 10 samples; stats {:?}",
+            net.samples[1],
+            net.nodes[1].stats()
+        );
+        // No plain submessage of a user endpoint, and no plain announcement of the topic.
+        let mut marks = 0;
+        for d in &net.wire {
+            marks += usize::from(d.windows(MARK.len()).any(|x| x == MARK));
+            if encrypt {
+                assert!(
+                    !d.windows(6).any(|x| x == b"Square"),
+                    "{what}: the topic name travelled in clear"
+                );
+            }
+        }
+        if encrypt {
+            assert_eq!(marks, 0, "{what}: a sample's bytes appear in clear");
+        } else {
+            assert!(marks >= 10, "{what}: SIGN leaves samples readable");
+        }
+    }
+}

@@ -84,7 +84,7 @@ impl ParticipantSecurity for Shared {
     fn forget(&mut self, remote: GuidPrefix) {
         self.0.lock().unwrap().forget(remote)
     }
-    fn accepts_plain_submessage(&self, _: GuidPrefix, _: EntityId, _: EntityId) -> bool {
+    fn accepts_plain_submessage(&self, _: GuidPrefix, _: EntityId, _: EntityId, _: bool) -> bool {
         true
     }
     fn unprotect_submessage(

@@ -166,32 +166,9 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
 /// `halyard security init`).
 pub const SECURITY_ENV: &str = "HALYARD_SECURITY";
 
-/// Why a governance is refused: the protection kind Halyard does not implement yet.
-fn unsupported_detail(kind: &str) -> &'static str {
-    match kind {
-        "discovery_protection_kind"
-        | "enable_discovery_protection / enable_liveliness_protection" => {
-            "the governance protects discovery (secure SEDP endpoints), which Halyard does not \
-             implement yet; Halyard implements authentication, access control and rtps \
-             protection (set every other protection kind to NONE, or use halyard security \
-             init --protect none)"
-        }
-        "liveliness_protection_kind" => {
-            "the governance protects liveliness, which Halyard does not implement yet; Halyard \
-             implements authentication, access control and rtps protection (halyard security \
-             init --protect none)"
-        }
-        _ => {
-            "the governance protects topic metadata or data, which Halyard does not implement \
-             yet; Halyard implements authentication, access control and rtps protection \
-             (halyard security init --protect none)"
-        }
-    }
-}
-
 /// The builtin security plugins for the identity directory `dir` in `domain_id`. Refuses a
-/// governance that asks for protection Halyard does not provide yet (anything beyond rtps
-/// protection): a participant asked to be protected never runs unprotected.
+/// governance that asks for protection Halyard does not provide yet (origin authentication of
+/// whole RTPS messages): a participant asked to be protected never runs unprotected.
 fn security_plugins(
     dir: &std::path::Path,
     domain_id: u32,
@@ -206,10 +183,13 @@ fn security_plugins(
         Box::new(|| wall_clock().to_nanos().div_euclid(1_000_000_000)),
     )
     .map_err(|e| Error::Security(format!("{}: {e}", dir.display())))?;
-    if let Some(kind) = plugins.unsupported_protection() {
+    if plugins.unsupported_protection().is_some() {
         return Err(Error::Unsupported {
-            feature: "DDS Security protection of discovery, liveliness, metadata or data",
-            detail: unsupported_detail(kind),
+            feature: "DDS Security origin authentication of RTPS messages",
+            detail: "the governance asks for rtps_protection_kind with origin authentication, \
+                     which Halyard does not implement yet; use SIGN or ENCRYPT for \
+                     rtps_protection_kind (origin authentication of topic metadata, discovery \
+                     and liveliness works)",
         });
     }
     Ok(plugins)

@@ -301,6 +301,10 @@ impl<T: TopicType> DataWriter<T> {
             Some(Err(WriteError::TooLarge)) => Err(Error::OutOfResources(
                 "sample larger than the configured maximum sample size",
             )),
+            Some(Err(WriteError::NotProtected)) => Err(Error::Security(
+                "the security plugin could not encode the sample's payload (data protection)"
+                    .into(),
+            )),
             Some(Err(_)) => Err(Error::AlreadyDeleted),
         }
     }

@@ -1,8 +1,9 @@
 //! DDS Security through the DCPS API, over loopback UDP: participants with identities of one
 //! `halyard security init --protect none` set-up authenticate each other (PKI-DH) and
 //! exchange data; a participant of another set-up gets nothing; permissions are enforced on
-//! local creation and on remote matching; a governance that asks for cryptographic
-//! protection is refused with a clear error instead of running unprotected.
+//! local creation and on remote matching; full protection (rtps, discovery, liveliness,
+//! metadata and data, SIGN or ENCRYPT, with or without origin authentication) carries every
+//! sample.
 
 // The set-up's validity starts at the real time, and waits are timed.
 #![allow(clippy::disallowed_methods)]
@@ -189,17 +190,76 @@ fn permissions_are_enforced_on_creation_and_on_matching() {
     assert_eq!(take_n(&open_r, 1, T), 1, "carol receives");
 }
 
+/// A set-up protecting everything (rtps, discovery, liveliness, metadata and data) with SIGN
+/// or ENCRYPT, with or without origin authentication, as `halyard security init --protect
+/// sign|encrypt [--origin-auth]` makes it.
+fn set_up_full(name: &str, participants: &[&str], encrypt: bool, origin_auth: bool) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("halyard-dcps-sec-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = InitOptions {
+        participants: participants.iter().map(|s| s.to_string()).collect(),
+        protection: Protection {
+            encrypt,
+            origin_auth,
+            none: false,
+        },
+        key: KeyKind::EcP256,
+        days: 30,
+        domains: vec![],
+        allows: None,
+        force: false,
+        now: now(),
+    };
+    setup::init(&dir, &opts, &mut OsRandom).expect("security init");
+    dir
+}
+
 #[test]
-fn a_governance_asking_for_encryption_is_refused_not_ignored() {
-    let dir = set_up("enc", &["alice"], false, None);
-    match secure(143, &dir.join("alice")) {
-        Err(Error::Unsupported { feature, detail }) => {
-            assert!(feature.contains("protection"), "{feature}");
-            assert!(detail.contains("--protect none"), "{detail}");
-            assert!(detail.contains("not implement yet"), "{detail}");
+fn full_protection_at_every_level_carries_every_sample_and_keys() {
+    let levels = [(false, false), (true, false), (false, true), (true, true)];
+    for (i, (encrypt, origin)) in levels.into_iter().enumerate() {
+        let what = format!("encrypt={encrypt} origin_auth={origin}");
+        let dir = set_up_full(&format!("full-{i}"), &["alice", "bob"], encrypt, origin);
+        let domain = 150 + i as u32;
+        let alice = secure(domain, &dir.join("alice")).expect("alice");
+        let bob = secure(domain, &dir.join("bob")).expect("bob");
+        let t = alice.create_topic::<SecureNote>("Sealed").unwrap();
+        let w = alice
+            .create_publisher(GroupQos::default())
+            .create_datawriter(&t, reliable())
+            .unwrap();
+        let tb = bob.create_topic::<SecureNote>("Sealed").unwrap();
+        let r = bob
+            .create_subscriber(GroupQos::default())
+            .create_datareader(&tb, reliable())
+            .unwrap();
+        w.wait_for_matched(1, T)
+            .unwrap_or_else(|e| panic!("{what}: not matched under full protection: {e}"));
+        // Small samples, and large ones (fragmented after payload encoding).
+        for id in 0..40u32 {
+            let len = if id % 4 == 0 { 100_000 } else { 200 };
+            w.write(&SecureNote {
+                id,
+                text: "x".repeat(len),
+            })
+            .unwrap();
         }
-        Err(e) => panic!("expected Unsupported, got {e}"),
-        Ok(_) => panic!("a participant joined unprotected under an ENCRYPT governance"),
+        let mut got = Vec::new();
+        let end = std::time::Instant::now() + T;
+        while got.len() < 40 && std::time::Instant::now() < end {
+            r.wait_for_data(Duration::from_millis(100));
+            for s in r.take(100).unwrap() {
+                if let Some(d) = s.data {
+                    got.push(d);
+                }
+            }
+        }
+        assert_eq!(got.len(), 40, "{what}: bob receives every note");
+        for (k, d) in got.iter().enumerate() {
+            assert_eq!(d.id, k as u32, "{what}: in order, keys intact");
+            let len = if d.id % 4 == 0 { 100_000 } else { 200 };
+            assert_eq!(d.text.len(), len, "{what}: payload intact");
+        }
     }
 }
 

@@ -88,14 +88,17 @@ impl Participant {
         let Some(r) = self.readers.get(&reader) else {
             return true;
         };
-        let (Some(sn), Some(sedp)) = (
-            r.announced_sn,
-            self.writers.get(&EntityId::SEDP_SUBSCRIPTIONS_WRITER),
-        ) else {
+        let sedp_writer = self.sedp_writer_for(reader, false);
+        let detector_id = if sedp_writer == EntityId::SEDP_SUBSCRIPTIONS_WRITER {
+            EntityId::SEDP_SUBSCRIPTIONS_READER
+        } else {
+            EntityId::SEDP_SUBSCRIPTIONS_SECURE_READER
+        };
+        let (Some(sn), Some(sedp)) = (r.announced_sn, self.writers.get(&sedp_writer)) else {
             return true;
         };
         r.proxies.keys().all(|w| {
-            let detector = Guid::new(w.prefix, EntityId::SEDP_SUBSCRIPTIONS_READER);
+            let detector = Guid::new(w.prefix, detector_id);
             sedp.proxies
                 .get(&detector)
                 .is_none_or(|p| p.acked_below > sn)

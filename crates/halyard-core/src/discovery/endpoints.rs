@@ -81,13 +81,24 @@ impl Participant {
             }
             Pairing::Compatible => {}
         }
+        let info = ed.security_info;
+        if !self.security_match(now, writer, reader, info) {
+            return;
+        }
+        let Some(ed) = self.remote_readers.get(&reader) else {
+            return;
+        };
         let reliable = ed.qos.reliability.kind == ReliabilityKind::Reliable;
         let durable = ed.qos.durability >= DurabilityKind::TransientLocal;
         let mut proxy = ReaderProxy::new(reader, self.user_locators(ed), reliable);
         proxy.multicast = self.user_multicast(ed);
         proxy.reorder_window = self.reorder_window_of(reader);
         proxy.time_filter = self.time_filter_of(ed).map(crate::writer::TimeFilter::new);
-        let announced = ed.content_filter.clone();
+        // A writer that encodes its payloads cannot filter on their content: the reader does.
+        let announced = match self.payload_protected(writer) {
+            true => None,
+            false => ed.content_filter.clone(),
+        };
         if let Some(w) = self.writers.get_mut(&writer) {
             // Before anything is sent to the reader: its filter applies from the first sample.
             proxy.filter = w.compile_filter(announced.as_ref());
@@ -147,6 +158,14 @@ impl Participant {
             }
             Pairing::Compatible => {}
         }
+        let info = ed.security_info;
+        if !self.security_match(now, reader, writer, info) {
+            return;
+        }
+        let (Some(r), Some(ed)) = (self.readers.get(&reader), self.remote_writers.get(&writer))
+        else {
+            return;
+        };
         let reliable = r.is_reliable() && ed.qos.reliability.kind == ReliabilityKind::Reliable;
         let volatile = r.spec.qos.durability == DurabilityKind::Volatile;
         let foreign = self

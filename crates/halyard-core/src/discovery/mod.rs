@@ -28,6 +28,11 @@ use halyard_wire::discovery::{builtin_endpoint as be, EndpointData, ParticipantD
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
 use halyard_wire::{EntityId, Guid, GuidPrefix, Locator};
 
+/// The QoS of the builtin SEDP and participant-message endpoints (secure ones included).
+pub(crate) fn builtin_endpoint_qos() -> EndpointQos {
+    builtin_qos()
+}
+
 fn builtin_qos() -> EndpointQos {
     let mut q = EndpointQos::writer_default();
     q.durability = DurabilityKind::TransientLocal;
@@ -150,15 +155,28 @@ impl Participant {
     /// adds the ones it announces, drops the ones it no longer announces, and points the
     /// remaining ones at its current metatraffic locators. Idempotent.
     pub(crate) fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
+        self.match_builtin_pairs(now, data, &BUILTIN_PAIRS);
+    }
+
+    /// [`Participant::match_builtin`] for the pairs given; returns the pairings it added
+    /// (local endpoint, remote endpoint).
+    pub(crate) fn match_builtin_pairs(
+        &mut self,
+        now: Instant,
+        data: &ParticipantData,
+        pairs: &[(EntityId, EntityId, u32, u32)],
+    ) -> Vec<(EntityId, Guid)> {
         let locs = self.metatraffic_locators(data);
         let prefix = data.guid.prefix;
-        for (w, r, announcer, detector) in BUILTIN_PAIRS {
+        let mut added = Vec::new();
+        for &(w, r, announcer, detector) in pairs {
             let rg = Guid::new(prefix, r);
             if let Some(wr) = self.writers.get_mut(&w) {
                 if data.builtin_endpoints & detector == 0 {
                     wr.remove_proxy(&rg);
                 } else if !wr.set_proxy_locators(&rg, &locs, None) {
                     wr.add_proxy(now, ReaderProxy::new(rg, locs.clone(), true), true);
+                    added.push((w, rg));
                     // Our announcements go to the new peer at once, with a HEARTBEAT, rather
                     // than after its first ACKNACK: on a lossy link that saves a round trip.
                     wr.push_history(now, &mut self.out, &self.cfg, rg);
@@ -194,10 +212,12 @@ impl Participant {
                 if !idx.contains(&r) {
                     idx.push(r);
                 }
+                added.push((r, wg));
             }
             // A pre-emptive ACKNACK makes the remote writer send its history promptly.
             self.send_acknack(now, r, wg);
         }
+        added
     }
 
     /// Re-derives the locators of the proxies of a remote participant's user endpoints (they
@@ -261,7 +281,8 @@ impl Participant {
         for g in readers {
             self.forget_remote_reader(g);
         }
-        for (w, r, _, _) in BUILTIN_PAIRS {
+        let secure = crate::endpoint_security::SECURE_BUILTIN_PAIRS;
+        for (w, r, _, _) in BUILTIN_PAIRS.into_iter().chain(secure) {
             if let Some(wr) = self.writers.get_mut(&w) {
                 wr.remove_proxy(&Guid::new(prefix, r));
             }

@@ -46,13 +46,14 @@ impl Participant {
             entity_name: None,
             content_filter: None,
             group_entity: None,
-            security_info: None,
+            security_info: self.endpoint_security_info(guid.entity),
         }
     }
 
     pub(crate) fn announce_writer(&mut self, now: Instant, id: EntityId) {
         if let Some(ed) = self.endpoint_data_writer(id) {
-            self.publish_sedp(now, EntityId::SEDP_PUBLICATIONS_WRITER, &ed);
+            let sedp = self.sedp_writer_for(id, true);
+            self.publish_sedp(now, sedp, &ed);
         }
     }
 
@@ -63,7 +64,8 @@ impl Participant {
         let mut ed = self.endpoint_data(r.guid, &r.spec.topic_name, &r.spec.type_name, &r.spec.qos);
         ed.content_filter = r.content_filter.clone();
         ed.group_entity = r.group;
-        let sn = self.publish_sedp(now, EntityId::SEDP_SUBSCRIPTIONS_WRITER, &ed);
+        let sedp = self.sedp_writer_for(id, false);
+        let sn = self.publish_sedp(now, sedp, &ed);
         if let Some(r) = self.readers.get_mut(&id) {
             r.announced_sn = sn;
         }
@@ -92,11 +94,7 @@ impl Participant {
 
     pub(crate) fn retract_endpoint(&mut self, now: Instant, guid: Guid) {
         let is_writer = guid.entity.is_writer();
-        let sedp = if is_writer {
-            EntityId::SEDP_PUBLICATIONS_WRITER
-        } else {
-            EntityId::SEDP_SUBSCRIPTIONS_WRITER
-        };
+        let sedp = self.sedp_writer_for(guid.entity, is_writer);
         let mut key = vec![0, 3, 0, 0];
         let mut pl = ParameterListWriter::new(&mut key);
         pl.guid(pid::ENDPOINT_GUID, guid);
@@ -114,6 +112,7 @@ impl Participant {
         if is_writer {
             self.local_matches.remove(&guid.entity);
         }
+        self.unregister_endpoint_security(guid.entity);
     }
 
     /// False for a SEDP sample that `on_sedp_sample` could not use (its payload does not
@@ -131,6 +130,7 @@ impl Participant {
     ) -> bool {
         if reader != EntityId::SEDP_PUBLICATIONS_READER
             && reader != EntityId::SEDP_SUBSCRIPTIONS_READER
+            && !crate::endpoint_security::is_secure_sedp_reader(reader)
         {
             return true;
         }
@@ -147,7 +147,8 @@ impl Participant {
     }
 
     pub(crate) fn on_sedp_sample(&mut self, now: Instant, s: ReceivedSample) {
-        let is_pub = s.reader == EntityId::SEDP_PUBLICATIONS_READER;
+        let is_pub = s.reader == EntityId::SEDP_PUBLICATIONS_READER
+            || s.reader == EntityId::SEDP_PUBLICATIONS_SECURE_READER;
         if s.kind != ChangeKind::Alive {
             let guid = s
                 .key_hash
@@ -227,6 +228,7 @@ impl Participant {
         if self.remote_writers.remove(&g).is_none() {
             return;
         }
+        self.security_forget_endpoint(g);
         self.writer_traits.remove(&g);
         self.push_event(Event::PublicationLost(g));
         for r in self.writer_index.remove(&g).unwrap_or_default() {
@@ -253,6 +255,7 @@ impl Participant {
         if self.remote_readers.remove(&g).is_none() {
             return;
         }
+        self.security_forget_endpoint(g);
         self.push_event(Event::SubscriptionLost(g));
         let ids: Vec<EntityId> = self.user_writers();
         for w in ids {

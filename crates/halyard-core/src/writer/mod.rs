@@ -89,6 +89,8 @@ pub enum WriteError {
     Full,
     /// The sample exceeds the configured maximum sample size.
     TooLarge,
+    /// The security plugin could not encode the payload (data protection).
+    NotProtected,
 }
 
 /// A change as handed to [`crate::Participant::write`].

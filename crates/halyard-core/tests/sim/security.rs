@@ -150,6 +150,7 @@ impl ParticipantSecurity for StandIn {
         _source: GuidPrefix,
         remote: EntityId,
         local: EntityId,
+        _in_protected_message: bool,
     ) -> bool {
         !self.protect || !(protected_entity(remote) || protected_entity(local))
     }

@@ -247,6 +247,8 @@ impl BuiltinSecurity {
                 permissions: None,
                 kx: None,
                 participant: None,
+                participant_sent: None,
+                endpoint_keys: BTreeMap::new(),
                 replay_window: remote.vendor_id == halyard_core::wire::VendorId::HALYARD,
             },
         );

@@ -33,14 +33,17 @@
 //! stay outside it. A peer that has our keys must protect what rtps protection covers: a
 //! plain sample of such an endpoint is dropped and counted.
 //!
-//! # What is not here yet
+//! # Endpoints
 //!
-//! The secure SEDP and participant-message endpoints (discovery and liveliness protection),
-//! endpoint crypto tokens, and metadata and data protection.
-//! [`BuiltinSecurity::unsupported_protection`] names the first such kind a governance asks
-//! for; the DCPS layer refuses that configuration rather than run unprotected.
+//! Metadata, data, discovery and liveliness protection, with the endpoint crypto tokens: see
+//! the `endpoints` module.
+//!
+//! With rtps protection *_WITH_ORIGIN_AUTHENTICATION each peer is sent a copy of our
+//! participant key material with its own receiver-specific key, and every protected message
+//! carries a receiver-specific MAC for each participant it is for.
 
 mod access;
+mod endpoints;
 mod handshake;
 mod protection;
 
@@ -60,7 +63,8 @@ use crate::random::SecureRandom;
 use crate::setup::files;
 use crate::token::{
     DataHolder, MessageIdentity, ParticipantGenericMessage, GMCLASSID_AUTH_HANDSHAKE,
-    GMCLASSID_AUTH_REQUEST, GMCLASSID_PARTICIPANT_CRYPTO_TOKENS,
+    GMCLASSID_AUTH_REQUEST, GMCLASSID_DATAREADER_CRYPTO_TOKENS, GMCLASSID_DATAWRITER_CRYPTO_TOKENS,
+    GMCLASSID_PARTICIPANT_CRYPTO_TOKENS,
 };
 use halyard_cdr::Endianness;
 use halyard_core::security::{Admission, ParticipantSecurity, Rejected, SecurityOutput};
@@ -199,6 +203,11 @@ struct Peer {
     /// Its participant key material (from its participant crypto tokens): decodes what it
     /// protects with rtps protection.
     participant: Option<ReceiverCrypto>,
+    /// The copy of our participant key material it was sent, with its receiver-specific key
+    /// (rtps protection with origin authentication only).
+    participant_sent: Option<KeyMaterial>,
+    /// Its endpoints' key materials (from its endpoint crypto tokens), by sender key id.
+    endpoint_keys: BTreeMap<u32, ReceiverCrypto>,
     /// Whether its protected data must never repeat an initialization vector (our replay
     /// window). Cyclone DDS 0.10 resends encoded submessages unchanged (a retransmitted
     /// HEARTBEAT's identical SEC_PREFIX..SEC_POSTFIX, seen on loopback) and checks no replay
@@ -227,6 +236,17 @@ pub struct BuiltinSecurity {
     /// Our participant key material and its sender (when the governance protects anything
     /// with it), sent to every admitted peer in participant crypto tokens.
     participant_keys: Option<(KeyMaterial, SenderCrypto)>,
+    /// Our endpoints' keys (see the `endpoints` module).
+    local_endpoints: BTreeMap<EntityId, endpoints::LocalEndpoint>,
+    /// Remote endpoints matched with ours, and what they protect.
+    remote_endpoints: BTreeMap<Guid, endpoints::RemoteEndpoint>,
+    /// The last sender key id given out (1 is the participant key material's).
+    next_key_id: u32,
+    /// The datagram being protected holds a volatile secure submessage (see `protection`).
+    volatile_in_datagram: bool,
+    /// The datagram being protected holds a protected submessage of an endpoint rtps
+    /// protection covers.
+    rtps_entity_in_datagram: bool,
 }
 
 impl BuiltinSecurity {
@@ -296,6 +316,11 @@ impl BuiltinSecurity {
             rejected: 0,
             own: (permissions, subject),
             participant_keys: None,
+            local_endpoints: BTreeMap::new(),
+            remote_endpoints: BTreeMap::new(),
+            next_key_id: 1,
+            volatile_in_datagram: false,
+            rtps_entity_in_datagram: false,
         }
         .with_participant_keys())
     }
@@ -327,28 +352,9 @@ impl BuiltinSecurity {
         self.rejected
     }
 
-    /// Whether the governance asks for protection Halyard does not implement yet: anything
-    /// but rtps protection (secure discovery and liveliness endpoints, metadata and data
-    /// protection).
+    /// Whether the governance asks for protection Halyard does not implement yet (nothing
+    /// today: every protection kind of DDS Security 1.1's builtin plugins is implemented).
     pub fn unsupported_protection(&self) -> Option<&'static str> {
-        let r = &self.rule;
-        if r.discovery_protection_kind != ProtectionKind::None {
-            return Some("discovery_protection_kind");
-        }
-        if r.liveliness_protection_kind != ProtectionKind::None {
-            return Some("liveliness_protection_kind");
-        }
-        for t in &r.topic_rules {
-            if t.metadata_protection_kind != ProtectionKind::None {
-                return Some("metadata_protection_kind");
-            }
-            if t.data_protection_kind != BasicProtectionKind::None {
-                return Some("data_protection_kind");
-            }
-            if t.enable_discovery_protection || t.enable_liveliness_protection {
-                return Some("enable_discovery_protection / enable_liveliness_protection");
-            }
-        }
         None
     }
 
@@ -404,6 +410,16 @@ impl ParticipantSecurity for BuiltinSecurity {
     fn forget(&mut self, remote: GuidPrefix) {
         self.peers.remove(&remote);
         self.early_auth_requests.remove(&remote);
+        let lo = Guid::new(remote, EntityId([0; 4]));
+        let hi = Guid::new(remote, EntityId([0xff; 4]));
+        let gone: Vec<Guid> = self
+            .remote_endpoints
+            .range(lo..=hi)
+            .map(|(g, _)| *g)
+            .collect();
+        for g in gone {
+            self.forget_remote(g);
+        }
     }
 
     fn discovered(
@@ -499,16 +515,63 @@ impl ParticipantSecurity for BuiltinSecurity {
         self.unprotect_whole_message(source, message, out)
     }
 
-    fn accepts_plain_message(&self, source: GuidPrefix, message: &[u8]) -> bool {
-        self.plain_message_acceptable(source, message)
-    }
-
     fn accepts_plain_submessage(
         &self,
         source: GuidPrefix,
         remote: EntityId,
         local: EntityId,
+        in_protected_message: bool,
     ) -> bool {
-        self.plain_submessage_acceptable(source, remote, local)
+        self.plain_submessage_acceptable(source, remote, local, in_protected_message)
+    }
+
+    fn register_local_endpoint(
+        &mut self,
+        local: EntityId,
+        topic: &str,
+        writer: bool,
+    ) -> Option<SecurityInfo> {
+        self.register_local(local, topic, writer)
+    }
+
+    fn unregister_local_endpoint(&mut self, local: EntityId) {
+        self.unregister_local(local)
+    }
+
+    fn match_remote_endpoint(
+        &mut self,
+        _now: Instant,
+        local: EntityId,
+        remote: Guid,
+        info: Option<SecurityInfo>,
+        out: &mut SecurityOutput,
+    ) -> Result<(), String> {
+        self.match_remote(local, remote, info, out)
+    }
+
+    fn forget_remote_endpoint(&mut self, remote: Guid) {
+        self.forget_remote(remote)
+    }
+
+    fn encode_payload(
+        &mut self,
+        local: EntityId,
+        plain: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        self.encode_local_payload(local, plain, out)
+    }
+
+    fn decode_payload(
+        &mut self,
+        writer: Guid,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Rejected> {
+        self.decode_remote_payload(writer, encoded, out)
+    }
+
+    fn liveliness_protected(&self) -> bool {
+        self.rule.liveliness_protection_kind != ProtectionKind::None
     }
 }

@@ -8,7 +8,7 @@ const PARTICIPANT_KEY_ID: u32 = 1;
 
 /// The crypto transform for a protection kind (Cyclone: SIGN -> AES256-GMAC, ENCRYPT ->
 /// AES256-GCM).
-fn transform_kind(k: ProtectionKind) -> TransformKind {
+pub(super) fn transform_kind(k: ProtectionKind) -> TransformKind {
     match k {
         ProtectionKind::None => TransformKind::None,
         ProtectionKind::Sign | ProtectionKind::SignWithOriginAuthentication => {
@@ -63,11 +63,9 @@ fn rtps_kinds(message: &[u8]) -> (bool, bool) {
             Ok(S::Gap(g)) => [g.writer_id, g.reader_id],
             Ok(S::AckNack(a)) => [a.writer_id, a.reader_id],
             Ok(S::NackFrag(n)) => [n.writer_id, n.reader_id],
-            // A protected submessage (SEC_PREFIX): the volatile channel's.
-            Ok(S::Unknown { id: 0x31 }) => {
-                plain = true;
-                continue;
-            }
+            // A protected submessage (SEC_PREFIX): judged by the endpoint it belongs to (the
+            // volatile channel's are flagged when they are protected).
+            Ok(S::Unknown { id: 0x31..=0x32 }) | Ok(S::Unknown { id: 0x30 }) => continue,
             Ok(_) => continue,
             Err(_) => return (protected, true),
         };
@@ -90,7 +88,7 @@ fn rtps_kinds(message: &[u8]) -> (bool, bool) {
 }
 
 /// The reason a protected submessage or message was dropped.
-fn why_rejected(e: crate::crypto::CryptoError) -> Rejected {
+pub(super) fn why_rejected(e: crate::crypto::CryptoError) -> Rejected {
     use crate::crypto::CryptoError as E;
     Rejected(match e {
         E::TamperedOrWrongKey => "protected data failed its MAC (tampered, or a wrong key)",
@@ -138,11 +136,37 @@ impl BuiltinSecurity {
         };
         rx.set_replay_protection(p.replay_window);
         p.kx = Some((tx, rx));
+        // Without rtps protection there is no participant key material, but the tokens
+        // message still goes (empty): Cyclone DDS completes a handshake, and only then
+        // matches the peer's access-controlled endpoints, once it has the peer's tokens.
         let Some((km, _)) = &self.participant_keys else {
+            self.send_participant_tokens(peer, Vec::new(), out);
             return;
         };
-        let (class, name, bytes) = keymat_token_parts(km);
+        // Origin authentication: this peer's copy has its own receiver-specific key, and
+        // each message protected for it carries a MAC under that key.
+        let km = if self.rule.rtps_protection_kind.is_origin_authenticated() {
+            self.next_key_id = self.next_key_id.wrapping_add(1).max(2);
+            let copy = km.with_receiver_specific_key(self.next_key_id, self.rng.as_mut());
+            if let Some(p) = self.peers.get_mut(&peer) {
+                p.participant_sent = Some(copy.clone());
+            }
+            copy
+        } else {
+            km.clone()
+        };
+        let (class, name, bytes) = keymat_token_parts(&km);
         let token = DataHolder::new(class).with_binary(name, &bytes);
+        self.send_participant_tokens(peer, vec![token], out);
+    }
+
+    /// Queues our participant crypto tokens message for `peer`.
+    fn send_participant_tokens(
+        &mut self,
+        peer: GuidPrefix,
+        message_data: Vec<DataHolder>,
+        out: &mut SecurityOutput,
+    ) {
         self.next_sn += 1;
         let me = Guid::new(self.guid_prefix(), EntityId::P2P_VOLATILE_SECURE_WRITER);
         let m = ParticipantGenericMessage {
@@ -155,7 +179,7 @@ impl BuiltinSecurity {
             destination_endpoint_guid: [0; 16],
             source_endpoint_guid: [0; 16],
             message_class_id: GMCLASSID_PARTICIPANT_CRYPTO_TOKENS.to_owned(),
-            message_data: vec![token],
+            message_data,
         };
         if let Ok(payload) = m.to_payload() {
             out.volatile.push((peer, payload));
@@ -177,13 +201,18 @@ impl BuiltinSecurity {
         if m.destination_participant_guid != me {
             return;
         }
+        if m.message_class_id == GMCLASSID_DATAWRITER_CRYPTO_TOKENS
+            || m.message_class_id == GMCLASSID_DATAREADER_CRYPTO_TOKENS
+        {
+            self.on_endpoint_tokens(source, &m);
+            return;
+        }
         if m.message_class_id != GMCLASSID_PARTICIPANT_CRYPTO_TOKENS {
-            // Endpoint crypto tokens: needed only for metadata and data protection, which
-            // this plugin does not provide yet (such governances are refused).
             return;
         }
         let Some(token) = m.message_data.first() else {
-            self.rejected += 1;
+            // No tokens: the peer protects nothing with a participant key (rtps protection
+            // NONE); one that should have sent keys fails its rtps-protected traffic instead.
             return;
         };
         let props: Vec<(&str, &[u8])> = token
@@ -210,8 +239,12 @@ impl BuiltinSecurity {
         out: &mut Vec<u8>,
     ) -> Result<bool, Rejected> {
         if !is_volatile(local) {
-            return Ok(false);
+            // Encrypted, the submessage no longer shows whose it is: remember that this
+            // datagram holds one rtps protection covers.
+            self.rtps_entity_in_datagram |= rtps_protected_entity(local);
+            return self.protect_endpoint_submessage(local, destination, plain, out);
         }
+        self.volatile_in_datagram = true;
         let kx = destination
             .and_then(|d| self.peers.get_mut(&d))
             .and_then(|p| p.kx.as_mut())
@@ -234,8 +267,11 @@ impl BuiltinSecurity {
             .peers
             .get_mut(&source)
             .ok_or(Rejected("protected submessage from an unknown participant"))?;
-        let rx = if header.transformation_key_id == 0 {
+        let id = header.transformation_key_id;
+        let rx = if id == 0 {
             p.kx.as_mut().map(|kx| &mut kx.1)
+        } else if p.endpoint_keys.contains_key(&id) {
+            p.endpoint_keys.get_mut(&id)
         } else {
             p.participant.as_mut()
         };
@@ -245,15 +281,28 @@ impl BuiltinSecurity {
 
     pub(super) fn protect_whole_message(
         &mut self,
-        _destination: Option<GuidPrefix>,
+        destination: Option<GuidPrefix>,
         message: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool, Rejected> {
+        // A volatile secure submessage (key-exchange keys) must reach a peer that may not
+        // have our participant keys yet: its datagram is not rtps-protected.
+        let hidden_protected = std::mem::take(&mut self.rtps_entity_in_datagram);
+        if std::mem::take(&mut self.volatile_in_datagram) {
+            return Ok(false);
+        }
         let Some((_, sender)) = self.participant_keys.as_mut() else {
             return Ok(false);
         };
+        // Under origin authentication, a MAC for each participant the message is for.
+        let receivers: Vec<&KeyMaterial> = self
+            .peers
+            .iter()
+            .filter(|(g, _)| destination.is_none_or(|d| **g == d))
+            .filter_map(|(_, p)| p.participant_sent.as_ref())
+            .collect();
         let (protected, plain) = rtps_kinds(message);
-        if !protected || plain {
+        if !(protected || hidden_protected) || plain {
             return Ok(false);
         }
         let (Some(header), Some(body)) = (message.get(..20), message.get(20..)) else {
@@ -262,7 +311,7 @@ impl BuiltinSecurity {
         let mut h = [0u8; 20];
         h.copy_from_slice(header);
         sender
-            .encode_rtps_message(&h, body, &[], out)
+            .encode_rtps_message(&h, body, &receivers, out)
             .map(|_| true)
             .map_err(|_| Rejected("message could not be protected"))
     }
@@ -283,23 +332,25 @@ impl BuiltinSecurity {
         rx.decode_rtps_message(message, out).map_err(why_rejected)
     }
 
-    pub(super) fn plain_message_acceptable(&self, source: GuidPrefix, message: &[u8]) -> bool {
+    pub(super) fn plain_submessage_acceptable(
+        &self,
+        source: GuidPrefix,
+        remote: EntityId,
+        local: EntityId,
+        in_protected_message: bool,
+    ) -> bool {
         // Under rtps protection a peer that has our keys must protect what rtps protection
         // covers (user and secure builtin endpoints); the other builtin endpoints always
         // come plain. Before its keys arrive a peer cannot protect.
-        let keyed = self
-            .peers
-            .get(&source)
-            .is_some_and(|p| p.participant.is_some());
-        self.rule.rtps_protection_kind == ProtectionKind::None || !keyed || !rtps_kinds(message).0
-    }
-
-    pub(super) fn plain_submessage_acceptable(
-        &self,
-        _source: GuidPrefix,
-        remote: EntityId,
-        local: EntityId,
-    ) -> bool {
-        !(is_volatile(remote) || is_volatile(local))
+        let rtps_ok = in_protected_message
+            || self.rule.rtps_protection_kind == ProtectionKind::None
+            || !(rtps_protected_entity(remote) || rtps_protected_entity(local))
+            || self
+                .peers
+                .get(&source)
+                .is_none_or(|p| p.participant.is_none());
+        rtps_ok
+            && !(is_volatile(remote) || is_volatile(local))
+            && self.plain_endpoint_submessage_acceptable(source, remote, local)
     }
 }
