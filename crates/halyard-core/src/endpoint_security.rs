@@ -260,8 +260,7 @@ impl Participant {
                 true
             }
             Ok(false) => true,
-            Err(e) => {
-                eprintln!("DBG decode payload {e:?}");
+            Err(_) => {
                 self.stats.secure_rejected += 1;
                 false
             }

@@ -688,8 +688,7 @@ impl Participant {
         };
         match result {
             Ok(n) => Some(n),
-            Err(e) => {
-                eprintln!("DBG unprotect_submessage {:?}", e);
+            Err(_) => {
                 self.stats.secure_rejected += 1;
                 None
             }
@@ -709,10 +708,6 @@ impl Participant {
         if sec.accepts_plain_submessage(rx.src, remote, local, rx.rtps_protected) {
             return true;
         }
-        eprintln!(
-            "DBG plain sub {:?} {:?} {}",
-            remote, local, rx.rtps_protected
-        );
         self.stats.secure_rejected += 1;
         false
     }
