@@ -55,6 +55,7 @@
 
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/log/Log.hpp>
 #include <fastdds/dds/domain/DomainParticipantListener.hpp>
 #include <fastdds/dds/domain/qos/DomainParticipantQos.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
@@ -1662,6 +1663,34 @@ int main(
         pqos.transport().user_transports.push_back(udp);
         pqos.transport().send_socket_buffer_size = bufsz;
         pqos.transport().listen_socket_buffer_size = bufsz;
+    }
+
+    // DDS Security: FASTPERF_SECURITY=DIR/NAME (a `halyard security init` identity) gives the
+    // participant Fast DDS's builtin plugins with that identity and the set-up's documents.
+    if (getenv("FASTPERF_VERBOSE") != nullptr)
+    {
+        eprosima::fastdds::dds::Log::SetVerbosity(eprosima::fastdds::dds::Log::Kind::Info);
+    }
+    if (const char* sec = getenv("FASTPERF_SECURITY"))
+    {
+        const std::string id(sec);
+        const size_t slash = id.find_last_of('/');
+        const std::string dir = slash == std::string::npos ? std::string(".") : id.substr(0, slash);
+        auto abs = [](const std::string& path) {
+            char buf[4096];
+            return std::string("file://") + (realpath(path.c_str(), buf) ? buf : path.c_str());
+        };
+        auto& props = pqos.properties().properties();
+        props.emplace_back("dds.sec.auth.plugin", "builtin.PKI-DH");
+        props.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_ca", abs(dir + "/identity_ca.pem"));
+        props.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_certificate", abs(id + "/identity.pem"));
+        props.emplace_back("dds.sec.auth.builtin.PKI-DH.private_key", abs(id + "/identity_key.pem"));
+        props.emplace_back("dds.sec.access.plugin", "builtin.Access-Permissions");
+        props.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions_ca",
+                abs(dir + "/permissions_ca.pem"));
+        props.emplace_back("dds.sec.access.builtin.Access-Permissions.governance", abs(dir + "/governance.p7s"));
+        props.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions", abs(id + "/permissions.p7s"));
+        props.emplace_back("dds.sec.crypto.plugin", "builtin.AES-GCM-GMAC");
     }
 
     static ParticipantListener plistener;

@@ -136,6 +136,14 @@ pub enum Event {
         /// Why (an invalid identity, a failed handshake, no permission).
         reason: String,
     },
+    /// The security plugin refused something a remote participant sent (a handshake message
+    /// that failed validation, say); the exchange may still complete with a later message.
+    SecurityNotice {
+        /// The participant.
+        prefix: GuidPrefix,
+        /// What was refused, and why.
+        what: String,
+    },
     /// A remote DataWriter was discovered.
     PublicationDiscovered(Box<EndpointData>),
     /// A remote DataWriter is gone.

@@ -70,6 +70,10 @@ pub struct SecurityOutput {
     /// participant: written to the reliable volatile secure writer, which delivers each to
     /// that participant's reader only.
     pub volatile: Vec<(GuidPrefix, Vec<u8>)>,
+    /// Why something a participant sent was refused (a handshake message that failed
+    /// validation, say), reported as [`Event::SecurityNotice`]s: rare, and what a user needs
+    /// to know when two participants do not authenticate each other.
+    pub notices: Vec<(GuidPrefix, String)>,
 }
 
 /// The security plugins of one participant, as the protocol core uses them. Implementations
@@ -549,6 +553,9 @@ impl Participant {
     }
 
     pub(crate) fn apply_security_output(&mut self, now: Instant, out: SecurityOutput) {
+        for (prefix, what) in out.notices {
+            self.push_event(Event::SecurityNotice { prefix, what });
+        }
         for (dst, payload) in out.stateless {
             self.send_stateless(dst, &payload);
         }

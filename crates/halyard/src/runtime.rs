@@ -108,6 +108,7 @@ impl Shared {
             st.core.recycle(t.payload);
         }
         while let Some(e) = st.core.poll_event() {
+            log_security_event(&e);
             st.builtin.on_event(&e);
             if let Some(call) = dispatch_event(st, e) {
                 st.pending_calls.push(call);
@@ -444,4 +445,39 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
         }
         _ => None,
     }
+}
+
+/// The environment variable that writes DDS Security decisions (peers authenticated or
+/// refused, endpoints refused, with the reason) to standard error, one line each.
+pub const SECURITY_LOG_ENV: &str = "HALYARD_SECURITY_LOG";
+
+fn log_security_event(e: &Event) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = ON.get_or_init(|| std::env::var_os(SECURITY_LOG_ENV).is_some_and(|v| v != "0"));
+    if !*on {
+        return;
+    }
+    match e {
+        Event::ParticipantAuthenticated(p) => eprintln!(
+            "halyard security: participant {} authenticated and admitted",
+            hex(&p.0)
+        ),
+        Event::ParticipantRefused { prefix, reason } => eprintln!(
+            "halyard security: participant {} refused: {reason}",
+            hex(&prefix.0)
+        ),
+        Event::SecurityNotice { prefix, what } => {
+            eprintln!("halyard security: participant {}: {what}", hex(&prefix.0))
+        }
+        Event::EndpointRefused { guid, reason } => eprintln!(
+            "halyard security: remote endpoint {}:{} not matched: {reason}",
+            hex(&guid.prefix.0),
+            hex(&guid.entity.0)
+        ),
+        _ => {}
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }

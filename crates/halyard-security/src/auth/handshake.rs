@@ -263,7 +263,7 @@ impl Handshake {
     ) -> Result<(Handshake, DataHolder), AuthError> {
         let kagree = options.key_agreement;
         let key = EphemeralKey::generate(kagree, rng)?;
-        let own = own_credentials(local, permissions, participant_data, kagree);
+        let own = own_credentials(local, permissions, participant_data, kagree, true);
         let hash_c1 = hash_credentials(&own)?;
         let dh1 = key.public().to_vec();
         let hash_c1_opt = optional(options.include_optional, [("hash_c1", &hash_c1[..])]);
@@ -303,7 +303,7 @@ impl Handshake {
         check_class(request, CLASS_ID_REQUEST)?;
         let creds = validate_credentials(request, &local.ca, now_unix_secs, remote.guid_prefix())?;
         let dh1_raw = required_nonempty(request, "dh1")?;
-        let (peer_key, dh1) = parse_public(creds.kagree, dh1_raw, "dh1")?;
+        let (peer_key, dh1, encoding) = parse_public(creds.kagree, dh1_raw, "dh1")?;
         let challenge1 = required_challenge(request, "challenge1")?;
         if remote.remote_challenge.is_some_and(|c| c != challenge1) {
             return Err(AuthError::ChallengeMismatch("challenge1"));
@@ -315,8 +315,11 @@ impl Handshake {
             AuthError::HashMismatch("hash_c1"),
         )?;
 
-        let key = EphemeralKey::generate(creds.kagree, rng)?;
-        let own = own_credentials(local, permissions, participant_data, creds.kagree);
+        let key = EphemeralKey::generate_encoded(creds.kagree, encoding, rng)?;
+        let nul = request
+            .binary_property("c.kagree_algo")
+            .is_none_or(|v| v.last() == Some(&0));
+        let own = own_credentials(local, permissions, participant_data, creds.kagree, nul);
         let hash_c2 = hash_credentials(&own)?;
         let hash_c1 = creds.hash;
         let dh2 = key.public().to_vec();
@@ -337,6 +340,10 @@ impl Handshake {
             ("hash_c2", &hash_c2[..]),
             ("hash_c1", &hash_c1[..]),
         ];
+        // Fast DDS 2.9 sends the optional fields and, as initiator, requires hash_c2 in the
+        // Reply: a Request that carries hash_c1 gets them back.
+        let include_optional =
+            options.include_optional || request.binary_property("hash_c1").is_some();
         let token = DataHolder::new(CLASS_ID_REPLY)
             .with_binaries(own.iter().map(|(n, v)| (*n, v.as_slice())))
             .with_binaries([
@@ -344,7 +351,7 @@ impl Handshake {
                 ("challenge1", &challenge1),
                 ("challenge2", &challenge2),
             ])
-            .with_binaries(optional(options.include_optional, optionals))
+            .with_binaries(optional(include_optional, optionals))
             .with_binaries([("signature", &signature[..])]);
         let (cert, peer) = creds.into_peer(remote.guid_prefix());
         let hs = Handshake {
@@ -360,7 +367,7 @@ impl Handshake {
                 HandshakeRole::Replier,
                 local,
                 remote.guid_prefix(),
-                options.include_optional,
+                include_optional,
                 key,
                 challenge2,
             )
@@ -394,7 +401,7 @@ impl Handshake {
         let challenge2 = required_challenge(reply, "challenge2")?;
         let signature = required_nonempty(reply, "signature")?;
         let dh2 = required_nonempty(reply, "dh2")?;
-        let (peer_key, _) = parse_public(self.kagree, dh2, "dh2")?;
+        let (peer_key, _, _) = parse_public(self.kagree, dh2, "dh2")?;
         if self.remote_challenge.is_some_and(|c| c != challenge2) {
             return Err(AuthError::ChallengeMismatch("challenge2"));
         }
@@ -593,7 +600,7 @@ impl Handshake {
     ) -> Result<Handshake, AuthError> {
         let req = validate_credentials(request, &local.ca, now_unix_secs, initiator_prefix)?;
         let rep = validate_credentials(reply, &local.ca, now_unix_secs, replier_prefix)?;
-        let (peer_key, dh1) = parse_public(req.kagree, required(request, "dh1")?, "dh1")?;
+        let (peer_key, dh1, _) = parse_public(req.kagree, required(request, "dh1")?, "dh1")?;
         let key = EphemeralKey::generate(req.kagree, &mut crate::random::SeededRandom::new(0))?;
         let hash_c1 = req.hash;
         let (cert, peer) = req.into_peer(initiator_prefix);
@@ -619,16 +626,22 @@ impl Handshake {
 }
 
 /// Our five credential properties, as sent (and hashed).
+/// Our `c.*` properties. `nul`: strings end with a NUL, as Cyclone DDS writes (and expects)
+/// them; Fast DDS 2.9 writes them bare and, as initiator, compares `c.dsign_algo` with the
+/// bare name, so a replier answers in the form the Request used.
 fn own_credentials(
     local: &LocalIdentity,
     permissions: &[u8],
     participant_data: &[u8],
     kagree: KeyAgreement,
+    nul: bool,
 ) -> [(&'static str, Vec<u8>); 5] {
     let with_nul = |b: &[u8]| {
         let mut v = Vec::with_capacity(b.len() + 1);
         v.extend_from_slice(b);
-        v.push(0);
+        if nul {
+            v.push(0);
+        }
         v
     };
     [

@@ -11,6 +11,10 @@
 //! * MODP public keys are the DER encoding of an ASN.1 INTEGER holding the public value
 //!   (`dh_public_key_to_oct_modp`: `BN_to_ASN1_INTEGER` + `i2d_ASN1_INTEGER`), in the group
 //!   of OpenSSL's `DH_get_2048_256()`.
+//! * Fast DDS 2.9 (`src/cpp/security/authentication/PKIDH.cpp`, `store_dh_public_key`) sends a
+//!   MODP public key as the bare big-endian value (`BN_bn2bin`, 256 octets at most), not as a DER
+//!   INTEGER. Both forms are accepted; a replier answers in the form of the Request's `dh1`
+//!   ([`DhEncoding`]), and signs and hashes the key as it went on the wire.
 //! * The shared secret is SHA-256 of the raw `EVP_PKEY_derive` output (the X coordinate for
 //!   ECDH; the unpadded big-endian value for DH) (authentication.c `generate_shared_secret`).
 //! * Our ephemeral private keys come from [`SecureRandom`] (a scalar in `[1, n)` for EC, an
@@ -58,6 +62,15 @@ impl KeyAgreement {
 /// Attempts at drawing a valid EC scalar before giving up (each fails with probability 2^-32).
 const MAX_SCALAR_DRAWS: usize = 16;
 
+/// How a MODP public key is written in `dh1` / `dh2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DhEncoding {
+    /// A DER INTEGER (the specification, Cyclone DDS).
+    Der,
+    /// The bare big-endian value (Fast DDS).
+    Raw,
+}
+
 /// An ephemeral key pair and the wire encoding of its public half.
 pub(crate) struct EphemeralKey {
     algo: KeyAgreement,
@@ -71,9 +84,18 @@ impl EphemeralKey {
         algo: KeyAgreement,
         rng: &mut dyn SecureRandom,
     ) -> Result<Self, AuthError> {
+        Self::generate_encoded(algo, DhEncoding::Der, rng)
+    }
+
+    /// Draws a key pair for `algo` whose MODP public key is written as `encoding`.
+    pub(crate) fn generate_encoded(
+        algo: KeyAgreement,
+        encoding: DhEncoding,
+        rng: &mut dyn SecureRandom,
+    ) -> Result<Self, AuthError> {
         match algo {
             KeyAgreement::EcdhP256 => generate_ec(rng),
-            KeyAgreement::DhModp2048 => generate_dh(rng),
+            KeyAgreement::DhModp2048 => generate_dh(rng, encoding),
         }
     }
 
@@ -129,7 +151,10 @@ fn generate_ec(rng: &mut dyn SecureRandom) -> Result<EphemeralKey, AuthError> {
     ))
 }
 
-fn generate_dh(rng: &mut dyn SecureRandom) -> Result<EphemeralKey, AuthError> {
+fn generate_dh(
+    rng: &mut dyn SecureRandom,
+    encoding: DhEncoding,
+) -> Result<EphemeralKey, AuthError> {
     let params = Dh::get_2048_256()?;
     let q = params
         .prime_q()
@@ -147,7 +172,10 @@ fn generate_dh(rng: &mut dyn SecureRandom) -> Result<EphemeralKey, AuthError> {
     r.clear();
     x.add_word(2)?;
     let dh = params.set_private_key(x)?;
-    let public = der_integer(&dh.public_key().to_vec());
+    let public = match encoding {
+        DhEncoding::Der => der_integer(&dh.public_key().to_vec()),
+        DhEncoding::Raw => dh.public_key().to_vec(),
+    };
     Ok(EphemeralKey {
         algo: KeyAgreement::DhModp2048,
         key: PKey::from_dh(dh)?,
@@ -156,12 +184,12 @@ fn generate_dh(rng: &mut dyn SecureRandom) -> Result<EphemeralKey, AuthError> {
 }
 
 /// Parses a peer's `dh1` / `dh2` for `algo`; also returns its canonical re-encoding (what
-/// Cyclone signs and compares: the key as it re-serializes it).
+/// Cyclone signs and compares: the key as it re-serializes it) and how a MODP key was written.
 pub(crate) fn parse_public(
     algo: KeyAgreement,
     bytes: &[u8],
     name: &'static str,
-) -> Result<(PKey<Public>, Vec<u8>), AuthError> {
+) -> Result<(PKey<Public>, Vec<u8>, DhEncoding), AuthError> {
     let bad = |why| AuthError::BadProperty { name, why };
     match algo {
         KeyAgreement::EcdhP256 => {
@@ -173,10 +201,14 @@ pub(crate) fn parse_public(
             let ec = EcKey::from_public_key(&group, &point)?;
             ec.check_key()
                 .map_err(|_| bad("not a valid P-256 public key"))?;
-            Ok((PKey::from_ec_key(ec)?, canonical))
+            Ok((PKey::from_ec_key(ec)?, canonical, DhEncoding::Der))
         }
         KeyAgreement::DhModp2048 => {
-            let magnitude = parse_der_integer(bytes).ok_or(bad("not a DER INTEGER"))?;
+            let (magnitude, encoding) = match parse_der_integer(bytes) {
+                Some(m) => (m, DhEncoding::Der),
+                None if bytes.len() <= 256 => (bytes, DhEncoding::Raw),
+                None => return Err(bad("neither a DER INTEGER nor a 2048-bit value")),
+            };
             let y = BigNum::from_slice(magnitude)?;
             let params = Dh::get_2048_256()?;
             let mut p_minus_1 = params.prime_p().to_owned()?;
@@ -184,9 +216,22 @@ pub(crate) fn parse_public(
             if y.num_bits() <= 1 || y >= p_minus_1 {
                 return Err(bad("DH public value out of range"));
             }
-            let canonical = der_integer(magnitude);
+            // It must lie in the order-q subgroup: y^q = 1 (mod p).
+            let q = params
+                .prime_q()
+                .ok_or_else(|| AuthError::Crypto("DH_get_2048_256 has no q".into()))?;
+            let mut ctx = BigNumContext::new()?;
+            let mut check = BigNum::new()?;
+            check.mod_exp(&y, q, params.prime_p(), &mut ctx)?;
+            if check != BigNum::from_u32(1)? {
+                return Err(bad("DH public value outside the 256-bit subgroup"));
+            }
+            let canonical = match encoding {
+                DhEncoding::Der => der_integer(magnitude),
+                DhEncoding::Raw => bytes.to_vec(),
+            };
             let dh = params.set_public_key(y)?;
-            Ok((PKey::from_dh(dh)?, canonical))
+            Ok((PKey::from_dh(dh)?, canonical, encoding))
         }
     }
 }
@@ -281,11 +326,22 @@ mod tests {
             let b = EphemeralKey::generate(algo, &mut SeededRandom::new(2)).unwrap();
             let again = EphemeralKey::generate(algo, &mut SeededRandom::new(1)).unwrap();
             assert_eq!(a.public(), again.public());
-            let (pa, ca) = parse_public(algo, a.public(), "dh1").unwrap();
-            let (pb, cb) = parse_public(algo, b.public(), "dh2").unwrap();
+            let (pa, ca, _) = parse_public(algo, a.public(), "dh1").unwrap();
+            let (pb, cb, _) = parse_public(algo, b.public(), "dh2").unwrap();
             assert_eq!(ca, a.public());
             assert_eq!(cb, b.public());
             assert_eq!(*a.agree(&pb).unwrap(), *b.agree(&pa).unwrap());
+            // Fast DDS writes a MODP key bare: it is read, and answered, in that form.
+            let raw =
+                EphemeralKey::generate_encoded(algo, DhEncoding::Raw, &mut SeededRandom::new(3))
+                    .unwrap();
+            let (pr, cr, enc) = parse_public(algo, raw.public(), "dh1").unwrap();
+            assert_eq!(cr, raw.public());
+            assert_eq!(*raw.agree(&pa).unwrap(), *a.agree(&pr).unwrap());
+            if algo == KeyAgreement::DhModp2048 {
+                assert_eq!(enc, DhEncoding::Raw);
+                assert!(raw.public().len() <= 256);
+            }
             if algo == KeyAgreement::EcdhP256 {
                 assert_eq!(a.public().len(), 65);
                 assert_eq!(a.public()[0], 4);

@@ -117,7 +117,9 @@ impl ReceiverCrypto {
         if footer.count() != 0 {
             return Err(malformed("receiver-specific MACs on a serialized payload"));
         }
-        self.verify_and_output(&h, &footer, body, false, out, |_| Ok(()))
+        // A payload never carries receiver-specific MACs, even when its key material came
+        // with a receiver-specific key (Fast DDS 2.9 sends one under origin authentication).
+        self.verify_and_output_with(&h, &footer, body, false, false, out, |_| Ok(()))
     }
 
     /// decode_datawriter_submessage / decode_datareader_submessage (DDS Security 1.1
@@ -262,6 +264,22 @@ impl ReceiverCrypto {
         out: &mut Vec<u8>,
         post_check: impl FnOnce(&[u8]) -> Result<(), CryptoError>,
     ) -> Result<(), CryptoError> {
+        self.verify_and_output_with(h, footer, body, replay, true, out, post_check)
+    }
+
+    /// [`ReceiverCrypto::verify_and_output`]; `receiver_specific`: a receiver-specific MAC is
+    /// required when the key material has a receiver-specific key (never for payloads).
+    #[allow(clippy::too_many_arguments)]
+    fn verify_and_output_with(
+        &mut self,
+        h: &CryptoHeader,
+        footer: &FooterView<'_>,
+        body: Body<'_>,
+        replay: bool,
+        receiver_specific: bool,
+        out: &mut Vec<u8>,
+        post_check: impl FnOnce(&[u8]) -> Result<(), CryptoError>,
+    ) -> Result<(), CryptoError> {
         let id = u32::from_be_bytes(h.session_id);
         let suffix = u64::from_be_bytes(h.init_vector_suffix);
         let mut slot = self.select_session(id, replay)?;
@@ -282,7 +300,7 @@ impl ReceiverCrypto {
             session.window.check(suffix)?;
         }
         let iv = h.iv();
-        if keymat.receiver_specific_key_id != 0 {
+        if receiver_specific && keymat.receiver_specific_key_id != 0 {
             let wanted = keymat.receiver_specific_key_id;
             let mac = footer
                 .macs()

@@ -127,7 +127,11 @@ impl BuiltinSecurity {
                 self.rng.as_mut(),
             ) {
                 Ok((hs, reply)) => (Phase::WaitFinal(Box::new(hs)), Next::Reply(reply)),
-                Err(_) => (Phase::WaitRequest, Next::Reject),
+                Err(e) => {
+                    out.notices
+                        .push((from, format!("its handshake Request was refused: {e}")));
+                    (Phase::WaitRequest, Next::Reject)
+                }
             },
             // Our Reply was lost: the initiator asks again.
             (p @ Phase::WaitFinal(_), CLASS_ID_REQUEST) => (p, Next::Repeat),
@@ -136,7 +140,12 @@ impl BuiltinSecurity {
                     let identity = hs.peer().cloned();
                     (Phase::Done, Next::Final(message, secret, identity))
                 }
-                Ok(Step::Completed(_)) | Err(_) => (Phase::WaitReply(hs), Next::Reject),
+                Ok(Step::Completed(_)) => (Phase::WaitReply(hs), Next::Reject),
+                Err(e) => {
+                    out.notices
+                        .push((from, format!("its handshake Reply was refused: {e}")));
+                    (Phase::WaitReply(hs), Next::Reject)
+                }
             },
             // Our Final was lost: the replier repeats its Reply.
             (Phase::Done, CLASS_ID_REPLY) => (Phase::Done, Next::Repeat),
@@ -145,7 +154,12 @@ impl BuiltinSecurity {
                     let identity = hs.peer().cloned();
                     (Phase::Done, Next::Completed(secret, identity))
                 }
-                Ok(Step::SendFinal { .. }) | Err(_) => (Phase::WaitFinal(hs), Next::Reject),
+                Ok(Step::SendFinal { .. }) => (Phase::WaitFinal(hs), Next::Reject),
+                Err(e) => {
+                    out.notices
+                        .push((from, format!("its handshake Final was refused: {e}")));
+                    (Phase::WaitFinal(hs), Next::Reject)
+                }
             },
             // Repeats of a completed exchange (Cyclone resends its Final).
             (Phase::Done, CLASS_ID_FINAL | CLASS_ID_REQUEST) => (Phase::Done, Next::Nothing),
@@ -248,6 +262,7 @@ impl BuiltinSecurity {
                 kx: None,
                 participant: None,
                 participant_sent: None,
+                fast_dds: remote.vendor_id == halyard_core::wire::VendorId([1, 15]),
                 endpoint_keys: BTreeMap::new(),
                 replay_window: remote.vendor_id == halyard_core::wire::VendorId::HALYARD,
             },

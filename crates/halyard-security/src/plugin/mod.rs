@@ -208,6 +208,9 @@ struct Peer {
     participant_sent: Option<KeyMaterial>,
     /// Its endpoints' key materials (from its endpoint crypto tokens), by sender key id.
     endpoint_keys: BTreeMap<u32, ReceiverCrypto>,
+    /// It is a Fast DDS participant (vendor 1.15): it refuses an empty participant crypto
+    /// token sequence ("Invalid CryptoTokenSeq length"), which Cyclone DDS needs.
+    fast_dds: bool,
     /// Whether its protected data must never repeat an initialization vector (our replay
     /// window). Cyclone DDS 0.10 resends encoded submessages unchanged (a retransmitted
     /// HEARTBEAT's identical SEC_PREFIX..SEC_POSTFIX, seen on loopback) and checks no replay

@@ -140,7 +140,9 @@ impl BuiltinSecurity {
         // message still goes (empty): Cyclone DDS completes a handshake, and only then
         // matches the peer's access-controlled endpoints, once it has the peer's tokens.
         let Some((km, _)) = &self.participant_keys else {
-            self.send_participant_tokens(peer, Vec::new(), out);
+            if !p.fast_dds {
+                self.send_participant_tokens(peer, Vec::new(), out);
+            }
             return;
         };
         // Origin authentication: this peer's copy has its own receiver-specific key, and
