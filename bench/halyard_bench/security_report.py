@@ -61,12 +61,17 @@ def _cell(v: View, key: str | None, peer: str, kind: str) -> str:
     if r is None:
         return _why(v, key, peer)
     ax = "≈" if r.get("lat_approx") else ""
-    if kind == "latency":
-        return f"{ax}{f_us(r.get('lat_p50_us'))} µs"
     if kind == "throughput":
-        return f"{f_num(r.get('thr_samples_per_s'), 4)}/s ({f_num(r.get('thr_mbps'), 4)} Mb/s, lost {r.get('lost')})"
-    return f"{ax}{f_us(r.get('lat_p50_us'))} µs, success {f_pct(r.get('success_pct'))} %" + (
-        " (sent inferred)" if r.get("sent_inferred") else "")
+        fmt = lambda x: f_num(x, 4)  # noqa: E731
+        text = f"{fmt(r.get('thr_samples_per_s'))}/s ({f_num(r.get('thr_mbps'), 4)} Mb/s, lost {r.get('lost')})"
+    else:
+        fmt = f_us
+        text = f"{ax}{f_us(r.get('lat_p50_us'))} µs"
+    if kind == "rate":
+        text += f", success {f_pct(r.get('success_pct'))} %" + (" (sent inferred)" if r.get("sent_inferred") else "")
+    if r.get("repeat_min") is not None:  # the spread of the headline figure over the repeats
+        text += f" [{fmt(r['repeat_min'])}–{fmt(r['repeat_max'])}]"
+    return text
 
 
 def _measure_name(kind: str, size: int) -> str:
@@ -158,7 +163,8 @@ def targets(v: View) -> list[list[str]]:
             name = (f"{level} 63000 B reliable throughput ≥ {ENCRYPT_SHARE_MIN:.0%} of Halyard's at none"
                     + ("" if target else " (for information; the target is encrypt's)"))
             text, verdict = encrypt_share(v, level)
-            if "off" in lv:
+            measured = _figure(v, point_key(v, level, "throughput", 63000), H, "throughput") is not None
+            if "off" in lv and measured:  # the share against no DDS Security at all, too
                 text += f"; vs off (no DDS Security): {encrypt_share(v, level, 'off')[0]}"
             out.append([name, text, verdict if target else f"({verdict})"])
     return out
@@ -183,6 +189,6 @@ def section(doc: Doc, v: View) -> None:
                       "cyclone-config DIR/NAME`) use the same set-up directory, one identity per process")
     doc.table(["target", "measured", "verdict"], targets(v), caption="Issue 11's targets")
     doc.table(["level", "measure", label(H), label(C), "Halyard ÷ Cyclone"], table_rows(v),
-              caption="Median run of the repeats; latency one-way µs (≈: Cyclone's from per-second percentiles); "
+              caption="Median run of the repeats, [min–max] of its figure over the repeats; latency one-way µs (≈: Cyclone's from per-second percentiles); "
                       "throughput samples/s per subscriber; a failed cell gives the run's reason (the peer's "
                       "error text); the ratio favours Halyard below 1 for latency, above 1 for throughput")
