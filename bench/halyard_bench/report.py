@@ -790,6 +790,11 @@ def build(data: dict) -> Doc:
     v = View(data)
     doc = Doc()
     header(doc, v)
+    # A campaign of the security dimension alone opens with it (the plain targets below are
+    # then judged on its `off` points only, and mostly missing).
+    security_first = set(data["campaign"].get("dims") or []) == {"security"}
+    if security_first:
+        security_report.section(doc, v)
     doc.h(2, "Targets")
     doc.table(["target", "measured", "verdict"], targets(v))
     if v.others and "halyard" in v.active:
@@ -802,7 +807,8 @@ def build(data: dict) -> Doc:
     keyed_section(doc, v)
     subscribers_section(doc, v)
     seed_section(doc, v)
-    security_report.section(doc, v)
+    if not security_first:
+        security_report.section(doc, v)
     resources_section(doc, v)
     failures_section(doc, v)
     method(doc)

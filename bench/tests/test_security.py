@@ -171,6 +171,13 @@ class SecurityReport(unittest.TestCase):
         # Secured points stay out of the plain tables and targets.
         self.assertNotIn("sec-encrypt", md.split("## Security")[0])
         self.assertIn("security: encrypt", report.console_summary(data))
+        self.assertLess(md.index("## Targets"), md.index("## Security"))
+
+    def test_security_only_campaign_opens_with_the_security_section(self):
+        data = synthetic_security_results()
+        data["campaign"]["dims"] = ["security"]
+        md = report.render_md(report.build(data))
+        self.assertLess(md.index("## Security"), md.index("## Targets"))
 
 
 if __name__ == "__main__":
