@@ -28,6 +28,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from halyard_bench import machine, plan, report, results  # noqa: E402
+from halyard_bench import security as sec  # noqa: E402
 from halyard_bench.peers import ALL_PEERS, make_peers, peer_versions, probe_caps  # noqa: E402
 from halyard_bench.procs import Spawner  # noqa: E402
 from halyard_bench.runner import RunContext, execute  # noqa: E402
@@ -52,8 +53,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="comma-separated subset of halyard,cyclone,fastdds,udp (default: all)")
     ap.add_argument("--duration", type=float, help="seconds per run, overriding the mode's")
     ap.add_argument("--repeat", type=int, default=1, help="run every point K times; report the median run")
-    ap.add_argument("--dims", default=",".join(plan.DIMENSIONS),
-                    help="comma-separated dimensions: " + ",".join(plan.DIMENSIONS))
+    ap.add_argument("--dims", default=",".join(plan.DEFAULT_DIMENSIONS),
+                    help="comma-separated dimensions: " + ",".join(plan.DIMENSIONS)
+                    + " (default: all but security)")
+    ap.add_argument("--security-levels", default=",".join(sec.LEVELS),
+                    help="levels of the security dimension (default: all): " + ",".join(sec.LEVELS))
     ap.add_argument("--rate-grid", choices=("one", "small", "full"),
                     help="seed-000 grid (default: one for --quick, full for --full)")
     ap.add_argument("--rate-samples", type=int, help="seed-000 samples per run (default 1000; quick 300)")
@@ -153,6 +157,24 @@ def run_loss_bench(out: str, data: dict) -> None:
         data["loss_bench"] = json.load(f)
 
 
+def prepare_security(points: list[plan.Point], raw: str) -> dict[str, sec.Setup]:
+    """One `halyard security init` set-up per secured level of the plan, under raw/security/
+    (private keys: never committed), with an identity per process of the largest run."""
+    levels = list(dict.fromkeys(p.security for p in points if p.security))
+    if not levels:
+        return {}
+    names = sec.participants(max(p.receivers for p in points if p.security),
+                             max(p.listeners for p in points if p.security))
+    exe = os.path.join(ROOT, "target", "release", "halyard")
+    setups = {}
+    for level in levels:
+        s = sec.prepare(exe, os.path.join(raw, "security"), level, names)
+        setups[level] = s
+        print(f"security {level}: " + (f"set-up in {s.dir}" if s.ok else f"SET-UP FAILED: {s.error}"),
+              file=sys.stderr, flush=True)
+    return setups
+
+
 def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
     names = [p.strip() for p in a.peers.split(",") if p.strip()]
     bad = [n for n in names if n not in ALL_PEERS]
@@ -161,7 +183,11 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
     dims = tuple(d.strip() for d in a.dims.split(",") if d.strip())
     if any(d not in plan.DIMENSIONS for d in dims):
         sys.exit(f"--dims: choose from {','.join(plan.DIMENSIONS)}")
-    points = plan.build_plan(plan.PlanOptions(a.mode, a.duration, dims, a.rate_samples, a.rate_grid))
+    try:
+        levels = sec.parse_levels(a.security_levels)
+    except ValueError as e:
+        sys.exit(f"--security-levels: {e}")
+    points = plan.build_plan(plan.PlanOptions(a.mode, a.duration, dims, levels, a.rate_samples, a.rate_grid))
     if a.list:
         for p in points:
             print(f"{p.key:40s} {p.duration:5.1f}s  {'+'.join(p.dims):22s} {p.describe()}")
@@ -189,6 +215,7 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None,
             "peers_requested": names, "dims": list(dims), "repeat": a.repeat, "domain": a.domain,
             "duration_override": a.duration, "rate_grid": a.rate_grid, "rss_clean": spawner.clean_rss,
+            "security_levels": list(levels) if "security" in dims else [],
             "interrupted": False,
         },
         "machine": machine.machine_facts(),
@@ -211,6 +238,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)  # also when started with SIGINT ignored (background job)
     ctx = RunContext(spawner, raw, a.domain)
+    ctx.security = prepare_security(points, raw)
+    data["security"] = {lv: s.to_dict() for lv, s in ctx.security.items()}
     status = 0
     try:
         for i, p in enumerate(peers):

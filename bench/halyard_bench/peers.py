@@ -172,6 +172,7 @@ def peer_env(peer: Peer) -> dict[str, str]:
     """The environment a peer process runs with: ours plus the peer's loopback settings."""
     env = dict(os.environ)
     env.pop("CYCLONEDDS_URI", None)
+    env.pop("HALYARD_SECURITY", None)  # a secured point adds its own (security.process_env)
     env.update(peer.env)
     return env
 

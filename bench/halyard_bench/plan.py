@@ -15,11 +15,19 @@ Dimensions:
                    speed, 1024 B.
 - ``rate``         the threat-intelligence workload of seed 000: ``pub R Hz size S 100%``
                    with N subs for ≈1000 samples (latency, success rate, CPU, RSS).
+- ``security``     issue 11: per DDS Security protection level (security.LEVELS), latency at
+                   32 B and 1 KB, reliable throughput at 32 B, 1 KB and 63000 B, and the
+                   seed-000 point (100 Hz, 1024 B, 10 subs). Level ``off`` is the plain
+                   configuration (its points are the ordinary ones, shared with the other
+                   dimensions); every other level's points carry ``security`` = the level.
+                   Not part of any mode's default dimensions: ``--dims security``.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+
+from . import security as sec
 
 SIZES_FULL = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 63000, 1048576, 10485760]
 SEED_RATES = [50, 75, 100, 125]
@@ -29,7 +37,15 @@ SEED_SUBS = [1, 5, 10]
 SEED_SUBS_FULL = [1, 2, 4, 8, 10]
 SUBSCRIBER_COUNTS = [1, 2, 4, 8, 10]
 SUBSCRIBER_PING_HZ = 200
-DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss")
+DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss", "security")
+# What a campaign runs without --dims: everything but the security dimension (≈40 runs per
+# peer and repeat, each with a secure handshake; asked for by name).
+DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d != "security")
+# The security dimension's points per level (issue 11): latency sizes, reliable throughput
+# sizes (63000 B is the campaign's "64 KB" point) and the seed-000 point (rate, size, subs).
+SECURITY_LATENCY_SIZES = [32, 1024]
+SECURITY_THROUGHPUT_SIZES = [32, 1024, 63000]
+SECURITY_SEED_POINT = (100, 1024, 10)
 # "loss" has no points: the campaign runs scripts/loss-bench.sh (root, network namespaces)
 # after the points, except in tiny mode; its figures feed one target row.
 LOSS_BENCH_ARGS = ["--reps", "5", "1M:30"]
@@ -49,6 +65,7 @@ class Point:
     ping_pct: int | None = None  # rate kind: percentage of samples that are pings
     dims: list[str] = field(default_factory=list)
     listeners: int = 0  # latency kind: passive subscribers of the pings besides the pongers
+    security: str | None = None  # a security.LEVELS level other than "off"; None = plain
 
     @property
     def key(self) -> str:
@@ -59,6 +76,8 @@ class Point:
         parts.append(f"n{self.receivers}")
         if self.listeners:
             parts.append(f"l{self.listeners}")
+        if self.security:
+            parts.append(f"sec-{self.security}")
         return "-".join(parts)
 
     def describe(self) -> str:
@@ -67,7 +86,8 @@ class Point:
         rel = "reliable" if self.reliable else "best-effort"
         ty = f"KS size {self.size}" if self.topic == "KS" else self.topic
         passive = f" +{self.listeners} passive" if self.listeners else ""
-        return f"{what}{rate} {ty} {rel} x{self.receivers}{passive}"
+        secured = f" [security {self.security}]" if self.security else ""
+        return f"{what}{rate} {ty} {rel} x{self.receivers}{passive}{secured}"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -84,7 +104,8 @@ class Point:
 class PlanOptions:
     mode: str = "quick"  # quick | full | tiny
     duration: float | None = None  # override of every point's duration
-    dims: tuple[str, ...] = DIMENSIONS
+    dims: tuple[str, ...] = DEFAULT_DIMENSIONS
+    security_levels: tuple[str, ...] = sec.LEVELS  # the security dimension's levels
     rate_samples: int | None = None  # seed-000 samples per run (default 1000, quick 300)
     rate_grid: str | None = None  # seed-000 grid: one | small | full (default: one for quick, full for full)
 
@@ -162,7 +183,23 @@ def build_plan(opts: PlanOptions) -> list[Point]:
             # not apply to it; --rate-samples does.
             d = round(samples / r + 1.0, 2)
             b.add("rate", Point("rate", s, True, "KS", float(r), n, d, ping_pct=100))
+    if "security" in dims:
+        _security_points(b, opts, dur)
     return list(b.points.values())
+
+
+def _security_points(b: _Builder, opts: PlanOptions, dur: float) -> None:
+    """The security dimension: the same few points at every level (``off`` = plain)."""
+    samples = opts.rate_samples or (300 if opts.mode == "quick" else 1000)
+    r, s, n = SECURITY_SEED_POINT
+    for level in opts.security_levels:
+        lv = None if level == "off" else level
+        for size in SECURITY_LATENCY_SIZES:
+            b.add("security", Point("latency", size, True, "KS", None, 1, dur, security=lv))
+        for size in SECURITY_THROUGHPUT_SIZES:
+            b.add("security", Point("throughput", size, True, "KS", None, 1, dur, security=lv))
+        b.add("security", Point("rate", s, True, "KS", float(r), n, round(samples / r + 1.0, 2),
+                                ping_pct=100, security=lv))
 
 
 def seed_grid(which: str) -> list[tuple[int, int, int]]:

@@ -7,6 +7,9 @@ subscribers are not counted by ``-Qminmatch``; each must have received at least
 ``LISTENER_MIN_SHARE`` of the pings the pongers answered, or the run fails. Receivers get a longer ``-D`` (a safety net); once the sender is done they are
 given a moment to print their last line and are then stopped (SIGTERM, then SIGKILL).
 Every process's stdout/stderr goes to ``raw/``; its CPU time and peak RSS come from wait4.
+A secured point (``point.security``) gives every process its own identity of the level's set-up
+(security.py); a peer without security settings, or a level whose set-up failed, makes a failed
+run with the reason, without starting anything.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import parsers, stats
+from . import security as sec
 from .peers import Invocation, Peer, build_argv, peer_env
 from .plan import Point
 from .procs import Proc, Spawner
@@ -44,6 +48,7 @@ class RunContext:
     port_base: int = 31000
     _port_seq: int = 0
     legacy_start_delay: float = 1.0  # when a peer has no -Qminmatch
+    security: dict[str, sec.Setup] = field(default_factory=dict)  # level -> its set-up
 
     def ports(self, n: int) -> list[int]:
         """Fresh loopback UDP ports for the raw UDP peer (cycling through a range)."""
@@ -111,8 +116,17 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
     if nl and not peer.listen_argv0:
         out.reason = f"no passive subscriber program: {peer.listen_reason or 'none'}"
         return out
+    setup = ctx.security.get(point.security) if point.security else None
+    if point.security:
+        why = sec.unsupported_reason(peer.name, setup, point.security)
+        if why:
+            out.reason = why
+            return out
     ports = ctx.ports(n + nl + 1) if peer.uses_ports else []
-    env = peer_env(peer)
+    base_env = peer_env(peer)
+
+    def env(role: str, i: int) -> dict[str, str]:
+        return sec.process_env(peer.name, base_env, setup, sec.identity(role, i)) if setup else base_env
     recv_kind = "pong" if point.kind == "latency" else "sub"
     send_kind = "ping" if point.kind == "latency" else "pub"
     receivers: list[Proc] = []
@@ -124,7 +138,7 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
             inv = Invocation(["listen"], point.duration + RECEIVER_SLACK_S, point.reliable, point.topic,
                              ctx.domain, bind_port=ports[n + 1 + i] if ports else None)
             base = os.path.join(ctx.raw_dir, f"{tag}.listen{i}")
-            listeners.append(ctx.spawner.spawn(build_argv(peer, inv, peer.listen_argv0), env,
+            listeners.append(ctx.spawner.spawn(build_argv(peer, inv, peer.listen_argv0), env("listener", i),
                                                base + ".out", base + ".err"))
         for i in range(n):
             inv = Invocation(_mode_words(point, False, peer), point.duration + RECEIVER_SLACK_S,
@@ -132,7 +146,7 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
                              bind_port=ports[i + 1] if ports else None)
             argv = build_argv(peer, inv)
             base = os.path.join(ctx.raw_dir, f"{tag}.{recv_kind}{i}")
-            receivers.append(ctx.spawner.spawn(argv, env, base + ".out", base + ".err"))
+            receivers.append(ctx.spawner.spawn(argv, env("receiver", i), base + ".out", base + ".err"))
         if not peer.caps.minmatch:
             time.sleep(ctx.legacy_start_delay + 0.1 * n)
             out.notes.append("peer has no -Qminmatch: sender started after a fixed delay")
@@ -143,7 +157,7 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
                          bind_port=ports[0] if ports else None, peer_ports=ports[1:])
         argv = build_argv(peer, inv)
         base = os.path.join(ctx.raw_dir, f"{tag}.{send_kind}")
-        sender = ctx.spawner.spawn(argv, env, base + ".out", base + ".err")
+        sender = ctx.spawner.spawn(argv, env("sender", 0), base + ".out", base + ".err")
         limit = point.duration + INITWAIT_S + 20.0
         if not ctx.spawner.wait([sender], limit):
             sender.timed_out = True
