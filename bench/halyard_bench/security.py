@@ -9,10 +9,12 @@ they get the same CAs and the same signed governance:
 - Halyard: ``HALYARD_SECURITY=DIR/NAME``;
 - Cyclone: ``CYCLONEDDS_URI`` = the campaign's loopback configuration followed by the
   ``<Security>`` element ``halyard security cyclone-config DIR/NAME`` prints (the convention of
-  crates/halyard-cli/tests/security_setup.rs).
+  crates/halyard-cli/tests/security_setup.rs);
+- Fast DDS (bench/peers/fastdds): ``FASTPERF_SECURITY=DIR/NAME``, from which the peer sets Fast
+  DDS's ``dds.sec.*`` participant properties.
 
 Each process of a run has its own identity: ``sender``, ``recv0``, ``recv1``, …, ``listen0`` ….
-Only Halyard and Cyclone are given security settings; other peers' secured points fail with
+Halyard, Cyclone and Fast DDS are given security settings; raw UDP's secured points fail with
 that reason. A set-up that cannot be made fails every point of its level with init's error.
 """
 
@@ -47,7 +49,7 @@ DESCRIPTIONS = {
     "encrypt-origin": "encrypt + origin authentication (receiver-specific MACs)",
 }
 
-SECURE_PEERS = ("halyard", "cyclone")
+SECURE_PEERS = ("halyard", "cyclone", "fastdds")
 
 
 def parse_levels(spec: str | None) -> tuple[str, ...]:
@@ -133,7 +135,7 @@ def prepare(halyard_exe: str, base_dir: str, level: str, names: list[str]) -> Se
 def unsupported_reason(peer_name: str, setup: Setup | None, level: str) -> str | None:
     """Why a secured point cannot run for this peer (None when it can)."""
     if peer_name not in SECURE_PEERS:
-        return f"security level {level}: the campaign gives DDS Security settings to Halyard and Cyclone only"
+        return f"security level {level}: the campaign gives DDS Security settings to Halyard, Cyclone and Fast DDS only"
     if setup is None:
         return f"security level {level}: no set-up was made"
     if not setup.ok:
@@ -148,6 +150,8 @@ def process_env(peer_name: str, env: dict[str, str], setup: Setup, name: str) ->
         out["HALYARD_SECURITY"] = os.path.join(setup.dir, name)
     elif peer_name == "cyclone":
         out["CYCLONEDDS_URI"] = env.get("CYCLONEDDS_URI", "") + setup.cyclone_xml[name]
+    elif peer_name == "fastdds":
+        out["FASTPERF_SECURITY"] = os.path.join(setup.dir, name)
     else:
         raise ValueError(f"no security settings for peer {peer_name}")
     return out

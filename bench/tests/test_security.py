@@ -72,10 +72,13 @@ class Environment(unittest.TestCase):
         self.assertEqual(env, {"A": "1", "HALYARD_SECURITY": "/d/encrypt/recv0"})
         env = security.process_env("cyclone", {"CYCLONEDDS_URI": "<General/>"}, self.setup, "recv0")
         self.assertEqual(env["CYCLONEDDS_URI"], "<General/><Security>r0</Security>")
+        env = security.process_env("fastdds", {}, self.setup, "recv0")
+        self.assertEqual(env, {"FASTPERF_SECURITY": "/d/encrypt/recv0"})
 
     def test_unsupported_reason(self):
         self.assertIsNone(security.unsupported_reason("cyclone", self.setup, "encrypt"))
-        self.assertIn("Halyard and Cyclone only", security.unsupported_reason("fastdds", self.setup, "encrypt"))
+        self.assertIsNone(security.unsupported_reason("fastdds", self.setup, "encrypt"))
+        self.assertIn("Halyard, Cyclone and Fast DDS only", security.unsupported_reason("udp", self.setup, "encrypt"))
         bad = security.Setup("sign", error="`halyard security init` exit 2: boom")
         self.assertIn("set-up failed: `halyard security init` exit 2: boom",
                       security.unsupported_reason("halyard", bad, "sign"))
