@@ -413,6 +413,25 @@ impl Participant {
         }
     }
 
+    /// Access control for moving local endpoint `id` to `partitions` (always allowed without
+    /// security, or for an unknown endpoint): `Err` says why not.
+    pub fn check_local_partitions(
+        &self,
+        id: EntityId,
+        partitions: &[String],
+    ) -> Result<(), String> {
+        if self.security.is_none() {
+            return Ok(());
+        }
+        if let Some(w) = self.writers.get(&id) {
+            return self.check_local_endpoint(&w.spec.topic_name, partitions, true);
+        }
+        match self.readers.get(&id) {
+            Some(r) => self.check_local_endpoint(&r.spec.topic_name, partitions, false),
+            None => Ok(()),
+        }
+    }
+
     /// Access control for a remote endpoint announced in SEDP.
     pub(crate) fn security_check_remote(
         &self,

@@ -136,6 +136,9 @@ impl From<halyard_core::QosChangeError> for Error {
         match e {
             halyard_core::QosChangeError::UnknownEndpoint => Error::AlreadyDeleted,
             halyard_core::QosChangeError::Immutable(policy) => Error::ImmutablePolicy { policy },
+            halyard_core::QosChangeError::NotAllowedBySecurity(why) => {
+                Error::NotAllowedBySecurity(why)
+            }
         }
     }
 }

@@ -67,6 +67,17 @@ impl Group {
                 .filter(|(_, r)| r.group == self.id)
                 .map(|(id, r)| (*id, r.cache.qos().clone()))
                 .collect();
+            // Access control first: a partition the permissions do not grant to one of the
+            // group's endpoints changes none of them.
+            for id in writers
+                .iter()
+                .map(|(id, _)| id)
+                .chain(readers.iter().map(|(id, _)| id))
+            {
+                st.core
+                    .check_local_partitions(*id, &qos.partition)
+                    .map_err(Error::NotAllowedBySecurity)?;
+            }
             for (id, mut q) in writers {
                 q.partition = qos.partition.clone();
                 q.group_data = qos.group_data.clone();

@@ -295,3 +295,44 @@ fn rtps_protection_sign_and_encrypt_carry_data() {
         assert_eq!(take_n(&r, 20, T), 20, "{kind:?}: bob receives every note");
     }
 }
+
+#[test]
+fn moving_to_a_partition_the_permissions_do_not_grant_is_refused_and_changes_nothing() {
+    let dir = set_up(
+        "partition",
+        &["alice"],
+        true,
+        Some(vec!["alice:pubsub:Notes@granted"]),
+    );
+    let alice = secure(160, &dir.join("alice")).expect("alice");
+    let t = alice.create_topic::<SecureNote>("Notes").unwrap();
+    let granted = GroupQos {
+        partition: vec!["granted".into()],
+        ..GroupQos::default()
+    };
+    let publisher = alice.create_publisher(granted.clone());
+    let _w = publisher
+        .create_datawriter(&t, EndpointQos::writer_default())
+        .expect("a writer in the granted partition");
+    let subscriber = alice.create_subscriber(granted.clone());
+    let _r = subscriber
+        .create_datareader(&t, reliable())
+        .expect("a reader in the granted partition");
+    let elsewhere = GroupQos {
+        partition: vec!["elsewhere".into()],
+        ..GroupQos::default()
+    };
+    for (what, r) in [
+        ("publisher", publisher.set_qos(elsewhere.clone())),
+        ("subscriber", subscriber.set_qos(elsewhere.clone())),
+    ] {
+        match r {
+            Err(Error::NotAllowedBySecurity(why)) => {
+                assert!(why.contains("elsewhere"), "{what}: {why}")
+            }
+            other => panic!("{what}: expected NotAllowedBySecurity, got {other:?}"),
+        }
+    }
+    assert_eq!(publisher.qos().partition, granted.partition);
+    assert_eq!(subscriber.qos().partition, granted.partition);
+}

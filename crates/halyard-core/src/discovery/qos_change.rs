@@ -19,12 +19,14 @@ use halyard_wire::qos::EndpointQos;
 use halyard_wire::{EntityId, Guid};
 
 /// Why a QoS change was refused.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub enum QosChangeError {
     /// No such local endpoint.
     UnknownEndpoint,
     /// The change touches a policy that cannot change once the entity exists (its name).
     Immutable(&'static str),
+    /// The security plugin's access control does not grant the new partitions (why).
+    NotAllowedBySecurity(String),
 }
 
 impl Participant {
@@ -45,6 +47,14 @@ impl Participant {
         if let Some(policy) = immutable_change(&w.spec.qos, &qos) {
             return Err(QosChangeError::Immutable(policy));
         }
+        if w.spec.qos.partition != qos.partition {
+            let topic = w.spec.topic_name.clone();
+            self.check_local_endpoint(&topic, &qos.partition, true)
+                .map_err(QosChangeError::NotAllowedBySecurity)?;
+        }
+        let Some(w) = self.writers.get_mut(&id) else {
+            return Err(QosChangeError::UnknownEndpoint);
+        };
         w.set_qos(now, qos, seed);
         let traits = crate::admission::WriterTraits::of(&w.spec.qos);
         let guid = w.guid;
@@ -81,6 +91,14 @@ impl Participant {
         if let Some(policy) = immutable_change(&r.spec.qos, &qos) {
             return Err(QosChangeError::Immutable(policy));
         }
+        if r.spec.qos.partition != qos.partition {
+            let topic = r.spec.topic_name.clone();
+            self.check_local_endpoint(&topic, &qos.partition, false)
+                .map_err(QosChangeError::NotAllowedBySecurity)?;
+        }
+        let Some(r) = self.readers.get_mut(&id) else {
+            return Err(QosChangeError::UnknownEndpoint);
+        };
         r.admission.set_qos(now, &qos, seed);
         r.spec.qos = qos;
         self.announce_reader(now, id);
