@@ -28,10 +28,9 @@
 
 use crate::event::{Event, ReceivedSample};
 use crate::participant::Participant;
-use crate::reader::{Reader, ReaderSpec};
 use crate::security::{SecurityInfo, SecurityOutput};
 use crate::time::Instant;
-use crate::writer::{NewChange, Writer, WriterSpec};
+use crate::writer::NewChange;
 use halyard_wire::discovery::{builtin_endpoint as be, ParticipantData};
 use halyard_wire::{EntityId, Guid, GuidPrefix};
 
@@ -93,25 +92,7 @@ impl Participant {
     /// protects) and registers them with the plugin.
     pub(crate) fn create_secure_builtin_endpoints(&mut self) {
         for (w, r, _, _) in SECURE_BUILTIN_PAIRS {
-            let qos = crate::discovery::builtin_endpoint_qos();
-            let spec = WriterSpec {
-                topic_name: String::new(),
-                type_name: String::new(),
-                qos: qos.clone(),
-                has_key: true,
-            };
-            let writer = Writer::new(Guid::new(self.prefix, w), spec, true, self.cfg.hash_seed);
-            self.writers.insert(w, writer);
-            let rspec = ReaderSpec {
-                topic_name: String::new(),
-                type_name: String::new(),
-                qos,
-                has_key: true,
-            };
-            self.readers.insert(
-                r,
-                Reader::new(Guid::new(self.prefix, r), rspec, self.cfg.hash_seed),
-            );
+            self.create_builtin_pair(w, r);
             self.register_endpoint_security(w, secure_builtin_topic(w), true);
             self.register_endpoint_security(r, secure_builtin_topic(r), false);
         }

@@ -416,6 +416,20 @@ fn init_rtps(dir: &Path, names: &[&str], kind: &str, seed: u64) {
 /// Recognisable sample bytes.
 const MARK: [u8; 12] = *b"halyard-mark";
 
+/// Writes `n` samples carrying [`MARK`] (four-octet aligned) with node 0's writer `w`.
+fn write_marked(net: &mut Net, w: halyard_core::wire::EntityId, n: u8) {
+    for i in 0..n {
+        let now = Instant::from_nanos(net.now);
+        let change = halyard_core::NewChange {
+            kind: halyard_core::ChangeKind::Alive,
+            key_hash: [0; 16],
+            payload: std::sync::Arc::new([&[0, 1, 0, 0, i, 0, 0, 0][..], &MARK].concat()),
+            timestamp: None,
+        };
+        net.nodes[0].write(now, w, change).expect("write");
+    }
+}
+
 #[test]
 fn rtps_protection_wraps_every_user_message() {
     for kind in ["SIGN", "ENCRYPT"] {
@@ -435,16 +449,7 @@ fn rtps_protection_wraps_every_user_message() {
             "{kind}: no match under rtps protection; stats {:?}",
             net.nodes[1].stats()
         );
-        for i in 0..10u8 {
-            let now = Instant::from_nanos(net.now);
-            let change = halyard_core::NewChange {
-                kind: halyard_core::ChangeKind::Alive,
-                key_hash: [0; 16],
-                payload: std::sync::Arc::new([&[0, 1, 0, 0, i][..], &MARK].concat()),
-                timestamp: None,
-            };
-            net.nodes[0].write(now, w, change).expect("write");
-        }
+        write_marked(&mut net, w, 10);
         let got = net.run_until(10_000, |n| n.samples[1] >= 10);
         assert!(got, "{kind}: bob got {} of 10 samples", net.samples[1]);
         // An eavesdropper sees no plain user data, heartbeat or acknowledgement: every message
@@ -580,16 +585,7 @@ fn full_protection_hides_discovery_metadata_and_data_and_delivers_every_sample()
             net.nodes[1].stats(),
             net.events[1]
         );
-        for i in 0..10u8 {
-            let now = Instant::from_nanos(net.now);
-            let change = halyard_core::NewChange {
-                kind: halyard_core::ChangeKind::Alive,
-                key_hash: [0; 16],
-                payload: std::sync::Arc::new([&[0, 1, 0, 0, i][..], &MARK].concat()),
-                timestamp: None,
-            };
-            net.nodes[0].write(now, w, change).expect("write");
-        }
+        write_marked(&mut net, w, 10);
         let got = net.run_until(10_000, |n| n.samples[1] >= 10);
         assert!(
             got,
@@ -646,16 +642,7 @@ fn handshake_and_key_exchange_survive_loss_duplication_and_reordering() {
             net.nodes[0].stats(),
             net.nodes[1].stats()
         );
-        for i in 0..30u8 {
-            let now = Instant::from_nanos(net.now);
-            let change = halyard_core::NewChange {
-                kind: halyard_core::ChangeKind::Alive,
-                key_hash: [0; 16],
-                payload: std::sync::Arc::new([&[0, 1, 0, 0, i, 0, 0, 0][..], &MARK].concat()),
-                timestamp: None,
-            };
-            net.nodes[0].write(now, w, change).expect("write");
-        }
+        write_marked(&mut net, w, 30);
         let got = net.run_until(30_000, |n| n.samples[1] >= 30);
         assert!(
             got,

@@ -28,11 +28,6 @@ use halyard_wire::discovery::{builtin_endpoint as be, EndpointData, ParticipantD
 use halyard_wire::qos::{DurabilityKind, EndpointQos, History, Reliability, ReliabilityKind};
 use halyard_wire::{EntityId, Guid, GuidPrefix, Locator};
 
-/// The QoS of the builtin SEDP and participant-message endpoints (secure ones included).
-pub(crate) fn builtin_endpoint_qos() -> EndpointQos {
-    builtin_qos()
-}
-
 fn builtin_qos() -> EndpointQos {
     let mut q = EndpointQos::writer_default();
     q.durability = DurabilityKind::TransientLocal;
@@ -93,25 +88,31 @@ fn select_unicast(candidates: &[Locator], reachable: &[Ipv4Net]) -> Vec<Locator>
 impl Participant {
     pub(crate) fn create_builtin_endpoints(&mut self) {
         for (w, r, _, _) in BUILTIN_PAIRS {
-            let spec = WriterSpec {
-                topic_name: String::new(),
-                type_name: String::new(),
-                qos: builtin_qos(),
-                has_key: true,
-            };
-            let writer = Writer::new(Guid::new(self.prefix, w), spec, true, self.cfg.hash_seed);
-            self.writers.insert(w, writer);
-            let rspec = ReaderSpec {
-                topic_name: String::new(),
-                type_name: String::new(),
-                qos: builtin_qos(),
-                has_key: true,
-            };
-            self.readers.insert(
-                r,
-                Reader::new(Guid::new(self.prefix, r), rspec, self.cfg.hash_seed),
-            );
+            self.create_builtin_pair(w, r);
         }
+    }
+
+    /// Creates builtin writer `w` and reader `r` (reliable, TRANSIENT_LOCAL, KEEP_LAST 1 per
+    /// key): the SEDP and participant-message endpoints, plain or secure.
+    pub(crate) fn create_builtin_pair(&mut self, w: EntityId, r: EntityId) {
+        let spec = WriterSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos: builtin_qos(),
+            has_key: true,
+        };
+        let writer = Writer::new(Guid::new(self.prefix, w), spec, true, self.cfg.hash_seed);
+        self.writers.insert(w, writer);
+        let rspec = ReaderSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos: builtin_qos(),
+            has_key: true,
+        };
+        self.readers.insert(
+            r,
+            Reader::new(Guid::new(self.prefix, r), rspec, self.cfg.hash_seed),
+        );
     }
 
     /// Starts leaving: deletes every application writer (those whose reliable readers have

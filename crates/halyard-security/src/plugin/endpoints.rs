@@ -282,14 +282,8 @@ impl BuiltinSecurity {
             return;
         };
         for token in &m.message_data {
-            let props: Vec<(&str, &[u8])> = token
-                .binary_properties
-                .iter()
-                .map(|b| (b.name.as_str(), b.value.as_slice()))
-                .collect();
-            match keymat_from_token_parts(&token.class_id, &props).and_then(ReceiverCrypto::new) {
-                Ok(mut rx) => {
-                    rx.set_replay_protection(peer.replay_window);
+            match protection::receiver_from_token(token, peer.replay_window) {
+                Ok(rx) => {
                     let id = rx.key_material().sender_key_id;
                     // A bound: a peer's endpoints, each at most two key materials.
                     if peer.endpoint_keys.len() >= MAX_ENDPOINT_KEYS_PER_PEER

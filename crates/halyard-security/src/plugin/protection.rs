@@ -87,6 +87,21 @@ fn rtps_kinds(message: &[u8]) -> (bool, bool) {
     (protected, plain)
 }
 
+/// The decoder of the key material a CryptoToken carries (`replay`: our replay window on).
+pub(super) fn receiver_from_token(
+    token: &DataHolder,
+    replay: bool,
+) -> Result<ReceiverCrypto, crate::crypto::CryptoError> {
+    let props: Vec<(&str, &[u8])> = token
+        .binary_properties
+        .iter()
+        .map(|b| (b.name.as_str(), b.value.as_slice()))
+        .collect();
+    let mut rx = keymat_from_token_parts(&token.class_id, &props).and_then(ReceiverCrypto::new)?;
+    rx.set_replay_protection(replay);
+    Ok(rx)
+}
+
 /// The reason a protected submessage or message was dropped.
 pub(super) fn why_rejected(e: crate::crypto::CryptoError) -> Rejected {
     use crate::crypto::CryptoError as E;
@@ -217,19 +232,13 @@ impl BuiltinSecurity {
             // NONE); one that should have sent keys fails its rtps-protected traffic instead.
             return;
         };
-        let props: Vec<(&str, &[u8])> = token
-            .binary_properties
-            .iter()
-            .map(|b| (b.name.as_str(), b.value.as_slice()))
-            .collect();
-        let decoded =
-            keymat_from_token_parts(&token.class_id, &props).and_then(ReceiverCrypto::new);
-        match (decoded, self.peers.get_mut(&source)) {
-            (Ok(mut rx), Some(p)) => {
-                rx.set_replay_protection(p.replay_window);
-                p.participant = Some(rx)
-            }
-            _ => self.rejected += 1,
+        let Some(p) = self.peers.get_mut(&source) else {
+            self.rejected += 1;
+            return;
+        };
+        match receiver_from_token(token, p.replay_window) {
+            Ok(rx) => p.participant = Some(rx),
+            Err(_) => self.rejected += 1,
         }
     }
 
