@@ -127,6 +127,11 @@ pub trait ParticipantSecurity: Send {
     ) -> Result<bool, Rejected> {
         Ok(false)
     }
+    /// Whether [`ParticipantSecurity::protect_submessage`] may protect submessages of local
+    /// endpoint `local` (`false` lets the core skip it and copy nothing).
+    fn may_protect_submessage(&self, _local: EntityId) -> bool {
+        true
+    }
     /// Protects a whole outgoing message (header included; rtps protection), appending the
     /// protected message to `out`. `Ok(false)`: send it as it is.
     fn protect_message(
@@ -748,29 +753,41 @@ impl Participant {
         let Ok(msg) = Message::parse(&t.payload) else {
             return true;
         };
-        let mut protected = Vec::with_capacity(t.payload.len() + 64);
-        protected.extend_from_slice(&t.payload[..20]);
+        let total = t.payload.len();
+        // The message with its submessages protected, made only once a submessage is (so a
+        // message protected only whole is not copied first).
+        let mut protected: Option<Vec<u8>> = None;
         let mut destination = None;
-        let mut changed = false;
         let mut subs: Submessages<'_> = msg.submessages();
         loop {
             let raw = subs.remaining();
             let Some(Ok(sm)) = subs.next() else {
-                protected.extend_from_slice(subs.remaining());
+                if let Some(p) = protected.as_mut() {
+                    p.extend_from_slice(subs.remaining());
+                }
                 break;
             };
             let whole = &raw[..raw.len() - subs.remaining().len()];
             if let Submessage::InfoDst(p) = sm {
                 destination = (p != GuidPrefix::UNKNOWN).then_some(p);
             }
-            let local = endpoints_of(&sm).map(|(from, _)| from);
-            let done = match local {
-                Some(local) => sec.protect_submessage(local, destination, whole, &mut protected),
-                None => Ok(false),
+            let local = endpoints_of(&sm)
+                .map(|(from, _)| from)
+                .filter(|l| sec.may_protect_submessage(*l));
+            let Some(local) = local else {
+                if let Some(p) = protected.as_mut() {
+                    p.extend_from_slice(whole);
+                }
+                continue;
             };
-            match done {
-                Ok(true) => changed = true,
-                Ok(false) => protected.extend_from_slice(whole),
+            let out = protected.get_or_insert_with(|| {
+                let mut v = Vec::with_capacity(total + 64);
+                v.extend_from_slice(&t.payload[..total - raw.len()]);
+                v
+            });
+            match sec.protect_submessage(local, destination, whole, out) {
+                Ok(true) => {}
+                Ok(false) => out.extend_from_slice(whole),
                 Err(_) => {
                     self.stats.secure_send_failed += 1;
                     return false;
@@ -778,10 +795,14 @@ impl Participant {
             }
         }
         let mut message = Vec::new();
-        match sec.protect_message(destination, &protected, &mut message) {
+        let body = protected.as_deref().unwrap_or(&t.payload);
+        match sec.protect_message(destination, body, &mut message) {
             Ok(true) => t.payload = message,
-            Ok(false) if changed => t.payload = protected,
-            Ok(false) => {}
+            Ok(false) => {
+                if let Some(p) = protected {
+                    t.payload = p;
+                }
+            }
             Err(_) => {
                 self.stats.secure_send_failed += 1;
                 return false;

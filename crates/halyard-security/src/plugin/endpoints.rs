@@ -302,6 +302,13 @@ impl BuiltinSecurity {
         }
     }
 
+    /// Whether our endpoint `local` protects its submessages (it has a message key material).
+    pub(super) fn protects_submessages_of(&self, local: EntityId) -> bool {
+        self.local_endpoints
+            .get(&local)
+            .is_some_and(|ep| ep.message.is_some())
+    }
+
     /// Protects a submessage of one of our endpoints with its message key material.
     pub(super) fn protect_endpoint_submessage(
         &mut self,

@@ -491,6 +491,12 @@ impl ParticipantSecurity for BuiltinSecurity {
         self.protect_volatile_submessage(local, destination, plain, out)
     }
 
+    fn may_protect_submessage(&self, local: EntityId) -> bool {
+        local == EntityId::P2P_VOLATILE_SECURE_WRITER
+            || local == EntityId::P2P_VOLATILE_SECURE_READER
+            || self.protects_submessages_of(local)
+    }
+
     fn unprotect_submessage(
         &mut self,
         source: GuidPrefix,
