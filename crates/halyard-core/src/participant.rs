@@ -154,6 +154,8 @@ pub struct Participant {
     /// The security plugins, if this participant is secure (see [`crate::security`]).
     pub(crate) security: Option<Box<dyn crate::security::ParticipantSecurity>>,
     /// The security attributes each local endpoint announces (secure participants only).
+    /// Datagrams the security plugin's protection split off a longer one, sent next.
+    pub(crate) secure_pending: VecDeque<Transmit>,
     pub(crate) endpoint_security:
         std::collections::BTreeMap<EntityId, crate::security::SecurityInfo>,
     /// The last sequence number of the stateless message writer.
@@ -213,6 +215,7 @@ impl Participant {
             pmd_auto_next: None,
             security: None,
             endpoint_security: std::collections::BTreeMap::new(),
+            secure_pending: VecDeque::new(),
             stateless_sn: SequenceNumber(0),
         };
         p.create_builtin_endpoints();
@@ -614,6 +617,9 @@ impl Participant {
 
     /// The next datagram to send, if any.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        if let Some(t) = self.secure_pending.pop_front() {
+            return Some(t);
+        }
         loop {
             let mut t = self.out.pop()?;
             if self.security.is_none() || self.protect_transmit(&mut t) {
@@ -629,7 +635,7 @@ impl Participant {
 
     /// Datagrams waiting to be sent.
     pub fn queued_transmits(&self) -> usize {
-        self.out.len()
+        self.out.len() + self.secure_pending.len()
     }
 
     /// The next event, if any.

@@ -744,8 +744,10 @@ impl Participant {
     }
 
     /// Applies the plugin's protection to an outgoing datagram: each submessage of a
-    /// protected local endpoint, then the whole message. `false`: it could not be protected
-    /// and must not be sent (counted).
+    /// protected local endpoint, then the whole message. Protection makes a message longer;
+    /// one that would no longer fit a datagram (or an SRTPS body) is split, each part starting
+    /// with the INFO_DST and INFO_TS in force, and the parts after the first are queued to go
+    /// next. `false`: it could not be protected and must not be sent (counted).
     pub(crate) fn protect_transmit(&mut self, t: &mut Transmit) -> bool {
         let Some(sec) = self.security.as_mut() else {
             return true;
@@ -754,61 +756,143 @@ impl Participant {
             return true;
         };
         let total = t.payload.len();
+        let header = &t.payload[..20];
         // The message with its submessages protected, made only once a submessage is (so a
-        // message protected only whole is not copied first).
-        let mut protected: Option<Vec<u8>> = None;
+        // message protected only whole is not copied first); the parts already split off,
+        // protected whole.
+        let mut part: Option<Part> = None;
+        let mut done: Vec<Vec<u8>> = Vec::new();
         let mut destination = None;
+        let (mut info_dst, mut info_ts): (&[u8], &[u8]) = (&[], &[]);
         let mut subs: Submessages<'_> = msg.submessages();
         loop {
             let raw = subs.remaining();
             let Some(Ok(sm)) = subs.next() else {
-                if let Some(p) = protected.as_mut() {
-                    p.extend_from_slice(subs.remaining());
+                if let Some(p) = part.as_mut() {
+                    p.bytes.extend_from_slice(subs.remaining());
                 }
                 break;
             };
             let whole = &raw[..raw.len() - subs.remaining().len()];
-            if let Submessage::InfoDst(p) = sm {
-                destination = (p != GuidPrefix::UNKNOWN).then_some(p);
-            }
             let local = endpoints_of(&sm)
                 .map(|(from, _)| from)
                 .filter(|l| sec.may_protect_submessage(*l));
+            let (dst_before, ts_before) = (info_dst, info_ts);
+            match sm {
+                Submessage::InfoDst(p) => {
+                    destination = (p != GuidPrefix::UNKNOWN).then_some(p);
+                    info_dst = whole;
+                    if let Some(part) = part.as_mut() {
+                        part.destination = destination;
+                    }
+                }
+                Submessage::InfoTs(_) => info_ts = whole,
+                _ => {}
+            }
             let Some(local) = local else {
-                if let Some(p) = protected.as_mut() {
-                    p.extend_from_slice(whole);
+                if let Some(p) = part.as_mut() {
+                    p.bytes.extend_from_slice(whole);
                 }
                 continue;
             };
-            let out = protected.get_or_insert_with(|| {
-                let mut v = Vec::with_capacity(total + 64);
-                v.extend_from_slice(&t.payload[..total - raw.len()]);
-                v
+            let p = part.get_or_insert_with(|| Part {
+                bytes: {
+                    let mut v = Vec::with_capacity(total + 64);
+                    v.extend_from_slice(&t.payload[..total - raw.len()]);
+                    v
+                },
+                start: 20,
+                destination,
             });
-            match sec.protect_submessage(local, destination, whole, out) {
+            if p.bytes.len() + whole.len() + SUBMESSAGE_PROTECTION_ROOM > PROTECTED_PART_LIMIT
+                && p.bytes.len() > p.start
+            {
+                // It would not fit protected: what came before goes as one datagram, this
+                // submessage starts the next (after the INFO_DST and INFO_TS in force).
+                let mut next = Vec::with_capacity(total + 64);
+                next.extend_from_slice(header);
+                next.extend_from_slice(dst_before);
+                next.extend_from_slice(ts_before);
+                let start = next.len();
+                let finished = std::mem::replace(
+                    p,
+                    Part {
+                        bytes: next,
+                        start,
+                        destination,
+                    },
+                );
+                match protect_whole(sec.as_mut(), finished) {
+                    Ok(m) => done.push(m),
+                    Err(()) => {
+                        self.stats.secure_send_failed += 1;
+                        return false;
+                    }
+                }
+            }
+            match sec.protect_submessage(local, destination, whole, &mut p.bytes) {
                 Ok(true) => {}
-                Ok(false) => out.extend_from_slice(whole),
+                Ok(false) => p.bytes.extend_from_slice(whole),
                 Err(_) => {
                     self.stats.secure_send_failed += 1;
                     return false;
                 }
             }
         }
-        let mut message = Vec::new();
-        let body = protected.as_deref().unwrap_or(&t.payload);
-        match sec.protect_message(destination, body, &mut message) {
-            Ok(true) => t.payload = message,
-            Ok(false) => {
-                if let Some(p) = protected {
-                    t.payload = p;
+        let last = match part {
+            Some(p) => protect_whole(sec.as_mut(), p),
+            None => {
+                let mut message = Vec::new();
+                match sec.protect_message(destination, &t.payload, &mut message) {
+                    Ok(true) => Ok(message),
+                    Ok(false) => Ok(std::mem::take(&mut t.payload)),
+                    Err(_) => Err(()),
                 }
             }
-            Err(_) => {
-                self.stats.secure_send_failed += 1;
-                return false;
-            }
+        };
+        let Ok(last) = last else {
+            self.stats.secure_send_failed += 1;
+            return false;
+        };
+        done.push(last);
+        let mut parts = done.into_iter();
+        if let Some(first) = parts.next() {
+            t.payload = first;
+        }
+        for p in parts {
+            self.secure_pending.push_back(Transmit {
+                destinations: t.destinations.clone(),
+                payload: p,
+            });
         }
         true
+    }
+}
+
+/// The longest a message may grow to with its submessages protected before it is split: room
+/// for the whole-message protection after it (SRTPS_PREFIX, INFO_SRC, SEC_BODY, SRTPS_POSTFIX
+/// and receiver-specific MACs) within an SRTPS body's 16-bit length and a UDP datagram.
+const PROTECTED_PART_LIMIT: usize = 62_000;
+
+/// What protecting one submessage adds at most, receiver-specific MACs aside (SEC_PREFIX,
+/// SEC_BODY's header and length, SEC_POSTFIX and its common MAC).
+const SUBMESSAGE_PROTECTION_ROOM: usize = 128;
+
+/// A message being protected: its bytes, where its submessages begin (after the header and
+/// the INFO_DST / INFO_TS it starts with), and the participant it is for.
+struct Part {
+    bytes: Vec<u8>,
+    start: usize,
+    destination: Option<GuidPrefix>,
+}
+
+/// Protects `part` whole (rtps protection), or returns it as it is.
+fn protect_whole(sec: &mut dyn ParticipantSecurity, part: Part) -> Result<Vec<u8>, ()> {
+    let mut message = Vec::new();
+    match sec.protect_message(part.destination, &part.bytes, &mut message) {
+        Ok(true) => Ok(message),
+        Ok(false) => Ok(part.bytes),
+        Err(_) => Err(()),
     }
 }
 
