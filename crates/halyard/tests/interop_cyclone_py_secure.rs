@@ -16,7 +16,7 @@ use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard::{DataReader, DataWriter, DomainParticipant, GroupQos, ParticipantOptions, Topic};
 use halyard_security::access::ProtectionKind;
 use halyard_security::random::OsRandom;
-use halyard_security::setup::{self, AllowSpec, InitOptions, KeyKind, Protection};
+use halyard_security::setup::{self, files, AllowSpec, InitOptions, KeyKind, Protection, Validity};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -412,6 +412,11 @@ fn strs(v: &[String]) -> Vec<&str> {
 /// Writes `N` samples once the Python reader reports it matched, then waits for their
 /// acknowledgement; returns the reader's output.
 fn halyard_writes_to(wr: &DataWriter<Keyed>, sub: Peer, context: &str) -> PeerOutput {
+    halyard_writes_n(wr, sub, N, context)
+}
+
+/// [`halyard_writes_to`] with `n` samples.
+fn halyard_writes_n(wr: &DataWriter<Keyed>, sub: Peer, n: u32, context: &str) -> PeerOutput {
     let matched = wr.wait_for_matched(1, secs(20.0)).is_ok();
     if !matched || !sub.wait_line("reader_matched", secs(20.0)) {
         let o = sub.finish(secs(1.0));
@@ -419,7 +424,7 @@ fn halyard_writes_to(wr: &DataWriter<Keyed>, sub: Peer, context: &str) -> PeerOu
             "{context}: the Halyard writer and the Cyclone reader never matched"
         ));
     }
-    for i in 0..N {
+    for i in 0..n {
         wr.write(&sample(i)).unwrap();
     }
     let acked = wr.wait_for_acknowledgments(secs(20.0));
@@ -653,4 +658,334 @@ fn outsiders_get_no_data_and_no_discovery() {
     o.check(seen, "the member did not discover the writer");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&other);
+}
+
+/// The samples a control pair on a permitted topic or partition exchanges in the negative tests.
+const FEW: u32 = 20;
+
+/// Asserts a Cyclone peer was refused an endpoint by its own access control: it failed, saying
+/// "not allowed by security", and delivered nothing.
+fn assert_refused_by_cyclone(o: &PeerOutput, what: &str) {
+    o.check(
+        !o.ok && o.report.contains("NOT_ALLOWED_BY_SECURITY") && o.seqs().is_empty(),
+        &format!("{what}: Cyclone should refuse to create the endpoint"),
+    );
+}
+
+/// A topic and a partition the permissions deny never match, with a Halyard writer and a
+/// Cyclone reader and with a Cyclone writer and a Halyard reader, while the same pair
+/// exchanges data on the topic and partition they are granted. alice may publish everything,
+/// bob may subscribe `Granted` (any partition) and `Parted` in partition `ok` only. Each
+/// side refuses to create the endpoint its own permissions deny (Cyclone with
+/// DDS_RETCODE_NOT_ALLOWED_BY_SECURITY, Halyard with `Error::NotAllowedBySecurity`), so the
+/// other side's writer or reader on that topic or partition never matches anything. (Both
+/// real products check locally first, so their check of a remote endpoint's permissions is
+/// only reached by a peer that skips its own check: that is covered in memory, in
+/// `tests/security.rs`.)
+#[test]
+fn denied_topic_and_partition_never_match() {
+    let Some(py) = secure_python() else { return };
+    let level = LEVELS[LEVELS.len() - 1];
+    let dir = temp_dir("denied");
+    let allows = ["alice:pub:*", "bob:sub:Granted", "bob:sub:Parted@ok"];
+    init(&dir, level, &["alice", "bob"], &allows);
+    let (alice, bob) = (dir.join("alice"), dir.join("bob"));
+    let domain = 170 + std::process::id() % 30;
+
+    // Halyard writes (alice), Cyclone reads (bob).
+    let dp = participant(domain, Some(&alice)).expect("secured participant");
+    let granted = writer(&dp, "Granted", &[], true).unwrap();
+    let parted_ok = writer(&dp, "Parted", &["ok"], true).unwrap();
+    let closed = writer(&dp, "Closed", &[], true).unwrap();
+    let parted_no = writer(&dp, "Parted", &["no"], true).unwrap();
+    let tl = ["--transient-local"];
+    let denied: Vec<Peer> = [("Closed", None), ("Parted", Some("no"))]
+        .iter()
+        .map(|(topic, part)| {
+            let mut extra = tl.to_vec();
+            extra.extend(part.iter().flat_map(|p| ["--partition", *p]));
+            let args = py_args(domain, topic, FEW, 10, &extra);
+            Peer::spawn(&py, "cyclone_sub.py", Some(&bob), &strs(&args))
+        })
+        .collect();
+    let args = py_args(domain, "Granted", FEW, 40, &tl);
+    let sub = Peer::spawn(&py, "cyclone_sub.py", Some(&bob), &strs(&args));
+    let o = halyard_writes_n(&granted, sub, FEW, "granted topic, Halyard -> Cyclone");
+    o.check(
+        o.seqs().len() == FEW as usize,
+        "granted topic: samples missing",
+    );
+    let args = py_args(
+        domain,
+        "Parted",
+        FEW,
+        40,
+        &["--transient-local", "--partition", "ok"],
+    );
+    let sub = Peer::spawn(&py, "cyclone_sub.py", Some(&bob), &strs(&args));
+    let o = halyard_writes_n(
+        &parted_ok,
+        sub,
+        FEW,
+        "granted partition, Halyard -> Cyclone",
+    );
+    o.check(
+        o.seqs().len() == FEW as usize,
+        "granted partition: samples missing",
+    );
+    for (p, what) in denied.into_iter().zip(["denied topic", "denied partition"]) {
+        assert_refused_by_cyclone(&p.finish(secs(20.0)), &format!("{what}, Cyclone reader"));
+    }
+    for (w, what) in [(&closed, "denied topic"), (&parted_no, "denied partition")] {
+        let m = w.publication_matched_status();
+        assert_eq!(
+            m.total_count, 0,
+            "{what}: the Halyard writer matched a reader"
+        );
+    }
+    drop((granted, parted_ok, closed, parted_no, dp));
+
+    // Cyclone writes (alice), Halyard reads (bob).
+    let dp = participant(domain, Some(&bob)).expect("secured participant");
+    for (topic, part) in [("Closed", &[][..]), ("Parted", &["no"][..])] {
+        match reader(&dp, topic, part) {
+            Err(halyard::Error::NotAllowedBySecurity(_)) => {}
+            Err(e) => panic!("{topic} {part:?}: expected NotAllowedBySecurity, got {e}"),
+            Ok(_) => panic!("{topic} {part:?}: Halyard created a reader its permissions deny"),
+        }
+    }
+    let granted = reader(&dp, "Granted", &[]).unwrap();
+    let parted_ok = reader(&dp, "Parted", &["ok"]).unwrap();
+    let spawn_pub = |topic: &str, part: Option<&str>, timeout_s: u32| {
+        let extra: Vec<&str> = part.iter().flat_map(|p| ["--partition", *p]).collect();
+        let args = py_args(domain, topic, FEW, timeout_s, &extra);
+        Peer::spawn(&py, "cyclone_pub.py", Some(&alice), &strs(&args))
+    };
+    let unmatched = [
+        spawn_pub("Closed", None, 8),
+        spawn_pub("Parted", Some("no"), 8),
+    ];
+    let controls = [
+        spawn_pub("Granted", None, 40),
+        spawn_pub("Parted", Some("ok"), 40),
+    ];
+    for (rd, what) in [
+        (&granted, "granted topic"),
+        (&parted_ok, "granted partition"),
+    ] {
+        let got = take_seqs(rd, FEW as usize, secs(40.0));
+        assert_eq!(
+            got.len(),
+            FEW as usize,
+            "{what}, Cyclone -> Halyard: samples missing"
+        );
+    }
+    for p in controls {
+        let o = p.finish(secs(20.0));
+        o.check(o.ok, "a Cyclone writer on a granted topic failed");
+    }
+    for (p, what) in unmatched
+        .into_iter()
+        .zip(["denied topic", "denied partition"])
+    {
+        let o = p.finish(secs(20.0));
+        o.check(
+            o.ok && o.field("written") == Some(0) && o.field("matched") == Some(0),
+            &format!("{what}: the Cyclone writer matched a Halyard reader"),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A day, in seconds.
+const DAY: i64 = 86400;
+
+/// Adds `name` to the set-up in `dir` with an identity certificate (`cert`) or permissions
+/// grant (`!cert`) valid only over `[not_before, not_after]`; the other part valid.
+fn add_with_validity(dir: &Path, name: &str, cert: bool, not_before: i64, not_after: i64) {
+    let opts = InitOptions {
+        participants: vec![name.to_string()],
+        protection: Protection {
+            encrypt: false,
+            origin_auth: false,
+            none: true,
+        },
+        key: KeyKind::EcP256,
+        days: 30,
+        domains: Vec::new(),
+        allows: None,
+        force: true,
+        now: now_unix(),
+    };
+    setup::add(dir, &opts, &mut OsRandom).expect("security add");
+    let pdir = dir.join(name);
+    let validity = Validity {
+        not_before,
+        not_after,
+    };
+    if cert {
+        let ca = setup::read_ca(dir, files::IDENTITY_CA, files::IDENTITY_CA_KEY).unwrap();
+        let key = setup::new_key(KeyKind::EcP256).unwrap();
+        let c = setup::issue_identity(&ca, name, &key, validity, &mut OsRandom).unwrap();
+        setup::write_file(&pdir.join(files::IDENTITY), &c.to_pem().unwrap()).unwrap();
+        let pem = key.private_key_to_pem_pkcs8().unwrap();
+        setup::write_secret(&pdir.join(files::IDENTITY_KEY), &pem).unwrap();
+    } else {
+        let subject = setup::subject_string(name);
+        let xml = setup::permissions_xml(name, &subject, not_before, not_after, &[], None);
+        setup::write_file(&pdir.join(files::PERMISSIONS_XML), xml.as_bytes()).unwrap();
+        setup::resign(dir, Some(name)).unwrap();
+    }
+}
+
+/// Identities whose certificate or permissions grant has expired or is not yet valid are
+/// refused on both sides at start: a Halyard participant will not start with one (saying
+/// why), nor will a Cyclone participant (saying why), and a Halyard member never matches
+/// those Cyclone processes. That a peer refuses such an identity presented by a remote
+/// participant is shown by `identities_that_expire_while_running_are_refused_by_new_peers`.
+#[test]
+fn expired_and_not_yet_valid_identities_and_permissions_are_refused() {
+    let Some(py) = secure_python() else { return };
+    let level = LEVELS[LEVELS.len() - 1];
+    let dir = temp_dir("validity");
+    init(&dir, level, &["alice", "bob"], &[]);
+    let now = now_unix();
+    let bad = [
+        ("cert-expired", true, now - 10 * DAY, now - DAY),
+        ("cert-future", true, now + DAY, now + 10 * DAY),
+        ("perm-expired", false, now - 10 * DAY, now - DAY),
+        ("perm-future", false, now + DAY, now + 10 * DAY),
+    ];
+    for (name, cert, nb, na) in bad {
+        add_with_validity(&dir, name, cert, nb, na);
+    }
+    let domain = 200 + std::process::id() % 30;
+    let topic = "Validity";
+
+    // Halyard will not start with a bad identity.
+    for (name, cert, ..) in bad {
+        let why = match participant(domain, Some(&dir.join(name))) {
+            Err(halyard::Error::Security(why)) => why,
+            Err(e) => panic!("{name}: expected a Security error, got {e}"),
+            Ok(_) => panic!("{name}: Halyard started with a bad identity"),
+        };
+        let expect = match (cert, name.ends_with("expired")) {
+            (true, true) => "expired",
+            (true, false) => "is not yet valid",
+            (false, true) => "grant expired",
+            (false, false) => "grant not yet valid",
+        };
+        assert!(why.contains(expect), "{name}: {why}");
+    }
+
+    // Cyclone with each bad identity, a Halyard member reading.
+    let dp = participant(domain, Some(&dir.join("bob"))).expect("secured participant");
+    let rd = reader(&dp, topic, &[]).unwrap();
+    let peers: Vec<(&str, Peer)> = bad
+        .iter()
+        .map(|(name, ..)| {
+            let args = py_args(domain, topic, 1, 8, &[]);
+            let p = Peer::spawn(&py, "cyclone_pub.py", Some(&dir.join(name)), &strs(&args));
+            (*name, p)
+        })
+        .collect();
+    for (name, p) in peers {
+        let o = p.finish(secs(20.0));
+        let expect = match name {
+            "cert-expired" => "certificate has expired",
+            "cert-future" => "certificate is not yet valid",
+            "perm-expired" => "Permissions validity period expired",
+            _ => "Permissions validity period has not started yet",
+        };
+        o.check(
+            !o.ok && o.report.contains(expect) && o.field("matched").is_none(),
+            &format!("{name}: Cyclone should refuse to start: {expect}"),
+        );
+    }
+    let m = rd.subscription_matched_status();
+    let took = take_seqs(&rd, 1, secs(0.5));
+    assert!(
+        m.total_count == 0 && took.is_empty(),
+        "the Halyard member matched {} writers and took {} samples from Cyclone participants with bad identities",
+        m.total_count,
+        took.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Seconds the short-lived identities of the expiry test stay valid after the set-up is made.
+const SHORT_LIFE_S: i64 = 12;
+
+/// A peer checks the validity of the certificate and permissions a remote participant
+/// presents. Two Halyard participants, one whose certificate (`h-cert`) and one whose
+/// permissions grant (`h-perm`) expires `SHORT_LIFE_S` after the set-up is made, start while
+/// valid, each with a TRANSIENT_LOCAL writer that has written seq 1; alice (valid) has
+/// written seq 0. Once they have expired, a Cyclone reader (bob) and a Halyard reader (carol)
+/// start: each reads alice's sample and nothing of the two (Cyclone says "Certificate not
+/// valid: ... expired" and "Permissions validity period expired" in its trace; carol's
+/// reader matches alice only).
+///
+/// Cyclone cannot be the expiring side: Cyclone DDS 0.10 deletes its own participant when its
+/// certificate or permissions expire (trace: `ddsi_delete_participant` at the expiry time),
+/// so a Cyclone process never presents an expired identity. And Cyclone's reader counts
+/// h-perm's writer as matched (`"matched": 2`): h-perm, the handshake initiator, sends its
+/// SEDP right after its Final message, Cyclone takes it before its own access-control check
+/// refuses h-perm and does not undo the match; no data of it is delivered. This test
+/// therefore asserts what the Cyclone reader receives, not its match count.
+#[test]
+fn identities_that_expire_while_running_are_refused_by_new_peers() {
+    let Some(py) = secure_python() else { return };
+    let level = LEVELS[LEVELS.len() - 1];
+    let dir = temp_dir("expiring");
+    init(&dir, level, &["alice", "bob", "carol"], &[]);
+    let now = now_unix();
+    let end = now + SHORT_LIFE_S;
+    for (name, cert) in [("h-cert", true), ("h-perm", false)] {
+        add_with_validity(&dir, name, cert, now - 3600, end);
+    }
+    let domain = 10 + std::process::id() % 40;
+    let topic = "Expiring";
+
+    let valid = participant(domain, Some(&dir.join("alice"))).expect("alice");
+    let wr = writer(&valid, topic, &[], true).unwrap();
+    wr.write(&sample(0)).unwrap();
+    let mut short_lived = Vec::new();
+    for name in ["h-cert", "h-perm"] {
+        let dp = participant(domain, Some(&dir.join(name))).expect("valid for now");
+        let w = writer(&dp, topic, &[], true).unwrap();
+        w.write(&sample(1)).unwrap();
+        short_lived.push((w, dp));
+    }
+    let wait_s = (end + 2 - now_unix()).max(0) as u64;
+    assert!(
+        wait_s > 2,
+        "the set-up took too long: the short-lived identities expire too soon"
+    );
+    sleep(Duration::from_secs(wait_s));
+
+    // New peers, after the expiry: a Cyclone reader (bob) and a Halyard reader (carol).
+    let args = py_args(domain, topic, 10, 10, &["--transient-local"]);
+    let sub = Peer::spawn(&py, "cyclone_sub.py", Some(&dir.join("bob")), &strs(&args));
+    let dp = participant(domain, Some(&dir.join("carol"))).expect("carol");
+    let t: Topic<Keyed> = dp.create_topic(topic).unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&t, reliable_qos(EndpointQos::reader_default(), true))
+        .unwrap();
+    let got = take_seqs(&rd, 2, secs(10.0));
+    let m = rd.subscription_matched_status();
+    let o = sub.finish(secs(20.0));
+    o.check(
+        o.ok && o.seqs() == vec![0],
+        "the new Cyclone reader should read alice's sample only",
+    );
+    o.check(
+        got == vec![0] && m.total_count == 1,
+        &format!(
+            "the new Halyard reader should match and read alice only: took {got:?}, matched {}",
+            m.total_count
+        ),
+    );
+    drop(short_lived);
+    let _ = std::fs::remove_dir_all(&dir);
 }
