@@ -13,6 +13,10 @@
 #   libssl-dev, pkg-config, openssl  OpenSSL for the security plugins (the `openssl` crate)
 #   python: cyclonedds  Cyclone 11 Python binding + `cyclonedds` CLI, used by
 #                       tests/peers/*.py
+#   python venv $HALYARD_SECURE_VENV (default /opt/halyard-cyclone010): the same
+#                       binding built against Debian's Cyclone 0.10 (which has the DDS
+#                       Security plugins; the PyPI wheel's Cyclone 11 has no security), for
+#                       crates/halyard/tests/interop_cyclone_py_secure.rs
 set -euo pipefail
 
 log() { printf '[install-deps] %s\n' "$*"; }
@@ -77,6 +81,26 @@ if "$PYTHON" -c 'import cyclonedds' >/dev/null 2>&1; then
 else
     log "pip: installing cyclonedds"
     "$PYTHON" -m pip install cyclonedds
+fi
+
+# The Python binding of Debian's Cyclone DDS 0.10, built from source in its own virtual
+# environment: the wheel's bundled Cyclone 11 rejects <Security> ("unknown element").
+# setup.py wants CYCLONEDDS_HOME/{include,lib}; Debian keeps the library in a multiarch dir.
+SECURE_VENV=${HALYARD_SECURE_VENV:-/opt/halyard-cyclone010}
+if "$SECURE_VENV/bin/python3" -c 'import cyclonedds.domain' >/dev/null 2>&1; then
+    log "pip: secure cyclonedds binding already in $SECURE_VENV"
+else
+    cyclone_version=$(dpkg-query -W -f='${Version}' libddsc0debian | sed 's/-.*//')
+    multiarch=$(gcc -print-multiarch)
+    home=$(mktemp -d)
+    mkdir -p "$home/bin"
+    ln -s /usr/include "$home/include"
+    ln -s "/usr/lib/$multiarch" "$home/lib"
+    log "pip: building cyclonedds==$cyclone_version against Debian's libddsc into $SECURE_VENV"
+    $SUDO "$PYTHON" -m venv "$SECURE_VENV"
+    $SUDO env CYCLONEDDS_HOME="$home" "$SECURE_VENV/bin/pip" install --no-binary cyclonedds \
+        "cyclonedds==$cyclone_version"
+    rm -rf "$home"
 fi
 
 # The Rust lint tools the test script runs (rustup's default profile has them; a minimal one

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cyclone DDS (python binding) writer peer for Halyard interop tests.
+"""Cyclone DDS (python binding, 11 or 0.10) writer peer for Halyard interop tests.
 
 Writes --count samples of HalyardKeyed / HalyardUnkeyed and prints JSON lines:
 {"written": N, "matched": M} and {"incompatible_qos": C, "last_policy": P}
@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from cyclonedds.core import Policy, Qos
+from cyclonedds.core import Listener, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.annotations import final, key
@@ -35,6 +35,29 @@ class Keyed(IdlStruct, typename="HalyardKeyed"):
 class Unkeyed(IdlStruct, typename="HalyardUnkeyed"):
     seq: uint32
     payload: sequence[uint8]
+
+
+def matched_tracker(entity_cls, getter, callback):
+    """Current and total matched counts of a reader or writer: from the status getter where
+    the binding has one (Cyclone 11), else from a listener (the 0.10 binding built against
+    Debian's libddsc, the one with DDS Security). Returns (listener or None, counts())."""
+    if hasattr(entity_cls, getter):
+        return None, lambda ent: (lambda s: (s.current_count, s.total_count))(getattr(ent, getter)())
+    seen = {"current": 0, "total": 0}
+
+    def on_matched(_entity, status):
+        seen["current"], seen["total"] = status.current_count, status.total_count
+
+    return Listener(**{callback: on_matched}), lambda _ent: (seen["current"], seen["total"])
+
+
+def incompatible_qos(ent, getter):
+    """(total_count, last_policy_id) of an incompatible-QoS status; (None, None) where the
+    binding has no getter for it (0.10)."""
+    if not hasattr(ent, getter):
+        return None, None
+    s = getattr(ent, getter)()
+    return s.total_count, s.last_policy_id
 
 
 def out(obj):
@@ -84,12 +107,15 @@ def main():
     dp = DomainParticipant(a.domain)
     topic = Topic(dp, a.topic, dtype)
     pub = Publisher(dp, qos=Qos(Policy.Partition(partitions=a.partition))) if a.partition else Publisher(dp)
-    wr = DataWriter(pub, topic, qos=Qos(*policies))
+    listener, matched = matched_tracker(
+        DataWriter, "get_publication_matched_status", "on_publication_matched"
+    )
+    wr = DataWriter(pub, topic, qos=Qos(*policies), listener=listener)
 
     deadline = time.monotonic() + a.timeout
     if a.wait_match > 0:
         while time.monotonic() < deadline:
-            if wr.get_publication_matched_status().current_count >= a.wait_match:
+            if matched(wr)[0] >= a.wait_match:
                 break
             time.sleep(0.02)
         # Give the matched reader's side time to discover this writer too.
@@ -98,7 +124,7 @@ def main():
     written = 0
     payload = bytes((i & 0xFF) for i in range(a.size))
     period = 1.0 / a.rate if a.rate > 0 else 0.0
-    matched_enough = wr.get_publication_matched_status().current_count >= a.wait_match
+    matched_enough = matched(wr)[0] >= a.wait_match
     if matched_enough:
         for i in range(a.count):
             if time.monotonic() >= deadline:
@@ -125,10 +151,9 @@ def main():
         while not matched_enough and time.monotonic() < deadline:
             time.sleep(0.05)
 
-    m = wr.get_publication_matched_status()
-    out({"written": written, "matched": m.total_count})
-    inc = wr.get_offered_incompatible_qos_status()
-    out({"incompatible_qos": inc.total_count, "last_policy": inc.last_policy_id})
+    out({"written": written, "matched": matched(wr)[1]})
+    inc = incompatible_qos(wr, "get_offered_incompatible_qos_status")
+    out({"incompatible_qos": inc[0], "last_policy": inc[1]})
 
 
 if __name__ == "__main__":

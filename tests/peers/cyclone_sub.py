@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cyclone DDS (python binding) reader peer for Halyard interop tests.
+"""Cyclone DDS (python binding, 11 or 0.10) reader peer for Halyard interop tests.
 
 Prints one JSON line per received sample {"seq":..,"id":..,"len":..} then
 {"received": N, "matched": M} and {"incompatible_qos": C, "last_policy": P}
@@ -10,7 +10,8 @@ import json
 import time
 from dataclasses import dataclass
 
-from cyclonedds.core import Policy, Qos
+from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
+from cyclonedds.core import Listener, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.annotations import final, key
@@ -36,6 +37,29 @@ class Unkeyed(IdlStruct, typename="HalyardUnkeyed"):
     payload: sequence[uint8]
 
 
+def matched_tracker(entity_cls, getter, callback):
+    """Current and total matched counts of a reader or writer: from the status getter where
+    the binding has one (Cyclone 11), else from a listener (the 0.10 binding built against
+    Debian's libddsc, the one with DDS Security). Returns (listener or None, counts())."""
+    if hasattr(entity_cls, getter):
+        return None, lambda ent: (lambda s: (s.current_count, s.total_count))(getattr(ent, getter)())
+    seen = {"current": 0, "total": 0}
+
+    def on_matched(_entity, status):
+        seen["current"], seen["total"] = status.current_count, status.total_count
+
+    return Listener(**{callback: on_matched}), lambda _ent: (seen["current"], seen["total"])
+
+
+def incompatible_qos(ent, getter):
+    """(total_count, last_policy_id) of an incompatible-QoS status; (None, None) where the
+    binding has no getter for it (0.10)."""
+    if not hasattr(ent, getter):
+        return None, None
+    s = getattr(ent, getter)()
+    return s.total_count, s.last_policy_id
+
+
 def out(obj):
     print(json.dumps(obj), flush=True)
 
@@ -54,6 +78,7 @@ def main():
     ap.add_argument("--size", type=int, default=0, help="expected payload length (informational)")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--wait-match", type=int, default=0)
+    ap.add_argument("--discovery", action="store_true", help="print the topics of discovered writers")
     a = ap.parse_args()
 
     policies = [
@@ -67,13 +92,16 @@ def main():
     dp = DomainParticipant(a.domain)
     topic = Topic(dp, a.topic, dtype)
     sub = Subscriber(dp, qos=Qos(Policy.Partition(partitions=a.partition))) if a.partition else Subscriber(dp)
-    rd = DataReader(sub, topic, qos=Qos(*policies))
+    listener, matched = matched_tracker(
+        DataReader, "get_subscription_matched_status", "on_subscription_matched"
+    )
+    rd = DataReader(sub, topic, qos=Qos(*policies), listener=listener)
     out({"ready": True})
 
     deadline = time.monotonic() + a.timeout
     if a.wait_match > 0:
         while time.monotonic() < deadline:
-            if rd.get_subscription_matched_status().current_count >= a.wait_match:
+            if matched(rd)[0] >= a.wait_match:
                 out({"reader_matched": True})
                 break
             time.sleep(0.02)
@@ -90,10 +118,14 @@ def main():
             received += 1
             out({"seq": s.seq, "id": getattr(s, "id", None), "len": len(s.payload)})
 
-    m = rd.get_subscription_matched_status()
-    out({"received": received, "matched": m.total_count})
-    inc = rd.get_requested_incompatible_qos_status()
-    out({"incompatible_qos": inc.total_count, "last_policy": inc.last_policy_id})
+    out({"received": received, "matched": matched(rd)[1]})
+    inc = incompatible_qos(rd, "get_requested_incompatible_qos_status")
+    out({"incompatible_qos": inc[0], "last_policy": inc[1]})
+    if a.discovery:
+        # Every topic this participant learnt of a remote writer on.
+        brd = BuiltinDataReader(dp, BuiltinTopicDcpsPublication)
+        topics = sorted({p.topic_name for p in brd.take(N=1000)})
+        out({"discovered_publication_topics": topics})
 
 
 if __name__ == "__main__":
