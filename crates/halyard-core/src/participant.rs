@@ -891,9 +891,21 @@ impl Participant {
                             }
                         }
                         None => {
-                            // Undecodable: its extent is unknown, so the rest of the message
-                            // cannot be trusted either.
-                            break;
+                            // Undecodable (a key not received yet, or tampered): skipped by
+                            // its framing, SEC_PREFIX, one body submessage, SEC_POSTFIX, and
+                            // the rest of the message handled (Cyclone DDS sends a handshake's
+                            // Final beside an ACKNACK protected with keys derived from that
+                            // Final). A message whose framing does not hold is dropped.
+                            let _body = subs.next();
+                            let postfix = subs.next();
+                            if !matches!(
+                                postfix,
+                                Some(Ok(Submessage::Unknown {
+                                    id: halyard_wire::message::id::SEC_POSTFIX
+                                }))
+                            ) {
+                                break;
+                            }
                         }
                     }
                 }

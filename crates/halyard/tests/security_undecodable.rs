@@ -86,7 +86,6 @@ fn wait_discovered(dp: &DomainParticipant, prefix: GuidPrefix, send: impl Fn()) 
 /// An SPDP DATA after an undecodable protected submessage in the same datagram is handled
 /// (the participant learns of the announcer), as it is alone in a datagram.
 #[test]
-#[ignore = "known defect (docs/known-issues.md): the rest of a datagram after an undecodable protected submessage is dropped"]
 fn plain_submessages_after_an_undecodable_protected_one_are_handled() {
     let dir = set_up();
     let domain = 220 + std::process::id() % 10;
