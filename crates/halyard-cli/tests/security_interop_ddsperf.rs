@@ -17,10 +17,9 @@ use std::time::{Duration, Instant};
 const LO: &str =
     r#"<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>"#;
 
-/// The `halyard security init --protect` levels tested. `sign` and `encrypt` (protection of
-/// discovery, liveliness, metadata and data) are left out while a Halyard participant refuses
-/// them with `Error::Unsupported`: add them here when it implements them.
-const LEVELS: &[&str] = &["none", "rtps-sign", "rtps-encrypt"];
+/// The `halyard security init --protect` levels tested (`sign` and `encrypt` also protect
+/// discovery, liveliness, metadata and data).
+const LEVELS: &[&str] = &["none", "rtps-sign", "rtps-encrypt", "sign", "encrypt"];
 
 fn ddsperf_available() -> bool {
     let found = std::env::var_os("PATH")

@@ -32,11 +32,9 @@ const DEFAULT_SECURE_PYTHON: &str = "/opt/halyard-cyclone010/bin/python3";
 
 /// The `halyard security init --protect` levels tested, as the command line names them
 /// (`none`: authentication and access control only; `rtps-*`: and every RTPS message signed
-/// or encrypted).
-/// `sign` and `encrypt` (protection of discovery, liveliness, metadata and data) are left out
-/// while a Halyard participant refuses them with `Error::Unsupported`: add them here when it
-/// implements them.
-const LEVELS: &[&str] = &["none", "rtps-sign", "rtps-encrypt"];
+/// or encrypted; `sign` and `encrypt`: and discovery, liveliness, metadata and data protected).
+/// The negative tests run at the last.
+const LEVELS: &[&str] = &["none", "rtps-sign", "rtps-encrypt", "sign", "encrypt"];
 
 /// Samples per direction in the lossless tests.
 const N: u32 = 200;
