@@ -77,6 +77,12 @@ def main():
     ap.add_argument("--count", type=int, default=10, help="stop after this many samples")
     ap.add_argument("--size", type=int, default=0, help="expected payload length (informational)")
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument(
+        "--linger",
+        type=float,
+        default=0.0,
+        help="seconds to stay after the last sample (so the writer hears the final ACKNACK)",
+    )
     ap.add_argument("--wait-match", type=int, default=0)
     ap.add_argument("--discovery", action="store_true", help="print the topics of discovered writers")
     a = ap.parse_args()
@@ -118,6 +124,10 @@ def main():
             received += 1
             out({"seq": s.seq, "id": getattr(s, "id", None), "len": len(s.payload)})
 
+    # Leaving at once can take the final ACKNACK with it: under loss the writer then waits
+    # for the reader's lease to expire before it counts everything acknowledged.
+    if received >= a.count and a.linger > 0:
+        time.sleep(a.linger)
     out({"received": received, "matched": matched(rd)[1]})
     inc = incompatible_qos(rd, "get_requested_incompatible_qos_status")
     out({"incompatible_qos": inc[0], "last_policy": inc[1]})

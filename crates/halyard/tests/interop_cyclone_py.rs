@@ -320,6 +320,10 @@ fn halyard_to_python_with_faults(
         &count,
     ];
     args.extend(["--timeout", "12", "--wait-match", "1"]);
+    if faults.is_some() {
+        // Under loss the reader's last ACKNACKs may be lost: it stays to answer HEARTBEATs.
+        args.extend(["--linger", "1"]);
+    }
     args.extend(extra);
     let started = Instant::now();
     let mut py = Peer::spawn("cyclone_sub.py", &args);
@@ -347,16 +351,6 @@ fn halyard_to_python_with_faults(
         .unwrap();
         if !reliable {
             sleep(Duration::from_millis(2));
-        }
-        // Under injected faults, the burst starts once the reader has taken the first sample.
-        // A Cyclone DDS VOLATILE reader that has not yet synchronised with a writer starts
-        // at the first HEARTBEAT it receives and skips what it had not received below that
-        // HEARTBEAT's last sequence number (seen: 193 of 200, every missing one below 61).
-        // That first synchronisation is a separate, open defect (see docs/known-issues.md);
-        // what this test proves is repair under loss once the reader is in sync.
-        if i == 0 && faults.is_some() && !py.wait_line("\"seq\": 0", secs(10.0)) {
-            let o = py.finish(secs(15.0));
-            o.check(false, "the python reader never received the first sample");
         }
     }
     let written_after = started.elapsed();
@@ -456,20 +450,34 @@ fn halyard_keyed_reliable_to_python() {
 
 /// Halyard's reliable writer repairs what its own fault injector drops, duplicates and
 /// reorders (both directions of its traffic) so a real Cyclone reader still gets everything.
+/// The burst starts as soon as both sides matched: a Cyclone VOLATILE reader starts at the first
+/// HEARTBEAT it receives and skips what it lacks below it, so this also proves the writer holds
+/// DATA back until the reader heard where its stream starts (before that fix: 98, 103 and 117
+/// of 200 delivered in 3 of 24 runs with `HALYARD_INTEROP_DROP_SEND=0.5` and fault seeds 1..24,
+/// `HALYARD_INTEROP_FAULT_SEED`; 0 of 24 after it).
 #[test]
 fn halyard_with_injected_faults_to_python_is_lossless() {
     if !peer_available() {
         return;
     }
     let faults = halyard::FaultConfig {
-        seed: 0xC0FFEE,
-        drop_send: 0.2,
+        seed: env_or("HALYARD_INTEROP_FAULT_SEED", 0xC0FFEE),
+        drop_send: env_or("HALYARD_INTEROP_DROP_SEND", 0.2),
         drop_receive: 0.2,
         duplicate: 0.05,
         reorder: 0.1,
     };
     let o = halyard_to_python_with_faults(45, 200, 16, true, &[], Some(faults));
     check_all_in_order(&o, 200, 16);
+}
+
+/// The value of environment variable `name`, if set and parsable, else `default` (knobs for
+/// reproducing a failure: fault seeds and rates).
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Python pub of `n` samples -> Halyard reliable reader; returns received (seq, len) and output.

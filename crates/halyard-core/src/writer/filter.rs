@@ -282,7 +282,8 @@ impl Writer {
     /// The readers of each participant for a sample `rejecting` reject, in GUID order.
     fn groups(&self, rejecting: &[Guid]) -> Vec<(GuidPrefix, Group)> {
         let mut out: Vec<(GuidPrefix, Group)> = Vec::new();
-        for p in self.proxies.values() {
+        // A reader still synchronising gets no DATA (see the module `writer`).
+        for p in self.proxies.values().filter(|p| p.synced) {
             if out
                 .last()
                 .is_none_or(|(prefix, _)| *prefix != p.guid.prefix)

@@ -9,6 +9,17 @@
 //! and the first sequence number relevant to it (`start_sn`: volatile readers are not owed the
 //! past and get a GAP for it).
 //!
+//! First synchronisation. A volatile reliable reader may take the first HEARTBEAT it receives
+//! as the start of the stream and treat whatever it has not received below that HEARTBEAT's
+//! last sequence number as not owed to it, acknowledging it: Cyclone DDS does (its proxy writer
+//! turns the first HEARTBEAT [first, last] into a GAP [1, last]), and so do Halyard's readers
+//! of other vendors' writers. A HEARTBEAT announcing samples the reader lost would thus have
+//! them acknowledged without ever being delivered. So a reliable reader that starts after the
+//! writer's past (`start_sn` = last + 1 when matched) is not `synced` at first: it gets no DATA
+//! and only directed HEARTBEATs announcing nothing before its start ([start, start - 1]) until
+//! an ACKNACK proves it heard one of them ([`acknack_proves_sync`]); then what was written for
+//! it since it matched is sent to it, with a HEARTBEAT.
+//!
 //! Repair is reader-driven ([`repair`]): HEARTBEATs announce [first, last]; ACKNACKs name
 //! missing changes, which are resent directed at that reader (or answered with a GAP when no
 //! longer held). Large samples are fragmented ([`send`]); a reliable writer sends only
@@ -144,6 +155,9 @@ pub(crate) struct ReaderProxy {
     pub(crate) nackfrag_counts: CountFilter,
     /// Consecutive ACKNACKs acknowledging beyond what was ever written.
     pub(crate) acks_ahead: u8,
+    /// The reader knows where its stream starts (see "First synchronisation" above): until
+    /// then it gets no DATA, and HEARTBEATs that announce nothing before `start_sn`.
+    pub(crate) synced: bool,
     /// How many samples past its first missing one the reader keeps (its reorder buffer):
     /// while it reports a gap, samples written further ahead would be thrown away and sent
     /// again, so the writer waits instead. `None`: as many as the writer's window allows.
@@ -178,6 +192,7 @@ impl ReaderProxy {
             acknack_counts: CountFilter::default(),
             nackfrag_counts: CountFilter::default(),
             acks_ahead: 0,
+            synced: true,
             reorder_window: None,
             reported_gap: false,
             report_counts: CountFilter::default(),
@@ -338,6 +353,10 @@ impl Writer {
         };
         proxy.start_sn = start;
         proxy.acked_below = start;
+        // A reliable reader that is not owed the past must first learn where its stream
+        // starts (the module's "First synchronisation"). Discovery's own writers are exempt:
+        // their readers are durable or Halyard's own secure volatile one.
+        proxy.synced = !(proxy.reliable && !self.builtin && start == self.last_sn + 1);
         let (guid, time_filtered) = (proxy.guid, proxy.time_filter.is_some());
         self.proxies.insert(guid, proxy);
         self.recompute_fanout();
@@ -352,6 +371,16 @@ impl Writer {
             self.hb_due = Some(now);
             self.hb_interval = std::time::Duration::ZERO;
         }
+    }
+
+    /// Test support: reader `guid` knows where its stream starts, as once it answered the
+    /// HEARTBEAT announcing it.
+    #[cfg(test)]
+    pub(crate) fn assume_synced(&mut self, guid: &Guid) {
+        if let Some(p) = self.proxies.get_mut(guid) {
+            p.synced = true;
+        }
+        self.recompute_fanout();
     }
 
     pub(crate) fn remove_proxy(&mut self, guid: &Guid) -> bool {
@@ -391,7 +420,7 @@ impl Writer {
     fn recompute_fanout(&mut self) {
         let mut first_seen: Vec<(Locator, GuidPrefix)> = Vec::new();
         let mut shared: Vec<Locator> = Vec::new();
-        for p in self.proxies.values() {
+        for p in self.proxies.values().filter(|p| p.synced) {
             let Some(m) = p.multicast else { continue };
             match first_seen.iter().find(|(l, _)| *l == m) {
                 None => first_seen.push((m, p.guid.prefix)),
@@ -402,7 +431,7 @@ impl Writer {
             }
         }
         let mut dests = shared.clone();
-        for p in self.proxies.values() {
+        for p in self.proxies.values().filter(|p| p.synced) {
             if p.multicast.is_some_and(|m| shared.contains(&m)) {
                 continue;
             }
@@ -413,7 +442,11 @@ impl Writer {
             }
         }
         self.fanout = dests;
-        let mut prefixes = self.proxies.keys().map(|g| g.prefix);
+        let mut prefixes = self
+            .proxies
+            .values()
+            .filter(|p| p.synced)
+            .map(|p| p.guid.prefix);
         let first = prefixes.next();
         self.fanout_prefix = match first {
             Some(p) if prefixes.all(|q| q == p) => Some(p),
@@ -761,6 +794,20 @@ impl Writer {
         }
     }
 
+    /// The HEARTBEAT directed at `reader`: the writer's range, or, while the reader is not
+    /// synchronised, an empty range at its start ([start, start - 1]: nothing before `start`
+    /// is owed to it, nothing from `start` on announced yet). Never final while unsynchronised:
+    /// the reader must answer.
+    fn heartbeat_to(&mut self, reader: &Guid, final_flag: bool) -> Heartbeat {
+        let mut hb = self.heartbeat(reader.entity, final_flag);
+        if let Some(p) = self.proxies.get(reader).filter(|p| !p.synced) {
+            hb.first_sn = p.start_sn;
+            hb.last_sn = p.start_sn - 1;
+            hb.final_flag = false;
+        }
+        hb
+    }
+
     /// Encodes the inline QoS a change needs (key hash, status info) into `buf`; false when it
     /// needs none.
     /// The inline QoS of `change` into `buf`; false if it has none. `fragmented`: the change
@@ -837,11 +884,12 @@ impl Writer {
             .all(|p| p.acked_below > self.last_sn)
     }
 
-    /// Readers known to have matched us (reliable ones acknowledged at least once).
+    /// Readers known to have matched us (reliable ones acknowledged at least once, and know
+    /// where their stream starts).
     pub(crate) fn synced_readers(&self) -> usize {
         self.proxies
             .values()
-            .filter(|p| !p.reliable || p.acknack_counts.seen())
+            .filter(|p| !p.reliable || (p.synced && p.acknack_counts.seen()))
             .count()
     }
 

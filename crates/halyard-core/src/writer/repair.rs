@@ -53,6 +53,16 @@ impl Writer {
         if !p.acknack_counts.accept(count) {
             return false;
         }
+        let mut newly_synced = false;
+        if !p.synced {
+            if !acknack_proves_sync(an, first_contact, p.start_sn) {
+                // It may not know where its stream starts: tell it again (and nothing else).
+                self.serve_requests(ctx, reader, true);
+                return false;
+            }
+            p.synced = true;
+            newly_synced = true;
+        }
         let base = set.base.min(last_sn + 1);
         // The reader is behind what it acknowledged before: it lost its state for us (a new
         // proxy after its lease on us expired, or a restart) and knows nothing to ask for.
@@ -79,12 +89,25 @@ impl Writer {
                 p.requested.insert(sn);
             }
         }
-        let wants_hb =
-            first_contact || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
+        if newly_synced {
+            // What was written for it while it synchronised, held back until now.
+            let owed = self
+                .changes
+                .range(base.max(p.start_sn)..)
+                .map(|(sn, _)| *sn);
+            p.requested
+                .extend(owed.take(MAX_REQUESTED_PER_READER.saturating_sub(p.requested.len())));
+        }
+        let wants_hb = first_contact
+            || newly_synced
+            || (set.num_bits == 0 && (!final_flag || went_back) && base <= last_sn);
         if went_back {
             let soon = now + fast_heartbeat(cfg);
             self.hb_interval = fast_heartbeat(cfg);
             self.hb_due = Some(self.hb_due.map_or(soon, |d| d.min(soon)));
+        }
+        if newly_synced {
+            self.recompute_fanout();
         }
         if advanced {
             self.collect_acked();
@@ -112,7 +135,7 @@ impl Writer {
     ) {
         self.flush_batch(out);
         let (sn, frags, count) = (nf.writer_sn, &nf.fragment_number_state, nf.count);
-        let Some(p) = self.proxies.get_mut(&reader) else {
+        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced) else {
             return;
         };
         if !p.nackfrag_counts.accept(count) {
@@ -153,7 +176,7 @@ impl Writer {
         cfg: &ParticipantConfig,
         reader: Guid,
     ) {
-        let Some(p) = self.proxies.get_mut(&reader) else {
+        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced) else {
             return;
         };
         let held = self.changes.range(p.start_sn..).map(|(sn, _)| *sn);
@@ -227,7 +250,7 @@ impl Writer {
         }
         let sent_something = mb.len() > empty || sent_fragmented;
         if sent_something || force_hb {
-            let hb = self.heartbeat(reader.entity, false);
+            let hb = self.heartbeat_to(&reader, false);
             mb.heartbeat(&hb);
             self.note_hb_sent(ctx.now);
         }
@@ -249,7 +272,7 @@ impl Writer {
             let dests = p.locators.clone();
             let mut mb = out.start(Some(g.prefix));
             let empty = mb.len();
-            let hb = self.heartbeat(g.entity, false);
+            let hb = self.heartbeat_to(&g, false);
             mb.heartbeat(&hb);
             self.note_hb_sent(now);
             out.push(mb, empty, &dests);
@@ -320,14 +343,17 @@ impl Writer {
         let unacked: Vec<Guid> = self
             .proxies
             .values()
-            .filter(|p| p.reliable && (p.acked_below <= last || !p.acknack_counts.seen()))
+            .filter(|p| {
+                p.reliable && (!p.synced || p.acked_below <= last || !p.acknack_counts.seen())
+            })
             .map(|p| p.guid)
             .collect();
         if unacked.is_empty() {
             self.hb_due = None;
             return;
         }
-        let one_datagram = self.fanout_prefix.is_some() || !self.per_reader;
+        let one_datagram = (self.fanout_prefix.is_some() || !self.per_reader)
+            && self.proxies.values().all(|p| p.synced);
         if one_datagram && unacked.len() == self.proxies.len() && self.fanout.len() <= unacked.len()
         {
             let dests = self.fanout.clone();
@@ -345,7 +371,7 @@ impl Writer {
                     .unwrap_or_default();
                 let mut mb = out.start(Some(g.prefix));
                 let empty = mb.len();
-                let hb = self.heartbeat(g.entity, false);
+                let hb = self.heartbeat_to(&g, false);
                 mb.heartbeat(&hb);
                 out.push(mb, empty, &dests);
             }
@@ -365,5 +391,85 @@ impl Writer {
         if !congested {
             self.hb_interval = (self.hb_interval * 2).min(cfg.heartbeat_period);
         }
+    }
+}
+
+/// True if ACKNACK `an` from a reader not yet synchronised (see the module `writer`'s "First
+/// synchronisation"; `first` = its first ACKNACK accepted, `start` = its first sequence number)
+/// proves the reader heard a HEARTBEAT of ours, so it knows where its stream starts:
+///
+/// - a pre-emptive ACKNACK, sent before any HEARTBEAT, proves nothing: Cyclone DDS's and
+///   Halyard's acknowledge nothing (base 1, no bits; Cyclone's has count 0, RTI's base 0);
+/// - the reader acknowledges everything before `start`: only our HEARTBEAT [start, start - 1]
+///   told it so, unless `start` is 1;
+/// - with `start` 1, an ACKNACK that follows another one: a reader acknowledges nothing again
+///   before it heard from us only in a pre-emptive ACKNACK, which Cyclone resends with count 0
+///   and Halyard never resends.
+fn acknack_proves_sync(an: &AckNack, first: bool, start: SequenceNumber) -> bool {
+    let base = an.reader_sn_state.base;
+    let cyclone_preemptive = base <= SequenceNumber(1) && an.count == 0;
+    !cyclone_preemptive && base >= start && (base > SequenceNumber(1) || !first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halyard_wire::SequenceNumberSet;
+
+    fn acknack(base: i64, count: i32) -> AckNack {
+        AckNack {
+            reader_id: EntityId([0, 0, 1, 4]),
+            writer_id: EntityId([0, 0, 1, 3]),
+            reader_sn_state: SequenceNumberSet::new(SequenceNumber(base), 0),
+            count,
+            final_flag: true,
+        }
+    }
+
+    #[test]
+    fn preemptive_acknacks_prove_no_synchronisation() {
+        // Cyclone DDS's pre-emptive ACKNACK (base 1, count 0), first or repeated.
+        assert!(!acknack_proves_sync(
+            &acknack(1, 0),
+            true,
+            SequenceNumber(1)
+        ));
+        assert!(!acknack_proves_sync(
+            &acknack(1, 0),
+            false,
+            SequenceNumber(1)
+        ));
+        // Halyard's (base 1, any count) when it is the reader's first.
+        assert!(!acknack_proves_sync(
+            &acknack(1, 24577),
+            true,
+            SequenceNumber(1)
+        ));
+        // Any reader still before a start beyond 1.
+        assert!(!acknack_proves_sync(
+            &acknack(1, 3),
+            false,
+            SequenceNumber(5)
+        ));
+        assert!(!acknack_proves_sync(
+            &acknack(4, 3),
+            false,
+            SequenceNumber(5)
+        ));
+    }
+
+    #[test]
+    fn an_answer_to_the_start_heartbeat_proves_synchronisation() {
+        assert!(acknack_proves_sync(&acknack(5, 1), true, SequenceNumber(5)));
+        assert!(acknack_proves_sync(
+            &acknack(1, 1),
+            false,
+            SequenceNumber(1)
+        ));
+        assert!(acknack_proves_sync(
+            &acknack(1, 24578),
+            false,
+            SequenceNumber(1)
+        ));
     }
 }

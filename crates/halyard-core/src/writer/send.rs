@@ -107,6 +107,11 @@ impl Writer {
         shared: Option<&mut TokenBucket>,
     ) {
         if self.fanout.is_empty() {
+            if self.filters_any() {
+                // Readers still synchronising get this change later, as a repair: their time
+                // filters decide on it now, in write order, as for every other reader.
+                self.rejecting(sn);
+            }
             return;
         }
         if std::mem::take(&mut self.pace_stale) {

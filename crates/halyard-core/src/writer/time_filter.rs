@@ -426,6 +426,8 @@ mod tests {
         let mut p = ReaderProxy::new(reader(n), vec![locator(n)], true);
         p.time_filter = separation.map(TimeFilter::new);
         w.add_proxy(Instant::from_nanos(0), p, durable);
+        // As once it answered the HEARTBEAT announcing where its stream starts.
+        w.assume_synced(&reader(n));
     }
 
     fn out() -> Outbox {
