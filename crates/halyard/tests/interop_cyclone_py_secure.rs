@@ -510,19 +510,17 @@ fn secure_reliable_data_both_ways_at_each_level() {
     }
 }
 
-/// Known defect (docs/known-issues.md): a secured Halyard writer that writes a VOLATILE burst
-/// as soon as a secured Cyclone reader has matched loses the first samples about one run in
-/// two. Halyard sends them under rtps protection before Cyclone has Halyard's crypto tokens
-/// (its first token message arrived before Cyclone had finished the handshake and was
-/// dropped; the resend came ~30 ms later); Cyclone cannot decode them ("decoding rtps message
-/// from remote participant ... failed"), and its reader then starts at the first HEARTBEAT it
-/// can decode and acknowledges everything below, so Halyard sees all acknowledged.
+/// A secured Halyard writer writes a VOLATILE burst as soon as a secured Cyclone reader has
+/// matched: every sample arrives. It lost the first ones about one run in two (rtps-sign,
+/// rtps-encrypt): Halyard sent them before Cyclone had Halyard's crypto tokens, Cyclone could not
+/// decode them, and its reader then started at the first HEARTBEAT it could decode and
+/// acknowledged everything below. A volatile reliable reader now gets no DATA before an ACKNACK
+/// shows it heard where its stream starts, which Cyclone sends only once it can decode.
 #[test]
-#[ignore = "known defect: a VOLATILE burst right after a secure match loses its first samples"]
-fn reproducer_volatile_burst_right_after_secure_match() {
+fn volatile_burst_right_after_secure_match_is_lossless() {
     let Some(py) = secure_python() else { return };
-    let level = LEVELS[LEVELS.len() - 1];
     for run in 0..4 {
+        let level = ["rtps-encrypt", "encrypt"][run as usize % 2];
         let dir = temp_dir(&format!("volatile-{run}"));
         init(&dir, level, &["alice", "bob"], &[]);
         let domain = 60 + (std::process::id() % 8) * 4 + run;
