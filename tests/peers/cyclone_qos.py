@@ -22,32 +22,16 @@ prints {"late": n}, the samples still in its cache (LIFESPAN removes expired one
 {"requested_deadline_missed": total} at the end.
 """
 import argparse
-import json
 import time
-from dataclasses import dataclass
 
 from cyclonedds.core import InstanceState, Policy, Qos
 from cyclonedds.domain import DomainParticipant
-from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.annotations import final, key
-from cyclonedds.idl.types import int32, sequence, uint8, uint32
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-
-@dataclass
-@final
-class Keyed(IdlStruct, typename="HalyardKeyed"):
-    id: int32
-    key("id")
-    seq: uint32
-    payload: sequence[uint8]
-
-
-def out(obj):
-    print(json.dumps(obj), flush=True)
+from peer_common import Keyed, out
 
 
 def main():

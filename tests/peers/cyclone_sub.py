@@ -6,62 +6,16 @@ Prints one JSON line per received sample {"seq":..,"id":..,"len":..} then
 (the latter from the reader's REQUESTED_INCOMPATIBLE_QOS status).
 """
 import argparse
-import json
 import time
-from dataclasses import dataclass
 
 from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
-from cyclonedds.core import Listener, Policy, Qos
+from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
-from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.annotations import final, key
-from cyclonedds.idl.types import int32, sequence, uint8, uint32
 from cyclonedds.sub import DataReader, Subscriber
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-
-@dataclass
-@final
-class Keyed(IdlStruct, typename="HalyardKeyed"):
-    id: int32
-    key("id")
-    seq: uint32
-    payload: sequence[uint8]
-
-
-@dataclass
-@final
-class Unkeyed(IdlStruct, typename="HalyardUnkeyed"):
-    seq: uint32
-    payload: sequence[uint8]
-
-
-def matched_tracker(entity_cls, getter, callback):
-    """Current and total matched counts of a reader or writer: from the status getter where
-    the binding has one (Cyclone 11), else from a listener (the 0.10 binding built against
-    Debian's libddsc, the one with DDS Security). Returns (listener or None, counts())."""
-    if hasattr(entity_cls, getter):
-        return None, lambda ent: (lambda s: (s.current_count, s.total_count))(getattr(ent, getter)())
-    seen = {"current": 0, "total": 0}
-
-    def on_matched(_entity, status):
-        seen["current"], seen["total"] = status.current_count, status.total_count
-
-    return Listener(**{callback: on_matched}), lambda _ent: (seen["current"], seen["total"])
-
-
-def incompatible_qos(ent, getter):
-    """(total_count, last_policy_id) of an incompatible-QoS status; (None, None) where the
-    binding has no getter for it (0.10)."""
-    if not hasattr(ent, getter):
-        return None, None
-    s = getattr(ent, getter)()
-    return s.total_count, s.last_policy_id
-
-
-def out(obj):
-    print(json.dumps(obj), flush=True)
+from peer_common import Keyed, Unkeyed, incompatible_qos, matched_tracker, out
 
 
 def main():
