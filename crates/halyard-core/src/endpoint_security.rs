@@ -32,7 +32,7 @@ use crate::security::{SecurityInfo, SecurityOutput};
 use crate::time::Instant;
 use crate::writer::NewChange;
 use halyard_wire::discovery::{builtin_endpoint as be, ParticipantData};
-use halyard_wire::{EntityId, Guid, GuidPrefix};
+use halyard_wire::{EntityId, Guid};
 
 /// The secure builtin writer/reader pairs (DDS Security 1.1 §7.4.5-7.4.6), the builtin
 /// endpoint bits that announce them, and the builtin topic the plugin knows them by.
@@ -253,14 +253,6 @@ impl Participant {
         match &self.security {
             Some(sec) if sec.liveliness_protected() => EntityId::P2P_MESSAGE_SECURE_WRITER,
             _ => EntityId::P2P_MESSAGE_WRITER,
-        }
-    }
-
-    /// Forgets the endpoints of remote participant `prefix` in the plugin.
-    pub(crate) fn security_forget_participant_endpoints(&mut self, prefix: GuidPrefix) {
-        for (w, r, _, _) in SECURE_BUILTIN_PAIRS {
-            self.security_forget_endpoint(Guid::new(prefix, w));
-            self.security_forget_endpoint(Guid::new(prefix, r));
         }
     }
 }

@@ -112,7 +112,8 @@ pub trait ParticipantSecurity: Send {
     fn handle_timeout(&mut self, now: Instant, out: &mut SecurityOutput);
     /// When [`ParticipantSecurity::handle_timeout`] is next due, if ever.
     fn poll_timeout(&self) -> Option<Instant>;
-    /// A remote participant left or its lease expired: forget its handshake and keys.
+    /// A remote participant left or its lease expired: forget its handshake, its keys and
+    /// its endpoints.
     fn forget(&mut self, remote: GuidPrefix);
 
     /// Protects one outgoing submessage (header included) of local endpoint `local`, sent to
@@ -534,8 +535,8 @@ impl Participant {
         let Some(sec) = self.security.as_mut() else {
             return;
         };
+        // The plugin forgets the peer's endpoints with it.
         sec.forget(prefix);
-        self.security_forget_participant_endpoints(prefix);
         self.unmatch_volatile(prefix);
         self.unmatch_remote_writer(
             EntityId::P2P_STATELESS_MESSAGE_READER,

@@ -228,6 +228,17 @@ impl Net {
     }
 }
 
+/// Whether node 0's writer `w` and node 1's reader `r` both report their match.
+fn pair_matched(n: &Net, w: halyard_core::wire::EntityId, r: halyard_core::wire::EntityId) -> bool {
+    n.saw(
+        1,
+        |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r),
+    ) && n.saw(
+        0,
+        |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w),
+    )
+}
+
 /// A RELIABLE, KEEP_ALL writer on node 0 and reader on node 1: every sample must arrive
 /// despite loss.
 fn reliable_keep_all_pair(
@@ -519,10 +530,7 @@ fn tampered_and_replayed_protected_messages_are_dropped_counted_and_never_delive
     net.replay = true;
     let t0 = Instant::from_nanos(0);
     let (w, r) = reliable_keep_all_pair(&mut net, t0);
-    let matched = net.run_until(60_000, |n| {
-        n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-            && n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-    });
+    let matched = net.run_until(60_000, |n| pair_matched(n, w, r));
     assert!(
         matched,
         "no match under attack; stats {:?}",
@@ -588,10 +596,7 @@ fn full_protection_hides_discovery_metadata_and_data_and_delivers_every_sample()
         net.tap = true;
         let t0 = Instant::from_nanos(0);
         let (w, r) = reliable_keep_all_pair(&mut net, t0);
-        let matched = net.run_until(30_000, |n| {
-            n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-                && n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-        });
+        let matched = net.run_until(30_000, |n| pair_matched(n, w, r));
         assert!(
             matched,
             "{what}: no match under full protection; stats {:?} / {:?}; events {:?}",
@@ -647,10 +652,7 @@ fn handshake_and_key_exchange_survive_loss_duplication_and_reordering() {
         net.reorder_percent = 20;
         let t0 = Instant::from_nanos(0);
         let (w, r) = reliable_keep_all_pair(&mut net, t0);
-        let matched = net.run_until(60_000, |n| {
-            n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-                && n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-        });
+        let matched = net.run_until(60_000, |n| pair_matched(n, w, r));
         assert!(
             matched,
             "seed {seed:#x}: no match; stats {:?} / {:?}",
@@ -686,10 +688,7 @@ fn messages_that_protection_lengthens_past_a_datagram_are_split_not_dropped() {
     net.tap = true;
     let t0 = Instant::from_nanos(0);
     let (w, r) = reliable_keep_all_pair(&mut net, t0);
-    let matched = net.run_until(30_000, |n| {
-        n.saw(1, |e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == r))
-            && n.saw(0, |e| matches!(e, Event::PublicationMatched { writer, matched: true, .. } if *writer == w))
-    });
+    let matched = net.run_until(30_000, |n| pair_matched(n, w, r));
     assert!(matched, "no match");
     // Let the key exchange settle, then write a burst the writer batches into big datagrams.
     net.run_until(500, |_| false);
