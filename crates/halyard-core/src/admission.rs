@@ -352,6 +352,7 @@ mod tests {
             lifespan_expiry: None,
             group: None,
             group_seq: None,
+            original: None,
         }
     }
 

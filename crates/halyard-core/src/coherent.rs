@@ -233,6 +233,7 @@ mod tests {
             group: None,
             contiguous: false,
             gsn: None,
+            original: None,
         }
     }
 

@@ -108,6 +108,9 @@ pub struct ReceivedSample {
     /// subscriber and the writer's publisher have GROUP ordered access: the order the
     /// publisher made its changes in, across its writers.
     pub group_seq: Option<(Guid, SequenceNumber)>,
+    /// The original writer and sequence number of a relayed sample (a durability service's:
+    /// PID_ORIGINAL_WRITER_INFO); `None` for a sample from its own writer.
+    pub original: Option<(Guid, SequenceNumber)>,
 }
 
 /// An event for the API layer.

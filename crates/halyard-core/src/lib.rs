@@ -24,6 +24,7 @@ pub mod pacing;
 mod participant;
 mod reader;
 mod reassembly;
+mod relay;
 pub mod security;
 pub mod time;
 mod writer;
@@ -37,6 +38,7 @@ pub use halyard_wire as wire;
 pub use outbox::Transmit;
 pub use participant::{Participant, Stats};
 pub use reader::ReaderSpec;
+pub use relay::SERVICE_READER_NAME;
 pub use time::Instant;
 pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};
 

@@ -393,6 +393,7 @@ impl Participant {
             key_hash: pmd_key(self.prefix, kind),
             payload: std::sync::Arc::new(pmd_payload(self.prefix, kind)),
             timestamp: None,
+            original: None,
         };
         let pmd_writer = self.participant_message_writer();
         if let Some(w) = self.writers.get_mut(&pmd_writer) {

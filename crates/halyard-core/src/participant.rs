@@ -52,6 +52,8 @@ pub struct Stats {
     pub filtered_by_time: u64,
     /// Samples not delivered because their reader tracks too many instances already.
     pub filtered_too_many_instances: u64,
+    /// Samples a reader got again, from a durability service or another, and dropped.
+    pub duplicates_dropped: u64,
     /// Protected messages or submessages that failed to decode (tampered, replayed, unknown
     /// key), and plain ones the security plugin requires to be protected: dropped.
     pub secure_rejected: u64,
@@ -528,6 +530,7 @@ impl Participant {
                     group_seq: publisher
                         .zip(group_mark)
                         .map(|(g, (_, gsn))| (Guid::new(self.prefix, g), gsn)),
+                    original: c.original,
                 };
                 if self.holds_for_set(writer, r) {
                     self.local_sets.entry(writer).or_default().push(s);
@@ -1032,6 +1035,14 @@ impl Participant {
         let Some(r) = self.readers.get_mut(&s.reader) else {
             return;
         };
+        if let Some(seen) = r.seen.as_mut() {
+            let (writer, sn) = s.original.unwrap_or((s.writer, s.sn));
+            // A group mark carries no sample (and its writer's number is its own).
+            if s.group.is_none_or(|g| !g.end) && !seen.first_time(writer, sn) {
+                self.stats.duplicates_dropped += 1;
+                return;
+            }
+        }
         if r.admission.active() {
             if let Err(why) = r.admission.admit(now, &mut s, traits) {
                 let counter = match why {
@@ -1082,14 +1093,18 @@ impl Participant {
             q.coherent_set(),
             q.group_coherent_set(),
             q.group_seq_num(),
+            q.original_writer(),
         ) {
-            (Ok(key_hash), Ok(status), Ok(coherent), Ok(group), Ok(gsn)) => Some(InlineQos {
-                key_hash,
-                status,
-                coherent,
-                group,
-                gsn,
-            }),
+            (Ok(key_hash), Ok(status), Ok(coherent), Ok(group), Ok(gsn), Ok(original)) => {
+                Some(InlineQos {
+                    key_hash,
+                    status,
+                    coherent,
+                    group,
+                    gsn,
+                    original,
+                })
+            }
             _ => {
                 self.stats.malformed_inline_qos += 1;
                 None
@@ -1136,6 +1151,7 @@ impl Participant {
                 group: inline.group,
                 gsn: inline.gsn,
                 contiguous: false,
+                original: inline.original,
             };
             self.deliver_arrival(now, r, writer, d.writer_sn, arrival);
         }

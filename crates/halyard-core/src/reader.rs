@@ -115,6 +115,8 @@ pub(crate) struct Arrival {
     pub(crate) contiguous: bool,
     /// PID_GROUP_SEQ_NUM (GROUP ordered access).
     pub(crate) gsn: Option<SequenceNumber>,
+    /// PID_ORIGINAL_WRITER_INFO: a relayed change's original writer and sequence number.
+    pub(crate) original: Option<(Guid, SequenceNumber)>,
 }
 
 /// What a change's inline QoS says (the parts delivery needs).
@@ -125,6 +127,7 @@ pub(crate) struct InlineQos {
     pub(crate) coherent: Option<Option<SequenceNumber>>,
     pub(crate) group: Option<(SequenceNumber, SequenceNumber)>,
     pub(crate) gsn: Option<SequenceNumber>,
+    pub(crate) original: Option<(Guid, SequenceNumber)>,
 }
 
 enum Pending {
@@ -175,6 +178,10 @@ pub(crate) struct WriterProxy {
     /// The writer's publisher when both sides have GROUP ordered access: its samples carry
     /// their group sequence numbers to the application's cache.
     pub(crate) ordered_publisher: Option<Guid>,
+    /// A durability service's reader acknowledges only what it stored (see
+    /// [`crate::relay`]): the sequence numbers delivered and not yet released, in order.
+    /// `None`: acknowledgments are not held.
+    pub(crate) unreleased: Option<std::collections::VecDeque<SequenceNumber>>,
 }
 
 /// The first change (`frag` 0) or fragment a NACK asked for for the first time. Its repair
@@ -234,6 +241,7 @@ impl WriterProxy {
             answered_upto: None,
             repair_rtt: None,
             requested_at: BTreeMap::new(),
+            unreleased: None,
             reports_reception: false,
             reception: Reception::default(),
             lease: None,
@@ -300,10 +308,14 @@ impl WriterProxy {
                 contiguous,
             }),
             group_seq: None,
+            original: None,
         }
     }
 
-    fn push(&self, reader: EntityId, sn: SequenceNumber, a: Arrival, out: &mut Sink<'_>) {
+    fn push(&mut self, reader: EntityId, sn: SequenceNumber, a: Arrival, out: &mut Sink<'_>) {
+        if let Some(q) = self.unreleased.as_mut() {
+            q.push_back(sn);
+        }
         let group = a
             .group
             .filter(|_| self.group_publisher.is_some())
@@ -325,6 +337,7 @@ impl WriterProxy {
             lifespan_expiry: None,
             group,
             group_seq: self.ordered_publisher.zip(a.gsn),
+            original: a.original,
         });
     }
 
@@ -557,6 +570,7 @@ impl WriterProxy {
             r.coherent = inline.coherent;
             r.group = inline.group;
             r.gsn = inline.gsn;
+            r.original = inline.original;
             r.key_flag = df.key_flag;
         }
         if ts.is_some() {
@@ -588,6 +602,7 @@ impl WriterProxy {
             group: r.group,
             contiguous: false,
             gsn: r.gsn,
+            original: r.original,
             payload: r.into_data(),
         };
         Some((sn, arrival))
@@ -714,8 +729,17 @@ impl WriterProxy {
 
     /// The ACKNACK to send now (RTPS 2.5 §8.4.12.1.4): base = next_sn, bits = missing changes
     /// that are not partially received and were not asked for within [`Self::nack_hold`].
+    ///
+    /// With acknowledgments held ([`crate::relay`]) the base is the first delivered change
+    /// not yet released, if that is lower: what lies between it and `next_sn` was received,
+    /// so the bitmap does not name it, and the writer keeps it unacknowledged.
     pub(crate) fn acknack(&mut self, reader: EntityId, now: Instant) -> AckNack {
-        let base = self.next_sn;
+        let unreleased_from = self
+            .unreleased
+            .as_ref()
+            .and_then(|q| q.front().copied())
+            .filter(|&sn| sn < self.next_sn);
+        let base = unreleased_from.unwrap_or(self.next_sn);
         let top = self.highest_announced.min(base + 255);
         let bits = if top >= base {
             (top - base + 1) as u32
@@ -734,7 +758,10 @@ impl WriterProxy {
         let mut set = SequenceNumberSet::new(base, bits);
         let mut missing = false;
         for sn in base.until(base + i64::from(bits)) {
-            if !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn) {
+            if sn >= self.next_sn
+                && !self.pending.contains_key(&sn)
+                && !self.frags.contains_key(&sn)
+            {
                 missing = true;
                 if self
                     .requested_at
@@ -856,12 +883,20 @@ pub(crate) struct Reader {
     pub(crate) announced_sn: Option<SequenceNumber>,
     /// Its subscriber (announced as PID_GROUP_ENTITYID), if any.
     pub(crate) group: Option<EntityId>,
+    /// It acknowledges only what is released (a durability service's, see [`crate::relay`]).
+    pub(crate) holds_acks: bool,
+    /// What it delivered per original writer, so that a sample that also comes from a
+    /// durability service is delivered once (readers that are not VOLATILE).
+    pub(crate) seen: Option<crate::relay::SeenSamples>,
 }
 
 impl Reader {
     pub(crate) fn new(guid: Guid, spec: ReaderSpec, hash_seed: u64) -> Self {
         let admission = crate::admission::Admission::new(&spec.qos, spec.has_key, hash_seed);
+        let durable = spec.qos.durability >= halyard_wire::qos::DurabilityKind::TransientLocal;
         Reader {
+            holds_acks: false,
+            seen: (durable && !guid.entity.is_builtin()).then(Default::default),
             guid,
             spec,
             proxies: BTreeMap::new(),

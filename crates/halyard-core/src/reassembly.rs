@@ -101,6 +101,8 @@ pub(crate) struct Reassembly {
     pub(crate) group: Option<(halyard_wire::SequenceNumber, halyard_wire::SequenceNumber)>,
     /// PID_GROUP_SEQ_NUM of the first fragment.
     pub(crate) gsn: Option<halyard_wire::SequenceNumber>,
+    /// PID_ORIGINAL_WRITER_INFO of the first fragment.
+    pub(crate) original: Option<(halyard_wire::Guid, halyard_wire::SequenceNumber)>,
     pub(crate) timestamp: Option<Time>,
     pub(crate) key_flag: bool,
     /// When fragments of this sample were last NACKed, and the highest fragment number that
@@ -150,6 +152,7 @@ impl Reassembly {
             coherent: None,
             group: None,
             gsn: None,
+            original: None,
             timestamp: None,
             key_flag: false,
             last_nack: None,

@@ -595,6 +595,7 @@ impl Participant {
                 key_hash: [0; 16],
                 payload: std::sync::Arc::new(payload),
                 timestamp: None,
+                original: None,
             };
             // The destination is in the message; the writer's filters route it. A full
             // history (a peer that stopped acknowledging) drops the message: the plugin

@@ -449,6 +449,7 @@ fn write_marked(net: &mut Net, w: halyard_core::wire::EntityId, n: u8) {
             key_hash: [0; 16],
             payload: std::sync::Arc::new([&[0, 1, 0, 0, i, 0, 0, 0][..], &MARK].concat()),
             timestamp: None,
+            original: None,
         };
         net.nodes[0].write(now, w, change).expect("write");
     }
@@ -544,6 +545,7 @@ fn tampered_and_replayed_protected_messages_are_dropped_counted_and_never_delive
             key_hash: [0; 16],
             payload: std::sync::Arc::new(vec![0, 1, 0, 0, i]),
             timestamp: None,
+            original: None,
         };
         net.nodes[0].write(now, w, change).expect("write");
     }
@@ -712,6 +714,7 @@ fn messages_that_protection_lengthens_past_a_datagram_are_split_not_dropped() {
             key_hash: [0; 16],
             payload: std::sync::Arc::new(payload),
             timestamp: None,
+            original: None,
         };
         net.nodes[0].write(now, w, change).expect("write");
     }

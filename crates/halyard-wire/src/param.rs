@@ -59,6 +59,10 @@ pub mod pid {
     pub const PROPERTY_LIST: u16 = 0x0059;
     pub const ENDPOINT_GUID: u16 = 0x005a;
     pub const TYPE_MAX_SIZE_SERIALIZED: u16 = 0x0060;
+    /// Inline QoS: the writer and sequence number a relayed change was first written with
+    /// (RTPS 2.5 §8.7.9, OriginalWriterInfo: GUID, SequenceNumber_t, then a parameter list
+    /// of the original writer's QoS). Durability services send their stored samples with it.
+    pub const ORIGINAL_WRITER_INFO: u16 = 0x0061;
     pub const ENTITY_NAME: u16 = 0x0062;
     pub const KEY_HASH: u16 = 0x0070;
     pub const STATUS_INFO: u16 = 0x0071;
@@ -234,6 +238,19 @@ impl<'a> ParameterList<'a> {
     pub fn group_seq_num(&self) -> Result<Option<SequenceNumber>, WireError> {
         let sn = self.sequence_number(pid::GROUP_SEQ_NUM, "group sequence number length")?;
         Ok(sn.filter(|&sn| sn > 0).map(SequenceNumber))
+    }
+    /// PID_ORIGINAL_WRITER_INFO (RTPS 2.5 §8.7.9): the original writer's GUID and the
+    /// sequence number the change had there, if present. The trailing QoS list is not read.
+    pub fn original_writer(&self) -> Result<Option<(Guid, SequenceNumber)>, WireError> {
+        let Some(p) = self.find(pid::ORIGINAL_WRITER_INFO)? else {
+            return Ok(None);
+        };
+        let what = "original writer info length";
+        let mut r = ValueReader::new(p.value, self.little_endian);
+        let guid = r.guid().map_err(|_| WireError::InvalidField(what))?;
+        let high = r.i32().map_err(|_| WireError::InvalidField(what))?;
+        let low = r.u32().map_err(|_| WireError::InvalidField(what))?;
+        Ok(Some((guid, SequenceNumber(((high as i64) << 32) | low as i64))))
     }
     /// PID_STATUS_INFO flags (big-endian on the wire per spec), 0 if absent.
     pub fn status_info(&self) -> Result<u32, WireError> {
@@ -446,6 +463,17 @@ impl<'b> ParameterListWriter<'b> {
     /// A GUID value.
     pub fn guid(&mut self, id: u16, g: Guid) {
         self.raw(id, &g.to_bytes());
+    }
+    /// PID_ORIGINAL_WRITER_INFO: the original writer's GUID and sequence number, with an
+    /// empty QoS list (its sentinel).
+    pub fn original_writer(&mut self, writer: Guid, sn: SequenceNumber) {
+        self.with(pid::ORIGINAL_WRITER_INFO, |b| {
+            b.extend_from_slice(&writer.to_bytes());
+            b.extend_from_slice(&((sn.0 >> 32) as i32).to_le_bytes());
+            b.extend_from_slice(&(sn.0 as u32).to_le_bytes());
+            b.extend_from_slice(&pid::SENTINEL.to_le_bytes());
+            b.extend_from_slice(&[0, 0]);
+        });
     }
     /// PID_SENTINEL; ends the list.
     pub fn finish(self) {

@@ -125,3 +125,20 @@ fn value_reader_structures() {
     assert_eq!(val(pid::DOMAIN_ID).i32().unwrap(), 0xdead_beefu32 as i32);
     assert!(pl.find(pid::TOPIC_NAME).unwrap().is_none());
 }
+
+#[test]
+fn original_writer_info_round_trips_and_short_values_are_errors() {
+    let writer = Guid::new(GuidPrefix([7; 12]), EntityId([0, 0, 1, 2]));
+    let sn = SequenceNumber((3i64 << 32) | 5);
+    let mut v = Vec::new();
+    let mut w = ParameterListWriter::new(&mut v);
+    w.original_writer(writer, sn);
+    w.finish();
+    // GUID (16) + SequenceNumber_t (8) + the empty QoS list's sentinel (4).
+    assert_eq!(&v[..4], &[0x61, 0, 28, 0]);
+    let pl = ParameterList::new(&v, true);
+    assert_eq!(pl.original_writer().unwrap(), Some((writer, sn)));
+    assert_eq!(ParameterList::new(&[1, 0, 0, 0], true).original_writer().unwrap(), None);
+    let short = [0x61, 0, 8, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0, 0, 0];
+    assert!(ParameterList::new(&short, true).original_writer().is_err());
+}

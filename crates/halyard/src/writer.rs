@@ -271,6 +271,7 @@ impl<T: TopicType> DataWriter<T> {
             key_hash: key,
             payload: Arc::new(payload),
             timestamp: Some(timestamp),
+            original: None,
         };
         let id = self.id;
         let max_blocking = self.max_blocking;

@@ -94,6 +94,7 @@ impl Participant {
         proxy.multicast = self.user_multicast(ed);
         proxy.reorder_window = self.reorder_window_of(reader);
         proxy.time_filter = self.time_filter_of(ed).map(crate::writer::TimeFilter::new);
+        proxy.durability_service = crate::relay::is_service_reader(ed);
         // A writer that encodes its payloads cannot filter on their content: the reader does.
         let announced = match self.payload_protected(writer) {
             true => None,
@@ -199,6 +200,9 @@ impl Participant {
             proxy.reports_reception = !foreign;
             proxy.lease = lease;
             proxy.ordered_publisher = ordered_publisher;
+            if r.holds_acks && reliable {
+                proxy.unreleased = Some(Default::default());
+            }
             if coherent {
                 let held = self.cfg.reader_max_pending_samples;
                 proxy.coherent = Some(crate::coherent::CoherentGate::new(held, !gaps_filtered));

@@ -64,6 +64,9 @@ impl Participant {
         let mut ed = self.endpoint_data(r.guid, &r.spec.topic_name, &r.spec.type_name, &r.spec.qos);
         ed.content_filter = r.content_filter.clone();
         ed.group_entity = r.group;
+        if r.holds_acks {
+            ed.entity_name = Some(crate::relay::SERVICE_READER_NAME.to_string());
+        }
         let sedp = self.sedp_writer_for(id, false);
         let sn = self.publish_sedp(now, sedp, &ed);
         if let Some(r) = self.readers.get_mut(&id) {
@@ -85,6 +88,7 @@ impl Participant {
             key_hash: ed.guid.to_bytes(),
             payload: Arc::new(payload),
             timestamp: None,
+            original: None,
         };
         // KEEP_LAST(1) per endpoint: never blocks on history; flow control is not applied
         // to discovery.
@@ -104,6 +108,7 @@ impl Participant {
             key_hash: guid.to_bytes(),
             payload: Arc::new(key),
             timestamp: None,
+            original: None,
         };
         if let Some(w) = self.writers.get_mut(&sedp) {
             let _ = w.write(now, &mut self.out, &self.cfg, change, None);

@@ -194,10 +194,11 @@ impl Writer {
     /// Recomputes whether any proxy has a content or time filter (after proxies or filters
     /// changed).
     pub(super) fn recount_filters(&mut self) {
-        self.filters.any = self
-            .proxies
-            .values()
-            .any(|p| p.filter.is_some() || p.time_filter.is_some());
+        self.filters.any = self.relay
+            || self
+                .proxies
+                .values()
+                .any(|p| p.filter.is_some() || p.time_filter.is_some());
     }
 
     /// Removes from `readers` (local readers of this participant) those whose filter rejects
@@ -236,6 +237,11 @@ impl Writer {
         let mut verdicts: Vec<(*const (), bool)> = Vec::new();
         let mut out = Vec::new();
         for p in self.proxies.values_mut() {
+            if sn >= p.snapshot_end {
+                // A relay's change written after the reader matched (see `Writer::set_relay`).
+                out.push(p.guid);
+                continue;
+            }
             if let Some(f) = p.filter.as_ref() {
                 let key = Arc::as_ptr(&f.test) as *const ();
                 let rejects = match verdicts.iter().find(|(k, _)| *k == key) {
@@ -271,7 +277,7 @@ impl Writer {
         let (Some(p), Some(c)) = (self.proxies.get(reader), self.changes.get(&sn)) else {
             return false;
         };
-        if p.time_filter.as_ref().is_some_and(|t| t.withholds(sn)) {
+        if sn >= p.snapshot_end || p.time_filter.as_ref().is_some_and(|t| t.withholds(sn)) {
             return true;
         }
         let rejected = p.filter.as_ref().is_some_and(|f| f.rejects(&c.change));

@@ -115,6 +115,11 @@ pub struct NewChange {
     pub payload: Arc<Vec<u8>>,
     /// Source timestamp to send in INFO_TS.
     pub timestamp: Option<Time>,
+    /// The writer and sequence number the change was first written with, when this writer
+    /// relays it (a durability service serving stored samples): sent as
+    /// PID_ORIGINAL_WRITER_INFO, so readers that got it from its original writer, or from
+    /// another service, recognise it and deliver it once.
+    pub original: Option<(Guid, SequenceNumber)>,
 }
 
 /// Writer batching: how much to gather into one datagram and for how long.
@@ -176,6 +181,12 @@ pub(crate) struct ReaderProxy {
     pub(crate) filter: Option<filter::InstalledFilter>,
     /// The reader's TIME_BASED_FILTER, when the writer applies it (see [`time_filter`]).
     pub(crate) time_filter: Option<TimeFilter>,
+    /// A relay writer's first change written after this reader matched (see
+    /// [`Writer::set_relay`]): it and the later ones go to the reader as GAPs.
+    pub(crate) snapshot_end: SequenceNumber,
+    /// The reader is another durability service's (see [`crate::relay`]): a relay sends it
+    /// everything, so that services that missed a writer catch up from each other.
+    pub(crate) durability_service: bool,
 }
 
 impl ReaderProxy {
@@ -201,6 +212,8 @@ impl ReaderProxy {
             smoothed: crate::pacing::Smoothed::default(),
             filter: None,
             time_filter: None,
+            snapshot_end: SequenceNumber(i64::MAX),
+            durability_service: false,
         }
     }
 }
@@ -275,6 +288,8 @@ pub(crate) struct Writer {
     pub(crate) own_liveliness: crate::liveliness::OwnLiveliness,
     /// Its readers' content filters (see [`filter`]).
     filters: filter::WriterFilters,
+    /// A relay (a durability service's writer, see [`Writer::set_relay`]).
+    pub(crate) relay: bool,
 }
 
 impl Writer {
@@ -327,7 +342,22 @@ impl Writer {
             expiries: VecDeque::new(),
             own_liveliness: Default::default(),
             filters: Default::default(),
+            relay: false,
         }
+    }
+
+    /// Makes this writer a relay, as a durability service's writers are: each reader gets
+    /// the history held when it matched (stored samples, with their original writer) and
+    /// none of the changes written after, which it gets from their original writers; those
+    /// go to it as GAPs. Writing is not held back by the acknowledgment window: what a relay
+    /// holds is bounded by its HISTORY and RESOURCE_LIMITS alone.
+    pub(crate) fn set_relay(&mut self) {
+        self.relay = true;
+        let next = self.last_sn + 1;
+        for p in self.proxies.values_mut().filter(|p| !p.durability_service) {
+            p.snapshot_end = next;
+        }
+        self.recount_filters();
     }
 
     /// Payloads dropped from the history go to `pool` for reuse.
@@ -353,6 +383,9 @@ impl Writer {
         };
         proxy.start_sn = start;
         proxy.acked_below = start;
+        if self.relay && !proxy.durability_service {
+            proxy.snapshot_end = self.last_sn + 1;
+        }
         // A reliable reader that is not owed the past must first learn where its stream
         // starts (the module's "First synchronisation"). Discovery's own writers are exempt:
         // their readers are durable or Halyard's own secure volatile one.
@@ -476,6 +509,9 @@ impl Writer {
         if self.pacer_full() {
             return false;
         }
+        if self.relay {
+            return true;
+        }
         let unacked = self.unacked_bytes_cache;
         if self.has_reliable_proxy() && unacked > 0 && unacked + len > self.window(cfg, len) {
             return false;
@@ -589,6 +625,7 @@ impl Writer {
             key_hash: [0; 16],
             payload: Arc::new(Vec::new()),
             timestamp: None,
+            original: None,
         };
         self.insert_change(sn, marker);
         self.send_new(&mut Ctx { now, out, cfg }, sn, None);
@@ -828,11 +865,16 @@ impl Writer {
             self.group_marks.get(&sn).copied()
         };
         let marker = coherence == Some(None);
+        // Durable writers (TRANSIENT, PERSISTENT) and relays always send the key hash: a
+        // durability service keeps samples per instance without knowing the type.
+        let durable = self.spec.has_key
+            && (self.spec.qos.durability >= DurabilityKind::Transient || change.original.is_some());
         let with_key = !marker
             && (self.builtin
                 || change.kind != ChangeKind::Alive
+                || durable
                 || (fragmented && self.spec.has_key));
-        if !with_key && coherence.is_none() && group_mark.is_none() {
+        if !with_key && coherence.is_none() && group_mark.is_none() && change.original.is_none() {
             return false;
         }
         buf.clear();
@@ -851,6 +893,9 @@ impl Writer {
                 pl.sequence_number(pid::GROUP_COHERENT_SET, Some(set));
             }
             pl.sequence_number(pid::GROUP_SEQ_NUM, Some(gsn));
+        }
+        if let Some((writer, sn)) = change.original {
+            pl.original_writer(writer, sn);
         }
         pl.finish();
         true

@@ -445,6 +445,7 @@ mod tests {
             key_hash: [key; 16],
             payload: Arc::new(vec![0, 1, 0, 0, key, 0, 0, 0]),
             timestamp: Some(at(ms)),
+            original: None,
         };
         let cfg = ParticipantConfig::new(0, prefix(1));
         let now = Instant::from_nanos(0);

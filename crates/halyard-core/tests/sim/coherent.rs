@@ -50,6 +50,7 @@ fn write(net: &mut SimNet, w: EntityId, set: u8, i: u8) {
         key_hash: [0; 16],
         payload: Arc::new(vec![0, 1, 0, 0, set, i, 0, 0]),
         timestamp: None,
+        original: None,
     };
     for _ in 0..100_000 {
         let now = net.instant();

@@ -76,6 +76,7 @@ fn stream_with_flipped_count(from: usize, kind: u8, nth: u32, bit: u32) {
             key_hash: [0; 16],
             payload: std::sync::Arc::new(indexed_payload(i, 1000)),
             timestamp: None,
+            original: None,
         };
         loop {
             let now = net.instant();

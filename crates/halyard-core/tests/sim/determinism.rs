@@ -146,6 +146,7 @@ fn run(seed: u64) -> (Vec<Delivery>, usize) {
             key_hash: key,
             payload: Arc::new(indexed_payload(i, len)),
             timestamp: None,
+            original: None,
         };
         for _ in 0..10_000 {
             let now = net.instant();

@@ -47,6 +47,7 @@ fn write(net: &mut SimNet, node: usize, w: EntityId, tag: u8) {
         key_hash: [1; 16],
         payload: Arc::new(vec![0, 1, 0, 0, tag, 0, 0, 0]),
         timestamp: Some(Time::from_nanos(net.now as i64)),
+        original: None,
     };
     let now = net.instant();
     net.p(node).write(now, w, change).expect("write");

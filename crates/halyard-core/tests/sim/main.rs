@@ -20,6 +20,7 @@ mod determinism;
 mod discovery;
 mod discovery_time;
 mod durability;
+mod durability_service;
 mod first_sync;
 mod group_coherent;
 mod incompatible;

@@ -816,6 +816,7 @@ pub fn reliable_stream_batched(
             key_hash: [0; 16],
             payload: std::sync::Arc::new(indexed_payload(i, len)),
             timestamp: None,
+            original: None,
         };
         let mut tries = 0u32;
         loop {
@@ -1010,6 +1011,7 @@ pub fn write_retrying(
         key_hash,
         payload: std::sync::Arc::new(payload),
         timestamp: None,
+        original: None,
     };
     for _ in 0..1_000_000 {
         let now = net.instant();

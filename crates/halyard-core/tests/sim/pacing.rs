@@ -85,6 +85,7 @@ fn offer(seed: u64, history: History, tune: fn(&mut ParticipantConfig), secs: u6
             key_hash: [0; 16],
             payload: Arc::new(indexed_payload(written, SAMPLE)),
             timestamp: None,
+            original: None,
         };
         let now = net.instant();
         match net.p(0).write(now, w, change) {

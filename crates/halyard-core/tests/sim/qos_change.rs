@@ -50,6 +50,7 @@ fn write_and_receive(net: &mut SimNet, w: EntityId, tag: u8) {
         key_hash: [0; 16],
         payload: Arc::new(vec![0, 1, 0, 0, tag, 0, 0, 0]),
         timestamp: None,
+        original: None,
     };
     let now = net.instant();
     net.p(0)

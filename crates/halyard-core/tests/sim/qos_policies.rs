@@ -61,6 +61,7 @@ fn write_keyed(net: &mut SimNet, node: usize, w: EntityId, key: u8, tag: u8, ind
         key_hash: [key; 16],
         payload: Arc::new(keyed_payload(key, tag, index)),
         timestamp: Some(Time::from_nanos(net.now as i64)),
+        original: None,
     };
     for _ in 0..100_000 {
         let now = net.instant();

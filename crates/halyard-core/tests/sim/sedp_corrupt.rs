@@ -77,6 +77,7 @@ fn sedp_publication_with_a_damaged_endpoint_guid_is_repaired() {
                 key_hash: [0; 16],
                 payload,
                 timestamp: None,
+                original: None,
             },
         )
         .expect("write");

@@ -122,6 +122,7 @@ fn write_stamped(net: &mut SimNet, w: EntityId, key: u8, index: u64) -> Written 
             key_hash: [key; 16],
             payload: Arc::new(payload(key, index)),
             timestamp: Some(Time::from_nanos(ts)),
+            original: None,
         };
         let now = net.instant();
         match net.p(0).write(now, w, change) {

@@ -1,0 +1,218 @@
+//! What the protocol core does for durability services (DDS 1.4 DURABILITY TRANSIENT and
+//! PERSISTENT): relay writers, held acknowledgments, and delivering each sample once.
+//!
+//! Design. A durability service subscribes to durable topics and serves what it stored to
+//! readers that come later. Three things in the core make that correct:
+//!
+//! - **Held acknowledgments.** A service's reader must not acknowledge a sample before the
+//!   service stored it: the writer would forget it, and a crash of the service between the
+//!   acknowledgment and the store would lose it. A reader whose acknowledgments are held
+//!   ([`Participant::hold_acknowledgments`]) remembers, per writer, the sequence numbers it
+//!   delivered; its ACKNACK base stops at the first one not yet released
+//!   ([`Participant::release_acknowledgments`], called once the store committed it), and the
+//!   bitmap does not name what it received beyond it. The writer keeps those changes and its
+//!   `wait_for_acknowledgments` means "stored".
+//! - **Relay writers.** A service's writer ([`Participant::set_writer_relay`]) holds the stored
+//!   samples, each sent with PID_ORIGINAL_WRITER_INFO (its first writer and sequence number).
+//!   A reader gets the history held when it matched; what the service stores later reaches
+//!   that reader from its original writer, so the relay sends it a GAP instead (every live
+//!   sample would otherwise travel twice).
+//! - **Once per sample.** A reader that is not VOLATILE may get a sample from its writer and
+//!   from one or more services. It remembers, per original writer, the sequence numbers it
+//!   delivered ([`SeenSamples`], a few ranges per writer) and drops the copies.
+
+use crate::participant::Participant;
+use crate::time::Instant;
+use halyard_wire::{EntityId, Guid, SequenceNumber};
+use std::collections::BTreeMap;
+
+/// The PID_ENTITY_NAME a durability service's reader announces: relays send such a reader
+/// every change, not only the history held when it matched, so that services catch up from
+/// each other (one that was cut off from a writer gets its samples from another service).
+pub const SERVICE_READER_NAME: &str = "halyard.durability_service";
+
+/// True if remote reader `ed` is a durability service's.
+pub(crate) fn is_service_reader(ed: &halyard_wire::discovery::EndpointData) -> bool {
+    ed.entity_name.as_deref() == Some(SERVICE_READER_NAME)
+}
+
+/// Writers a reader remembers delivered samples of (the oldest is forgotten beyond).
+const MAX_WRITERS_REMEMBERED: usize = 4096;
+/// Disjoint ranges remembered per writer (the lowest is forgotten beyond).
+const MAX_RANGES_PER_WRITER: usize = 64;
+
+/// The sequence numbers a reader delivered, per original writer, as sorted disjoint
+/// inclusive ranges: contiguous streams cost one range per writer.
+#[derive(Debug, Default)]
+pub(crate) struct SeenSamples {
+    writers: BTreeMap<Guid, Vec<(i64, i64)>>,
+}
+
+impl SeenSamples {
+    /// Records `sn` of `writer`; false if it was delivered before (a copy).
+    pub(crate) fn first_time(&mut self, writer: Guid, sn: SequenceNumber) -> bool {
+        if !self.writers.contains_key(&writer) && self.writers.len() >= MAX_WRITERS_REMEMBERED {
+            self.writers.pop_first();
+        }
+        let ranges = self.writers.entry(writer).or_default();
+        insert(ranges, sn.0)
+    }
+}
+
+/// Inserts `sn` into sorted disjoint inclusive `ranges`; false if already there.
+fn insert(ranges: &mut Vec<(i64, i64)>, sn: i64) -> bool {
+    // Fast path: the next of a contiguous stream.
+    if let Some(last) = ranges.last_mut() {
+        if last.1.checked_add(1) == Some(sn) {
+            last.1 = sn;
+            return true;
+        }
+        if sn > last.1 {
+            ranges.push((sn, sn));
+            trim(ranges);
+            return true;
+        }
+    }
+    // The first range ending at or after `sn`.
+    let i = ranges.partition_point(|r| r.1 < sn);
+    if ranges.get(i).is_some_and(|r| r.0 <= sn) {
+        return false;
+    }
+    let joins_prev = i > 0 && ranges[i - 1].1.checked_add(1) == Some(sn);
+    let joins_next = ranges
+        .get(i)
+        .is_some_and(|r| sn.checked_add(1) == Some(r.0));
+    match (joins_prev, joins_next) {
+        (true, true) => {
+            ranges[i - 1].1 = ranges[i].1;
+            ranges.remove(i);
+        }
+        (true, false) => ranges[i - 1].1 = sn,
+        (false, true) => ranges[i].0 = sn,
+        (false, false) => ranges.insert(i, (sn, sn)),
+    }
+    trim(ranges);
+    true
+}
+
+fn trim(ranges: &mut Vec<(i64, i64)>) {
+    if ranges.len() > MAX_RANGES_PER_WRITER {
+        ranges.remove(0);
+    }
+}
+
+impl Participant {
+    /// Makes local reader `reader` acknowledge only what is released (see the module): a
+    /// durability service's reader, whose acknowledgment then means "stored". Applies to the
+    /// writers it matches from now on and to those it has matched.
+    /// Such a reader gets copies too (the service's store recognises them, and releases
+    /// them). It announces itself as a service's reader ([`SERVICE_READER_NAME`]), again if it was
+    /// announced already.
+    pub fn hold_acknowledgments(&mut self, now: Instant, reader: EntityId) {
+        let Some(r) = self.readers.get_mut(&reader) else {
+            return;
+        };
+        r.holds_acks = true;
+        // It sees every copy: each must be released, and the store recognises copies.
+        r.seen = None;
+        for p in r.proxies.values_mut().filter(|p| p.reliable) {
+            p.unreleased.get_or_insert_with(Default::default);
+        }
+        if r.announced_sn.is_some() {
+            self.announce_reader(now, reader);
+        }
+    }
+
+    /// Releases the acknowledgment of every change of `writer` delivered to `reader` up to
+    /// and including `sn` (the service stored them), and acknowledges at once what that
+    /// frees. Changes delivered later stay held.
+    pub fn release_acknowledgments(
+        &mut self,
+        now: Instant,
+        reader: EntityId,
+        writer: Guid,
+        sn: SequenceNumber,
+    ) {
+        let Some(p) = self
+            .readers
+            .get_mut(&reader)
+            .and_then(|r| r.proxies.get_mut(&writer))
+        else {
+            return;
+        };
+        let Some(q) = p.unreleased.as_mut() else {
+            return;
+        };
+        let before = q.len();
+        while q.front().is_some_and(|&f| f <= sn) {
+            q.pop_front();
+        }
+        if q.len() != before {
+            self.send_acknack(now, reader, writer);
+        }
+    }
+
+    /// Makes local writer `writer` a relay (see the module and `Writer::set_relay`). Unknown
+    /// writers are ignored.
+    pub fn set_writer_relay(&mut self, writer: EntityId) {
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.set_relay();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halyard_wire::GuidPrefix;
+
+    fn w(n: u8) -> Guid {
+        Guid::new(GuidPrefix([n; 12]), EntityId([0, 0, 1, 2]))
+    }
+
+    #[test]
+    fn a_contiguous_stream_is_one_range_and_copies_are_refused() {
+        let mut s = SeenSamples::default();
+        for sn in 1..=1000 {
+            assert!(s.first_time(w(1), SequenceNumber(sn)));
+        }
+        assert_eq!(s.writers[&w(1)], vec![(1, 1000)]);
+        for sn in [1, 500, 1000] {
+            assert!(!s.first_time(w(1), SequenceNumber(sn)), "{sn} is a copy");
+        }
+        assert!(
+            s.first_time(w(2), SequenceNumber(5)),
+            "another writer's 5 is new"
+        );
+    }
+
+    #[test]
+    fn holes_fill_in_any_order_and_merge() {
+        let mut ranges = Vec::new();
+        for sn in [5, 1, 3, 2, 10, 4, 9] {
+            assert!(insert(&mut ranges, sn));
+        }
+        assert_eq!(ranges, vec![(1, 5), (9, 10)]);
+        assert!(!insert(&mut ranges, 3));
+        assert!(!insert(&mut ranges, 9));
+        assert!(insert(&mut ranges, 8));
+        assert!(insert(&mut ranges, 6));
+        assert!(insert(&mut ranges, 7));
+        assert_eq!(ranges, vec![(1, 10)]);
+    }
+
+    #[test]
+    fn ranges_and_writers_stay_bounded() {
+        let mut ranges = Vec::new();
+        for i in 0..1000 {
+            insert(&mut ranges, i * 3);
+        }
+        assert_eq!(ranges.len(), MAX_RANGES_PER_WRITER);
+        let mut s = SeenSamples::default();
+        for i in 0..(MAX_WRITERS_REMEMBERED as u32 + 10) {
+            let g = Guid::new(GuidPrefix([0; 12]), EntityId(i.to_be_bytes()));
+            s.first_time(g, SequenceNumber(1));
+        }
+        assert_eq!(s.writers.len(), MAX_WRITERS_REMEMBERED);
+    }
+}
