@@ -619,6 +619,7 @@ mod tests {
             lifespan_expiry: None,
             group: None,
             group_seq: None,
+            original: None,
         }
     }
 
