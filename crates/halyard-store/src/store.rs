@@ -253,6 +253,9 @@ impl Store {
         Ok(Inserted::Stored)
     }
 
+    /// The two INSERTs are written `INSERT .. SELECT` on purpose: SQLite then gives each a
+    /// statement journal, and a SQLITE_FULL undoes that statement alone. A single-row
+    /// `INSERT .. VALUES` has none, and SQLITE_FULL there cancels the whole transaction.
     fn write_sample(&self, ch: ChannelId, s: &StoredSample, plan: Plan) -> rusqlite::Result<()> {
         if plan.evict > 0 {
             self.conn
@@ -265,7 +268,7 @@ impl Store {
         self.conn
             .prepare_cached(
                 "INSERT INTO samples (channel, writer, sn, kind, key_hash, source_time, payload) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7",
             )?
             .execute(params![
                 ch.0,
@@ -279,7 +282,7 @@ impl Store {
         self.conn
             .prepare_cached(
                 "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
-                 VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT (channel, key_hash) DO UPDATE SET \
+                 SELECT ?1, ?2, ?3, ?4, 1 WHERE true ON CONFLICT (channel, key_hash) DO UPDATE SET \
                  kind = excluded.kind, source_time = excluded.source_time, \
                  samples = max(samples + 1 - ?5, 1)",
             )?
