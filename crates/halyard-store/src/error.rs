@@ -13,6 +13,8 @@ pub enum FullLimit {
     Instances,
     /// The channel's `max_samples_per_instance` under KEEP_ALL.
     PerInstance,
+    /// The store's channel ids ran out (2^23 channels created).
+    Channels,
     /// The store's `max_bytes` (SQLite's page cap) or the disk itself.
     Disk,
 }
@@ -23,6 +25,7 @@ impl fmt::Display for FullLimit {
             FullLimit::Samples => "max_samples",
             FullLimit::Instances => "max_instances",
             FullLimit::PerInstance => "max_samples_per_instance",
+            FullLimit::Channels => "the number of channels",
             FullLimit::Disk => "max_bytes (disk)",
         })
     }

@@ -16,9 +16,19 @@
 //! * **Idempotence.** (channel, writer GUID, sequence number) is unique: a sample seen again
 //!   (a service restart, two services, a writer's resend) is [`Inserted::Duplicate`].
 //! * **Limits before writes.** The HISTORY and RESOURCE_LIMITS of a channel are decided from
-//!   cached counts before anything is written ([`FullLimit`]); each insert runs inside its own
-//!   SAVEPOINT so that a full disk or a hit size cap undoes that insert alone and earlier
-//!   pending inserts stay. Nothing is ever dropped silently: a full store is an error.
+//!   cached counts before anything is written ([`FullLimit`]), so a refusal writes nothing.
+//!   Nothing is ever dropped silently: a full store is an error.
+//! * **The size cap.** `max_bytes` is SQLite's `max_page_count`. Far from it, an insert is
+//!   plain statements (fast). Within 64 pages plus twice the payload of the cap, an insert
+//!   runs in its own SAVEPOINT with statements SQLite journals one by one, so reaching the
+//!   cap undoes that insert alone and the pending ones stay. A *physical* disk full on the
+//!   fast path makes SQLite cancel the whole pending transaction: that is reported as
+//!   [`StoreError::TransactionLost`] with the count (those samples were never committed,
+//!   so never acknowledged).
+//! * **Row order.** A sample's row id is `channel << 40 | n`, n counting the channel's
+//!   inserts: a channel streams in insertion order straight from the table's b-tree, with no
+//!   extra index to maintain on insert. Indexes: (channel, writer, sn) unique, for
+//!   duplicates; (channel, key_hash, id), for KEEP_LAST eviction and purge.
 //! * **Refuse, never repair.** An existing file is inspected read-only first (magic bytes,
 //!   application_id, schema version, table list, `PRAGMA quick_check`); a file that is not
 //!   ours or is damaged is refused with a typed error and not written to.

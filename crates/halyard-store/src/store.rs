@@ -21,6 +21,9 @@ pub struct Store {
     conn: Connection,
     path: String,
     max_bytes: Option<u64>,
+    /// The cap in pages, and the page size, when there is a cap.
+    max_pages: Option<i64>,
+    page_size: i64,
     pending: usize,
     /// Limits and counts of the channels used since open (or since a lost transaction).
     channels: BTreeMap<ChannelId, ChannelState>,
@@ -31,7 +34,21 @@ struct ChannelState {
     limits: Limits,
     samples: u64,
     instances: u64,
+    /// Sequence part of the next row id in this channel.
+    next_seq: i64,
 }
+
+/// A sample's row id is `channel << SEQ_BITS | seq`, seq counting inserts into the channel
+/// from 1: row order is (channel, insertion order), so a channel's samples stream in order
+/// from a range of the table's own b-tree, with no index to maintain.
+const SEQ_BITS: u32 = 40;
+/// First sequence number that no longer fits (2^40 inserts into one channel).
+const SEQ_LIMIT: i64 = 1 << SEQ_BITS;
+/// Channel ids must keep `channel << SEQ_BITS` within i63.
+const CHANNEL_LIMIT: i64 = 1 << (63 - SEQ_BITS);
+/// Below this many free pages (plus twice the payload's) before the cap, inserts take the
+/// guarded path that can fail alone.
+const NEAR_CAP_PAGES: i64 = 64;
 
 impl Store {
     /// Opens the store at `path`, creating it when absent (its directory must exist).
@@ -40,23 +57,35 @@ impl Store {
     /// application or with unknown tables, a newer schema, or a damaged database.
     pub fn open(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         let conn = open_file(path, &options)?;
-        Ok(Store::with(conn, path.display().to_string(), options))
+        Store::with(conn, path.display().to_string(), options)
     }
 
     /// Opens an empty in-memory store (TRANSIENT durability); it ends with the value.
     pub fn in_memory(options: StoreOptions) -> Result<Store, StoreError> {
         let conn = open_memory(&options)?;
-        Ok(Store::with(conn, ":memory:".to_string(), options))
+        Store::with(conn, ":memory:".to_string(), options)
     }
 
-    fn with(conn: Connection, path: String, options: StoreOptions) -> Store {
-        Store {
+    fn with(conn: Connection, path: String, options: StoreOptions) -> Result<Store, StoreError> {
+        let page_size: i64 = conn
+            .pragma_query_value(None, "page_size", |r| r.get(0))
+            .map_err(|e| sql(&path, "read page_size", e))?;
+        let max_pages: Option<i64> = match options.max_bytes {
+            Some(_) => Some(
+                conn.pragma_query_value(None, "max_page_count", |r| r.get(0))
+                    .map_err(|e| sql(&path, "read max_page_count", e))?,
+            ),
+            None => None,
+        };
+        Ok(Store {
             conn,
             path,
             max_bytes: options.max_bytes,
+            max_pages,
+            page_size,
             pending: 0,
             channels: BTreeMap::new(),
-        }
+        })
     }
 
     /// The store's file name (`:memory:` in memory), as error messages name it.
@@ -163,7 +192,19 @@ impl Store {
                 ])
             })
             .map_err(|e| self.write_err(None, "create channel", e))?;
-        Ok(self.conn.last_insert_rowid())
+        let id = self.conn.last_insert_rowid();
+        if id >= CHANNEL_LIMIT {
+            self.conn
+                .execute("DELETE FROM channels WHERE id = ?1", [id])
+                .map_err(|e| self.write_err(None, "create channel", e))?;
+            return Err(StoreError::Full {
+                path: self.path.clone(),
+                channel: None,
+                limit: FullLimit::Channels,
+                max: CHANNEL_LIMIT as u64,
+            });
+        }
+        Ok(id)
     }
 
     /// Every channel with its spec (partitions as last given), in creation order.
@@ -221,42 +262,94 @@ impl Store {
     /// earlier pending inserts in place.
     pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
         let state = self.state(ch)?;
-        if self.is_stored(ch, s)? {
+        let in_instance = self.instance_samples(ch, &s.key_hash)?;
+        let planned = plan(&state.limits, state.samples, state.instances, in_instance);
+        let plan = match planned {
+            Ok(plan) if state.next_seq < SEQ_LIMIT => plan,
+            refused => {
+                if self.is_stored(ch, s)? {
+                    return Ok(Inserted::Duplicate);
+                }
+                let (limit, max) = refused
+                    .err()
+                    .unwrap_or((FullLimit::Samples, SEQ_LIMIT as u64));
+                return Err(self.full(ch, limit, max));
+            }
+        };
+        let guarded = self.near_cap(s.payload.len())?;
+        if guarded && self.is_stored(ch, s)? {
             return Ok(Inserted::Duplicate);
         }
-        let in_instance = self.instance_samples(ch, &s.key_hash)?;
-        let plan = plan(&state.limits, state.samples, state.instances, in_instance).map_err(
-            |(limit, max)| StoreError::Full {
-                path: self.path.clone(),
-                channel: Some(ch),
-                limit,
-                max,
-            },
-        )?;
         self.begin()?;
-        self.exec("SAVEPOINT insert_one", Some(ch))?;
-        if let Err(e) = self.write_sample(ch, s, plan) {
-            let e = self.write_err(Some(ch), "insert", e);
-            if !self.conn.is_autocommit() {
+        if guarded {
+            self.exec("SAVEPOINT insert_one", Some(ch))?;
+        }
+        let row = ch.0 << SEQ_BITS | state.next_seq;
+        let written = self.write_sample(ch, row, s, plan, guarded);
+        if guarded {
+            if written.is_err() && !self.conn.is_autocommit() {
                 self.exec("ROLLBACK TO insert_one", Some(ch))?;
+            }
+            if !self.conn.is_autocommit() {
                 self.exec("RELEASE insert_one", Some(ch))?;
             }
-            return Err(e);
         }
-        self.exec("RELEASE insert_one", Some(ch))?;
-        let evicted = plan.evict.min(in_instance.unwrap_or(0));
+        let stored = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
         if let Some(st) = self.channels.get_mut(&ch) {
-            st.samples = st.samples + 1 - evicted;
-            st.instances += u64::from(plan.new_instance);
+            st.next_seq += 1;
+            if stored {
+                let evicted = plan.evict.min(in_instance.unwrap_or(0));
+                st.samples = st.samples + 1 - evicted;
+                st.instances += u64::from(plan.new_instance);
+            }
+        }
+        if !stored {
+            return Ok(Inserted::Duplicate);
         }
         self.pending += 1;
         Ok(Inserted::Stored)
     }
 
-    /// The two INSERTs are written `INSERT .. SELECT` on purpose: SQLite then gives each a
-    /// statement journal, and a SQLITE_FULL undoes that statement alone. A single-row
-    /// `INSERT .. VALUES` has none, and SQLITE_FULL there cancels the whole transaction.
-    fn write_sample(&self, ch: ChannelId, s: &StoredSample, plan: Plan) -> rusqlite::Result<()> {
+    /// Writes the sample as row `row`, evicts and updates the instance; `false` when the
+    /// sample was a duplicate (then nothing was written).
+    ///
+    /// `guarded` (near the size cap) writes each INSERT as `INSERT .. SELECT`: SQLite then
+    /// gives the statement a statement journal and a SQLITE_FULL undoes that statement alone
+    /// (the caller's savepoint undoes the rest). A single-row `INSERT .. VALUES` has no
+    /// statement journal and a SQLITE_FULL there cancels the whole transaction, but it is
+    /// about 1.5 times faster, so it is the path far from the cap.
+    fn write_sample(
+        &self,
+        ch: ChannelId,
+        row: i64,
+        s: &StoredSample,
+        plan: Plan,
+        guarded: bool,
+    ) -> rusqlite::Result<bool> {
+        // Guarded: a plain INSERT (aborting on a duplicate, which the caller excluded first):
+        // OR IGNORE would make SQLite drop the statement journal again.
+        let insert = if guarded {
+            "INSERT INTO samples \
+             (id, channel, writer, sn, kind, key_hash, source_time, payload) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8"
+        } else {
+            "INSERT OR IGNORE INTO samples \
+             (id, channel, writer, sn, kind, key_hash, source_time, payload) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        };
+        let inserted = self.conn.prepare_cached(insert)?.execute(params![
+            row,
+            ch.0,
+            &s.writer[..],
+            s.sn,
+            s.kind.code(),
+            &s.key_hash[..],
+            s.source_time,
+            s.payload
+        ])?;
+        if inserted == 0 {
+            return Ok(false);
+        }
         if plan.evict > 0 {
             self.conn
                 .prepare_cached(
@@ -265,35 +358,52 @@ impl Store {
                 )?
                 .execute(params![ch.0, &s.key_hash[..], to_sql(Some(plan.evict))])?;
         }
-        self.conn
-            .prepare_cached(
-                "INSERT INTO samples (channel, writer, sn, kind, key_hash, source_time, payload) \
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7",
-            )?
-            .execute(params![
-                ch.0,
-                &s.writer[..],
-                s.sn,
-                s.kind.code(),
-                &s.key_hash[..],
-                s.source_time,
-                s.payload
-            ])?;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
-                 SELECT ?1, ?2, ?3, ?4, 1 WHERE true ON CONFLICT (channel, key_hash) DO UPDATE SET \
-                 kind = excluded.kind, source_time = excluded.source_time, \
-                 samples = max(samples + 1 - ?5, 1)",
-            )?
-            .execute(params![
-                ch.0,
-                &s.key_hash[..],
-                s.kind.code(),
-                s.source_time,
-                to_sql(Some(plan.evict))
-            ])?;
-        Ok(())
+        let upsert = if guarded {
+            "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
+             SELECT ?1, ?2, ?3, ?4, 1 WHERE true ON CONFLICT (channel, key_hash) DO UPDATE SET \
+             kind = excluded.kind, source_time = excluded.source_time, \
+             samples = max(samples + 1 - ?5, 1)"
+        } else {
+            "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
+             VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT (channel, key_hash) DO UPDATE SET \
+             kind = excluded.kind, source_time = excluded.source_time, \
+             samples = max(samples + 1 - ?5, 1)"
+        };
+        self.conn.prepare_cached(upsert)?.execute(params![
+            ch.0,
+            &s.key_hash[..],
+            s.kind.code(),
+            s.source_time,
+            to_sql(Some(plan.evict))
+        ])?;
+        Ok(true)
+    }
+
+    /// Whether the database is within reach of its size cap, so that the next insert of a
+    /// `payload_len` payload must be able to fail alone.
+    fn near_cap(&self, payload_len: usize) -> Result<bool, StoreError> {
+        let Some(max_pages) = self.max_pages else {
+            return Ok(false);
+        };
+        let pages = |sql: &str| -> Result<i64, StoreError> {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.query_row([], |r| r.get(0)))
+                .map_err(|e| self.err("page count", e))
+        };
+        let used = pages("PRAGMA page_count")? - pages("PRAGMA freelist_count")?;
+        let payload_pages =
+            i64::try_from(payload_len).unwrap_or(i64::MAX) / self.page_size.max(512);
+        Ok(max_pages - used < NEAR_CAP_PAGES + 2 * payload_pages)
+    }
+
+    fn full(&self, ch: ChannelId, limit: FullLimit, max: u64) -> StoreError {
+        StoreError::Full {
+            path: self.path.clone(),
+            channel: Some(ch),
+            limit,
+            max,
+        }
     }
 
     /// Makes the pending inserts durable (as [`crate::SyncLevel`] says); returns how many.
@@ -330,7 +440,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT writer, sn, kind, key_hash, source_time, payload FROM samples \
-                 WHERE channel = ?1 ORDER BY id",
+                 WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id",
             )
             .map_err(|e| self.err(op, e))?;
         let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
@@ -479,10 +589,17 @@ impl Store {
                 .map_err(|e| self.err("count channel", e))?;
             Ok(u64::try_from(v).unwrap_or(0))
         };
+        let last = count(
+            "SELECT coalesce(max(id) - (?1 << 40), 0) FROM samples \
+             WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1",
+        )?;
         let st = ChannelState {
             limits: spec.limits,
-            samples: count("SELECT count(*) FROM samples WHERE channel = ?1")?,
+            samples: count(
+                "SELECT count(*) FROM samples WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1",
+            )?,
             instances: count("SELECT count(*) FROM instances WHERE channel = ?1")?,
+            next_seq: i64::try_from(last).unwrap_or(SEQ_LIMIT) + 1,
         };
         self.channels.insert(ch, st);
         Ok(st)

@@ -308,6 +308,11 @@ fn disk_cap_case(len: usize) {
         refused.to_string().contains(&path.display().to_string()),
         "{refused}"
     );
+    // At the cap a sample already stored is still recognised.
+    assert_eq!(
+        store.insert(ch, &sample(1, 1, 1, len)).unwrap(),
+        Inserted::Duplicate
+    );
     let pending = store.pending();
     assert_eq!(pending as i64, sn - 3);
     assert!(pending > 0);
