@@ -262,7 +262,17 @@ impl Store {
     /// earlier pending inserts in place.
     pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
         let state = self.state(ch)?;
-        let in_instance = self.instance_samples(ch, &s.key_hash)?;
+        // KEEP_ALL without instance limits needs no per-instance count: skip the lookup
+        // (`instances` in the cache then goes stale, unused until `channel` reloads it).
+        let l = &state.limits;
+        let in_instance = if l.history_depth.is_none()
+            && l.max_instances.is_none()
+            && l.max_samples_per_instance.is_none()
+        {
+            Some(0)
+        } else {
+            self.instance_samples(ch, &s.key_hash)?
+        };
         let planned = plan(&state.limits, state.samples, state.instances, in_instance);
         let plan = match planned {
             Ok(plan) if state.next_seq < SEQ_LIMIT => plan,
