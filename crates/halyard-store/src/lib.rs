@@ -1,0 +1,72 @@
+//! The sample store under Halyard's durability service (issue 12: TRANSIENT and PERSISTENT
+//! durability, DDS 1.4 §2.2.3.4 DURABILITY and §2.2.3.5 DURABILITY_SERVICE).
+//!
+//! # Design
+//!
+//! One [`Store`] is one SQLite database: a file for PERSISTENT data, an in-memory database
+//! for TRANSIENT data, through the same code. It knows nothing of DDS entities: a *channel*
+//! is a topic, type name and partition set; a sample carries its original writer's GUID and
+//! sequence number, its instance's key hash, its kind (write, dispose, unregister) and its
+//! source time. The durability service owns the DDS side and decides when to commit.
+//!
+//! * **Transactions.** Inserts join one open transaction until [`Store::commit`], so the
+//!   service chooses the durability cadence the issue asks for: commit per sample, per batch
+//!   or per interval. The store reads no clock; the service passes time in and calls commit.
+//!   A sample is durable, and may be acknowledged as stored, only once `commit` returned.
+//! * **Idempotence.** (channel, writer GUID, sequence number) is unique: a sample seen again
+//!   (a service restart, two services, a writer's resend) is [`Inserted::Duplicate`].
+//! * **Limits before writes.** The HISTORY and RESOURCE_LIMITS of a channel are decided from
+//!   cached counts before anything is written ([`FullLimit`]), so a refusal writes nothing.
+//!   Nothing is ever dropped silently: a full store is an error.
+//! * **The size cap.** `max_bytes` is SQLite's `max_page_count`. Far from it, an insert is
+//!   plain statements (fast). Within 64 pages plus twice the payload of the cap, an insert
+//!   runs in its own SAVEPOINT with statements SQLite journals one by one, so reaching the
+//!   cap undoes that insert alone and the pending ones stay. A *physical* disk full on the
+//!   fast path makes SQLite cancel the whole pending transaction: that is reported as
+//!   [`StoreError::TransactionLost`] with the count (those samples were never committed,
+//!   so never acknowledged).
+//! * **Row order.** A sample's row id is `channel << 40 | n`, n counting the channel's
+//!   inserts: a channel streams in insertion order straight from the table's b-tree, with no
+//!   extra index to maintain on insert. Indexes: (channel, writer, sn) unique, for
+//!   duplicates; (channel, key_hash, id), for KEEP_LAST eviction and purge.
+//! * **Refuse, never repair.** An existing file is inspected read-only first (magic bytes,
+//!   application_id, schema version, table list, `PRAGMA quick_check`); a file that is not
+//!   ours or is damaged is refused with a typed error and not written to.
+//!
+//! # Why SQLite (through rusqlite, bundled) rather than redb
+//!
+//! SQLite's file format is stable and documented, backward compatible since 2004 and
+//! readable by the `sqlite3` shell and countless tools, which matters for a file operators
+//! keep for years and must be able to inspect when something goes wrong. Its write-ahead
+//! log with `synchronous = NORMAL` survives a process crash (kill -9) and with `FULL` also a
+//! power loss, which is exactly the configurable durability level the issue asks for, and
+//! batching many inserts per commit gives the throughput. `PRAGMA max_page_count` gives a
+//! hard bound on the database size that turns into an ordinary SQLITE_FULL error, so the
+//! DURABILITY_SERVICE limits can hold on disk too. Fast DDS's persistence plugin stores its
+//! samples in SQLite as well, so the benchmark comparison the issue asks for is like for
+//! like. redb is pure Rust and pleasant, but younger, its file format has changed between
+//! releases, it has no size cap, and no outside tool reads its files. The bundled SQLite
+//! build removes any dependence on the host's library version.
+//!
+//! # Threads
+//!
+//! A `Store` owns one `rusqlite::Connection`: it is `Send` but not `Sync`. The service
+//! keeps it on one thread (or behind a mutex). Two stores must not share one file.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod limits;
+mod open;
+mod partitions;
+mod store;
+mod types;
+
+pub use error::{FullLimit, StoreError};
+pub use open::{APPLICATION_ID, SCHEMA_VERSION};
+pub use store::Store;
+pub use types::{
+    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, StoreOptions, StoreStats, StoredSample,
+    SyncLevel,
+};

@@ -1,0 +1,300 @@
+//! Opening a store: refuse what is not ours without writing a byte, create what is new.
+//!
+//! An existing file is first inspected through a read-only connection (header bytes, then
+//! application_id, user_version, the table list and `PRAGMA quick_check`); only a file that
+//! passes is opened read-write. A read-only connection never checkpoints a write-ahead log
+//! into the main file, so a refused file keeps its bytes.
+
+use crate::error::StoreError;
+use crate::types::{StoreOptions, SyncLevel};
+use rusqlite::{Connection, OpenFlags};
+use std::io::Read;
+use std::path::Path;
+
+/// `PRAGMA application_id` of every Halyard store: "HYLD".
+pub const APPLICATION_ID: i32 = 0x4859_4C44;
+/// Schema version this crate writes and reads (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Page size of new stores: 1 KB samples fill 16 KB pages to 92 % (4 KB pages: 67 %).
+const PAGE_SIZE: i64 = 16 * 1024;
+
+/// Tables and indexes of schema version 1, as they appear in `sqlite_master`.
+const KNOWN_OBJECTS: [&str; 5] = [
+    "channels",
+    "instances",
+    "samples",
+    "samples_writer_sn",
+    "samples_instance",
+];
+
+const SCHEMA: &str = "
+CREATE TABLE channels (
+    id INTEGER PRIMARY KEY,
+    topic TEXT NOT NULL,
+    type_name TEXT NOT NULL,
+    partition_key TEXT NOT NULL,
+    partitions TEXT NOT NULL,
+    type_identity BLOB NOT NULL,
+    persistent INTEGER NOT NULL,
+    history_depth INTEGER,
+    max_samples INTEGER,
+    max_instances INTEGER,
+    max_samples_per_instance INTEGER,
+    writer_qos BLOB NOT NULL,
+    UNIQUE (topic, type_name, partition_key)
+);
+CREATE TABLE instances (
+    channel INTEGER NOT NULL,
+    key_hash BLOB NOT NULL,
+    kind INTEGER NOT NULL,
+    source_time INTEGER NOT NULL,
+    samples INTEGER NOT NULL,
+    PRIMARY KEY (channel, key_hash)
+) WITHOUT ROWID;
+CREATE TABLE samples (
+    id INTEGER PRIMARY KEY,
+    channel INTEGER NOT NULL,
+    writer BLOB NOT NULL,
+    sn INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    key_hash BLOB NOT NULL,
+    source_time INTEGER NOT NULL,
+    payload BLOB NOT NULL
+);
+CREATE UNIQUE INDEX samples_writer_sn ON samples (channel, writer, sn);
+CREATE INDEX samples_instance ON samples (channel, key_hash, id);
+";
+
+/// Opens (or creates) the file at `path`, refusing anything that is not a sound Halyard store.
+pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connection, StoreError> {
+    let name = path.display().to_string();
+    let exists = match std::fs::metadata(path) {
+        Ok(meta) => meta.len() > 0,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(source) => return Err(StoreError::Io { path: name, source }),
+    };
+    if exists {
+        check_header(path, &name)?;
+        let ro = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| classify(&name, "open read-only", e))?;
+        let fresh = inspect(&ro, &name)?;
+        drop(ro);
+        let conn = open_rw(path, &name)?;
+        configure(&conn, &name, options, true)?;
+        if fresh {
+            create_schema(&conn, &name)?;
+        }
+        Ok(conn)
+    } else {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if parent.is_some_and(|p| !p.is_dir()) {
+            return Err(StoreError::NoDirectory { path: name });
+        }
+        let conn = open_rw(path, &name)?;
+        configure(&conn, &name, options, true)?;
+        create_schema(&conn, &name)?;
+        Ok(conn)
+    }
+}
+
+/// Opens an in-memory store (TRANSIENT durability): the same schema and code path.
+pub(crate) fn open_memory(options: &StoreOptions) -> Result<Connection, StoreError> {
+    let name = ":memory:".to_string();
+    let conn = Connection::open_in_memory().map_err(|e| sql(&name, "open in memory", e))?;
+    configure(&conn, &name, options, false)?;
+    create_schema(&conn, &name)?;
+    Ok(conn)
+}
+
+fn open_rw(path: &Path, name: &str) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(path, flags).map_err(|e| classify(name, "open", e))
+}
+
+/// Refuses a file whose first bytes are not SQLite's magic, before SQLite touches it.
+fn check_header(path: &Path, name: &str) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: name.to_string(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut magic = [0u8; 16];
+    let mut got = 0;
+    while got < magic.len() {
+        match file.read(&mut magic[got..]).map_err(io)? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    if got < magic.len() || &magic != b"SQLite format 3\0" {
+        return Err(StoreError::NotADatabase {
+            path: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks an existing database read-only. Returns `true` when it is empty (no tables, no
+/// application id) and needs the schema.
+fn inspect(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(|e| classify(name, "read application_id", e))?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| classify(name, "read user_version", e))?;
+    let objects = object_names(conn, name)?;
+    let foreign = |reason: String| StoreError::Foreign {
+        path: name.to_string(),
+        reason,
+    };
+    if app != APPLICATION_ID {
+        if app == 0 && version == 0 && objects.is_empty() {
+            quick_check(conn, name)?;
+            return Ok(true);
+        }
+        return Err(foreign(format!(
+            "application_id is {app:#x}, a Halyard store has {APPLICATION_ID:#x}"
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: name.to_string(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if let Some(unknown) = objects
+        .iter()
+        .find(|o| !KNOWN_OBJECTS.contains(&o.as_str()))
+    {
+        return Err(foreign(format!(
+            "it holds an unknown table or index {unknown:?}"
+        )));
+    }
+    if version < SCHEMA_VERSION || objects.len() != KNOWN_OBJECTS.len() {
+        return Err(foreign(format!(
+            "schema version {version} with {} of the {} tables and indexes of version \
+             {SCHEMA_VERSION}",
+            objects.len(),
+            KNOWN_OBJECTS.len()
+        )));
+    }
+    quick_check(conn, name)?;
+    Ok(false)
+}
+
+fn object_names(conn: &Connection, name: &str) -> Result<Vec<String>, StoreError> {
+    let op = "list tables";
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        .map_err(|e| classify(name, op, e))?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(|e| classify(name, op, e))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(|e| classify(name, op, e))
+}
+
+fn quick_check(conn: &Connection, name: &str) -> Result<(), StoreError> {
+    let first: String = conn
+        .pragma_query_value(None, "quick_check", |r| r.get(0))
+        .map_err(|e| classify(name, "quick_check", e))?;
+    if first != "ok" {
+        return Err(StoreError::Corrupt {
+            path: name.to_string(),
+            detail: format!("quick_check: {first}"),
+        });
+    }
+    Ok(())
+}
+
+/// Journal, sync level and size cap; these are per connection, set at every open.
+fn configure(
+    conn: &Connection,
+    name: &str,
+    options: &StoreOptions,
+    file: bool,
+) -> Result<(), StoreError> {
+    let op = "configure";
+    // Takes effect only on a database without tables (a new store); ignored otherwise.
+    conn.pragma_update(None, "page_size", PAGE_SIZE)
+        .map_err(|e| classify(name, op, e))?;
+    if file {
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(|e| classify(name, op, e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Foreign {
+                path: name.to_string(),
+                reason: format!("SQLite kept journal mode {mode} instead of WAL"),
+            });
+        }
+        // Keep the log from growing without bound between checkpoints' truncations.
+        conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)
+            .map_err(|e| classify(name, op, e))?;
+    }
+    let sync = match options.sync {
+        SyncLevel::Normal => "NORMAL",
+        SyncLevel::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(|e| classify(name, op, e))?;
+    conn.pragma_update(None, "temp_store", "MEMORY")
+        .map_err(|e| classify(name, op, e))?;
+    conn.pragma_update(None, "cache_size", -32 * 1024)
+        .map_err(|e| classify(name, op, e))?;
+    if let Some(max_bytes) = options.max_bytes {
+        let page_size: i64 = conn
+            .pragma_query_value(None, "page_size", |r| r.get(0))
+            .map_err(|e| classify(name, op, e))?;
+        let pages = i64::try_from(max_bytes).unwrap_or(i64::MAX) / page_size.max(1);
+        conn.pragma_update(None, "max_page_count", pages.max(1))
+            .map_err(|e| classify(name, op, e))?;
+    }
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(())
+}
+
+fn create_schema(conn: &Connection, name: &str) -> Result<(), StoreError> {
+    let sql = format!(
+        "BEGIN IMMEDIATE;{SCHEMA}PRAGMA application_id = {APPLICATION_ID};\
+         PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
+    );
+    conn.execute_batch(&sql).map_err(|e| {
+        let _rollback_result = conn.execute_batch("ROLLBACK");
+        classify(name, "create schema", e)
+    })
+}
+
+/// Maps an SQLite error met while opening to the error saying what the file is.
+pub(crate) fn classify(name: &str, op: &'static str, e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::NotADatabase {
+            path: name.to_string(),
+        },
+        Some(ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+            path: name.to_string(),
+            detail: e.to_string(),
+        },
+        Some(ErrorCode::DiskFull) => StoreError::Full {
+            path: name.to_string(),
+            channel: None,
+            limit: crate::error::FullLimit::Disk,
+            max: 0,
+        },
+        _ => sql(name, op, e),
+    }
+}
+
+pub(crate) fn sql(name: &str, op: &'static str, source: rusqlite::Error) -> StoreError {
+    StoreError::Sqlite {
+        path: name.to_string(),
+        op,
+        source,
+    }
+}

@@ -1,0 +1,730 @@
+//! The store: channels, inserts in one pending transaction, reads, purges, statistics.
+
+use crate::error::{is_full, FullLimit, StoreError};
+use crate::limits::{plan, Plan};
+use crate::open::{classify, open_file, open_memory, sql};
+use crate::partitions::{decode_partitions, encode_partitions, partition_key};
+use crate::types::{
+    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, StoreOptions, StoreStats, StoredSample,
+};
+use rusqlite::types::ValueRef;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A store of DDS samples: one SQLite file (PERSISTENT) or one in-memory database (TRANSIENT).
+///
+/// Writes join one open transaction, begun by the first write after a commit, until
+/// [`Store::commit`]; dropping the store rolls back what was not committed. `Store` is `Send`,
+/// not `Sync` (it owns one SQLite connection): give it to one thread.
+pub struct Store {
+    conn: Connection,
+    path: String,
+    max_bytes: Option<u64>,
+    /// The cap in pages, and the page size, when there is a cap.
+    max_pages: Option<i64>,
+    page_size: i64,
+    pending: usize,
+    /// Limits and counts of the channels used since open (or since a lost transaction).
+    channels: BTreeMap<ChannelId, ChannelState>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ChannelState {
+    limits: Limits,
+    samples: u64,
+    instances: u64,
+    /// Sequence part of the next row id in this channel.
+    next_seq: i64,
+}
+
+/// A sample's row id is `channel << SEQ_BITS | seq`, seq counting inserts into the channel
+/// from 1: row order is (channel, insertion order), so a channel's samples stream in order
+/// from a range of the table's own b-tree, with no index to maintain.
+const SEQ_BITS: u32 = 40;
+/// First sequence number that no longer fits (2^40 inserts into one channel).
+const SEQ_LIMIT: i64 = 1 << SEQ_BITS;
+/// Channel ids must keep `channel << SEQ_BITS` within i63.
+const CHANNEL_LIMIT: i64 = 1 << (63 - SEQ_BITS);
+/// Below this many free pages (plus twice the payload's) before the cap, inserts take the
+/// guarded path that can fail alone.
+const NEAR_CAP_PAGES: i64 = 64;
+
+impl Store {
+    /// Opens the store at `path`, creating it when absent (its directory must exist).
+    ///
+    /// Refuses, without writing to it, a file that is not SQLite, an SQLite file of another
+    /// application or with unknown tables, a newer schema, or a damaged database.
+    pub fn open(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
+        let conn = open_file(path, &options)?;
+        Store::with(conn, path.display().to_string(), options)
+    }
+
+    /// Opens an empty in-memory store (TRANSIENT durability); it ends with the value.
+    pub fn in_memory(options: StoreOptions) -> Result<Store, StoreError> {
+        let conn = open_memory(&options)?;
+        Store::with(conn, ":memory:".to_string(), options)
+    }
+
+    fn with(conn: Connection, path: String, options: StoreOptions) -> Result<Store, StoreError> {
+        let page_size: i64 = conn
+            .pragma_query_value(None, "page_size", |r| r.get(0))
+            .map_err(|e| sql(&path, "read page_size", e))?;
+        let max_pages: Option<i64> = match options.max_bytes {
+            Some(_) => Some(
+                conn.pragma_query_value(None, "max_page_count", |r| r.get(0))
+                    .map_err(|e| sql(&path, "read max_page_count", e))?,
+            ),
+            None => None,
+        };
+        Ok(Store {
+            conn,
+            path,
+            max_bytes: options.max_bytes,
+            max_pages,
+            page_size,
+            pending: 0,
+            channels: BTreeMap::new(),
+        })
+    }
+
+    /// The store's file name (`:memory:` in memory), as error messages name it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Finds or creates the channel of (topic, type_name, sorted partitions) and updates its
+    /// limits, persistence kind and writer QoS to `spec`.
+    ///
+    /// Refuses with [`StoreError::TypeChanged`] when both the stored and the new type identity
+    /// are non-empty and differ; an empty stored identity takes the new one.
+    pub fn channel(&mut self, spec: &ChannelSpec) -> Result<ChannelId, StoreError> {
+        if spec.limits.history_depth == Some(0) {
+            return Err(StoreError::InvalidLimits {
+                topic: spec.topic.clone(),
+                reason: "KEEP_LAST depth 0 keeps nothing",
+            });
+        }
+        let key = partition_key(&spec.partitions);
+        let found: Option<(i64, Vec<u8>)> = self
+            .conn
+            .prepare_cached(
+                "SELECT id, type_identity FROM channels \
+                 WHERE topic = ?1 AND type_name = ?2 AND partition_key = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![spec.topic, spec.type_name, key], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(|e| self.err("find channel", e))?;
+        let id = match found {
+            Some((id, stored)) => {
+                if !stored.is_empty()
+                    && !spec.type_identity.is_empty()
+                    && stored != spec.type_identity
+                {
+                    return Err(StoreError::TypeChanged {
+                        topic: spec.topic.clone(),
+                        type_name: spec.type_name.clone(),
+                    });
+                }
+                self.update_channel(id, spec)?;
+                id
+            }
+            None => self.create_channel(spec, &key)?,
+        };
+        let ch = ChannelId(id);
+        self.channels.remove(&ch);
+        self.state(ch)?;
+        Ok(ch)
+    }
+
+    fn update_channel(&mut self, id: i64, spec: &ChannelSpec) -> Result<(), StoreError> {
+        let l = &spec.limits;
+        self.conn
+            .prepare_cached(
+                "UPDATE channels SET partitions = ?2, \
+                 type_identity = CASE WHEN length(?3) = 0 THEN type_identity ELSE ?3 END, \
+                 persistent = ?4, history_depth = ?5, max_samples = ?6, max_instances = ?7, \
+                 max_samples_per_instance = ?8, writer_qos = ?9 WHERE id = ?1",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    id,
+                    encode_partitions(&spec.partitions),
+                    spec.type_identity,
+                    spec.persistent,
+                    l.history_depth,
+                    to_sql(l.max_samples),
+                    to_sql(l.max_instances),
+                    to_sql(l.max_samples_per_instance),
+                    spec.writer_qos
+                ])
+            })
+            .map_err(|e| self.write_err(None, "update channel", e))?;
+        Ok(())
+    }
+
+    fn create_channel(&mut self, spec: &ChannelSpec, key: &str) -> Result<i64, StoreError> {
+        let l = &spec.limits;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO channels (topic, type_name, partition_key, partitions, \
+                 type_identity, persistent, history_depth, max_samples, max_instances, \
+                 max_samples_per_instance, writer_qos) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    spec.topic,
+                    spec.type_name,
+                    key,
+                    encode_partitions(&spec.partitions),
+                    spec.type_identity,
+                    spec.persistent,
+                    l.history_depth,
+                    to_sql(l.max_samples),
+                    to_sql(l.max_instances),
+                    to_sql(l.max_samples_per_instance),
+                    spec.writer_qos
+                ])
+            })
+            .map_err(|e| self.write_err(None, "create channel", e))?;
+        let id = self.conn.last_insert_rowid();
+        if id >= CHANNEL_LIMIT {
+            self.conn
+                .execute("DELETE FROM channels WHERE id = ?1", [id])
+                .map_err(|e| self.write_err(None, "create channel", e))?;
+            return Err(StoreError::Full {
+                path: self.path.clone(),
+                channel: None,
+                limit: FullLimit::Channels,
+                max: CHANNEL_LIMIT as u64,
+            });
+        }
+        Ok(id)
+    }
+
+    /// Every channel with its spec (partitions as last given), in creation order.
+    pub fn channels(&self) -> Result<Vec<(ChannelId, ChannelSpec)>, StoreError> {
+        let op = "list channels";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, topic, type_name, partitions, type_identity, persistent, \
+                 history_depth, max_samples, max_instances, max_samples_per_instance, writer_qos \
+                 FROM channels ORDER BY id",
+            )
+            .map_err(|e| self.err(op, e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.err(op, e))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
+            out.push(self.channel_row(row).map_err(|e| self.err(op, e))??);
+        }
+        Ok(out)
+    }
+
+    fn channel_row(
+        &self,
+        row: &Row<'_>,
+    ) -> rusqlite::Result<Result<(ChannelId, ChannelSpec), StoreError>> {
+        let id: i64 = row.get(0)?;
+        let encoded: String = row.get(3)?;
+        let Some(partitions) = decode_partitions(&encoded) else {
+            return Ok(Err(
+                self.corrupt(format!("channel {id} has partitions {encoded:?}"))
+            ));
+        };
+        let spec = ChannelSpec {
+            topic: row.get(1)?,
+            type_name: row.get(2)?,
+            partitions,
+            type_identity: row.get(4)?,
+            persistent: row.get(5)?,
+            limits: Limits {
+                history_depth: row.get(6)?,
+                max_samples: from_sql(row.get(7)?),
+                max_instances: from_sql(row.get(8)?),
+                max_samples_per_instance: from_sql(row.get(9)?),
+            },
+            writer_qos: row.get(10)?,
+        };
+        Ok(Ok((ChannelId(id), spec)))
+    }
+
+    /// Stores `s` in channel `ch` within the pending transaction.
+    ///
+    /// [`Inserted::Duplicate`] when (ch, writer, sn) is already stored. KEEP_LAST evicts the
+    /// instance's oldest samples to make room; the other limits refuse with
+    /// [`StoreError::Full`], as does the size cap. A refusal removes nothing and leaves the
+    /// earlier pending inserts in place.
+    pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
+        let state = self.state(ch)?;
+        // KEEP_ALL without instance limits needs no per-instance count: skip the lookup
+        // (`instances` in the cache then goes stale, unused until `channel` reloads it).
+        let l = &state.limits;
+        let in_instance = if l.history_depth.is_none()
+            && l.max_instances.is_none()
+            && l.max_samples_per_instance.is_none()
+        {
+            Some(0)
+        } else {
+            self.instance_samples(ch, &s.key_hash)?
+        };
+        let planned = plan(&state.limits, state.samples, state.instances, in_instance);
+        let plan = match planned {
+            Ok(plan) if state.next_seq < SEQ_LIMIT => plan,
+            refused => {
+                if self.is_stored(ch, s)? {
+                    return Ok(Inserted::Duplicate);
+                }
+                let (limit, max) = refused
+                    .err()
+                    .unwrap_or((FullLimit::Samples, SEQ_LIMIT as u64));
+                return Err(self.full(ch, limit, max));
+            }
+        };
+        let guarded = self.near_cap(s.payload.len())?;
+        if guarded && self.is_stored(ch, s)? {
+            return Ok(Inserted::Duplicate);
+        }
+        self.begin()?;
+        if guarded {
+            self.exec("SAVEPOINT insert_one", Some(ch))?;
+        }
+        let row = ch.0 << SEQ_BITS | state.next_seq;
+        let written = self.write_sample(ch, row, s, plan, guarded);
+        if guarded {
+            if written.is_err() && !self.conn.is_autocommit() {
+                self.exec("ROLLBACK TO insert_one", Some(ch))?;
+            }
+            if !self.conn.is_autocommit() {
+                self.exec("RELEASE insert_one", Some(ch))?;
+            }
+        }
+        let stored = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
+        if let Some(st) = self.channels.get_mut(&ch) {
+            st.next_seq += 1;
+            if stored {
+                let evicted = plan.evict.min(in_instance.unwrap_or(0));
+                st.samples = st.samples + 1 - evicted;
+                st.instances += u64::from(plan.new_instance);
+            }
+        }
+        if !stored {
+            return Ok(Inserted::Duplicate);
+        }
+        self.pending += 1;
+        Ok(Inserted::Stored)
+    }
+
+    /// Writes the sample as row `row`, evicts and updates the instance; `false` when the
+    /// sample was a duplicate (then nothing was written).
+    ///
+    /// `guarded` (near the size cap) writes each INSERT as `INSERT .. SELECT`: SQLite then
+    /// gives the statement a statement journal and a SQLITE_FULL undoes that statement alone
+    /// (the caller's savepoint undoes the rest). A single-row `INSERT .. VALUES` has no
+    /// statement journal and a SQLITE_FULL there cancels the whole transaction, but it is
+    /// about 1.5 times faster, so it is the path far from the cap.
+    fn write_sample(
+        &self,
+        ch: ChannelId,
+        row: i64,
+        s: &StoredSample,
+        plan: Plan,
+        guarded: bool,
+    ) -> rusqlite::Result<bool> {
+        // Guarded: a plain INSERT (aborting on a duplicate, which the caller excluded first):
+        // OR IGNORE would make SQLite drop the statement journal again.
+        let insert = if guarded {
+            "INSERT INTO samples \
+             (id, channel, writer, sn, kind, key_hash, source_time, payload) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8"
+        } else {
+            "INSERT OR IGNORE INTO samples \
+             (id, channel, writer, sn, kind, key_hash, source_time, payload) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        };
+        let inserted = self.conn.prepare_cached(insert)?.execute(params![
+            row,
+            ch.0,
+            &s.writer[..],
+            s.sn,
+            s.kind.code(),
+            &s.key_hash[..],
+            s.source_time,
+            s.payload
+        ])?;
+        if inserted == 0 {
+            return Ok(false);
+        }
+        if plan.evict > 0 {
+            self.conn
+                .prepare_cached(
+                    "DELETE FROM samples WHERE id IN (SELECT id FROM samples \
+                     WHERE channel = ?1 AND key_hash = ?2 ORDER BY id LIMIT ?3)",
+                )?
+                .execute(params![ch.0, &s.key_hash[..], to_sql(Some(plan.evict))])?;
+        }
+        let upsert = if guarded {
+            "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
+             SELECT ?1, ?2, ?3, ?4, 1 WHERE true ON CONFLICT (channel, key_hash) DO UPDATE SET \
+             kind = excluded.kind, source_time = excluded.source_time, \
+             samples = max(samples + 1 - ?5, 1)"
+        } else {
+            "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
+             VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT (channel, key_hash) DO UPDATE SET \
+             kind = excluded.kind, source_time = excluded.source_time, \
+             samples = max(samples + 1 - ?5, 1)"
+        };
+        self.conn.prepare_cached(upsert)?.execute(params![
+            ch.0,
+            &s.key_hash[..],
+            s.kind.code(),
+            s.source_time,
+            to_sql(Some(plan.evict))
+        ])?;
+        Ok(true)
+    }
+
+    /// Whether the database is within reach of its size cap, so that the next insert of a
+    /// `payload_len` payload must be able to fail alone.
+    fn near_cap(&self, payload_len: usize) -> Result<bool, StoreError> {
+        let Some(max_pages) = self.max_pages else {
+            return Ok(false);
+        };
+        let pages = |sql: &str| -> Result<i64, StoreError> {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.query_row([], |r| r.get(0)))
+                .map_err(|e| self.err("page count", e))
+        };
+        let used = pages("PRAGMA page_count")? - pages("PRAGMA freelist_count")?;
+        let payload_pages =
+            i64::try_from(payload_len).unwrap_or(i64::MAX) / self.page_size.max(512);
+        Ok(max_pages - used < NEAR_CAP_PAGES + 2 * payload_pages)
+    }
+
+    fn full(&self, ch: ChannelId, limit: FullLimit, max: u64) -> StoreError {
+        StoreError::Full {
+            path: self.path.clone(),
+            channel: Some(ch),
+            limit,
+            max,
+        }
+    }
+
+    /// Makes the pending inserts durable (as [`crate::SyncLevel`] says); returns how many.
+    pub fn commit(&mut self) -> Result<usize, StoreError> {
+        if self.conn.is_autocommit() {
+            self.pending = 0;
+            return Ok(0);
+        }
+        if let Err(e) = self
+            .conn
+            .prepare_cached("COMMIT")
+            .and_then(|mut s| s.execute([]))
+        {
+            return Err(self.write_err(None, "commit", e));
+        }
+        Ok(std::mem::take(&mut self.pending))
+    }
+
+    /// Inserts stored since the last commit.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Calls `f` with every sample of channel `ch` in insertion order; returns how many.
+    /// Pending inserts of this store are included.
+    pub fn for_each_sample(
+        &self,
+        ch: ChannelId,
+        mut f: impl FnMut(StoredSample),
+    ) -> Result<usize, StoreError> {
+        let op = "read samples";
+        self.known(ch)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT writer, sn, kind, key_hash, source_time, payload FROM samples \
+                 WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id",
+            )
+            .map_err(|e| self.err(op, e))?;
+        let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
+            f(self.sample_row(row)?);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn sample_row(&self, row: &Row<'_>) -> Result<StoredSample, StoreError> {
+        let op = "read samples";
+        let get = |i| row.get_ref(i).map_err(|e| self.err(op, e));
+        Ok(StoredSample {
+            writer: self.guid(get(0)?, "writer")?,
+            sn: self.int(get(1)?, "sn")?,
+            kind: self.kind(get(2)?)?,
+            key_hash: self.guid(get(3)?, "key_hash")?,
+            source_time: self.int(get(4)?, "source_time")?,
+            payload: match get(5)? {
+                ValueRef::Blob(b) => b.to_vec(),
+                other => return Err(self.corrupt(format!("payload is {:?}", other.data_type()))),
+            },
+        })
+    }
+
+    /// Removes instance `key_hash` of channel `ch`: its samples and its state (for
+    /// service_cleanup_delay). Joins the pending transaction if one is open. Returns the
+    /// number of samples removed.
+    pub fn purge_instance(
+        &mut self,
+        ch: ChannelId,
+        key_hash: [u8; 16],
+    ) -> Result<usize, StoreError> {
+        self.state(ch)?;
+        let samples = self
+            .conn
+            .prepare_cached("DELETE FROM samples WHERE channel = ?1 AND key_hash = ?2")
+            .and_then(|mut s| s.execute(params![ch.0, &key_hash[..]]))
+            .map_err(|e| self.write_err(Some(ch), "purge samples", e))?;
+        let instances = self
+            .conn
+            .prepare_cached("DELETE FROM instances WHERE channel = ?1 AND key_hash = ?2")
+            .and_then(|mut s| s.execute(params![ch.0, &key_hash[..]]))
+            .map_err(|e| self.write_err(Some(ch), "purge instance", e))?;
+        if let Some(st) = self.channels.get_mut(&ch) {
+            st.samples = st.samples.saturating_sub(samples as u64);
+            st.instances = st.instances.saturating_sub(instances as u64);
+        }
+        Ok(samples)
+    }
+
+    /// The instances of channel `ch` by key hash: the kind of each one's last stored sample
+    /// (its instance state) and that sample's source time.
+    pub fn instances(&self, ch: ChannelId) -> Result<Vec<([u8; 16], SampleKind, i64)>, StoreError> {
+        let op = "list instances";
+        self.known(ch)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT key_hash, kind, source_time FROM instances WHERE channel = ?1 \
+                 ORDER BY key_hash",
+            )
+            .map_err(|e| self.err(op, e))?;
+        let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
+            let get = |i| row.get_ref(i).map_err(|e| self.err(op, e));
+            out.push((
+                self.guid(get(0)?, "key_hash")?,
+                self.kind(get(1)?)?,
+                self.int(get(2)?, "source_time")?,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Counts over the whole store.
+    pub fn stats(&self) -> Result<StoreStats, StoreError> {
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            let v: i64 = self
+                .conn
+                .query_row(sql, [], |r| r.get(0))
+                .map_err(|e| self.err("stats", e))?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        };
+        let file_bytes = if self.path == ":memory:" {
+            0
+        } else {
+            count("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")?
+        };
+        Ok(StoreStats {
+            samples: count("SELECT count(*) FROM samples")?,
+            instances: count("SELECT count(*) FROM instances")?,
+            channels: count("SELECT count(*) FROM channels")?,
+            payload_bytes: count("SELECT coalesce(sum(length(payload)), 0) FROM samples")?,
+            file_bytes,
+        })
+    }
+
+    /// Runs `PRAGMA quick_check`: `Ok` when SQLite finds the database sound.
+    pub fn check(&self) -> Result<(), StoreError> {
+        let first: String = self
+            .conn
+            .pragma_query_value(None, "quick_check", |r| r.get(0))
+            .map_err(|e| classify(&self.path, "quick_check", e))?;
+        if first == "ok" {
+            Ok(())
+        } else {
+            Err(self.corrupt(format!("quick_check: {first}")))
+        }
+    }
+
+    // --- helpers ---
+
+    fn begin(&mut self) -> Result<(), StoreError> {
+        if self.conn.is_autocommit() {
+            self.pending = 0;
+            self.exec("BEGIN IMMEDIATE", None)?;
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, sql_text: &str, ch: Option<ChannelId>) -> Result<(), StoreError> {
+        match self
+            .conn
+            .prepare_cached(sql_text)
+            .and_then(|mut s| s.execute([]))
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.write_err(ch, "transaction control", e)),
+        }
+    }
+
+    /// The cached limits and counts of `ch`, loading them on first use.
+    fn state(&mut self, ch: ChannelId) -> Result<ChannelState, StoreError> {
+        if let Some(st) = self.channels.get(&ch) {
+            return Ok(*st);
+        }
+        let (_, spec) = self.known(ch)?;
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            let v: i64 = self
+                .conn
+                .query_row(sql, [ch.0], |r| r.get(0))
+                .map_err(|e| self.err("count channel", e))?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        };
+        let last = count(
+            "SELECT coalesce(max(id) - (?1 << 40), 0) FROM samples \
+             WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1",
+        )?;
+        let st = ChannelState {
+            limits: spec.limits,
+            samples: count(
+                "SELECT count(*) FROM samples WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1",
+            )?,
+            instances: count("SELECT count(*) FROM instances WHERE channel = ?1")?,
+            next_seq: i64::try_from(last).unwrap_or(SEQ_LIMIT) + 1,
+        };
+        self.channels.insert(ch, st);
+        Ok(st)
+    }
+
+    /// The channel's row, or [`StoreError::UnknownChannel`].
+    fn known(&self, ch: ChannelId) -> Result<(ChannelId, ChannelSpec), StoreError> {
+        let op = "find channel";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, topic, type_name, partitions, type_identity, persistent, \
+                 history_depth, max_samples, max_instances, max_samples_per_instance, writer_qos \
+                 FROM channels WHERE id = ?1",
+            )
+            .map_err(|e| self.err(op, e))?;
+        let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
+        match rows.next().map_err(|e| self.err(op, e))? {
+            Some(row) => self.channel_row(row).map_err(|e| self.err(op, e))?,
+            None => Err(StoreError::UnknownChannel {
+                path: self.path.clone(),
+                channel: ch,
+            }),
+        }
+    }
+
+    fn is_stored(&self, ch: ChannelId, s: &StoredSample) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM samples WHERE channel = ?1 AND writer = ?2 AND sn = ?3")
+            .and_then(|mut st| st.exists(params![ch.0, &s.writer[..], s.sn]))
+            .map_err(|e| self.err("find duplicate", e))
+    }
+
+    fn instance_samples(&self, ch: ChannelId, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
+        let held: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT samples FROM instances WHERE channel = ?1 AND key_hash = ?2")
+            .and_then(|mut st| {
+                st.query_row(params![ch.0, &key[..]], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.err("find instance", e))?;
+        Ok(held.map(|n| u64::try_from(n).unwrap_or(0)))
+    }
+
+    fn guid(&self, v: ValueRef<'_>, what: &str) -> Result<[u8; 16], StoreError> {
+        match v {
+            ValueRef::Blob(b) => <[u8; 16]>::try_from(b)
+                .map_err(|_| self.corrupt(format!("{what} has {} bytes, not 16", b.len()))),
+            other => Err(self.corrupt(format!("{what} is {:?}, not a blob", other.data_type()))),
+        }
+    }
+
+    fn int(&self, v: ValueRef<'_>, what: &str) -> Result<i64, StoreError> {
+        match v {
+            ValueRef::Integer(i) => Ok(i),
+            other => {
+                Err(self.corrupt(format!("{what} is {:?}, not an integer", other.data_type())))
+            }
+        }
+    }
+
+    fn kind(&self, v: ValueRef<'_>) -> Result<SampleKind, StoreError> {
+        let code = self.int(v, "kind")?;
+        SampleKind::from_code(code)
+            .ok_or_else(|| self.corrupt(format!("unknown sample kind {code}")))
+    }
+
+    fn corrupt(&self, detail: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            detail,
+        }
+    }
+
+    fn err(&self, op: &'static str, e: rusqlite::Error) -> StoreError {
+        classify(&self.path, op, e)
+    }
+
+    /// Maps a failed write: full → [`StoreError::Full`]; a transaction SQLite rolled back →
+    /// [`StoreError::TransactionLost`] (and the cached counts are reloaded on next use).
+    fn write_err(
+        &mut self,
+        ch: Option<ChannelId>,
+        op: &'static str,
+        e: rusqlite::Error,
+    ) -> StoreError {
+        if self.pending > 0 && self.conn.is_autocommit() {
+            let lost = std::mem::take(&mut self.pending);
+            self.channels.clear();
+            return StoreError::TransactionLost {
+                path: self.path.clone(),
+                lost,
+                source: e,
+            };
+        }
+        if self.conn.is_autocommit() {
+            self.channels.clear();
+        }
+        if is_full(&e) {
+            return StoreError::Full {
+                path: self.path.clone(),
+                channel: ch,
+                limit: FullLimit::Disk,
+                max: self.max_bytes.unwrap_or(0),
+            };
+        }
+        sql(&self.path, op, e)
+    }
+}
+
+fn to_sql(v: Option<u64>) -> Option<i64> {
+    v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+fn from_sql(v: Option<i64>) -> Option<u64> {
+    v.map(|v| u64::try_from(v).unwrap_or(0))
+}

@@ -1,0 +1,154 @@
+//! The values the store keeps and hands back: channels, their limits, samples, statistics.
+
+/// DURABILITY_SERVICE history and resource limits of one channel (DDS 1.4 §2.2.3.5).
+///
+/// Checked on every [`crate::Store::insert`]; `None` means unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// `None` = KEEP_ALL; `Some(n)` = KEEP_LAST n per instance (n ≥ 1). When
+    /// `max_samples_per_instance` is smaller than n, the smaller value is the depth kept.
+    pub history_depth: Option<u32>,
+    /// Most samples the channel holds, all instances together.
+    pub max_samples: Option<u64>,
+    /// Most instances the channel holds.
+    pub max_instances: Option<u64>,
+    /// Most samples one instance holds (KEEP_ALL refuses beyond it; KEEP_LAST evicts).
+    pub max_samples_per_instance: Option<u64>,
+}
+
+/// One durable channel: a topic with its type and partition set.
+///
+/// The store finds a channel by (topic, type_name, sorted and deduplicated partitions).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChannelSpec {
+    /// Topic name.
+    pub topic: String,
+    /// Registered type name.
+    pub type_name: String,
+    /// Partition names as given; the store keys on the sorted, deduplicated list and gives
+    /// this list back unchanged from [`crate::Store::channels`].
+    pub partitions: Vec<String>,
+    /// Opaque type identity (e.g. a TypeObject hash); empty = unknown and then not compared.
+    pub type_identity: Vec<u8>,
+    /// DURABILITY kind: PERSISTENT (`true`) or TRANSIENT (`false`).
+    pub persistent: bool,
+    /// History and resource limits.
+    pub limits: Limits,
+    /// Opaque writer QoS bytes the service stores and gets back.
+    pub writer_qos: Vec<u8>,
+}
+
+/// What a stored sample says about its instance (DDS 1.4 §2.2.2.5.1 instance states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SampleKind {
+    /// A write: data for a live instance.
+    Alive,
+    /// A dispose.
+    Disposed,
+    /// An unregister.
+    Unregistered,
+    /// A dispose and unregister in one sample.
+    DisposedUnregistered,
+}
+
+impl SampleKind {
+    /// The small integer the database holds for this kind.
+    pub(crate) fn code(self) -> i64 {
+        match self {
+            SampleKind::Alive => 0,
+            SampleKind::Disposed => 1,
+            SampleKind::Unregistered => 2,
+            SampleKind::DisposedUnregistered => 3,
+        }
+    }
+
+    /// The kind for a database integer; `None` for a value no version of the store writes.
+    pub(crate) fn from_code(code: i64) -> Option<SampleKind> {
+        match code {
+            0 => Some(SampleKind::Alive),
+            1 => Some(SampleKind::Disposed),
+            2 => Some(SampleKind::Unregistered),
+            3 => Some(SampleKind::DisposedUnregistered),
+            _ => None,
+        }
+    }
+}
+
+/// One sample as the durability service received it from its original writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSample {
+    /// GUID of the original writer.
+    pub writer: [u8; 16],
+    /// The original writer's sequence number.
+    pub sn: i64,
+    /// Write, dispose, unregister or both.
+    pub kind: SampleKind,
+    /// The instance's key hash.
+    pub key_hash: [u8; 16],
+    /// Source timestamp (the caller's wall-clock unit, e.g. nanoseconds since the epoch).
+    pub source_time: i64,
+    /// Serialized payload (for a dispose or unregister usually the key only).
+    pub payload: Vec<u8>,
+}
+
+/// A channel's identity within one store (its row id; stable across reopen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChannelId(pub(crate) i64);
+
+impl ChannelId {
+    /// The row id, for logs.
+    pub fn raw(self) -> i64 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for ChannelId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "channel {}", self.0)
+    }
+}
+
+/// Outcome of a successful [`crate::Store::insert`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Inserted {
+    /// The sample joined the pending transaction (durable after [`crate::Store::commit`]).
+    Stored,
+    /// (channel, writer, sn) is already stored; nothing changed.
+    Duplicate,
+}
+
+/// How hard a commit pushes data to the disk (SQLite `PRAGMA synchronous` in WAL mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncLevel {
+    /// A committed transaction survives a crash of the process (kill -9), not a power loss.
+    #[default]
+    Normal,
+    /// A committed transaction also survives a power loss or OS crash (fsync per commit).
+    Full,
+}
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreOptions {
+    /// Durability of each commit.
+    pub sync: SyncLevel,
+    /// Hard cap on the database size in bytes (`PRAGMA max_page_count`); `None` = no cap.
+    /// The write-ahead log comes on top of it until the next checkpoint.
+    pub max_bytes: Option<u64>,
+}
+
+/// Counts over the whole store, from [`crate::Store::stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreStats {
+    /// Samples stored (pending ones included).
+    pub samples: u64,
+    /// Instances with state.
+    pub instances: u64,
+    /// Channels.
+    pub channels: u64,
+    /// Sum of payload lengths.
+    pub payload_bytes: u64,
+    /// Database size: page_count × page_size (0 for an in-memory store).
+    pub file_bytes: u64,
+}

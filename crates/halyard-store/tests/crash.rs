@@ -1,0 +1,203 @@
+//! Proves crash safety: a child process inserting and committing in a loop is killed with
+//! SIGKILL at seeded random points; after each kill the store opens cleanly and holds every
+//! sample whose commit the child had reported, once and in order.
+//!
+//! Set `HALYARD_STORE_SEED` to replay a run; the seed is printed.
+
+mod common;
+
+use common::{spec, Scratch};
+use halyard_store::{
+    ChannelId, Inserted, Limits, SampleKind, Store, StoreOptions, StoredSample, SyncLevel,
+};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const CHILD_ENV: &str = "HALYARD_STORE_CRASH_CHILD";
+const KILLS: usize = 20;
+
+/// splitmix64: small, seeded, good enough to pick kill points.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The sample with sequence number `sn`: everything derives from sn, so the parent can
+/// check contents without talking to the child.
+fn nth(sn: i64) -> StoredSample {
+    let len = (sn as usize * 37) % 3000 + 1;
+    StoredSample {
+        writer: [7; 16],
+        sn,
+        kind: if sn % 11 == 0 {
+            SampleKind::Disposed
+        } else {
+            SampleKind::Alive
+        },
+        key_hash: [(sn % 7) as u8; 16],
+        source_time: sn * 10,
+        payload: (0..len).map(|i| (i as i64 ^ sn) as u8).collect(),
+    }
+}
+
+fn options(iteration: usize) -> StoreOptions {
+    let sync = if iteration.is_multiple_of(2) {
+        SyncLevel::Normal
+    } else {
+        SyncLevel::Full
+    };
+    StoreOptions {
+        sync,
+        max_bytes: None,
+    }
+}
+
+fn open(path: &Path, iteration: usize) -> (Store, ChannelId) {
+    let mut store = Store::open(path, options(iteration)).expect("store opens after a kill");
+    let ch = store
+        .channel(&spec("Crash", Limits::default()))
+        .expect("channel");
+    (store, ch)
+}
+
+/// The child: continues after the last stored sample, commits batches of random size and
+/// reports the committed count after each commit. Runs until killed.
+fn child(path: &Path, iteration: usize, seed: u64) -> ! {
+    let (mut store, ch) = open(path, iteration);
+    let mut next = store.for_each_sample(ch, |_| ()).expect("count") as i64 + 1;
+    let mut rng = Rng(seed);
+    let mut out = std::io::stdout().lock();
+    loop {
+        let batch = 1 + rng.below(40) as i64;
+        for sn in next..next + batch {
+            assert_eq!(
+                store.insert(ch, &nth(sn)).expect("insert"),
+                Inserted::Stored
+            );
+        }
+        if next > 1 {
+            // A sample seen again (another service, a resend) changes nothing.
+            assert_eq!(
+                store.insert(ch, &nth(next - 1)).expect("insert"),
+                Inserted::Duplicate
+            );
+        }
+        next += batch;
+        store.commit().expect("commit");
+        writeln!(out, "committed {}", next - 1).expect("stdout");
+        out.flush().expect("stdout");
+    }
+}
+
+#[test]
+fn crash_child() {
+    // Only does something when the test below starts this binary as its child.
+    let (Ok(path), Ok(it), Ok(seed)) = (
+        std::env::var(CHILD_ENV),
+        std::env::var("HALYARD_STORE_ITERATION"),
+        std::env::var("HALYARD_STORE_CHILD_SEED"),
+    ) else {
+        return;
+    };
+    child(
+        Path::new(&path),
+        it.parse().expect("iteration"),
+        seed.parse().expect("seed"),
+    );
+}
+
+#[test]
+fn kill_9_loses_no_committed_sample() {
+    let seed = match std::env::var("HALYARD_STORE_SEED") {
+        Ok(s) => s.parse().expect("HALYARD_STORE_SEED is a u64"),
+        Err(_) => std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish(),
+    };
+    println!("crash test seed {seed} (replay with HALYARD_STORE_SEED={seed})");
+    let mut rng = Rng(seed);
+    let dir = Scratch::new("crash");
+    let path = dir.file("crash.db");
+    let exe = std::env::current_exe().expect("test binary");
+    let mut total = 0;
+    for iteration in 0..KILLS {
+        let mut child = Command::new(&exe)
+            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, &path)
+            .env("HALYARD_STORE_ITERATION", iteration.to_string())
+            .env("HALYARD_STORE_CHILD_SEED", rng.next().to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn child");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let commits = 1 + rng.below(25);
+        let mut reported = total;
+        let mut seen = 0;
+        while seen < commits {
+            let line = lines
+                .next()
+                .expect("child ended early")
+                .expect("read child");
+            if let Some(n) = line.strip_prefix("committed ") {
+                reported = n.parse().expect("count");
+                seen += 1;
+            }
+        }
+        // Land the kill anywhere: between commits, mid-batch or mid-commit.
+        std::thread::sleep(std::time::Duration::from_micros(rng.below(3000)));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reap");
+        // Read whatever the child printed before dying: those commits happened too.
+        for line in lines.map_while(Result::ok) {
+            if let Some(n) = line.strip_prefix("committed ") {
+                reported = n.parse().expect("count");
+            }
+        }
+        total = verify(&path, iteration, reported, seed);
+        println!("kill {iteration}: {reported} reported committed, {total} stored");
+    }
+    assert!(
+        total > KILLS as i64,
+        "the children committed almost nothing: {total}"
+    );
+}
+
+/// Reopens the store and checks samples 1..=n with n ≥ `reported`, in order, each once and
+/// intact. Returns n.
+fn verify(path: &Path, iteration: usize, reported: i64, seed: u64) -> i64 {
+    let (store, ch) = open(path, iteration);
+    store
+        .check()
+        .unwrap_or_else(|e| panic!("seed {seed} iteration {iteration}: {e}"));
+    let mut expected = 1;
+    store
+        .for_each_sample(ch, |s| {
+            assert_eq!(
+                s,
+                nth(expected),
+                "seed {seed} iteration {iteration}: sample {expected}"
+            );
+            expected += 1;
+        })
+        .expect("read");
+    let n = expected - 1;
+    assert!(
+        n >= reported,
+        "seed {seed} iteration {iteration}: {reported} reported committed, {n} stored"
+    );
+    n
+}

@@ -1,0 +1,539 @@
+//! Proves the store's behaviour: durability across reopen, idempotence, history and resource
+//! limits, the disk cap, instance state, purge and type identity.
+
+mod common;
+
+use common::{key, sample, sns, spec, Scratch};
+use halyard_store::{
+    FullLimit, Inserted, Limits, SampleKind, Store, StoreError, StoreOptions, SyncLevel,
+};
+
+fn keep_all() -> Limits {
+    Limits::default()
+}
+
+#[test]
+fn round_trip_and_reopen() {
+    let dir = Scratch::new("roundtrip");
+    let path = dir.file("s.db");
+    let written: Vec<_> = (1..=50)
+        .map(|sn| sample(1, sn, (sn % 3) as u8, 100))
+        .collect();
+    {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", keep_all())).unwrap();
+        for s in &written {
+            assert_eq!(store.insert(ch, s).unwrap(), Inserted::Stored);
+        }
+        assert_eq!(store.pending(), 50);
+        assert_eq!(store.commit().unwrap(), 50);
+        assert_eq!(store.pending(), 0);
+        assert_eq!(store.commit().unwrap(), 0);
+    }
+    let mut store = Store::open(
+        &path,
+        StoreOptions {
+            sync: SyncLevel::Full,
+            max_bytes: None,
+        },
+    )
+    .unwrap();
+    let chans = store.channels().unwrap();
+    assert_eq!(chans.len(), 1);
+    assert_eq!(chans[0].1, spec("T", keep_all()));
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    assert_eq!(ch, chans[0].0);
+    let mut read = Vec::new();
+    assert_eq!(store.for_each_sample(ch, |s| read.push(s)).unwrap(), 50);
+    assert_eq!(read, written);
+    let stats = store.stats().unwrap();
+    assert_eq!((stats.samples, stats.instances, stats.channels), (50, 3, 1));
+    assert_eq!(stats.payload_bytes, 5000);
+    assert!(stats.file_bytes > 5000, "{stats:?}");
+    store.check().unwrap();
+}
+
+#[test]
+fn partition_order_and_duplicates_name_the_same_channel() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let a = store.channel(&spec("T", keep_all())).unwrap();
+    let mut other = spec("T", keep_all());
+    other.partitions = vec!["a".into(), "b".into(), "a".into()];
+    assert_eq!(store.channel(&other).unwrap(), a);
+    other.partitions = vec!["a".into()];
+    assert_ne!(store.channel(&other).unwrap(), a);
+    let mut t2 = spec("T", keep_all());
+    t2.type_name = "Other".into();
+    assert_ne!(store.channel(&t2).unwrap(), a);
+    assert_eq!(store.channels().unwrap().len(), 3);
+    assert_eq!(store.stats().unwrap().file_bytes, 0);
+}
+
+#[test]
+fn uncommitted_inserts_are_gone_after_reopen() {
+    let dir = Scratch::new("uncommitted");
+    let path = dir.file("s.db");
+    {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", keep_all())).unwrap();
+        store.commit().unwrap();
+        for sn in 1..=3 {
+            let _ = store.insert(ch, &sample(1, sn, 1, 10)).unwrap();
+        }
+        assert_eq!(store.commit().unwrap(), 3);
+        for sn in 4..=6 {
+            let _ = store.insert(ch, &sample(1, sn, 1, 10)).unwrap();
+        }
+        assert_eq!(sns(&store, ch), vec![1, 2, 3, 4, 5, 6]);
+    }
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    assert_eq!(sns(&store, ch), vec![1, 2, 3]);
+    assert_eq!(store.stats().unwrap().samples, 3);
+}
+
+#[test]
+fn duplicates_are_detected_across_reopen() {
+    let dir = Scratch::new("dup");
+    let path = dir.file("s.db");
+    {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", keep_all())).unwrap();
+        assert_eq!(
+            store.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
+            Inserted::Stored
+        );
+        assert_eq!(
+            store.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
+            Inserted::Duplicate
+        );
+        assert_eq!(store.commit().unwrap(), 1);
+    }
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    assert_eq!(
+        store.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
+        Inserted::Duplicate
+    );
+    // Same sn from another writer, or in another channel, is another sample.
+    assert_eq!(
+        store.insert(ch, &sample(2, 1, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    let other = store.channel(&spec("U", keep_all())).unwrap();
+    assert_eq!(
+        store.insert(other, &sample(1, 1, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    assert_eq!(store.commit().unwrap(), 2);
+    assert_eq!(sns(&store, ch), vec![1, 1]);
+}
+
+#[test]
+fn keep_last_evicts_the_oldest_of_the_instance() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let limits = Limits {
+        history_depth: Some(2),
+        max_samples: Some(4),
+        ..Limits::default()
+    };
+    let ch = store.channel(&spec("T", limits)).unwrap();
+    // Instance 1 gets sn 1,3,5,7; instance 2 gets sn 2,4,6.
+    for sn in 1..=7 {
+        let k = if sn % 2 == 1 { 1 } else { 2 };
+        assert_eq!(
+            store.insert(ch, &sample(1, sn, k, 10)).unwrap(),
+            Inserted::Stored
+        );
+    }
+    store.commit().unwrap();
+    assert_eq!(sns(&store, ch), vec![4, 5, 6, 7]);
+    // Insertion order, not sn order, decides which one is oldest.
+    let _ = store.insert(ch, &sample(2, 0, 1, 10)).unwrap();
+    assert_eq!(sns(&store, ch), vec![4, 6, 7, 0]);
+    let stats = store.stats().unwrap();
+    assert_eq!((stats.samples, stats.instances), (4, 2));
+}
+
+/// Inserts until `limit` refuses; checks that nothing was removed and that the pending
+/// transaction still commits the earlier inserts.
+fn assert_full(
+    store: &mut Store,
+    ch: halyard_store::ChannelId,
+    refused: &halyard_store::StoredSample,
+    limit: FullLimit,
+    max: u64,
+) {
+    let before = sns(store, ch);
+    let pending = store.pending();
+    match store.insert(ch, refused) {
+        Err(StoreError::Full {
+            limit: l,
+            max: m,
+            channel,
+            ..
+        }) => {
+            assert_eq!((l, m, channel), (limit, max, Some(ch)));
+        }
+        other => panic!("expected Full {limit:?}, got {other:?}"),
+    }
+    assert_eq!(sns(store, ch), before);
+    assert_eq!(store.pending(), pending);
+    assert_eq!(store.commit().unwrap(), pending);
+    assert_eq!(sns(store, ch), before);
+}
+
+#[test]
+fn max_samples_per_instance_refuses_under_keep_all() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let limits = Limits {
+        max_samples_per_instance: Some(2),
+        ..Limits::default()
+    };
+    let ch = store.channel(&spec("T", limits)).unwrap();
+    for sn in 1..=2 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 10)).unwrap();
+    }
+    assert_full(
+        &mut store,
+        ch,
+        &sample(1, 3, 1, 10),
+        FullLimit::PerInstance,
+        2,
+    );
+    // Another instance still fits, and after a purge the first one does again.
+    assert_eq!(
+        store.insert(ch, &sample(1, 4, 2, 10)).unwrap(),
+        Inserted::Stored
+    );
+    assert_eq!(store.purge_instance(ch, key(1)).unwrap(), 2);
+    assert_eq!(
+        store.insert(ch, &sample(1, 3, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    store.commit().unwrap();
+    assert_eq!(sns(&store, ch), vec![4, 3]);
+}
+
+#[test]
+fn max_samples_refuses() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let limits = Limits {
+        max_samples: Some(3),
+        ..Limits::default()
+    };
+    let ch = store.channel(&spec("T", limits)).unwrap();
+    for sn in 1..=3 {
+        let _ = store.insert(ch, &sample(1, sn, sn as u8, 10)).unwrap();
+    }
+    assert_full(&mut store, ch, &sample(1, 4, 1, 10), FullLimit::Samples, 3);
+    // Raising the limit through the spec lets the next insert in.
+    let raised = Limits {
+        max_samples: Some(4),
+        ..Limits::default()
+    };
+    assert_eq!(store.channel(&spec("T", raised)).unwrap(), ch);
+    assert_eq!(
+        store.insert(ch, &sample(1, 4, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    assert_eq!(store.commit().unwrap(), 1);
+}
+
+#[test]
+fn max_instances_refuses_a_new_instance_only() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let limits = Limits {
+        max_instances: Some(2),
+        ..Limits::default()
+    };
+    let ch = store.channel(&spec("T", limits)).unwrap();
+    let _ = store.insert(ch, &sample(1, 1, 1, 10)).unwrap();
+    let _ = store.insert(ch, &sample(1, 2, 2, 10)).unwrap();
+    assert_full(
+        &mut store,
+        ch,
+        &sample(1, 3, 3, 10),
+        FullLimit::Instances,
+        2,
+    );
+    assert_eq!(
+        store.insert(ch, &sample(1, 4, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    store.commit().unwrap();
+    assert_eq!(store.instances(ch).unwrap().len(), 2);
+}
+
+#[test]
+fn disk_cap_refuses_and_keeps_the_store_usable() {
+    // Small samples fill pages; large ones (overflow pages) fill the cap in chunks.
+    for len in [1000, 10_000, 100_000] {
+        disk_cap_case(len);
+    }
+}
+
+fn disk_cap_case(len: usize) {
+    let dir = Scratch::new("diskcap");
+    let path = dir.file("s.db");
+    let max_bytes = (len as u64 * 8).max(256 * 1024);
+    let options = StoreOptions {
+        sync: SyncLevel::Normal,
+        max_bytes: Some(max_bytes),
+    };
+    let mut store = Store::open(&path, options).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    for sn in 1..=2 {
+        let _ = store.insert(ch, &sample(1, sn, 1, len)).unwrap();
+    }
+    assert_eq!(store.commit().unwrap(), 2);
+    // Pending inserts, then inserts until the cap refuses one.
+    let mut sn = 3;
+    let refused = loop {
+        match store.insert(ch, &sample(1, sn, 1, len)) {
+            Ok(_) => sn += 1,
+            Err(e) => break e,
+        }
+        assert!(sn < 10_000, "the cap never refused");
+    };
+    match &refused {
+        StoreError::Full {
+            limit: FullLimit::Disk,
+            max,
+            ..
+        } => assert_eq!(*max, max_bytes),
+        other => panic!("expected Full Disk, got {other:?}"),
+    }
+    assert!(
+        refused.to_string().contains(&path.display().to_string()),
+        "{refused}"
+    );
+    // At the cap a sample already stored is still recognised.
+    assert_eq!(
+        store.insert(ch, &sample(1, 1, 1, len)).unwrap(),
+        Inserted::Duplicate
+    );
+    let pending = store.pending();
+    assert_eq!(pending as i64, sn - 3);
+    assert!(pending > 0);
+    assert_eq!(store.commit().unwrap(), pending);
+    let expected: Vec<i64> = (1..sn).collect();
+    assert_eq!(sns(&store, ch), expected);
+    assert!(store.stats().unwrap().file_bytes <= max_bytes);
+    // Purging makes room again; after a reopen everything committed is there.
+    assert!(store.purge_instance(ch, key(1)).unwrap() > 0);
+    assert_eq!(
+        store.insert(ch, &sample(1, sn, 2, len)).unwrap(),
+        Inserted::Stored
+    );
+    store.commit().unwrap();
+    drop(store);
+    let store = Store::open(&path, options).unwrap();
+    assert_eq!(sns(&store, ch), vec![sn]);
+    store.check().unwrap();
+}
+
+#[test]
+fn dispose_and_unregister_set_the_instance_state() {
+    let dir = Scratch::new("state");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    let kinds = [
+        (1, 1, SampleKind::Alive),
+        (2, 1, SampleKind::Disposed),
+        (3, 2, SampleKind::Alive),
+        (4, 2, SampleKind::Unregistered),
+        (5, 3, SampleKind::DisposedUnregistered),
+        (6, 4, SampleKind::Disposed),
+        (7, 4, SampleKind::Alive),
+    ];
+    for (sn, k, kind) in kinds {
+        let mut s = sample(1, sn, k, 4);
+        s.kind = kind;
+        let _ = store.insert(ch, &s).unwrap();
+    }
+    store.commit().unwrap();
+    drop(store);
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(
+        store.instances(ch).unwrap(),
+        vec![
+            (key(1), SampleKind::Disposed, 2_000),
+            (key(2), SampleKind::Unregistered, 4_000),
+            (key(3), SampleKind::DisposedUnregistered, 5_000),
+            (key(4), SampleKind::Alive, 7_000),
+        ]
+    );
+    let mut read = Vec::new();
+    store
+        .for_each_sample(ch, |s| read.push((s.sn, s.kind)))
+        .unwrap();
+    assert_eq!(
+        read,
+        kinds.iter().map(|(sn, _, k)| (*sn, *k)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn purge_instance_removes_samples_and_state() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    for sn in 1..=6 {
+        let _ = store
+            .insert(ch, &sample(1, sn, (sn % 2) as u8, 10))
+            .unwrap();
+    }
+    store.commit().unwrap();
+    assert_eq!(store.purge_instance(ch, key(1)).unwrap(), 3);
+    assert_eq!(store.purge_instance(ch, key(1)).unwrap(), 0);
+    assert_eq!(sns(&store, ch), vec![2, 4, 6]);
+    assert_eq!(
+        store
+            .instances(ch)
+            .unwrap()
+            .iter()
+            .map(|i| i.0)
+            .collect::<Vec<_>>(),
+        vec![key(0)]
+    );
+    let stats = store.stats().unwrap();
+    assert_eq!((stats.samples, stats.instances), (3, 1));
+}
+
+#[test]
+fn a_changed_type_identity_is_refused_and_samples_kept() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    let _ = store.insert(ch, &sample(1, 1, 1, 10)).unwrap();
+    store.commit().unwrap();
+    let mut changed = spec("T", keep_all());
+    changed.type_identity = vec![7, 7];
+    let err = store.channel(&changed).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::TypeChanged { topic, type_name } if topic == "T" && type_name == "Shape")
+    );
+    assert!(err.to_string().contains("stored samples are kept"), "{err}");
+    // An unknown (empty) identity is not compared; the stored one stays.
+    changed.type_identity.clear();
+    changed.writer_qos = vec![1];
+    assert_eq!(store.channel(&changed).unwrap(), ch);
+    let (_, stored) = store.channels().unwrap().remove(0);
+    assert_eq!(stored.type_identity, vec![1, 2, 3]);
+    assert_eq!(stored.writer_qos, vec![1]);
+    assert_eq!(sns(&store, ch), vec![1]);
+}
+
+#[test]
+fn unknown_channel_and_bad_limits_are_errors() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    let mut other = Store::in_memory(StoreOptions::default()).unwrap();
+    assert!(matches!(
+        other.insert(ch, &sample(1, 1, 1, 1)),
+        Err(StoreError::UnknownChannel { .. })
+    ));
+    assert!(matches!(
+        other.for_each_sample(ch, |_| ()),
+        Err(StoreError::UnknownChannel { .. })
+    ));
+    let zero = Limits {
+        history_depth: Some(0),
+        ..Limits::default()
+    };
+    assert!(matches!(
+        store.channel(&spec("Z", zero)),
+        Err(StoreError::InvalidLimits { .. })
+    ));
+}
+
+#[test]
+fn interleaved_channels_stream_their_own_samples_in_order_across_reopen() {
+    let dir = Scratch::new("interleave");
+    let path = dir.file("s.db");
+    let mut expected_a = Vec::new();
+    let mut expected_b = Vec::new();
+    for round in 0..3 {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let a = store.channel(&spec("A", keep_all())).unwrap();
+        let b = store.channel(&spec("B", keep_all())).unwrap();
+        for i in 0..20 {
+            // Descending sequence numbers in B: order is insertion order, not sn order.
+            let sn = round * 100 + i;
+            let _ = store.insert(a, &sample(1, sn, 1, 5)).unwrap();
+            let _ = store.insert(b, &sample(1, 10_000 - sn, 1, 5)).unwrap();
+            expected_a.push(sn);
+            expected_b.push(10_000 - sn);
+        }
+        store.commit().unwrap();
+        assert_eq!(sns(&store, a), expected_a);
+        assert_eq!(sns(&store, b), expected_b);
+    }
+}
+
+#[test]
+fn limits_hold_across_reopen() {
+    let dir = Scratch::new("limits-reopen");
+    let path = dir.file("s.db");
+    let limits = Limits {
+        max_samples: Some(3),
+        max_instances: Some(2),
+        ..Limits::default()
+    };
+    {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", limits)).unwrap();
+        for sn in 1..=3 {
+            let _ = store
+                .insert(ch, &sample(1, sn, (sn % 2) as u8, 10))
+                .unwrap();
+        }
+        store.commit().unwrap();
+    }
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    // The limits come back with the channel; the counts are reloaded from the file.
+    let (ch, stored) = store.channels().unwrap().remove(0);
+    assert_eq!(stored.limits, limits);
+    assert!(matches!(
+        store.insert(ch, &sample(1, 4, 0, 10)),
+        Err(StoreError::Full {
+            limit: FullLimit::Samples,
+            ..
+        })
+    ));
+    let deeper = Limits {
+        history_depth: Some(1),
+        ..limits
+    };
+    assert_eq!(store.channel(&spec("T", deeper)).unwrap(), ch);
+    assert!(matches!(
+        store.insert(ch, &sample(1, 4, 2, 10)),
+        Err(StoreError::Full {
+            limit: FullLimit::Instances,
+            ..
+        })
+    ));
+    // KEEP_LAST 1 trims instance 1 (sn 1 and 3) to the new sample.
+    assert_eq!(
+        store.insert(ch, &sample(1, 4, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    store.commit().unwrap();
+    assert_eq!(sns(&store, ch), vec![2, 4]);
+}
+
+#[test]
+fn store_can_move_to_another_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Store>();
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    let store = std::thread::spawn(move || {
+        let _ = store.insert(ch, &sample(1, 1, 1, 1)).unwrap();
+        store.commit().unwrap();
+        store
+    })
+    .join()
+    .unwrap();
+    assert_eq!(sns(&store, ch), vec![1]);
+}
