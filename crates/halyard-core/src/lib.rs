@@ -38,7 +38,7 @@ pub use halyard_wire as wire;
 pub use outbox::Transmit;
 pub use participant::{Participant, Stats};
 pub use reader::ReaderSpec;
-pub use relay::SERVICE_READER_NAME;
+pub use relay::{RELAY_WRITER_NAME, SERVICE_READER_NAME};
 pub use time::Instant;
 pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};
 

@@ -31,6 +31,11 @@ use std::collections::BTreeMap;
 /// each other (one that was cut off from a writer gets its samples from another service).
 pub const SERVICE_READER_NAME: &str = "halyard.durability_service";
 
+/// The PID_ENTITY_NAME a relay writer announces: a durability service counts it among the
+/// topic's channels (it learns topics from other services) but not among the writers whose
+/// liveliness delays the cleanup of disposed instances.
+pub const RELAY_WRITER_NAME: &str = "halyard.durability_relay";
+
 /// True if remote reader `ed` is a durability service's.
 pub(crate) fn is_service_reader(ed: &halyard_wire::discovery::EndpointData) -> bool {
     ed.entity_name.as_deref() == Some(SERVICE_READER_NAME)
@@ -152,8 +157,17 @@ impl Participant {
         }
     }
 
+    /// Drops every change of instance `key` that relay `writer` holds (a durability service
+    /// purging an instance after its SERVICE_CLEANUP_DELAY); returns how many there were.
+    pub fn remove_instance(&mut self, writer: EntityId, key: &[u8; 16]) -> usize {
+        self.writers
+            .get_mut(&writer)
+            .map_or(0, |w| w.remove_instance(key))
+    }
+
     /// Makes local writer `writer` a relay (see the module and `Writer::set_relay`). Unknown
     /// writers are ignored.
+    /// A relay announces itself as one ([`RELAY_WRITER_NAME`]); set this before enabling it.
     pub fn set_writer_relay(&mut self, writer: EntityId) {
         if let Some(w) = self.writers.get_mut(&writer) {
             w.set_relay();

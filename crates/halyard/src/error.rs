@@ -56,6 +56,9 @@ pub enum Error {
     Interface(halyard_net::InterfaceError),
     /// A thread could not be started.
     Thread(std::io::Error),
+    /// A durability store could not be opened or used (a file that is not a Halyard store,
+    /// a damaged one, a directory that does not exist ...): what, why and which file.
+    Store(halyard_store::StoreError),
     /// RETCODE_BAD_PARAMETER: an XML QoS profile document is malformed, holds something
     /// unknown or unsupported, or a profile looked up does not exist
     /// ([`crate::QosProvider`]). `line` and `column` are 1-based; both are 0 when the error
@@ -96,6 +99,7 @@ impl std::fmt::Display for Error {
             Error::Transport(e) => write!(f, "transport: {e}"),
             Error::Interface(e) => write!(f, "network interface: {e}"),
             Error::Thread(e) => write!(f, "cannot start a thread: {e}"),
+            Error::Store(e) => write!(f, "durability store: {e}"),
             Error::BadProfile {
                 file,
                 line: 0,

@@ -21,6 +21,7 @@ extern crate self as halyard;
 pub mod builtin;
 mod clock;
 pub mod condition;
+pub mod durability;
 pub mod error;
 pub mod filter;
 mod group;

@@ -62,6 +62,11 @@ pub struct ParticipantOptions {
     /// participant authenticates every peer (PKI-DH) and enforces the governance's and
     /// permissions' access control; without it, it runs unsecured.
     pub security: Option<std::path::PathBuf>,
+    /// The embedded durability service (see [`crate::durability`]): with the default, a
+    /// participant starts one on its first TRANSIENT or PERSISTENT writer, which keeps that
+    /// participant's durable samples after their writers are deleted, for as long as the
+    /// participant lives (PERSISTENT ones in a store file, across restarts too).
+    pub durability: crate::durability::EmbeddedDurability,
     /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults. SPDP is
     /// announced at least three times per lease: `spdp_interval` is capped at a third of
     /// `lease_duration`.
@@ -100,6 +105,10 @@ fn validate_config(cfg: &mut ParticipantConfig) -> Result<()> {
 pub struct DomainParticipant {
     pub(crate) shared: Arc<Shared>,
     pub(crate) _guard: Arc<ShutdownGuard>,
+    /// The embedded durability service, once started (after `_guard`: the participant's
+    /// writers linger with it still acknowledging).
+    embedded: Arc<std::sync::Mutex<Option<crate::durability::DurabilityService>>>,
+    options: Arc<ParticipantOptions>,
     domain_id: u32,
 }
 
@@ -285,8 +294,42 @@ impl DomainParticipant {
         Ok(DomainParticipant {
             _guard: Arc::new(ShutdownGuard(shared.clone())),
             shared,
+            embedded: Arc::new(std::sync::Mutex::new(None)),
+            options: Arc::new(opts),
             domain_id,
         })
+    }
+
+    /// Starts the embedded durability service if the options ask for one and it is not
+    /// running yet (see [`ParticipantOptions::durability`]).
+    pub(crate) fn ensure_embedded_durability(&self) -> Result<()> {
+        let mut slot = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() {
+            return Ok(());
+        }
+        let Some(store) = self.options.durability.resolve(self.domain_id) else {
+            return Ok(());
+        };
+        let mut participant = (*self.options).clone();
+        participant.durability = crate::durability::EmbeddedDurability::Off;
+        participant.entity_name = Some("halyard embedded durability service".into());
+        let config = crate::durability::DurabilityConfig {
+            store,
+            participant,
+            only_participant: Some(self.guid_prefix()),
+            ..Default::default()
+        };
+        *slot = Some(crate::durability::DurabilityService::start(
+            self.domain_id,
+            config,
+        )?);
+        Ok(())
+    }
+
+    /// What the embedded durability service did so far (`None` if it is not running).
+    pub fn embedded_durability_stats(&self) -> Option<crate::durability::ServiceStats> {
+        let slot = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref().map(|s| s.stats())
     }
 
     /// The domain id.
@@ -500,6 +543,9 @@ impl Publisher {
         listener: Option<Arc<dyn DataWriterListener>>,
     ) -> Result<DataWriter<T>> {
         validate(&qos, true)?;
+        if qos.durability >= halyard_wire::qos::DurabilityKind::Transient {
+            self.group.participant.ensure_embedded_durability()?;
+        }
         inherit(&mut qos, &self.qos(), &[halyard_core::matching::XCDR1]);
         let shared = &self.group.participant.shared;
         shared

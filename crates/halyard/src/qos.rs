@@ -49,6 +49,43 @@ pub fn dds_duration(d: std::time::Duration) -> DdsDuration {
     DdsDuration::from_nanos(d.as_nanos().min(i64::MAX as u128) as i64)
 }
 
+/// DURABILITY_SERVICE: a positive history depth, limits positive or -1 and consistent (what
+/// a durability service keeps of a TRANSIENT or PERSISTENT writer's samples).
+fn validate_durability_service(ds: &halyard_wire::qos::DurabilityService) -> Result<()> {
+    let bad = |reason| {
+        Err(Error::BadQos {
+            policy: "DURABILITY_SERVICE",
+            reason,
+        })
+    };
+    let rl = ds.limits;
+    if [
+        rl.max_samples,
+        rl.max_instances,
+        rl.max_samples_per_instance,
+    ]
+    .iter()
+    .any(|&v| v == 0 || v < -1)
+    {
+        return bad("limits must be positive or -1 (unlimited)");
+    }
+    if rl.max_samples > 0 && rl.max_samples_per_instance > rl.max_samples {
+        return bad("max_samples_per_instance exceeds max_samples");
+    }
+    if let History::KeepLast(d) = ds.history {
+        if d < 1 {
+            return bad("history depth must be at least 1");
+        }
+        if rl.max_samples_per_instance > 0 && d > rl.max_samples_per_instance {
+            return bad("history depth exceeds max_samples_per_instance");
+        }
+    }
+    if ds.service_cleanup_delay.seconds < 0 {
+        return bad("service_cleanup_delay cannot be negative");
+    }
+    Ok(())
+}
+
 /// Checks a QoS for consistency and for policies this version implements.
 pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
     if let History::KeepLast(d) = q.history {
@@ -85,9 +122,7 @@ pub fn validate(q: &EndpointQos, is_writer: bool) -> Result<()> {
             reason: "max_samples_per_instance exceeds max_samples",
         });
     }
-    if q.durability >= DurabilityKind::Transient {
-        return Err(Error::Unsupported { feature: "DURABILITY", detail: "TRANSIENT and PERSISTENT need the durability service (not yet available); use VOLATILE or TRANSIENT_LOCAL" });
-    }
+    validate_durability_service(&q.durability_service)?;
     if q.liveliness.lease_duration == DdsDuration::ZERO {
         return Err(Error::BadQos {
             policy: "LIVELINESS",

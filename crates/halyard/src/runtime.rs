@@ -33,6 +33,9 @@ pub(crate) struct State {
     pending_calls: Vec<PendingCall>,
     /// Builtin-topic caches (present once the application asked for a builtin reader).
     pub(crate) builtin: crate::builtin::BuiltinCaches,
+    /// The durability service this participant runs for, if it is one's (see
+    /// [`crate::durability`]): its readers' samples and the domain's writers go to it.
+    pub(crate) service: Option<crate::durability::Tap>,
 }
 
 /// A deferred listener invocation.
@@ -68,6 +71,7 @@ impl Shared {
                 faults: None,
                 pending_calls: Vec::new(),
                 builtin: Default::default(),
+                service: None,
             }),
             changed: Condvar::new(),
             changed_waiters: AtomicUsize::new(0),
@@ -110,6 +114,9 @@ impl Shared {
         while let Some(e) = st.core.poll_event() {
             log_security_event(&e);
             st.builtin.on_event(&e);
+            if let Some(tap) = st.service.as_mut() {
+                tap.on_event(&e);
+            }
             if let Some(call) = dispatch_event(st, e) {
                 st.pending_calls.push(call);
             }
@@ -119,6 +126,9 @@ impl Shared {
         let mut notified: Vec<EntityId> = Vec::new();
         while let Some(s) = st.core.poll_sample() {
             let Some(r) = st.readers.get_mut(&s.reader) else {
+                if let Some(tap) = st.service.as_mut() {
+                    tap.on_sample(s);
+                }
                 continue;
             };
             let rejected_before = r.sample_rejected;

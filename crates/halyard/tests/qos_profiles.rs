@@ -580,7 +580,7 @@ fn inconsistent_profiles_are_refused_by_validation_at_lookup() {
     let p = provider(&[
         "<dds><qos_library name=\"L\">",
         "  <qos_profile name=\"Zero\"><datawriter_qos><history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>0</depth></history></datawriter_qos></qos_profile>",
-        "  <qos_profile name=\"Transient\"><datareader_qos><durability><kind>TRANSIENT_DURABILITY_QOS</kind></durability></datareader_qos></qos_profile>",
+        "  <qos_profile name=\"Transient\"><datawriter_qos><durability><kind>TRANSIENT_DURABILITY_QOS</kind></durability><durability_service><max_samples>2</max_samples><max_samples_per_instance>3</max_samples_per_instance></durability_service></datawriter_qos></qos_profile>",
         "  <qos_profile name=\"Limits\"><datareader_qos><resource_limits><max_samples>2</max_samples><max_samples_per_instance>3</max_samples_per_instance></resource_limits></datareader_qos></qos_profile>",
         "</qos_library></dds>",
     ]);
@@ -594,9 +594,9 @@ fn inconsistent_profiles_are_refused_by_validation_at_lookup() {
     // The profile's reader QoS is fine: only what is looked up is validated.
     assert!(p.datareader_qos("L::Zero", None).is_ok());
     assert!(matches!(
-        p.datareader_qos("L::Transient", None),
-        Err(Error::Unsupported {
-            feature: "DURABILITY",
+        p.datawriter_qos("L::Transient", None),
+        Err(Error::BadQos {
+            policy: "DURABILITY_SERVICE",
             ..
         })
     ));

@@ -27,6 +27,9 @@ impl Participant {
         let w = self.writers.get(&id)?;
         let mut ed = self.endpoint_data(w.guid, &w.spec.topic_name, &w.spec.type_name, &w.spec.qos);
         ed.group_entity = w.group;
+        if w.relay {
+            ed.entity_name = Some(crate::relay::RELAY_WRITER_NAME.to_string());
+        }
         Some(ed)
     }
 

@@ -737,6 +737,27 @@ impl Writer {
         self.check_history();
     }
 
+    /// Drops every held change of instance `key` (a durability service's cleanup: readers
+    /// that ask for them get GAPs). Returns how many were held.
+    pub(crate) fn remove_instance(&mut self, key: &[u8; 16]) -> usize {
+        let sns: Vec<SequenceNumber> = self
+            .changes
+            .iter()
+            .filter(|(_, c)| c.change.key_hash == *key)
+            .map(|(&sn, _)| sn)
+            .collect();
+        for sn in &sns {
+            if let Some(c) = self.changes.remove(sn) {
+                self.history_bytes -= c.change.payload.len();
+                self.forget_instance_entry(&c);
+                release(self.buffers.as_ref(), c);
+            }
+        }
+        self.unacked_bytes_cache = self.unacked_bytes_cache.min(self.history_bytes);
+        self.check_history();
+        sns.len()
+    }
+
     /// Instances not written within the offered DEADLINE by `now` (each once per period).
     pub(crate) fn expire_deadlines(&mut self, now: Instant, missed: &mut Vec<[u8; 16]>) {
         if let Some(d) = self.deadlines.as_mut() {

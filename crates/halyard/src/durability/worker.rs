@@ -1,0 +1,636 @@
+//! The service thread: channels from discovery and from the store, samples into the store,
+//! commits by the policy, then relays and acknowledgments; cleanup of disposed instances.
+//!
+//! Order of a commit: the store commits first; only then are the newly stored samples written
+//! to the relays and the acknowledgments released. A crash before the commit loses nothing a
+//! writer was told is stored (it still holds those samples and sends them again); a crash
+//! after it loses nothing at all.
+
+use super::channel::{self, Channel, ChannelKey};
+use super::{CommitPolicy, DurabilityConfig, Input, ServiceStats, MAX_PROBLEMS};
+use crate::clock::monotonic;
+use crate::runtime::Shared;
+use halyard_core::{ChangeKind, NewChange, ReaderSpec, ReceivedSample, WriterSpec};
+use halyard_store::{Inserted, SampleKind, Store, StoreError, StoredSample};
+use halyard_wire::discovery::EndpointData;
+use halyard_wire::{EntityId, Guid, SequenceNumber, Time};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Samples a service reader may have handed over and not yet processed: its credit in the
+/// core. Beyond it, samples wait unacknowledged at their writers.
+pub(crate) const CREDIT: usize = 16_384;
+/// Stored samples written to a relay per lock of the participant (loading a store).
+const LOAD_CHUNK: usize = 4096;
+/// How often disposed instances are checked for cleanup.
+const CLEANUP_TICK: Duration = Duration::from_millis(100);
+
+pub(super) struct Worker {
+    shared: Arc<Shared>,
+    persistent: Option<Store>,
+    transient: Store,
+    config: DurabilityConfig,
+    stats: Arc<Mutex<ServiceStats>>,
+    channels: BTreeMap<ChannelKey, Channel>,
+    by_reader: BTreeMap<EntityId, ChannelKey>,
+    /// Live writers (not relays) per channel: while a channel has one, its disposed
+    /// instances are kept.
+    writers: BTreeMap<Guid, ChannelKey>,
+    /// Channels refused (a type conflict, no store for PERSISTENT): said once.
+    refused: BTreeSet<ChannelKey>,
+    /// Newly stored samples to relay once committed.
+    pending_relay: Vec<(EntityId, NewChange)>,
+    /// Acknowledgments to release once committed: (reader, writer) -> highest sequence number.
+    pending_release: BTreeMap<(EntityId, Guid), SequenceNumber>,
+    /// Samples processed per reader since the last commit (their credit comes back).
+    processed: BTreeMap<EntityId, usize>,
+    /// (reader, writer) pairs no longer acknowledged: a sample of theirs was refused.
+    blocked: BTreeSet<(EntityId, Guid)>,
+    /// When the oldest uncommitted sample arrived, and how many arrived since the commit.
+    first_pending_at: Option<Instant>,
+    uncommitted: usize,
+    last_commit: Instant,
+    /// Disposed instances and when, per channel.
+    disposed: BTreeMap<(ChannelKey, [u8; 16]), Instant>,
+    next_cleanup: Instant,
+}
+
+impl Worker {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        persistent: Option<Store>,
+        transient: Store,
+        config: DurabilityConfig,
+        stats: Arc<Mutex<ServiceStats>>,
+    ) -> Worker {
+        let now = monotonic();
+        Worker {
+            shared,
+            persistent,
+            transient,
+            config,
+            stats,
+            channels: BTreeMap::new(),
+            by_reader: BTreeMap::new(),
+            writers: BTreeMap::new(),
+            refused: BTreeSet::new(),
+            pending_relay: Vec::new(),
+            pending_release: BTreeMap::new(),
+            processed: BTreeMap::new(),
+            blocked: BTreeSet::new(),
+            first_pending_at: None,
+            uncommitted: 0,
+            last_commit: now,
+            disposed: BTreeMap::new(),
+            next_cleanup: now + CLEANUP_TICK,
+        }
+    }
+
+    fn stats(&self) -> std::sync::MutexGuard<'_, ServiceStats> {
+        self.stats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn problem(&self, what: String) {
+        let mut s = self.stats();
+        if s.problems.len() >= MAX_PROBLEMS {
+            s.problems.remove(0);
+        }
+        s.problems.push(what);
+    }
+
+    /// Serves every channel the stores hold, with their samples, before anything else.
+    pub(super) fn load(&mut self) {
+        for persistent in [true, false] {
+            let store = match persistent {
+                true => self.persistent.as_ref(),
+                false => Some(&self.transient),
+            };
+            let Some(store) = store else {
+                continue;
+            };
+            let specs = match store.channels() {
+                Ok(v) => v,
+                Err(e) => {
+                    self.problem(format!("cannot list the store's channels: {e}"));
+                    continue;
+                }
+            };
+            for (id, spec) in specs {
+                let key = ChannelKey::of_spec(&spec);
+                let ed = match EndpointData::parse(&spec.writer_qos) {
+                    Ok(ed) => ed,
+                    Err(e) => {
+                        self.problem(format!(
+                            "{}: the stored writer QoS does not parse ({e:?}); not served",
+                            key.describe()
+                        ));
+                        continue;
+                    }
+                };
+                let (reader, relay) = self.create_endpoints(&key, &ed);
+                let loaded = self.load_samples(persistent, id, relay);
+                self.stats().loaded += loaded;
+                self.add_channel(key, &ed, id, reader, relay);
+            }
+        }
+    }
+
+    /// Writes a stored channel's samples to its relay (not yet enabled: every reader that
+    /// matches it later is owed them).
+    fn load_samples(
+        &mut self,
+        persistent: bool,
+        id: halyard_store::ChannelId,
+        relay: EntityId,
+    ) -> u64 {
+        let store = match persistent {
+            true => self.persistent.as_ref(),
+            false => Some(&self.transient),
+        };
+        let Some(store) = store else {
+            return 0;
+        };
+        let shared = Arc::clone(&self.shared);
+        let mut chunk: Vec<NewChange> = Vec::with_capacity(LOAD_CHUNK);
+        let mut refused = 0u64;
+        let mut flush = |chunk: &mut Vec<NewChange>| {
+            shared.drive(|st, now| {
+                for c in chunk.drain(..) {
+                    refused += u64::from(st.core.write(now, relay, c).is_err());
+                }
+            });
+        };
+        let result = store.for_each_sample(id, |s| {
+            chunk.push(relayed(s));
+            if chunk.len() >= LOAD_CHUNK {
+                flush(&mut chunk);
+            }
+        });
+        flush(&mut chunk);
+        match result {
+            Ok(n) => {
+                if refused > 0 {
+                    self.problem(format!(
+                        "{refused} stored samples of {id} did not fit the relay's history"
+                    ));
+                }
+                n as u64
+            }
+            Err(e) => {
+                self.problem(format!("cannot read {id} from the store: {e}"));
+                0
+            }
+        }
+    }
+
+    /// A durable writer was discovered: its channel is served from now on.
+    pub(super) fn on_writer(&mut self, ed: &EndpointData) {
+        if ed.guid.prefix == self.shared.lock().core.guid_prefix() {
+            return;
+        }
+        let key = ChannelKey::of(ed);
+        let relay = ed.entity_name.as_deref() == Some(halyard_core::RELAY_WRITER_NAME);
+        if !relay {
+            self.writers.insert(ed.guid, key.clone());
+        }
+        if self.channels.contains_key(&key) || self.refused.contains(&key) {
+            return;
+        }
+        if let Some(p) = self.config.only_participant {
+            if ed.guid.prefix != p {
+                return;
+            }
+        }
+        if let Some(other) = self
+            .channels
+            .keys()
+            .find(|k| k.topic == key.topic && k.type_name != key.type_name)
+        {
+            let why = format!(
+                "writer {:?} of topic {:?} has type {:?}, but the samples stored for that topic have type {:?}: refused (the stored samples are kept; write the stored type or use another topic)",
+                ed.guid, key.topic, key.type_name, other.type_name
+            );
+            self.refuse(key, why);
+            return;
+        }
+        let spec = channel::store_spec(&key, ed);
+        let store = match key.persistent {
+            true => self.persistent.as_mut(),
+            false => Some(&mut self.transient),
+        };
+        let Some(store) = store else {
+            let why = format!(
+                "{}: this service has no store file for PERSISTENT data (start it with --store PATH); not served",
+                key.describe()
+            );
+            self.refuse(key, why);
+            return;
+        };
+        let id = match store.channel(&spec) {
+            Ok(id) => id,
+            Err(e) => {
+                let why = format!("{}: {e}", key.describe());
+                self.refuse(key, why);
+                return;
+            }
+        };
+        let (reader, relay) = self.create_endpoints(&key, ed);
+        self.add_channel(key, ed, id, reader, relay);
+    }
+
+    fn refuse(&mut self, key: ChannelKey, why: String) {
+        self.problem(why);
+        self.refused.insert(key);
+    }
+
+    /// Creates a channel's reader (acknowledgments held) and relay, both disabled.
+    fn create_endpoints(&mut self, key: &ChannelKey, ed: &EndpointData) -> (EntityId, EntityId) {
+        let has_key = channel::is_keyed(&ed.guid);
+        let rspec = ReaderSpec {
+            topic_name: key.topic.clone(),
+            type_name: key.type_name.clone(),
+            qos: channel::reader_qos(key, &ed.qos),
+            has_key,
+        };
+        let wspec = WriterSpec {
+            topic_name: key.topic.clone(),
+            type_name: key.type_name.clone(),
+            qos: channel::relay_qos(key, &ed.qos),
+            has_key,
+        };
+        self.shared.drive(|st, now| {
+            let reader = st.core.create_reader_disabled(now, rspec, None);
+            st.core.hold_acknowledgments(now, reader);
+            st.core.set_reader_credit(now, reader, Some(CREDIT));
+            let relay = st.core.create_writer_disabled(now, wspec);
+            st.core.set_writer_relay(relay);
+            if let Some(tap) = st.service.as_mut() {
+                tap.readers.insert(reader);
+            }
+            (reader, relay)
+        })
+    }
+
+    fn add_channel(
+        &mut self,
+        key: ChannelKey,
+        ed: &EndpointData,
+        store_id: halyard_store::ChannelId,
+        reader: EntityId,
+        relay: EntityId,
+    ) {
+        self.shared.drive(|st, now| {
+            st.core.enable_writer(now, relay);
+            st.core.enable_reader(now, reader);
+        });
+        self.by_reader.insert(reader, key.clone());
+        self.channels.insert(
+            key,
+            Channel {
+                store_id,
+                relay,
+                has_key: channel::is_keyed(&ed.guid),
+                cleanup_delay: channel::cleanup_delay(&ed.qos),
+                warned_no_key: false,
+            },
+        );
+        let n = self.channels.len();
+        self.stats().channels = n;
+    }
+
+    fn on_sample(&mut self, s: ReceivedSample) {
+        *self.processed.entry(s.reader).or_default() += 1;
+        let Some(key) = self.by_reader.get(&s.reader).cloned() else {
+            return;
+        };
+        let pair = (s.reader, s.writer);
+        let (writer, sn) = s.original.unwrap_or((s.writer, s.sn));
+        let in_scope = self
+            .config
+            .only_participant
+            .is_none_or(|p| writer.prefix == p);
+        if in_scope && !self.store_sample(&key, &s, writer, sn) {
+            self.blocked.insert(pair);
+            return;
+        }
+        if !self.blocked.contains(&pair) {
+            let e = self.pending_release.entry(pair).or_insert(s.sn);
+            *e = (*e).max(s.sn);
+        }
+        self.first_pending_at.get_or_insert_with(monotonic);
+        self.uncommitted += 1;
+    }
+
+    /// Stores a sample (once); false if the store refused it.
+    fn store_sample(
+        &mut self,
+        key: &ChannelKey,
+        s: &ReceivedSample,
+        writer: Guid,
+        sn: SequenceNumber,
+    ) -> bool {
+        let Some(ch) = self.channels.get_mut(key) else {
+            return true;
+        };
+        if ch.has_key && s.key_hash.is_none() && !ch.warned_no_key {
+            ch.warned_no_key = true;
+            let what = format!(
+                "{}: writer {writer:?} sends no key hash, so its instances cannot be told apart: the history depth applies to all of them together",
+                key.describe()
+            );
+            self.problem(what);
+        }
+        let Some(ch) = self.channels.get(key) else {
+            return true;
+        };
+        let kind = match s.kind {
+            ChangeKind::Alive => SampleKind::Alive,
+            ChangeKind::Disposed => SampleKind::Disposed,
+            ChangeKind::Unregistered => SampleKind::Unregistered,
+            ChangeKind::DisposedUnregistered => SampleKind::DisposedUnregistered,
+        };
+        let key_hash = s.key_hash.unwrap_or([0; 16]);
+        let stored = StoredSample {
+            writer: writer.to_bytes(),
+            sn: sn.0,
+            kind,
+            key_hash,
+            source_time: s.source_timestamp.map_or(i64::MIN, time_code),
+            payload: s.payload.to_vec(),
+        };
+        let (store_id, relay) = (ch.store_id, ch.relay);
+        let store = match key.persistent {
+            true => self.persistent.as_mut(),
+            false => Some(&mut self.transient),
+        };
+        let Some(store) = store else {
+            return false;
+        };
+        match store.insert(store_id, &stored) {
+            Ok(Inserted::Stored) => {
+                self.stats().stored += 1;
+                match kind {
+                    SampleKind::Disposed | SampleKind::DisposedUnregistered => {
+                        self.disposed.insert((key.clone(), key_hash), monotonic());
+                    }
+                    SampleKind::Alive => {
+                        self.disposed.remove(&(key.clone(), key_hash));
+                    }
+                    SampleKind::Unregistered => {}
+                }
+                self.pending_relay.push((relay, relayed(stored)));
+                true
+            }
+            Ok(Inserted::Duplicate) => {
+                self.stats().duplicates += 1;
+                true
+            }
+            Err(e) => {
+                if matches!(e, StoreError::Full { .. }) {
+                    self.stats().refused_full += 1;
+                }
+                self.problem(format!(
+                    "{}: sample {} of writer {writer:?} not stored: {e}; that writer is no longer acknowledged (it keeps its samples)",
+                    key.describe(),
+                    sn.0
+                ));
+                false
+            }
+        }
+    }
+
+    fn commit_due(&self, now: Instant) -> bool {
+        let Some(first) = self.first_pending_at else {
+            return false;
+        };
+        match self.config.commit {
+            CommitPolicy::PerSample => true,
+            CommitPolicy::Batch {
+                max_samples,
+                max_delay,
+            } => self.uncommitted >= max_samples || now >= first + max_delay,
+            CommitPolicy::Interval(d) => now >= self.last_commit + d,
+        }
+    }
+
+    /// Commits the stores, then relays what was newly stored and releases acknowledgments.
+    fn commit(&mut self) {
+        let mut ok = true;
+        for store in self
+            .persistent
+            .iter_mut()
+            .chain(std::iter::once(&mut self.transient))
+        {
+            if store.pending() == 0 {
+                continue;
+            }
+            match store.commit() {
+                Ok(_) => self.stats.lock().unwrap_or_else(|p| p.into_inner()).commits += 1,
+                Err(e) => {
+                    ok = false;
+                    let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+                    if s.problems.len() >= MAX_PROBLEMS {
+                        s.problems.remove(0);
+                    }
+                    s.problems
+                        .push(format!("commit failed: {e}; nothing of it is acknowledged"));
+                }
+            }
+        }
+        let relays = std::mem::take(&mut self.pending_relay);
+        let releases = std::mem::take(&mut self.pending_release);
+        let processed = std::mem::take(&mut self.processed);
+        self.first_pending_at = None;
+        self.uncommitted = 0;
+        self.last_commit = monotonic();
+        let (relays, releases) = if ok {
+            (relays, releases)
+        } else {
+            // Not durable: those writers are no longer acknowledged (a restarted service
+            // gets the samples from them again).
+            self.blocked.extend(releases.into_keys());
+            (Vec::new(), BTreeMap::new())
+        };
+        let refused = self.shared.drive(|st, now| {
+            let mut refused = 0u64;
+            for (relay, change) in relays {
+                refused += u64::from(st.core.write(now, relay, change).is_err());
+            }
+            for ((reader, writer), sn) in releases {
+                st.core.release_acknowledgments(now, reader, writer, sn);
+            }
+            if let Some(tap) = st.service.as_mut() {
+                for (reader, n) in processed {
+                    let f = tap.in_flight.entry(reader).or_default();
+                    *f = f.saturating_sub(n);
+                    let credit = CREDIT.saturating_sub(*f);
+                    st.core.set_reader_credit(now, reader, Some(credit));
+                }
+            }
+            refused
+        });
+        if refused > 0 {
+            self.problem(format!(
+                "{refused} stored samples did not fit their relay's history"
+            ));
+        }
+    }
+
+    /// Purges instances disposed longer than their channel's cleanup delay ago, while the
+    /// channel has no live writer.
+    fn cleanup(&mut self, now: Instant) {
+        if now < self.next_cleanup || self.disposed.is_empty() {
+            return;
+        }
+        self.next_cleanup = now + CLEANUP_TICK;
+        let live: BTreeSet<&ChannelKey> = self.writers.values().collect();
+        let due: Vec<(ChannelKey, [u8; 16])> = self
+            .disposed
+            .iter()
+            .filter(|((key, _), &at)| {
+                !live.contains(key)
+                    && self
+                        .channels
+                        .get(key)
+                        .and_then(|c| c.cleanup_delay)
+                        .is_some_and(|d| now >= at + d)
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for (key, instance) in due {
+            self.disposed.remove(&(key.clone(), instance));
+            let Some(ch) = self.channels.get(&key) else {
+                continue;
+            };
+            let (store_id, relay) = (ch.store_id, ch.relay);
+            let store = match key.persistent {
+                true => self.persistent.as_mut(),
+                false => Some(&mut self.transient),
+            };
+            let Some(store) = store else {
+                continue;
+            };
+            let purged = store
+                .purge_instance(store_id, instance)
+                .and_then(|_| store.commit());
+            match purged {
+                Ok(_) => {
+                    self.shared
+                        .drive(|st, _| st.core.remove_instance(relay, &instance));
+                    self.stats().purged_instances += 1;
+                }
+                Err(e) => self.problem(format!(
+                    "{}: cleanup of an instance failed: {e}",
+                    key.describe()
+                )),
+            }
+        }
+    }
+
+    pub(super) fn run(mut self, rx: mpsc::Receiver<Input>) {
+        loop {
+            let now = monotonic();
+            let wait = match self.first_pending_at {
+                Some(_) => Duration::from_millis(1),
+                None => self
+                    .next_cleanup
+                    .saturating_duration_since(now)
+                    .max(Duration::from_millis(1)),
+            };
+            let first = match rx.recv_timeout(wait) {
+                Ok(i) => Some(i),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            let mut stop = false;
+            let mut next = first;
+            let mut taken = 0;
+            while let Some(input) = next.take() {
+                match input {
+                    Input::Stop => {
+                        stop = true;
+                        break;
+                    }
+                    Input::Writer(ed) => self.on_writer(&ed),
+                    Input::WriterLost(g) => {
+                        self.writers.remove(&g);
+                    }
+                    Input::Sample(s) => {
+                        self.on_sample(s);
+                        if self.commit_due(monotonic()) {
+                            self.commit();
+                        }
+                    }
+                }
+                taken += 1;
+                if taken < 8192 {
+                    next = rx.try_recv().ok();
+                }
+            }
+            let now = monotonic();
+            if stop {
+                self.commit();
+                break;
+            }
+            if self.commit_due(now) {
+                self.commit();
+            }
+            self.cleanup(now);
+        }
+    }
+}
+
+/// A stored sample as its relay sends it.
+fn relayed(s: StoredSample) -> NewChange {
+    let kind = match s.kind {
+        SampleKind::Alive => ChangeKind::Alive,
+        SampleKind::Disposed => ChangeKind::Disposed,
+        SampleKind::Unregistered => ChangeKind::Unregistered,
+        SampleKind::DisposedUnregistered => ChangeKind::DisposedUnregistered,
+    };
+    NewChange {
+        kind,
+        key_hash: s.key_hash,
+        payload: Arc::new(s.payload),
+        timestamp: (s.source_time != i64::MIN).then(|| time_of(s.source_time)),
+        original: Some((Guid::from_bytes(s.writer), SequenceNumber(s.sn))),
+    }
+}
+
+/// A source timestamp as the store keeps it: seconds and fraction, exactly.
+fn time_code(t: Time) -> i64 {
+    ((t.seconds as i64) << 32) | i64::from(t.fraction)
+}
+
+fn time_of(code: i64) -> Time {
+    Time {
+        seconds: (code >> 32) as i32,
+        fraction: code as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_timestamps_are_kept_exactly() {
+        for t in [
+            Time {
+                seconds: 0,
+                fraction: 0,
+            },
+            Time {
+                seconds: 1_700_000_000,
+                fraction: 0xffff_ffff,
+            },
+            Time {
+                seconds: -5,
+                fraction: 17,
+            },
+        ] {
+            assert_eq!(time_of(time_code(t)), t);
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! Proves TRANSIENT and PERSISTENT durability between participants over loopback UDP: a
+//! standalone service (in memory and on a store file) serves a reader that starts after the
+//! writer is gone, exactly once and in order; a restarted service serves what it stored
+//! before; the embedded service keeps a deleted writer's samples; two services do not
+//! duplicate deliveries; a writer's `wait_for_acknowledgments` means "stored"; a full store
+//! refuses and says so; a type change on a stored topic is refused; disposed instances are
+//! purged after SERVICE_CLEANUP_DELAY; a damaged store file is refused and left untouched.
+#![allow(clippy::disallowed_methods)] // tests above the core may read the clock
+
+mod common;
+
+use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
+use halyard::qos::{DdsDuration, DurabilityKind, EndpointQos, History};
+use halyard::{DataReader, DataWriter, DomainParticipant, GroupQos, ParticipantOptions};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(type_name = "Durable::Sample")]
+struct Sample {
+    #[key]
+    id: u32,
+    seq: u32,
+    text: String,
+}
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(type_name = "Durable::Other")]
+struct Other {
+    value: u64,
+}
+
+const T: Duration = Duration::from_secs(15);
+
+fn options(embedded: EmbeddedDurability) -> ParticipantOptions {
+    ParticipantOptions {
+        interface: Some("lo".into()),
+        durability: embedded,
+        ..Default::default()
+    }
+}
+
+fn participant(domain: u32) -> DomainParticipant {
+    DomainParticipant::with_options(domain, options(EmbeddedDurability::Off)).expect("participant")
+}
+
+fn service(domain: u32, store: Option<PathBuf>) -> DurabilityService {
+    DurabilityService::start(
+        domain,
+        DurabilityConfig {
+            store,
+            participant: options(EmbeddedDurability::Off),
+            ..Default::default()
+        },
+    )
+    .expect("service starts")
+}
+
+/// A fresh directory for store files.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("halyard-durability-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn durable_writer_qos(kind: DurabilityKind) -> EndpointQos {
+    let mut q = common::reliable_keep_all(EndpointQos::writer_default());
+    q.durability = kind;
+    q.durability_service.history = History::KeepAll;
+    // Deleting the writer unregisters its instances without disposing them: durable data
+    // stay (with autodispose, DDS disposes them and the service purges them after the
+    // SERVICE_CLEANUP_DELAY, as `disposed_instances_are_purged_after_the_cleanup_delay` shows).
+    q.writer_data_lifecycle.autodispose_unregistered_instances = false;
+    q
+}
+
+fn durable_reader_qos(kind: DurabilityKind) -> EndpointQos {
+    let mut q = common::reliable_keep_all(EndpointQos::reader_default());
+    q.durability = kind;
+    q
+}
+
+fn writer(p: &DomainParticipant, topic: &str, q: EndpointQos) -> DataWriter<Sample> {
+    let t = p.create_topic::<Sample>(topic).expect("topic");
+    p.create_publisher(GroupQos::default())
+        .create_datawriter(&t, q)
+        .expect("writer")
+}
+
+fn reader(p: &DomainParticipant, topic: &str, kind: DurabilityKind) -> DataReader<Sample> {
+    let t = p.create_topic::<Sample>(topic).expect("topic");
+    p.create_subscriber(GroupQos::default())
+        .create_datareader(&t, durable_reader_qos(kind))
+        .expect("reader")
+}
+
+fn sample(i: u32) -> Sample {
+    Sample {
+        id: i % 4,
+        seq: i,
+        text: format!("indicator {i}"),
+    }
+}
+
+/// Writes `n` samples once `matched` service readers are there and waits until they are
+/// all acknowledged (stored).
+fn write_stored(w: &DataWriter<Sample>, matched: u32, n: u32) {
+    w.wait_for_matched(matched, T)
+        .expect("the services' readers match");
+    for i in 0..n {
+        w.write(&sample(i)).expect("write");
+    }
+    w.wait_for_acknowledgments(T).expect("every sample stored");
+}
+
+/// Takes until `n` samples arrived (or `T`), then a little more to see copies.
+fn take_all(r: &DataReader<Sample>, n: usize) -> Vec<u32> {
+    let mut got = Vec::new();
+    let end = Instant::now() + T;
+    while got.len() < n && Instant::now() < end {
+        r.wait_for_data(Duration::from_millis(100));
+        for s in r.take(10_000).expect("take") {
+            if let Some(d) = s.data {
+                got.push(d.seq);
+            }
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    for s in r.take(10_000).expect("take") {
+        if let Some(d) = s.data {
+            got.push(d.seq);
+        }
+    }
+    got
+}
+
+#[test]
+fn a_late_reader_gets_transient_history_from_a_service_after_the_writer_left() {
+    let domain = 61;
+    let svc = service(domain, None);
+    {
+        let a = participant(domain);
+        let w = writer(
+            &a,
+            "Indicators",
+            durable_writer_qos(DurabilityKind::Transient),
+        );
+        write_stored(&w, 1, 200);
+    }
+    let b = participant(domain);
+    let r = reader(&b, "Indicators", DurabilityKind::Transient);
+    let got = take_all(&r, 200);
+    assert_eq!(
+        got,
+        (0..200).collect::<Vec<_>>(),
+        "every sample once, in order"
+    );
+    let stats = svc.stats();
+    // 200 samples and the unregistration of each of the 4 instances when the writer left.
+    assert_eq!(stats.stored, 204, "{stats:?}");
+    assert!(stats.problems.is_empty(), "{:?}", stats.problems);
+}
+
+#[test]
+fn persistent_samples_survive_a_restart_of_the_service() {
+    let domain = 62;
+    let dir = scratch("restart");
+    let store = dir.join("store.sqlite");
+    {
+        let svc = service(domain, Some(store.clone()));
+        let a = participant(domain);
+        let w = writer(
+            &a,
+            "Persisted",
+            durable_writer_qos(DurabilityKind::Persistent),
+        );
+        write_stored(&w, 1, 100);
+        drop(w);
+        drop(a);
+        let stats = svc.stop();
+        assert_eq!(stats.stored, 104, "{stats:?}");
+    }
+    let svc = service(domain, Some(store));
+    assert_eq!(
+        svc.stats().loaded,
+        104,
+        "the restarted service loads the store"
+    );
+    let b = participant(domain);
+    let r = reader(&b, "Persisted", DurabilityKind::Persistent);
+    assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
+    // A TRANSIENT_LOCAL reader (what other vendors offer) is served too.
+    let c = participant(domain);
+    let r = reader(&c, "Persisted", DurabilityKind::TransientLocal);
+    assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_embedded_service_keeps_a_deleted_writers_samples() {
+    let domain = 63;
+    let a =
+        DomainParticipant::with_options(domain, options(EmbeddedDurability::On { store: None }))
+            .expect("participant");
+    {
+        let w = writer(
+            &a,
+            "Embedded",
+            durable_writer_qos(DurabilityKind::Transient),
+        );
+        write_stored(&w, 1, 50);
+    }
+    assert_eq!(a.embedded_durability_stats().map(|s| s.stored), Some(54));
+    let b = participant(domain);
+    let r = reader(&b, "Embedded", DurabilityKind::Transient);
+    assert_eq!(take_all(&r, 50), (0..50).collect::<Vec<_>>());
+}
+
+#[test]
+fn two_services_deliver_each_sample_once() {
+    let domain = 64;
+    let (s1, s2) = (service(domain, None), service(domain, None));
+    {
+        let a = participant(domain);
+        let w = writer(&a, "Twice", durable_writer_qos(DurabilityKind::Transient));
+        write_stored(&w, 2, 100);
+    }
+    let b = participant(domain);
+    let r = reader(&b, "Twice", DurabilityKind::Transient);
+    assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
+    assert_eq!(s1.stats().stored, 104);
+    assert_eq!(s2.stats().stored, 104);
+}
+
+#[test]
+fn a_live_reader_gets_each_sample_once_while_a_service_runs() {
+    let domain = 65;
+    let _svc = service(domain, None);
+    let a = participant(domain);
+    let w = writer(&a, "Live", durable_writer_qos(DurabilityKind::Transient));
+    let b = participant(domain);
+    let r = reader(&b, "Live", DurabilityKind::Transient);
+    write_stored(&w, 2, 100);
+    assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_full_store_refuses_the_sample_says_why_and_withholds_the_acknowledgment() {
+    let domain = 66;
+    let svc = service(domain, None);
+    let a = participant(domain);
+    let mut q = durable_writer_qos(DurabilityKind::Transient);
+    q.durability_service.limits.max_samples = 10;
+    let w = writer(&a, "Full", q);
+    w.wait_for_matched(1, T)
+        .expect("the service's reader matches");
+    for i in 0..20 {
+        w.write(&sample(i)).expect("write");
+    }
+    assert!(
+        w.wait_for_acknowledgments(Duration::from_secs(2)).is_err(),
+        "what the store refused is not acknowledged"
+    );
+    let stats = svc.stats();
+    assert_eq!(stats.stored, 10, "{stats:?}");
+    assert!(stats.refused_full >= 1, "{stats:?}");
+    assert!(
+        stats.problems.iter().any(|p| p.contains("max_samples")),
+        "{:?}",
+        stats.problems
+    );
+}
+
+#[test]
+fn a_type_change_on_a_stored_topic_is_refused_with_a_message() {
+    let domain = 67;
+    let svc = service(domain, None);
+    let a = participant(domain);
+    let w = writer(&a, "Typed", durable_writer_qos(DurabilityKind::Transient));
+    write_stored(&w, 1, 5);
+    let t = a.create_topic::<Other>("Typed").expect("topic");
+    let other = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&t, durable_writer_qos(DurabilityKind::Transient))
+        .expect("writer");
+    other.write(&Other { value: 1 }).expect("write");
+    let end = Instant::now() + T;
+    while svc.stats().problems.is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let problems = svc.stats().problems;
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("Durable::Other") && p.contains("refused")),
+        "{problems:?}"
+    );
+    assert_eq!(svc.stats().stored, 5, "nothing of the other type is stored");
+}
+
+#[test]
+fn disposed_instances_are_purged_after_the_cleanup_delay() {
+    let domain = 68;
+    let svc = service(domain, None);
+    {
+        let a = participant(domain);
+        let mut q = durable_writer_qos(DurabilityKind::Transient);
+        q.durability_service.service_cleanup_delay = DdsDuration::from_nanos(300_000_000);
+        q.writer_data_lifecycle.autodispose_unregistered_instances = false;
+        let w = writer(&a, "Cleanup", q);
+        w.wait_for_matched(1, T).expect("match");
+        for i in 0..4 {
+            w.write(&sample(i)).expect("write");
+        }
+        w.dispose(&sample(1)).expect("dispose");
+        w.wait_for_acknowledgments(T).expect("stored");
+    }
+    let end = Instant::now() + T;
+    while svc.stats().purged_instances == 0 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(svc.stats().purged_instances, 1, "{:?}", svc.stats());
+    let b = participant(domain);
+    let r = reader(&b, "Cleanup", DurabilityKind::Transient);
+    let got = take_all(&r, 3);
+    assert_eq!(got, vec![0, 2, 3], "instance 1 was purged");
+}
+
+#[test]
+fn a_damaged_store_file_is_refused_and_left_untouched() {
+    let dir = scratch("damaged");
+    let path = dir.join("store.sqlite");
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&path, &garbage).expect("write");
+    let e = DurabilityService::start(
+        69,
+        DurabilityConfig {
+            store: Some(path.clone()),
+            participant: options(EmbeddedDurability::Off),
+            ..Default::default()
+        },
+    )
+    .err()
+    .expect("refused");
+    let msg = e.to_string();
+    assert!(msg.contains("store.sqlite"), "{msg}");
+    assert_eq!(std::fs::read(&path).expect("read"), garbage, "untouched");
+}
