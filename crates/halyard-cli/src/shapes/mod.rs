@@ -6,9 +6,10 @@
 //! (see [`options`]), prints the same lines (entity creation, listener calls, one line per
 //! sample: `%-10s %-10s %03d %03d [%d]`), moves its shape the same way and ends the same way
 //! (SIGINT or `--num-iterations`, then `Done.`, exit 0; a bad command line exits 1, a failed
-//! initialisation 2). What Halyard does not implement (TRANSIENT and PERSISTENT durability)
-//! is reported with "not
-//! supported", which the harness counts as an unsupported feature, never as a pass.
+//! initialisation 2). What Halyard does not implement is reported with "not supported", which
+//! the harness counts as an unsupported feature, never as a pass. TRANSIENT and PERSISTENT
+//! (`-D t|p`) are served by the publisher's embedded durability service and by any
+//! `halyard durability` service running in the domain.
 
 mod options;
 mod run;

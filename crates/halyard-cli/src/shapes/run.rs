@@ -320,6 +320,15 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
     if o.final_state == Some('u') {
         wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
     }
+    if wq.durability >= DurabilityKind::Transient {
+        // Durable shapes outlive the publisher: leaving unregisters them (disposing would
+        // have the durability service purge them), and the service keeps as much history as
+        // the writer.
+        if o.final_state != Some('d') {
+            wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
+        }
+        wq.durability_service.history = wq.history;
+    }
     if let Err(code) = check_qos(&wq, true) {
         return code;
     }
