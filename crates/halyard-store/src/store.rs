@@ -106,7 +106,8 @@ impl Store {
     /// limits, persistence kind and writer QoS to `spec`.
     ///
     /// Refuses with [`StoreError::TypeChanged`] when both the stored and the new type identity
-    /// are non-empty and differ; an empty stored identity takes the new one.
+    /// are non-empty and differ; an empty stored identity takes the new one. The change joins
+    /// the pending transaction if one is open, else it is committed at once.
     pub fn channel(&mut self, spec: &ChannelSpec) -> Result<ChannelId, StoreError> {
         if spec.limits.history_depth == Some(0) {
             return Err(StoreError::InvalidLimits {
