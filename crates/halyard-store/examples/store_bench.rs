@@ -60,7 +60,9 @@ fn main() -> Result<(), StoreError> {
     let stats = store.stats()?;
     drop(store);
 
+    let start = now();
     let store = Store::open(&path, options)?;
+    let open = now() - start;
     let start = now();
     let mut bytes = 0usize;
     let n = store.for_each_sample(ch, |s| bytes += s.payload.len())?;
@@ -74,6 +76,10 @@ fn main() -> Result<(), StoreError> {
         "stream {n} samples ({bytes} payload bytes) after reopen: {:.2} s, {:.0} samples/s",
         read.as_secs_f64(),
         n as f64 / read.as_secs_f64()
+    );
+    println!(
+        "reopen (inspection with quick_check): {:.2} s",
+        open.as_secs_f64()
     );
     println!(
         "file {} bytes, {:.0} bytes per sample",

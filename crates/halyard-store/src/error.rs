@@ -103,6 +103,14 @@ pub enum StoreError {
         /// The id asked for.
         channel: ChannelId,
     },
+    /// Rows appeared in the channel behind this store's back (another connection writes
+    /// the same file); the insert was not done.
+    Conflict {
+        /// The store file.
+        path: String,
+        /// The channel.
+        channel: ChannelId,
+    },
     /// The spec's limits cannot be honoured (e.g. KEEP_LAST 0).
     InvalidLimits {
         /// Topic name.
@@ -187,6 +195,11 @@ impl fmt::Display for StoreError {
             StoreError::UnknownChannel { path, channel } => {
                 write!(f, "store {path} has no {channel}")
             }
+            StoreError::Conflict { path, channel } => write!(
+                f,
+                "store {path}: {channel} is written by another connection at the same time; \
+                 one store file takes one Store"
+            ),
             StoreError::InvalidLimits { topic, reason } => {
                 write!(f, "limits of topic {topic:?} refused: {reason}")
             }

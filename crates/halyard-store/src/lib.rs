@@ -24,7 +24,9 @@
 //!   cap undoes that insert alone and the pending ones stay. A *physical* disk full on the
 //!   fast path makes SQLite cancel the whole pending transaction: that is reported as
 //!   [`StoreError::TransactionLost`] with the count (those samples were never committed,
-//!   so never acknowledged).
+//!   so never acknowledged). The write-ahead log comes on top of `max_bytes`: about 16 MB
+//!   between automatic checkpoints (1000 pages of 16 KB) plus the largest transaction, so
+//!   the service bounds its batches too.
 //! * **Row order.** A sample's row id is `channel << 40 | n`, n counting the channel's
 //!   inserts: a channel streams in insertion order straight from the table's b-tree, with no
 //!   extra index to maintain on insert. Indexes: (channel, writer, sn) unique, for
@@ -51,7 +53,9 @@
 //! # Threads
 //!
 //! A `Store` owns one `rusqlite::Connection`: it is `Send` but not `Sync`. The service
-//! keeps it on one thread (or behind a mutex). Two stores must not share one file.
+//! keeps it on one thread (or behind a mutex). One file takes one `Store`: a second one
+//! gets SQLITE_BUSY while the first holds a transaction (and if rows appear behind a
+//! store's back it reloads its counts, see [`StoreError::Conflict`]).
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]

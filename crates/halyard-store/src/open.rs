@@ -265,6 +265,8 @@ fn create_schema(conn: &Connection, name: &str) -> Result<(), StoreError> {
          PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
     );
     conn.execute_batch(&sql).map_err(|e| {
+        // The schema error is the one to report; a failing ROLLBACK (no transaction left)
+        // adds nothing, and the connection is dropped by the caller anyway.
         let _rollback_result = conn.execute_batch("ROLLBACK");
         classify(name, "create schema", e)
     })

@@ -8,7 +8,7 @@ use crate::types::{
     ChannelId, ChannelSpec, Inserted, Limits, SampleKind, StoreOptions, StoreStats, StoredSample,
 };
 use rusqlite::types::ValueRef;
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::{ffi, params, Connection, OptionalExtension, Row};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -27,6 +27,15 @@ pub struct Store {
     pending: usize,
     /// Limits and counts of the channels used since open (or since a lost transaction).
     channels: BTreeMap<ChannelId, ChannelState>,
+}
+
+/// What one attempt to write a sample did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Stored,
+    Duplicate,
+    /// The row id from the cache is in use: the cache is stale.
+    RowTaken,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -97,7 +106,8 @@ impl Store {
     /// limits, persistence kind and writer QoS to `spec`.
     ///
     /// Refuses with [`StoreError::TypeChanged`] when both the stored and the new type identity
-    /// are non-empty and differ; an empty stored identity takes the new one.
+    /// are non-empty and differ; an empty stored identity takes the new one. The change joins
+    /// the pending transaction if one is open, else it is committed at once.
     pub fn channel(&mut self, spec: &ChannelSpec) -> Result<ChannelId, StoreError> {
         if spec.limits.history_depth == Some(0) {
             return Err(StoreError::InvalidLimits {
@@ -261,6 +271,26 @@ impl Store {
     /// [`StoreError::Full`], as does the size cap. A refusal removes nothing and leaves the
     /// earlier pending inserts in place.
     pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
+        match self.insert_once(ch, s)? {
+            Written::Stored => Ok(Inserted::Stored),
+            Written::Duplicate => Ok(Inserted::Duplicate),
+            Written::RowTaken => {
+                // The cached next row id was stale (someone else wrote this file): reload
+                // the channel's counts from the file and try once more.
+                self.channels.remove(&ch);
+                match self.insert_once(ch, s)? {
+                    Written::Stored => Ok(Inserted::Stored),
+                    Written::Duplicate => Ok(Inserted::Duplicate),
+                    Written::RowTaken => Err(StoreError::Conflict {
+                        path: self.path.clone(),
+                        channel: ch,
+                    }),
+                }
+            }
+        }
+    }
+
+    fn insert_once(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Written, StoreError> {
         let state = self.state(ch)?;
         // KEEP_ALL without instance limits needs no per-instance count: skip the lookup
         // (`instances` in the cache then goes stale, unused until `channel` reloads it).
@@ -278,7 +308,7 @@ impl Store {
             Ok(plan) if state.next_seq < SEQ_LIMIT => plan,
             refused => {
                 if self.is_stored(ch, s)? {
-                    return Ok(Inserted::Duplicate);
+                    return Ok(Written::Duplicate);
                 }
                 let (limit, max) = refused
                     .err()
@@ -287,41 +317,33 @@ impl Store {
             }
         };
         let guarded = self.near_cap(s.payload.len())?;
-        if guarded && self.is_stored(ch, s)? {
-            return Ok(Inserted::Duplicate);
-        }
         self.begin()?;
         if guarded {
             self.exec("SAVEPOINT insert_one", Some(ch))?;
         }
         let row = ch.0 << SEQ_BITS | state.next_seq;
         let written = self.write_sample(ch, row, s, plan, guarded);
-        if guarded {
-            if written.is_err() && !self.conn.is_autocommit() {
+        if guarded && !self.conn.is_autocommit() {
+            if written.is_err() {
                 self.exec("ROLLBACK TO insert_one", Some(ch))?;
             }
-            if !self.conn.is_autocommit() {
-                self.exec("RELEASE insert_one", Some(ch))?;
-            }
+            self.exec("RELEASE insert_one", Some(ch))?;
         }
-        let stored = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
-        if let Some(st) = self.channels.get_mut(&ch) {
-            st.next_seq += 1;
-            if stored {
+        let written = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
+        if written == Written::Stored {
+            if let Some(st) = self.channels.get_mut(&ch) {
                 let evicted = plan.evict.min(in_instance.unwrap_or(0));
-                st.samples = st.samples + 1 - evicted;
+                st.next_seq += 1;
+                st.samples = (st.samples + 1).saturating_sub(evicted);
                 st.instances += u64::from(plan.new_instance);
             }
+            self.pending += 1;
         }
-        if !stored {
-            return Ok(Inserted::Duplicate);
-        }
-        self.pending += 1;
-        Ok(Inserted::Stored)
+        Ok(written)
     }
 
-    /// Writes the sample as row `row`, evicts and updates the instance; `false` when the
-    /// sample was a duplicate (then nothing was written).
+    /// Writes the sample as row `row`, evicts and updates the instance. Nothing is written
+    /// for a duplicate or when the row id is taken.
     ///
     /// `guarded` (near the size cap) writes each INSERT as `INSERT .. SELECT`: SQLite then
     /// gives the statement a statement journal and a SQLITE_FULL undoes that statement alone
@@ -335,15 +357,15 @@ impl Store {
         s: &StoredSample,
         plan: Plan,
         guarded: bool,
-    ) -> rusqlite::Result<bool> {
-        // Guarded: a plain INSERT (aborting on a duplicate, which the caller excluded first):
-        // OR IGNORE would make SQLite drop the statement journal again.
+    ) -> rusqlite::Result<Written> {
+        // A duplicate or a taken row id fails the INSERT before it writes anything; SQLite
+        // then undoes that statement only (OE_Abort), the transaction stays.
         let insert = if guarded {
             "INSERT INTO samples \
              (id, channel, writer, sn, kind, key_hash, source_time, payload) \
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8"
         } else {
-            "INSERT OR IGNORE INTO samples \
+            "INSERT INTO samples \
              (id, channel, writer, sn, kind, key_hash, source_time, payload) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         };
@@ -356,9 +378,16 @@ impl Store {
             &s.key_hash[..],
             s.source_time,
             s.payload
-        ])?;
-        if inserted == 0 {
-            return Ok(false);
+        ]);
+        match inserted
+            .as_ref()
+            .map_err(|e| e.sqlite_error().map(|f| f.extended_code))
+        {
+            Err(Some(ffi::SQLITE_CONSTRAINT_UNIQUE)) => return Ok(Written::Duplicate),
+            Err(Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY)) => return Ok(Written::RowTaken),
+            _ => {
+                inserted?;
+            }
         }
         if plan.evict > 0 {
             self.conn
@@ -386,7 +415,7 @@ impl Store {
             s.source_time,
             to_sql(Some(plan.evict))
         ])?;
-        Ok(true)
+        Ok(Written::Stored)
     }
 
     /// Whether the database is within reach of its size cap, so that the next insert of a

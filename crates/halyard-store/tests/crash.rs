@@ -1,6 +1,7 @@
 //! Proves crash safety: a child process inserting and committing in a loop is killed with
 //! SIGKILL at seeded random points; after each kill the store opens cleanly and holds every
-//! sample whose commit the child had reported, once and in order.
+//! sample whose commit the child had reported, once and in order (and a KEEP_LAST channel
+//! written alongside holds exactly the newest samples of each instance).
 //!
 //! Set `HALYARD_STORE_SEED` to replay a run; the seed is printed.
 
@@ -65,18 +66,27 @@ fn options(iteration: usize) -> StoreOptions {
     }
 }
 
-fn open(path: &Path, iteration: usize) -> (Store, ChannelId) {
+/// KEEP_LAST depth of the second channel, which gets every sample too.
+const DEPTH: u32 = 2;
+
+/// The store with its two channels: KEEP_ALL, and KEEP_LAST [`DEPTH`].
+fn open(path: &Path, iteration: usize) -> (Store, ChannelId, ChannelId) {
     let mut store = Store::open(path, options(iteration)).expect("store opens after a kill");
-    let ch = store
+    let all = store
         .channel(&spec("Crash", Limits::default()))
         .expect("channel");
-    (store, ch)
+    let last = Limits {
+        history_depth: Some(DEPTH),
+        ..Limits::default()
+    };
+    let last = store.channel(&spec("CrashLast", last)).expect("channel");
+    (store, all, last)
 }
 
 /// The child: continues after the last stored sample, commits batches of random size and
 /// reports the committed count after each commit. Runs until killed.
 fn child(path: &Path, iteration: usize, seed: u64) -> ! {
-    let (mut store, ch) = open(path, iteration);
+    let (mut store, ch, last) = open(path, iteration);
     let mut next = store.for_each_sample(ch, |_| ()).expect("count") as i64 + 1;
     let mut rng = Rng(seed);
     let mut out = std::io::stdout().lock();
@@ -85,6 +95,10 @@ fn child(path: &Path, iteration: usize, seed: u64) -> ! {
         for sn in next..next + batch {
             assert_eq!(
                 store.insert(ch, &nth(sn)).expect("insert"),
+                Inserted::Stored
+            );
+            assert_eq!(
+                store.insert(last, &nth(sn)).expect("insert"),
                 Inserted::Stored
             );
         }
@@ -179,7 +193,7 @@ fn kill_9_loses_no_committed_sample() {
 /// Reopens the store and checks samples 1..=n with n ≥ `reported`, in order, each once and
 /// intact. Returns n.
 fn verify(path: &Path, iteration: usize, reported: i64, seed: u64) -> i64 {
-    let (store, ch) = open(path, iteration);
+    let (store, ch, last) = open(path, iteration);
     store
         .check()
         .unwrap_or_else(|e| panic!("seed {seed} iteration {iteration}: {e}"));
@@ -199,5 +213,30 @@ fn verify(path: &Path, iteration: usize, reported: i64, seed: u64) -> i64 {
         n >= reported,
         "seed {seed} iteration {iteration}: {reported} reported committed, {n} stored"
     );
+    // The KEEP_LAST channel: the last DEPTH samples of each instance among 1..=n, in
+    // insertion order, and each instance's state from its last sample. Instance of sn is
+    // sn % 7, so sn is among the newest DEPTH of its instance when sn + 7 * DEPTH > n.
+    let want: Vec<_> = (1..=n)
+        .filter(|sn| sn + 7 * i64::from(DEPTH) > n)
+        .map(nth)
+        .collect();
+    let mut got = Vec::new();
+    store.for_each_sample(last, |s| got.push(s)).expect("read");
+    let sns = |v: &[StoredSample]| v.iter().map(|s| s.sn).collect::<Vec<_>>();
+    assert!(
+        got == want,
+        "seed {seed} iteration {iteration}: KEEP_LAST channel holds {:?}, expected {:?}",
+        sns(&got),
+        sns(&want)
+    );
+    let states = store.instances(last).expect("instances");
+    assert_eq!(states.len() as i64, n.min(7));
+    for (key, kind, time) in states {
+        let newest = (1..=n)
+            .rev()
+            .find(|sn| [(sn % 7) as u8; 16] == key)
+            .expect("instance");
+        assert_eq!((kind, time), (nth(newest).kind, nth(newest).source_time));
+    }
     n
 }

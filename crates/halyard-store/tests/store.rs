@@ -537,3 +537,32 @@ fn store_can_move_to_another_thread() {
     .unwrap();
     assert_eq!(sns(&store, ch), vec![1]);
 }
+
+#[test]
+fn a_second_store_on_the_same_file_does_not_overwrite_rows() {
+    // Not a supported setup, but the row ids cached by one store must not make it report a
+    // sample of the other one's as its own duplicate.
+    let dir = Scratch::new("two");
+    let path = dir.file("s.db");
+    let mut a = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = a.channel(&spec("T", keep_all())).unwrap();
+    a.commit().unwrap();
+    let mut b = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(b.channel(&spec("T", keep_all())).unwrap(), ch);
+    assert_eq!(
+        a.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    a.commit().unwrap();
+    assert_eq!(
+        b.insert(ch, &sample(2, 1, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    b.commit().unwrap();
+    assert_eq!(
+        a.insert(ch, &sample(1, 2, 1, 10)).unwrap(),
+        Inserted::Stored
+    );
+    a.commit().unwrap();
+    assert_eq!(sns(&a, ch), vec![1, 1, 2]);
+}
