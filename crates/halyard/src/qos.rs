@@ -188,17 +188,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unimplemented_policies_are_refused_not_ignored() {
+    fn durable_kinds_are_accepted_and_contradictions_are_refused() {
         let mut q = EndpointQos::writer_default();
         assert!(validate(&q, true).is_ok());
-        q.durability = DurabilityKind::Persistent;
-        assert!(matches!(
-            validate(&q, true),
-            Err(Error::Unsupported {
-                feature: "DURABILITY",
-                ..
-            })
-        ));
+        for kind in [DurabilityKind::Transient, DurabilityKind::Persistent] {
+            q.durability = kind;
+            assert!(validate(&q, true).is_ok(), "{kind:?} must be accepted");
+        }
         let mut q = EndpointQos::reader_default();
         q.ownership = OwnershipKind::Exclusive;
         q.deadline = DdsDuration::from_nanos(1_000_000);
