@@ -17,16 +17,24 @@ export CYCLONEDDS_URI='<General><Interfaces><NetworkInterface name="lo" multicas
 failed=()
 step() {
     echo "=== test.sh: $*" >&2
+    local t0=$SECONDS
     "$@" || failed+=("$*")
+    echo "=== test.sh: $((SECONDS - t0)) s: $*" >&2
+}
+# A test that hangs must fail its step, not run into CI's time limit: each test step has a
+# ceiling (SIGTERM, then SIGKILL 30 s later), well above what it takes here (the simulation
+# tests about 5 minutes, the release tests about 25 with their build).
+limit() {
+    timeout --kill-after=30 "$@"
 }
 
 step cargo fmt --all -- --check
 step cargo clippy --workspace --all-targets -- -D warnings
 # The protocol core and the wire crate run their tests with their invariants checked (debug
 # assertions and overflow checks on, at release speed: Cargo.toml's `sim` profile).
-step cargo test --profile sim -p halyard-core -p halyard-wire --no-fail-fast -- --test-threads=2
+step limit 1500 cargo test --profile sim -p halyard-core -p halyard-wire --no-fail-fast -- --test-threads=2
 step cargo build --release --workspace
-step cargo test --release --workspace --exclude halyard-core --exclude halyard-wire \
+step limit 2700 cargo test --release --workspace --exclude halyard-core --exclude halyard-wire \
     --no-fail-fast -- --test-threads=2
 
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -3,15 +3,19 @@
 //! sample lines in the suite's formats, sizes grow one by one with `-z 0` and arrive without
 //! gaps (RELIABLE), both end after `--num-iterations` with `Done.` and exit 0; an incompatible
 //! pair prints the incompatible-QoS lines naming RELIABILITY; coherent sets (TOPIC scope)
-//! arrive whole; unsupported features print "not supported" and exit 2; a bad command line
-//! prints the usage and exits 1.
+//! arrive whole; a QoS Halyard refuses is printed with the reason and exits 2; a bad command
+//! line prints the usage and exits 1. Every process is killed (and the test fails) if it
+//! outlives its time.
 
 // A test driver: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The longest any `halyard shapes` process of these tests may run.
+const LIMIT: Duration = Duration::from_secs(60);
 
 fn shapes(args: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_halyard"));
@@ -28,13 +32,35 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Waits for `child` to exit within [`LIMIT`]; kills it and fails the test otherwise.
+fn finish(mut child: Child, what: &str) -> Output {
+    let end = Instant::now() + LIMIT;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() >= end {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "`halyard shapes {what}` still ran after {LIMIT:?}:\n{}",
+                text(&o)
+            );
+        }
+        sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Runs `halyard shapes ARGS` to its end (within [`LIMIT`]).
+fn run(args: &str) -> Output {
+    finish(shapes(args).spawn().expect("spawn"), args)
+}
+
 /// Runs a publisher and, a second later, a subscriber; returns both outputs.
 fn pair(publisher: &str, subscriber: &str) -> (Output, Output) {
     let p = shapes(publisher).spawn().expect("spawn publisher");
     sleep(Duration::from_secs(1));
     let s = shapes(subscriber).spawn().expect("spawn subscriber");
-    let s = s.wait_with_output().expect("subscriber output");
-    let p = p.wait_with_output().expect("publisher output");
+    let s = finish(s, subscriber);
+    let p = finish(p, publisher);
     (p, s)
 }
 
@@ -137,11 +163,9 @@ fn filtered_subscriber_hears_only_its_color() {
         .spawn()
         .unwrap();
     sleep(Duration::from_secs(1));
-    let s = shapes("-S -d 153 -t Circle -c BLUE --num-iterations 15")
-        .output()
-        .unwrap();
+    let s = run("-S -d 153 -t Circle -c BLUE --num-iterations 15");
     let so = text(&s);
-    let _ = (p1.wait_with_output(), p2.wait_with_output());
+    let _ = (finish(p1, "RED publisher"), finish(p2, "BLUE publisher"));
     assert!(
         so.contains("Create reader for topic: Circle_filtered"),
         "{so}"
@@ -152,11 +176,12 @@ fn filtered_subscriber_hears_only_its_color() {
 }
 
 #[test]
-fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
-    let o = shapes("-S -d 154 -t Square -D t").output().unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("not supported"), "{}", text(&o));
-    let o = shapes("-P -d 154").output().unwrap();
+fn refused_qos_and_bad_arguments_exit_as_shape_main_does() {
+    // A deadline shorter than the time-based filter: a reader DDS 1.4 calls inconsistent.
+    let o = run("-S -d 154 -t Square -f 100 --time-filter 500");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("DEADLINE"), "{}", text(&o));
+    let o = run("-P -d 154");
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o);
     assert!(out.starts_with("please specify topic name [-t]\n"), "{out}");
@@ -164,7 +189,7 @@ fn unsupported_features_and_bad_arguments_exit_as_shape_main_does() {
         out.contains("   --help, -h      : print this menu"),
         "{out}"
     );
-    let o = shapes("-h").output().unwrap();
+    let o = run("-h");
     assert_eq!(o.status.code(), Some(0));
 }
 
