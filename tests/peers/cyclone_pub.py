@@ -15,7 +15,7 @@ from cyclonedds.pub import DataWriter, Publisher
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from peer_common import Keyed, Unkeyed, incompatible_qos, matched_tracker, out
+from peer_common import DURABILITY, Keyed, Unkeyed, incompatible_qos, matched_tracker, out
 
 
 def main():
@@ -26,7 +26,9 @@ def main():
     rel = ap.add_mutually_exclusive_group()
     rel.add_argument("--reliable", dest="reliable", action="store_true", default=True)
     rel.add_argument("--best-effort", dest="reliable", action="store_false")
-    ap.add_argument("--transient-local", action="store_true")
+    ap.add_argument("--durability", choices=list(DURABILITY), default="volatile")
+    ap.add_argument("--transient-local", dest="durability", action="store_const",
+                    const="transient-local", help="--durability transient-local")
     ap.add_argument("--partition", action="append", default=[])
     ap.add_argument("--count", type=int, default=10)
     ap.add_argument("--size", type=int, default=16)
@@ -40,12 +42,12 @@ def main():
         Policy.Reliability.Reliable(max_blocking_time=duration(seconds=10))
         if a.reliable
         else Policy.Reliability.BestEffort,
-        Policy.Durability.TransientLocal if a.transient_local else Policy.Durability.Volatile,
-        Policy.History.KeepLast(depth=max(a.count, 1)) if a.transient_local else Policy.History.KeepAll,
+        DURABILITY[a.durability],
+        Policy.History.KeepLast(depth=max(a.count, 1)) if a.durability != "volatile" else Policy.History.KeepAll,
         # Plain CDR (XCDR1), as Halyard writes for @final types.
         Policy.DataRepresentation(use_cdrv0_representation=True),
     ]
-    if a.transient_local:
+    if a.durability != "volatile":
         # Cyclone keeps only DURABILITY_SERVICE.history (default KEEP_LAST 1) per instance
         # for late joiners; keep every written sample.
         policies.append(

@@ -15,7 +15,7 @@ from cyclonedds.sub import DataReader, Subscriber
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from peer_common import Keyed, Unkeyed, incompatible_qos, matched_tracker, out
+from peer_common import DURABILITY, Keyed, Unkeyed, incompatible_qos, matched_tracker, out
 
 
 def main():
@@ -26,7 +26,9 @@ def main():
     rel = ap.add_mutually_exclusive_group()
     rel.add_argument("--reliable", dest="reliable", action="store_true", default=True)
     rel.add_argument("--best-effort", dest="reliable", action="store_false")
-    ap.add_argument("--transient-local", action="store_true")
+    ap.add_argument("--durability", choices=list(DURABILITY), default="volatile")
+    ap.add_argument("--transient-local", dest="durability", action="store_const",
+                    const="transient-local", help="--durability transient-local")
     ap.add_argument("--partition", action="append", default=[])
     ap.add_argument("--count", type=int, default=10, help="stop after this many samples")
     ap.add_argument("--size", type=int, default=0, help="expected payload length (informational)")
@@ -45,7 +47,7 @@ def main():
         Policy.Reliability.Reliable(max_blocking_time=duration(seconds=10))
         if a.reliable
         else Policy.Reliability.BestEffort,
-        Policy.Durability.TransientLocal if a.transient_local else Policy.Durability.Volatile,
+        DURABILITY[a.durability],
         Policy.History.KeepAll,
     ]
     dtype = Keyed if a.type == "keyed" else Unkeyed

@@ -4,7 +4,7 @@ line they print, and status helpers that work with both bindings (Cyclone 11 fro
 import json
 from dataclasses import dataclass
 
-from cyclonedds.core import Listener
+from cyclonedds.core import Listener, Policy
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.annotations import final, key
 from cyclonedds.idl.types import int32, sequence, uint8, uint32
@@ -24,6 +24,15 @@ class Keyed(IdlStruct, typename="HalyardKeyed"):
 class Unkeyed(IdlStruct, typename="HalyardUnkeyed"):
     seq: uint32
     payload: sequence[uint8]
+
+
+# The DURABILITY kinds the peers' --durability option names.
+DURABILITY = {
+    "volatile": Policy.Durability.Volatile,
+    "transient-local": Policy.Durability.TransientLocal,
+    "transient": Policy.Durability.Transient,
+    "persistent": Policy.Durability.Persistent,
+}
 
 
 def matched_tracker(entity_cls, getter, callback):

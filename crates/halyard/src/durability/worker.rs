@@ -13,7 +13,7 @@ use crate::runtime::Shared;
 use halyard_core::{ChangeKind, NewChange, ReaderSpec, ReceivedSample, WriterSpec};
 use halyard_store::{Inserted, SampleKind, Store, StoreError, StoredSample};
 use halyard_wire::discovery::EndpointData;
-use halyard_wire::{EntityId, Guid, SequenceNumber, Time};
+use halyard_wire::{EntityId, Guid, GuidPrefix, SequenceNumber, Time};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,6 +28,9 @@ const CLEANUP_TICK: Duration = Duration::from_millis(100);
 
 pub(super) struct Worker {
     shared: Arc<Shared>,
+    /// The service participant's own GUID prefix: its readers also match its own relays,
+    /// whose samples it already stored.
+    own_prefix: GuidPrefix,
     persistent: Option<Store>,
     transient: Store,
     config: DurabilityConfig,
@@ -65,8 +68,10 @@ impl Worker {
         stats: Arc<Mutex<ServiceStats>>,
     ) -> Worker {
         let now = monotonic();
+        let own_prefix = shared.lock().core.guid_prefix();
         Worker {
             shared,
+            own_prefix,
             persistent,
             transient,
             config,
@@ -186,7 +191,7 @@ impl Worker {
 
     /// A durable writer was discovered: its channel is served from now on.
     pub(super) fn on_writer(&mut self, ed: &EndpointData) {
-        if ed.guid.prefix == self.shared.lock().core.guid_prefix() {
+        if ed.guid.prefix == self.own_prefix {
             return;
         }
         let key = ChannelKey::of(ed);
@@ -306,10 +311,11 @@ impl Worker {
         };
         let pair = (s.reader, s.writer);
         let (writer, sn) = s.original.unwrap_or((s.writer, s.sn));
-        let in_scope = self
-            .config
-            .only_participant
-            .is_none_or(|p| writer.prefix == p);
+        let in_scope = s.writer.prefix != self.own_prefix
+            && self
+                .config
+                .only_participant
+                .is_none_or(|p| writer.prefix == p);
         if in_scope && !self.store_sample(&key, &s, writer, sn) {
             self.blocked.insert(pair);
             return;
