@@ -1,7 +1,8 @@
 // fastdds-perf: a Fast DDS 2.9 peer for the Halyard benchmark that behaves like
 // Cyclone DDS's ddsperf for the subset of modes and options in bench/PEERS.md
-// (ping / pong / pub / sub, -D -u -T -i -Qminmatch -Qinitwait --latency-dump)
-// and prints the same ddsperf-format lines.  One extension, "listen" (like RTI
+// (ping / pong / pub / sub, -D -u -T -i -Qminmatch -Qinitwait --latency-dump;
+// extensions: listen, --durability, --persistence-db, --persistence-guid)
+// and prints the same ddsperf-format lines.  The "listen" extension (like RTI
 // perftest's non-echoing subscribers): receive the pings of other processes,
 // count them like "sub" counts data samples and never answer; a listener has
 // no DDSPerf USER_DATA, so pingers neither expect pongs from it nor count it
