@@ -1,7 +1,8 @@
 // fastdds-perf: a Fast DDS 2.9 peer for the Halyard benchmark that behaves like
 // Cyclone DDS's ddsperf for the subset of modes and options in bench/PEERS.md
-// (ping / pong / pub / sub, -D -u -T -i -Qminmatch -Qinitwait --latency-dump)
-// and prints the same ddsperf-format lines.  One extension, "listen" (like RTI
+// (ping / pong / pub / sub, -D -u -T -i -Qminmatch -Qinitwait --latency-dump;
+// extensions: listen, --durability, --persistence-db, --persistence-guid)
+// and prints the same ddsperf-format lines.  The "listen" extension (like RTI
 // perftest's non-echoing subscribers): receive the pings of other processes,
 // count them like "sub" counts data samples and never answer; a listener has
 // no DDSPerf USER_DATA, so pingers neither expect pongs from it nor count it
@@ -46,6 +47,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,6 +157,10 @@ struct Options
     uint32_t minmatch = 0;
     double initwait = 0;
     std::string latency_dump;
+    // extensions for durability tests (bench/PEERS.md)
+    DurabilityQosPolicyKind durability = VOLATILE_DURABILITY_QOS;
+    std::string persistence_db; // SQLite file for TRANSIENT/PERSISTENT ("" = :memory:)
+    std::string persistence_guid; // data writer's dds.persistence.guid ("" = derived)
 
     bool mode_ping = false;
     bool mode_pong = false;
@@ -192,6 +198,13 @@ static Options opt;
             "  -Qinitwait:SECS       wait at most SECS for them (exit 1 otherwise)\n"
             "  --latency-dump FILE   at exit write every one-way latency sample:\n"
             "                        SECONDS_SINCE_START LATENCY_NS\n"
+            "  --durability volatile|transient-local|transient|persistent\n"
+            "                        DURABILITY of every reader and writer (default volatile)\n"
+            "  --persistence-db PATH transient/persistent: Fast DDS SQLite persistence in PATH\n"
+            "                        (default: an in-memory database per endpoint)\n"
+            "  --persistence-guid G  transient/persistent: the data writer's dds.persistence.guid,\n"
+            "                        Fast DDS syntax xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx|xx.xx.xx.xx\n"
+            "                        (default: derived from the topic name)\n"
             "\n"
             "MODE... is one or more of:\n"
             "  ping [R[Hz|kHz]|inf] [size S]\n"
@@ -470,6 +483,9 @@ static void parse_args(
     const char* argv0 = argv[0];
     static const struct option longopts[] = {
         {"latency-dump", required_argument, nullptr, 'L'},
+        {"durability", required_argument, nullptr, 'd'},
+        {"persistence-db", required_argument, nullptr, 'P'},
+        {"persistence-guid", required_argument, nullptr, 'G'},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0}
     };
@@ -548,12 +564,58 @@ static void parse_args(
             case 'L':
                 opt.latency_dump = optarg;
                 break;
+            case 'd':
+                if (!strcmp(optarg, "volatile"))
+                {
+                    opt.durability = VOLATILE_DURABILITY_QOS;
+                }
+                else if (!strcmp(optarg, "transient-local"))
+                {
+                    opt.durability = TRANSIENT_LOCAL_DURABILITY_QOS;
+                }
+                else if (!strcmp(optarg, "transient"))
+                {
+                    opt.durability = TRANSIENT_DURABILITY_QOS;
+                }
+                else if (!strcmp(optarg, "persistent"))
+                {
+                    opt.durability = PERSISTENT_DURABILITY_QOS;
+                }
+                else
+                {
+                    usage(argv0, "--durability: invalid kind (volatile, transient-local, transient, persistent)");
+                }
+                break;
+            case 'P':
+                if (*optarg == 0)
+                {
+                    usage(argv0, "--persistence-db: empty path");
+                }
+                opt.persistence_db = optarg;
+                break;
+            case 'G':
+            {
+                frtps::GUID_t g;
+                std::istringstream(optarg) >> g;
+                if (g == frtps::c_Guid_Unknown)
+                {
+                    usage(argv0, "--persistence-guid: invalid GUID (xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx|xx.xx.xx.xx)");
+                }
+                opt.persistence_guid = optarg;
+                break;
+            }
             case 'h':
             default:
                 usage(argv0, c == 'h' ? nullptr : "invalid option");
         }
     }
     parse_modes(argv0, optind, argc, argv);
+
+    if ((!opt.persistence_db.empty() || !opt.persistence_guid.empty()) &&
+            opt.durability < TRANSIENT_DURABILITY_QOS)
+    {
+        usage(argv0, "--persistence-db/--persistence-guid need --durability transient or persistent");
+    }
 
     if (opt.topic != PerfKind::KS && opt.size != 0)
     {
@@ -582,12 +644,28 @@ static void wake_main()
 
 static std::atomic<int> g_signals{0};
 
+// --durability transient|persistent without --persistence-db: a private
+// database file, removed at exit (see main)
+static char g_private_db[4][128];
+
+static void remove_private_db()
+{
+    for (auto& f : g_private_db)
+    {
+        if (f[0])
+        {
+            unlink(f);
+        }
+    }
+}
+
 static void signal_handler(
         int)
 {
     // first signal: clean shutdown; second one: give up at once
     if (g_signals.fetch_add(1) > 0)
     {
+        remove_private_db();
         _exit(1);
     }
     g_term.store(true);
@@ -902,6 +980,16 @@ static void sub_count(
     const uint32_t seq = sample.seq;
     std::lock_guard<std::mutex> lk(g_sub_mtx);
     auto it = g_substats.find(wr);
+    // FASTPERF_SEQTRACE: on stderr, the first sequence number per writer and
+    // every jump back (durability tests: what a late joiner received)
+    static const bool trace = getenv("FASTPERF_SEQTRACE") != nullptr;
+    if (trace && (it == g_substats.end() || seq < it->second.eseq - 1))
+    {
+        std::ostringstream w;
+        w << wr;
+        fprintf(stderr, "[%d] seqtrace writer %s seq %" PRIu32 " after %" PRIu64 " samples\n", g_pid,
+                w.str().c_str(), seq, it == g_substats.end() ? 0 : it->second.nrecv);
+    }
     if (it == g_substats.end())
     {
         SubStat& x = g_substats[wr];
@@ -1249,13 +1337,101 @@ static std::string guid_string(
 // least 2 (10000 up to 6.5 kB samples, 64 for 1 MiB, 6 for 10 MiB).
 static const uint64_t kWriterHistoryBytes = 64ull * 1024ull * 1024ull;
 
+// TRANSIENT / PERSISTENT (--durability): Fast DDS 2.9 refuses to create a
+// reader or writer of these kinds unless it has a persistence GUID (endpoint
+// property dds.persistence.guid) and a persistence plugin (participant
+// properties dds.persistence.plugin, dds.persistence.sqlite3.filename): see
+// RTPSParticipantImpl::get_persistence_service.  The data writer's GUID is
+// stable (--persistence-guid, or derived from the topic name) so that a new
+// process with the same database reloads its history; the other endpoints get
+// a GUID made of this participant's prefix and a counter, unique to the run.
+// Fast DDS 2.9 refuses PERSISTENT in check_qos of topics, readers and writers
+// ("PERSISTENT Durability not supported"), so `--durability persistent` makes
+// TRANSIENT endpoints with the same SQLite persistence (main() says so on stderr).
+static DurabilityQosPolicyKind dds_durability()
+{
+    return opt.durability == PERSISTENT_DURABILITY_QOS ? TRANSIENT_DURABILITY_QOS : opt.durability;
+}
+
+static std::string persistence_guid_string(
+        const frtps::GuidPrefix_t& prefix,
+        const frtps::EntityId_t& eid)
+{
+    char buf[64];
+    int n = 0;
+    for (int i = 0; i < 12; i++)
+    {
+        n += snprintf(buf + n, sizeof(buf) - static_cast<size_t>(n), "%s%02x", i ? "." : "", prefix.value[i]);
+    }
+    snprintf(buf + n, sizeof(buf) - static_cast<size_t>(n), "|%02x.%02x.%02x.%02x",
+            eid.value[0], eid.value[1], eid.value[2], eid.value[3]);
+    return buf;
+}
+
+static std::string topic_persistence_guid(
+        const std::string& topic_name)
+{
+    if (!opt.persistence_guid.empty())
+    {
+        return opt.persistence_guid;
+    }
+    // FNV-1a over "fastdds-perf/" + topic name, 12 bytes of prefix
+    uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+    const std::string in = "fastdds-perf/" + topic_name;
+    for (unsigned char ch : in)
+    {
+        h1 = (h1 ^ ch) * 0x100000001b3ull;
+        h2 = (h2 ^ ch) * 0x100000001b3ull;
+    }
+    frtps::GuidPrefix_t p;
+    for (int i = 0; i < 8; i++)
+    {
+        p.value[i] = static_cast<frtps::octet>(h1 >> (8 * i));
+    }
+    for (int i = 0; i < 4; i++)
+    {
+        p.value[8 + i] = static_cast<frtps::octet>(h2 >> (8 * i));
+    }
+    frtps::EntityId_t e;
+    e.value[0] = 0;
+    e.value[1] = 0;
+    e.value[2] = 1;
+    e.value[3] = 0x02; // user writer with key
+    return persistence_guid_string(p, e);
+}
+
+static void set_persistence_guid(
+        eprosima::fastrtps::rtps::PropertyPolicy& props,
+        const std::string& stable_guid)
+{
+    if (opt.durability < TRANSIENT_DURABILITY_QOS)
+    {
+        return;
+    }
+    std::string g = stable_guid;
+    if (g.empty())
+    {
+        static std::atomic<uint32_t> counter{0};
+        const uint32_t n = ++counter;
+        frtps::EntityId_t e;
+        e.value[0] = 0x80;
+        e.value[1] = static_cast<frtps::octet>(n >> 8);
+        e.value[2] = static_cast<frtps::octet>(n);
+        e.value[3] = 0x02;
+        g = persistence_guid_string(g_own_prefix, e);
+    }
+    props.properties().emplace_back("dds.persistence.guid", g);
+}
+
 static void common_writer_qos(
         DataWriterQos& q,
-        bool keep_all)
+        bool keep_all,
+        const std::string& stable_guid = std::string())
 {
     q.reliability().kind = opt.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(10, 0);
-    q.durability().kind = VOLATILE_DURABILITY_QOS;
+    q.durability().kind = dds_durability();
+    set_persistence_guid(q.properties(), stable_guid);
     if (keep_all)
     {
         const uint64_t ser = 16ull + opt.baggage + 3ull;
@@ -1289,7 +1465,8 @@ static void common_reader_qos(
 {
     q.reliability().kind = opt.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(10, 0);
-    q.durability().kind = VOLATILE_DURABILITY_QOS;
+    q.durability().kind = dds_durability();
+    set_persistence_guid(q.properties(), std::string());
     if (keep_all)
     {
         q.history().kind = KEEP_ALL_HISTORY_QOS;
@@ -1692,6 +1869,38 @@ int main(
         props.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions", abs(id + "/permissions.p7s"));
         props.emplace_back("dds.sec.crypto.plugin", "builtin.AES-GCM-GMAC");
     }
+    if (opt.durability == PERSISTENT_DURABILITY_QOS)
+    {
+        fprintf(stderr, "[%d] note: Fast DDS 2.9 does not support PERSISTENT durability; "
+                "readers and writers are TRANSIENT, with %s\n", g_pid,
+                opt.persistence_db.empty() ? "SQLite persistence in a private file removed at exit" : "SQLite persistence in --persistence-db");
+    }
+    if (opt.durability >= TRANSIENT_DURABILITY_QOS)
+    {
+        // Every TRANSIENT/PERSISTENT endpoint opens this file (a connection
+        // each).  Fast DDS 2.9 cannot use ":memory:" (it opens without
+        // SQLITE_OPEN_CREATE first, finds an empty database and rejects its
+        // "old schema version 1"), so without --persistence-db the process
+        // uses a private file in /dev/shm (tmpfs: syncs are cheap), removed at
+        // exit: nothing outlives the process, as with TRANSIENT_LOCAL.
+        std::string db = opt.persistence_db;
+        if (db.empty())
+        {
+            const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+            snprintf(g_private_db[0], sizeof(g_private_db[0]), "%s/fastdds-perf-%d.db", dir, g_pid);
+            const char* sfx[] = {"-journal", "-wal", "-shm"};
+            for (int i = 0; i < 3; i++)
+            {
+                snprintf(g_private_db[i + 1], sizeof(g_private_db[i + 1]), "%s%s", g_private_db[0], sfx[i]);
+            }
+            remove_private_db(); // a stale file of an earlier process with this pid
+            atexit(remove_private_db);
+            db = g_private_db[0];
+        }
+        auto& props = pqos.properties().properties();
+        props.emplace_back("dds.persistence.plugin", "builtin.SQLITE3");
+        props.emplace_back("dds.persistence.sqlite3.filename", db);
+    }
 
     static ParticipantListener plistener;
     DomainParticipantFactory* factory = DomainParticipantFactory::get_instance();
@@ -1714,6 +1923,7 @@ int main(
     TopicQos tq = TOPIC_QOS_DEFAULT;
     tq.reliability().kind = opt.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
     tq.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(10, 0);
+    tq.durability().kind = dds_durability();
     g_tp_data = g_dp->create_topic(tn_data, g_type.get_type_name(), tq);
     g_tp_ping = g_dp->create_topic(tn_ping, g_type.get_type_name(), tq);
     g_tp_pong = g_dp->create_topic(tn_pong, g_type.get_type_name(), tq);
@@ -1783,7 +1993,7 @@ int main(
     if (opt.mode_pub)
     {
         DataWriterQos wq = DATAWRITER_QOS_DEFAULT;
-        common_writer_qos(wq, true);
+        common_writer_qos(wq, true, topic_persistence_guid(tn_data));
         g_wr_data = g_pub->create_datawriter(g_tp_data, wq, &l_data_wr, StatusMask::publication_matched());
         if (!g_wr_data)
         {
@@ -1958,6 +2168,7 @@ int main(
                 fprintf(stderr, "[%d] shutdown of the participant timed out\n", g_pid);
                 fflush(stdout);
                 fflush(stderr);
+                remove_private_db();
                 _exit(status);
             }).detach();
     g_dp->set_listener(nullptr);
