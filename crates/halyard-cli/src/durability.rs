@@ -108,7 +108,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
 
 /// Entry point: `args` follow `durability`.
 pub fn main(args: &[String]) -> i32 {
-    if args.iter().any(|a| a == "-h" || a == "--help" || a == "help") {
+    if args
+        .iter()
+        .any(|a| a == "-h" || a == "--help" || a == "help")
+    {
         out!("{USAGE}");
         return 0;
     }
@@ -185,12 +188,25 @@ mod tests {
     #[test]
     fn options_parse_and_bad_ones_say_why() {
         let a = parse(&args(&[
-            "--store", "/tmp/x.sqlite", "--domain", "7", "--commit", "interval:20", "--sync",
-            "full", "--max-bytes", "1000000", "--status", "0",
+            "--store",
+            "/tmp/x.sqlite",
+            "--domain",
+            "7",
+            "--commit",
+            "interval:20",
+            "--sync",
+            "full",
+            "--max-bytes",
+            "1000000",
+            "--status",
+            "0",
         ]))
         .expect("parses");
         assert_eq!(a.domain, 7);
-        assert_eq!(a.config.commit, CommitPolicy::Interval(Duration::from_millis(20)));
+        assert_eq!(
+            a.config.commit,
+            CommitPolicy::Interval(Duration::from_millis(20))
+        );
         assert_eq!(a.config.sync, SyncLevel::Full);
         assert_eq!(a.config.max_store_bytes, Some(1_000_000));
         assert!(a.status.is_zero());
@@ -198,7 +214,10 @@ mod tests {
             (&[][..], "--store PATH is required"),
             (&["--store"][..], "--store needs a value"),
             (&["--store", "s", "--domain", "300"][..], "domain id"),
-            (&["--store", "s", "--commit", "often"][..], "bad commit policy"),
+            (
+                &["--store", "s", "--commit", "often"][..],
+                "bad commit policy",
+            ),
             (&["--store", "s", "--sync", "maybe"][..], "normal or full"),
             (&["--store", "s", "--max-bytes", "0"][..], "positive"),
             (&["--store", "s", "--frobnicate"][..], "unknown option"),

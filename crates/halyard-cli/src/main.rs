@@ -4,13 +4,14 @@
 
 mod demo;
 mod durability;
+mod durability_bench;
 mod perf;
 mod security;
 mod shapes;
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard shapes -P|-S -t TOPIC ...   the OMG dds-rtps interoperability suite's shape_main (see `halyard shapes -h`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n  halyard security init|add|check|cyclone-config ...   DDS Security set-up (see `halyard security help`)\n  halyard durability --store PATH ...   a durability service: TRANSIENT and PERSISTENT data for late readers (see `halyard durability -h`)\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
+        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard shapes -P|-S -t TOPIC ...   the OMG dds-rtps interoperability suite's shape_main (see `halyard shapes -h`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n  halyard security init|add|check|cyclone-config ...   DDS Security set-up (see `halyard security help`)\n  halyard durability --store PATH ...   a durability service: TRANSIENT and PERSISTENT data for late readers (see `halyard durability -h`)\n  halyard durability-bench [--samples N] [--size B]   PERSISTENT write, disk, reload and late-reader catch-up figures\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
     );
     std::process::exit(3)
 }
@@ -23,6 +24,7 @@ fn main() {
         Some("shapes") => shapes::main(&args[1..]),
         Some("security") => security::main(&args[1..]),
         Some("durability") => durability::main(&args[1..]),
+        Some("durability-bench") => durability_bench::main(&args[1..]),
         _ => usage(),
     };
     std::process::exit(code)

@@ -1,5 +1,6 @@
 //! ddsperf's command line: options first, then mode words each with their own arguments.
 
+use halyard::qos::DurabilityKind;
 use std::time::Duration;
 
 /// What to run.
@@ -38,6 +39,10 @@ pub struct PerfArgs {
     pub latency_dump: Option<std::path::PathBuf>,
     /// `--no-batching` (not in ddsperf): send each published sample in its own datagram.
     pub no_batching: bool,
+    /// `--durability KIND` (not in ddsperf): DURABILITY of the data, ping and pong endpoints.
+    /// TRANSIENT and PERSISTENT writers start the participant's embedded durability service
+    /// (`HALYARD_DURABILITY_STORE` names its file).
+    pub durability: DurabilityKind,
 }
 
 /// The `-T` values ddsperf accepts.
@@ -51,7 +56,7 @@ pub struct Rate(pub Option<f64>);
 
 pub const USAGE: &str =
     "usage: halyard perf [-D DUR] [-u] [-c] [-1] [-k all|N] [-T TOPIC] [-i DOMAIN] [-n N]\n\
-       [-Qminmatch:N] [-Qinitwait:DUR] [--latency-dump FILE] [--no-batching] MODE...\n\
+       [-Qminmatch:N] [-Qinitwait:DUR] [--latency-dump FILE] [--no-batching]\n       [--durability volatile|transient-local|transient|persistent] MODE...\n\
 TOPIC: KS (default) K32 K256 OU UK16 UK1024 S16 S256 S4k S32k (size only applies to KS)\n\
 modes: ping [R[Hz|kHz]|inf] [size S]   pong   sub   pub [R[Hz|kHz]|inf] [size S] [burst N] [X%]\n\
        listen (count pings, never answer; not with other modes)\n\
@@ -175,6 +180,15 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             q if q.starts_with("-Q") => parse_criterion(&mut a, &q[2..])?,
             "--latency-dump" => a.latency_dump = Some(val()?.into()),
             "--no-batching" => a.no_batching = true,
+            "--durability" => {
+                a.durability = match val()?.as_str() {
+                    "volatile" => DurabilityKind::Volatile,
+                    "transient-local" => DurabilityKind::TransientLocal,
+                    "transient" => DurabilityKind::Transient,
+                    "persistent" => DurabilityKind::Persistent,
+                    v => return Err(format!("--durability {v}: not a durability kind")),
+                }
+            }
             "-h" => return Err(String::new()),
             other => return Err(format!("{other}: option not supported by halyard perf")),
         }

@@ -95,6 +95,9 @@ fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
     q.reliability.max_blocking_time = dds_duration(Duration::from_secs(10));
     q.history = a.keep_last.map_or(History::KeepAll, History::KeepLast);
     q.resource_limits.max_samples = 10_000;
+    q.durability = a.durability;
+    // A durable writer's service keeps what the writer's own history would.
+    q.durability_service.history = q.history;
     q
 }
 

@@ -369,8 +369,43 @@ impl Writer {
         self.spec.qos.reliability.kind == ReliabilityKind::Reliable
     }
 
+    /// True if acknowledged changes stay for readers that come later (TRANSIENT_LOCAL and
+    /// above; see [`Self::make_room_for_durable`] for TRANSIENT and PERSISTENT).
     fn keeps_history(&self) -> bool {
         self.spec.qos.durability >= DurabilityKind::TransientLocal
+    }
+
+    /// A TRANSIENT or PERSISTENT KEEP_ALL writer whose history is full drops its oldest
+    /// change once every reliable reader, a durability service's among them, acknowledged
+    /// it, instead of blocking: a service acknowledges only what it stored (see
+    /// [`crate::relay`]) and serves it to readers that come later. Without a service it
+    /// blocks as TRANSIENT_LOCAL does. A relay (a service's own writer) never drops any.
+    fn make_room_for_durable(&mut self, cfg: &ParticipantConfig) {
+        if self.relay
+            || self.spec.qos.durability < DurabilityKind::Transient
+            || self.spec.qos.history != History::KeepAll
+            || self.changes.len() < self.max_samples(cfg)
+            || !self.proxies.values().any(|p| p.durability_service)
+        {
+            return;
+        }
+        let min_acked = self
+            .proxies
+            .values()
+            .filter(|p| p.reliable)
+            .map(|p| p.acked_below)
+            .min()
+            .unwrap_or(self.last_sn + 1);
+        let Some((&oldest, _)) = self.changes.first_key_value() else {
+            return;
+        };
+        if oldest < min_acked {
+            if let Some(c) = self.changes.remove(&oldest) {
+                self.history_bytes -= c.change.payload.len();
+                self.forget_instance_entry(&c);
+                release(self.buffers.as_ref(), c);
+            }
+        }
     }
 
     /// Adds a matched reader. Volatile readers start after what is already written.
@@ -548,6 +583,7 @@ impl Writer {
         if len > cfg.max_sample_size {
             return Err(WriteError::TooLarge);
         }
+        self.make_room_for_durable(cfg);
         if !self.can_accept(cfg, len) {
             // What is held back cannot be acknowledged: send it so room frees up.
             self.flush_batch(out);

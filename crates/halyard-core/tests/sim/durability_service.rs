@@ -8,6 +8,8 @@
 //! - A reader that starts after the writer is gone gets every sample the services stored,
 //!   exactly once and in order, from one or from two services (each sample carries its
 //!   original writer and sequence number), under loss and a partition.
+//! - A TRANSIENT KEEP_ALL writer whose history is full drops what every service stored
+//!   instead of blocking.
 //! - A reader matched to the writer and to the services gets each sample once: the relay
 //!   sends it a GAP for what was stored after it matched, and copies are dropped.
 
@@ -193,6 +195,40 @@ fn acknowledgment_waits_for_the_store() {
 /// A writer writes `n` samples while `services` run, then leaves; a TRANSIENT reader starts
 /// on a fresh node afterwards. Returns what it received.
 fn late_joiner_after_writer_left(seed: u64, service_count: usize, n: u64) -> Vec<Option<u64>> {
+    late_joiner_after_writer_left_with(seed, service_count, n, None)
+}
+
+/// Writes one sample, letting the services work while the writer's history is full.
+fn write_pumping(net: &mut SimNet, services: &mut [Service], node: usize, w: EntityId, i: u64) {
+    let change = NewChange {
+        kind: ChangeKind::Alive,
+        key_hash: KEY,
+        payload: Arc::new(indexed_payload(i, 200)),
+        timestamp: None,
+        original: None,
+    };
+    for _ in 0..100_000 {
+        let now = net.instant();
+        match net.p(node).write(now, w, change.clone()) {
+            Ok(_) => {
+                net.flush();
+                return;
+            }
+            Err(halyard_core::WriteError::Full) => run_services(net, services, MS),
+            Err(e) => panic!("seed {:#x}: write failed: {e:?}", net.seed),
+        }
+    }
+    panic!("seed {:#x}: write {i} blocked for 100 s virtual", net.seed);
+}
+
+/// As [`late_joiner_after_writer_left`], the writer's KEEP_ALL history limited to
+/// `max_samples` if given.
+fn late_joiner_after_writer_left_with(
+    seed: u64,
+    service_count: usize,
+    n: u64,
+    max_samples: Option<i32>,
+) -> Vec<Option<u64>> {
     let mut net = SimNet::new(seed, faults());
     let a = net.add_node(node_config(1));
     let mut services: Vec<Service> = (0..service_count)
@@ -203,9 +239,11 @@ fn late_joiner_after_writer_left(seed: u64, service_count: usize, n: u64) -> Vec
         .collect();
     let late = net.add_node(node_config(9));
     let now = net.instant();
-    let w = net
-        .p(a)
-        .create_writer(now, spec_w(DurabilityKind::Transient));
+    let mut spec = spec_w(DurabilityKind::Transient);
+    if let Some(m) = max_samples {
+        spec.qos.resource_limits.max_samples = m;
+    }
+    let w = net.p(a).create_writer(now, spec);
     // The services see the writer; the late node is cut off from everything meanwhile.
     let everyone: Vec<usize> = (0..late).collect();
     net.partitions.push(Partition {
@@ -241,7 +279,7 @@ fn late_joiner_after_writer_left(seed: u64, service_count: usize, n: u64) -> Vec
         });
     }
     for i in 0..n {
-        write_retrying(&mut net, a, w, KEY, indexed_payload(i, 200));
+        write_pumping(&mut net, &mut services, a, w, i);
         for s in services.iter_mut() {
             s.pump(&mut net);
         }
@@ -295,6 +333,21 @@ fn late_joiner_gets_all_history_from_a_service_once_in_order() {
         20,
         |seed| {
             let got = late_joiner_after_writer_left(seed, 1, 60);
+            assert_exactly_once_in_order(seed, &got, 60);
+        },
+    );
+}
+
+#[test]
+fn a_full_writer_history_drops_what_the_services_stored_instead_of_blocking() {
+    // A TRANSIENT KEEP_ALL writer with room for 8 samples writes 60: it blocks only until
+    // the service stored the oldest (without a service it would block for good, as
+    // TRANSIENT_LOCAL does), and a late reader still gets all 60 from the service.
+    for_each_seed(
+        "a_full_writer_history_drops_what_the_services_stored_instead_of_blocking",
+        20,
+        |seed| {
+            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8));
             assert_exactly_once_in_order(seed, &got, 60);
         },
     );
