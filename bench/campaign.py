@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from halyard_bench import machine, plan, report, results  # noqa: E402
+from halyard_bench import durability, machine, plan, report, results  # noqa: E402
 from halyard_bench import security as sec  # noqa: E402
-from halyard_bench.peers import ALL_PEERS, make_peers, peer_versions, probe_caps  # noqa: E402
+from halyard_bench.peers import ALL_PEERS, DURABLE_PEERS, make_peers, peer_versions, probe_caps  # noqa: E402
 from halyard_bench.procs import Spawner  # noqa: E402
 from halyard_bench.runner import RunContext, execute  # noqa: E402
 
@@ -256,6 +256,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             for i, pt in enumerate(points):
                 k = (i + rep) % len(active) if active else 0
                 for peer in active[k:] + active[:k]:
+                    if pt.durability and peer.name not in DURABLE_PEERS:
+                        continue  # ddsperf and the raw UDP peer have no durability
                     schedule.append((pt, peer, rep))
         prog = Progress([pt.duration + Progress.OVERHEAD_S + 0.3 * pt.receivers for pt, _, _ in schedule])
         save()
@@ -267,6 +269,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             save()
         if "loss" in dims and a.mode != "tiny":
             run_loss_bench(out, data)
+        if "durability" in dims and any(p.name == "halyard" and p.available for p in peers):
+            durability.run(ROOT, out, plan.DURABILITY_CATCHUP[a.mode], a.domain, data)
     except KeyboardInterrupt:
         print("interrupted: stopping processes, writing partial results", file=sys.stderr, flush=True)
         data["campaign"]["interrupted"] = True

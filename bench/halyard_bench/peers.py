@@ -142,6 +142,14 @@ class Invocation:
     dump_path: str | None = None  # sender only
     bind_port: int | None = None  # udp only
     peer_ports: list[int] = field(default_factory=list)  # udp only
+    durability: str | None = None  # --durability KIND (DURABLE_PEERS only); None = volatile
+    store_path: str | None = None  # with durability: this process's store file
+
+
+# The peers with a durability option (`--durability KIND`), and how each is given its store:
+# Halyard's embedded durability service takes HALYARD_DURABILITY_STORE, the Fast DDS peer
+# `--persistence-db PATH` (its SQLite persistence plugin). ddsperf has no such option.
+DURABLE_PEERS = ("halyard", "fastdds")
 
 
 def build_argv(peer: Peer, inv: Invocation, argv0: list[str] | None = None) -> list[str]:
@@ -157,6 +165,10 @@ def build_argv(peer: Peer, inv: Invocation, argv0: list[str] | None = None) -> l
         argv += [f"-Qminmatch:{inv.minmatch}", f"-Qinitwait:{inv.initwait:g}"]
     if inv.dump_path and peer.caps.latency_dump:
         argv += ["--latency-dump", inv.dump_path]
+    if inv.durability:
+        argv += ["--durability", inv.durability]
+        if peer.name == "fastdds" and inv.store_path:
+            argv += ["--persistence-db", inv.store_path]
     if peer.uses_ports:
         if inv.bind_port is not None:
             argv += ["--bind", str(inv.bind_port)]

@@ -21,6 +21,13 @@ Dimensions:
                    configuration (its points are the ordinary ones, shared with the other
                    dimensions); every other level's points carry ``security`` = the level.
                    Not part of any mode's default dimensions: ``--dims security``.
+- ``durability``   issue 12: reliable throughput (32 B, 1 KB, 16 KB, 63000 B) and latency
+                   (32 B, 1 KB, 63000 B), PERSISTENT beside the plain VOLATILE points, for the
+                   peers that have a durability option (Halyard: its embedded durability
+                   service, one SQLite store per process; Fast DDS: its SQLite persistence
+                   plugin); then ``halyard durability-bench`` (stored, disk bytes per sample,
+                   reload, and a late reader's catch-up of DURABILITY_CATCHUP samples of
+                   1 KB). Not part of the default dimensions: ``--dims durability``.
 """
 
 from __future__ import annotations
@@ -37,10 +44,15 @@ SEED_SUBS = [1, 5, 10]
 SEED_SUBS_FULL = [1, 2, 4, 8, 10]
 SUBSCRIBER_COUNTS = [1, 2, 4, 8, 10]
 SUBSCRIBER_PING_HZ = 200
-DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss", "security")
+DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss", "security", "durability")
 # What a campaign runs without --dims: everything but the security dimension (≈40 runs per
-# peer and repeat, each with a secure handshake; asked for by name).
-DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d != "security")
+# peer and repeat, each with a secure handshake) and the durability one; asked for by name.
+DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d not in ("security", "durability"))
+# The durability dimension (issue 12): its sizes, and the late-joiner catch-up's sample count
+# per mode (1 KB each; the issue's figure is for 1 M).
+DURABILITY_THROUGHPUT_SIZES = [32, 1024, 16384, 63000]
+DURABILITY_LATENCY_SIZES = [32, 1024, 63000]
+DURABILITY_CATCHUP = {"tiny": 10_000, "quick": 200_000, "full": 1_000_000}
 # The security dimension's points per level (issue 11): latency sizes, reliable throughput
 # sizes (63000 B is the campaign's "64 KB" point) and the seed-000 point (rate, size, subs).
 SECURITY_LATENCY_SIZES = [32, 1024]
@@ -66,6 +78,7 @@ class Point:
     dims: list[str] = field(default_factory=list)
     listeners: int = 0  # latency kind: passive subscribers of the pings besides the pongers
     security: str | None = None  # a security.LEVELS level other than "off"; None = plain
+    durability: str | None = None  # "persistent" (or another non-volatile kind); None = volatile
 
     @property
     def key(self) -> str:
@@ -78,6 +91,8 @@ class Point:
             parts.append(f"l{self.listeners}")
         if self.security:
             parts.append(f"sec-{self.security}")
+        if self.durability:
+            parts.append(f"dur-{self.durability}")
         return "-".join(parts)
 
     def describe(self) -> str:
@@ -87,7 +102,8 @@ class Point:
         ty = f"KS size {self.size}" if self.topic == "KS" else self.topic
         passive = f" +{self.listeners} passive" if self.listeners else ""
         secured = f" [security {self.security}]" if self.security else ""
-        return f"{what}{rate} {ty} {rel} x{self.receivers}{passive}{secured}"
+        durable = f" [{self.durability}]" if self.durability else ""
+        return f"{what}{rate} {ty} {rel} x{self.receivers}{passive}{secured}{durable}"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -185,6 +201,12 @@ def build_plan(opts: PlanOptions) -> list[Point]:
             b.add("rate", Point("rate", s, True, "KS", float(r), n, d, ping_pct=100))
     if "security" in dims:
         _security_points(b, opts, dur)
+    if "durability" in dims:
+        for kind in (None, "persistent"):
+            for size in DURABILITY_THROUGHPUT_SIZES:
+                b.add("durability", Point("throughput", size, True, "KS", None, 1, dur, durability=kind))
+            for size in DURABILITY_LATENCY_SIZES:
+                b.add("durability", Point("latency", size, True, "KS", None, 1, dur, durability=kind))
     return list(b.points.values())
 
 

@@ -786,7 +786,7 @@ def failures_section(doc: Doc, v: View) -> None:
 
 
 def build(data: dict) -> Doc:
-    from . import security_report  # here: it imports this module's helpers
+    from . import durability_report, security_report  # here: they import this module's helpers
     v = View(data)
     doc = Doc()
     header(doc, v)
@@ -809,6 +809,7 @@ def build(data: dict) -> Doc:
     seed_section(doc, v)
     if not security_first:
         security_report.section(doc, v)
+    durability_report.section(doc, v)
     resources_section(doc, v)
     failures_section(doc, v)
     method(doc)
@@ -836,13 +837,15 @@ def generate(out_dir: str, data: dict) -> None:
 
 def console_summary(data: dict) -> str:
     """A short plain-text summary: targets and the latency/throughput rows."""
-    from . import security_report
+    from . import durability_report, security_report
     v = View(data)
     lines = ["targets:"]
     for t, measured, verdict in targets(v):
         lines.append(f"  {verdict:4s}  {t}: {measured}")
     for t, measured, verdict in security_report.targets(v):
         lines.append(f"  {verdict:4s}  security: {t}: {measured}")
+    for t, measured, verdict in durability_report.targets(v):
+        lines.append(f"  {verdict:4s}  durability: {t}: {measured}")
     lines.append("latency 50% (µs) / throughput (samples/s) per point:")
     for key, p in v.all_points.items():
         cells = []

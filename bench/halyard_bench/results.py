@@ -20,7 +20,7 @@ CSV_COLUMNS = [
     "lat_count", "thr_samples_per_s", "thr_mbps", "thr_aggregate_samples_per_s", "lost", "thr_received", "sent",
     "sent_inferred", "success_pct", "cpu_sender_pct", "cpu_receiver_pct", "rss_sender_kb",
     "rss_receiver_kb", "listener_received_min", "listener_pings_answered", "cpu_listener_pct",
-    "rss_listener_kb", "repeat_min", "repeat_max", "notes",
+    "rss_listener_kb", "repeat_min", "repeat_max", "durability", "store_bytes", "notes",
 ]
 
 
@@ -45,7 +45,7 @@ def summary_rows(points: list[dict], runs: list[dict], peers: list[dict]) -> lis
                 "point": pt["key"], "dims": "+".join(pt["dims"]), "kind": pt["kind"],
                 "peer": peer["name"], "reliable": pt["reliable"], "topic": pt["topic"],
                 "size": pt["size"], "rate_hz": pt["rate_hz"], "receivers": pt["receivers"],
-                "listeners": pt.get("listeners", 0),
+                "listeners": pt.get("listeners", 0), "durability": pt.get("durability"),
                 "duration_s": pt["duration"], "runs": len(runs_here),
             }
             if not runs_here:
@@ -67,6 +67,8 @@ def _flatten(run: dict) -> dict:
     st = run.get("stats") or {}
     row: dict = {"status": run["status"], "reason": run.get("reason", ""),
                  "notes": "; ".join(run.get("notes") or []), "repeat_chosen": run["repeat"]}
+    if run.get("store_bytes") is not None:
+        row["store_bytes"] = run["store_bytes"]
     lat = st.get("latency")
     if lat:
         row.update({

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from . import parsers, stats
 from . import security as sec
-from .peers import Invocation, Peer, build_argv, peer_env
+from .peers import DURABLE_PEERS, Invocation, Peer, build_argv, peer_env
 from .plan import Point
 from .procs import Proc, Spawner
 
@@ -71,6 +71,7 @@ class RunOutcome:
     processes: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    store_bytes: int | None = None  # a durable run: its processes' store files, in bytes
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
@@ -122,11 +123,26 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
         if why:
             out.reason = why
             return out
+    if point.durability and peer.name not in DURABLE_PEERS:
+        out.reason = f"durability {point.durability}: {peer.name} has no durability option"
+        return out
     ports = ctx.ports(n + nl + 1) if peer.uses_ports else []
     base_env = peer_env(peer)
+    stores: list[str] = []
 
-    def env(role: str, i: int) -> dict[str, str]:
-        return sec.process_env(peer.name, base_env, setup, sec.identity(role, i)) if setup else base_env
+    def store(role: str, i: int) -> str | None:
+        """A fresh store file for one process of a durable point."""
+        if not point.durability:
+            return None
+        path = os.path.join(ctx.raw_dir, f"{tag}.{role}{i}.store")
+        stores.append(path)
+        return path
+
+    def env(role: str, i: int, store_path: str | None = None) -> dict[str, str]:
+        e = sec.process_env(peer.name, base_env, setup, sec.identity(role, i)) if setup else base_env
+        if store_path and peer.name == "halyard":
+            e = dict(e, HALYARD_DURABILITY_STORE=store_path)
+        return e
     recv_kind = "pong" if point.kind == "latency" else "sub"
     send_kind = "ping" if point.kind == "latency" else "pub"
     receivers: list[Proc] = []
@@ -141,23 +157,27 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
             listeners.append(ctx.spawner.spawn(build_argv(peer, inv, peer.listen_argv0), env("listener", i),
                                                base + ".out", base + ".err"))
         for i in range(n):
+            path = store(recv_kind, i)
             inv = Invocation(_mode_words(point, False, peer), point.duration + RECEIVER_SLACK_S,
                              point.reliable, point.topic, ctx.domain,
-                             bind_port=ports[i + 1] if ports else None)
+                             bind_port=ports[i + 1] if ports else None,
+                             durability=point.durability, store_path=path)
             argv = build_argv(peer, inv)
             base = os.path.join(ctx.raw_dir, f"{tag}.{recv_kind}{i}")
-            receivers.append(ctx.spawner.spawn(argv, env("receiver", i), base + ".out", base + ".err"))
+            receivers.append(ctx.spawner.spawn(argv, env("receiver", i, path), base + ".out", base + ".err"))
         if not peer.caps.minmatch:
             time.sleep(ctx.legacy_start_delay + 0.1 * n)
             out.notes.append("peer has no -Qminmatch: sender started after a fixed delay")
         wants_dump = point.kind == "latency" or (point.kind == "rate" and peer.caps.pub_ping_pct)
+        path = store(send_kind, 0)
         inv = Invocation(_mode_words(point, True, peer), point.duration, point.reliable, point.topic,
                          ctx.domain, minmatch=n, initwait=INITWAIT_S,
                          dump_path=dump if wants_dump else None,
-                         bind_port=ports[0] if ports else None, peer_ports=ports[1:])
+                         bind_port=ports[0] if ports else None, peer_ports=ports[1:],
+                         durability=point.durability, store_path=path)
         argv = build_argv(peer, inv)
         base = os.path.join(ctx.raw_dir, f"{tag}.{send_kind}")
-        sender = ctx.spawner.spawn(argv, env("sender", 0), base + ".out", base + ".err")
+        sender = ctx.spawner.spawn(argv, env("sender", 0, path), base + ".out", base + ".err")
         limit = point.duration + INITWAIT_S + 20.0
         if not ctx.spawner.wait([sender], limit):
             sender.timed_out = True
@@ -171,6 +191,8 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
         ctx.spawner.stop(receivers + listeners)
     finally:
         ctx.spawner.stop(([sender] if sender else []) + receivers + listeners)
+        if stores:
+            out.store_bytes = _remove_stores(stores)
     out.seconds = round(time.monotonic() - t0, 3)
     out.processes = [_proc_record(sender, "sender", 0)] if sender else []
     out.processes += [_proc_record(p, "receiver", i) for i, p in enumerate(receivers)]
@@ -182,6 +204,19 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
     if os.path.exists(dump):
         out.processes[0]["latency_dump"] = os.path.basename(_gzip(dump))
     return out
+
+
+def _remove_stores(paths: list[str]) -> int:
+    """Removes a durable run's store files (they reach gigabytes); returns their total size."""
+    total = 0
+    for base in paths:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                total += os.path.getsize(base + suffix)
+                os.remove(base + suffix)
+            except OSError:
+                pass
+    return total
 
 
 def _gzip(path: str) -> str:
