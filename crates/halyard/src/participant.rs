@@ -310,9 +310,12 @@ impl DomainParticipant {
         let Some(store) = self.options.durability.resolve(self.domain_id) else {
             return Ok(());
         };
+        // The owner's transport and security settings, not its identity: the service is a
+        // participant of its own (tools such as ddsperf read USER_DATA as the owner's).
         let mut participant = (*self.options).clone();
         participant.durability = crate::durability::EmbeddedDurability::Off;
         participant.entity_name = Some("halyard embedded durability service".into());
+        participant.user_data = Vec::new();
         let config = crate::durability::DurabilityConfig {
             store,
             participant,

@@ -730,6 +730,12 @@ impl Writer {
             .map(|p| p.acked_below)
             .min()
             .unwrap_or(self.last_sn + 1);
+        if self.relay {
+            // A relay keeps everything and has no window (see `can_accept`): summing what is
+            // unacknowledged would cost the whole history, a million changes, per ACKNACK.
+            self.unacked_bytes_cache = 0;
+            return;
+        }
         if self.keeps_history() {
             // KEEP_ALL TRANSIENT_LOCAL retains everything up to its limits; KEEP_LAST is
             // bounded by the per-instance queues.
