@@ -202,17 +202,29 @@ fn service(store: &Path) -> Proc {
 
 fn reader_process() -> Proc {
     let mut c = Command::new(std::env::current_exe().expect("test binary"));
-    c.args(["--exact", "crash_reader_child", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(READER_ENV, "1")
-        .env("HALYARD_INTERFACE", "lo");
+    c.args([
+        "--exact",
+        "crash_reader_child",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(READER_ENV, "1")
+    .env("HALYARD_INTERFACE", "lo");
     Proc::spawn(c)
 }
 
 fn writer(base: u64) -> Proc {
     let mut c = Command::new(std::env::current_exe().expect("test binary"));
-    c.args(["--exact", "crash_writer_child", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(WRITER_ENV, base.to_string())
-        .env("HALYARD_INTERFACE", "lo");
+    c.args([
+        "--exact",
+        "crash_writer_child",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(WRITER_ENV, base.to_string())
+    .env("HALYARD_INTERFACE", "lo");
     Proc::spawn(c)
 }
 
@@ -370,12 +382,18 @@ fn a_persistent_shape_outlives_its_publisher_and_a_kill_9_of_the_service() {
         p
     };
     // Ten shapes, the last of size 10, while the service runs; then the publisher exits.
-    let publisher = shapes("-P -d 72 -t Square -c RED -r -D p -k 0 -z 0 -w --num-iterations 10 --write-period 100")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .output()
-        .expect("publisher");
-    assert!(publisher.status.success(), "{}", String::from_utf8_lossy(&publisher.stdout));
+    let publisher = shapes(
+        "-P -d 72 -t Square -c RED -r -D p -k 0 -z 0 -w --num-iterations 10 --write-period 100",
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .output()
+    .expect("publisher");
+    assert!(
+        publisher.status.success(),
+        "{}",
+        String::from_utf8_lossy(&publisher.stdout)
+    );
     svc.kill9();
     let mut svc = {
         let mut c = Command::new(env!("CARGO_BIN_EXE_halyard"));
@@ -391,11 +409,12 @@ fn a_persistent_shape_outlives_its_publisher_and_a_kill_9_of_the_service() {
         );
         p
     };
-    let subscriber = shapes("-S -d 72 -t Square -r -D p -k 0 --num-iterations 40 --read-period 100")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .output()
-        .expect("subscriber");
+    let subscriber =
+        shapes("-S -d 72 -t Square -r -D p -k 0 --num-iterations 40 --read-period 100")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .output()
+            .expect("subscriber");
     svc.kill9();
     let out = String::from_utf8_lossy(&subscriber.stdout);
     let sizes: Vec<u32> = out
@@ -410,5 +429,9 @@ fn a_persistent_shape_outlives_its_publisher_and_a_kill_9_of_the_service() {
             }
         })
         .collect();
-    assert_eq!(sizes, (1..=10).collect::<Vec<_>>(), "every persisted shape, in order:\n{out}");
+    assert_eq!(
+        sizes,
+        (1..=10).collect::<Vec<_>>(),
+        "every persisted shape, in order:\n{out}"
+    );
 }
