@@ -4,7 +4,9 @@
 //! before; the embedded service keeps a deleted writer's samples; two services do not
 //! duplicate deliveries; a writer's `wait_for_acknowledgments` means "stored"; a full store
 //! refuses and says so; a type change on a stored topic is refused; disposed instances are
-//! purged after SERVICE_CLEANUP_DELAY; a damaged store file is refused and left untouched.
+//! purged after SERVICE_CLEANUP_DELAY; a damaged store file is refused and left untouched;
+//! a late reader gets the history of its partitions only, and a filtered one what its filter
+//! accepts.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -345,4 +347,59 @@ fn a_damaged_store_file_is_refused_and_left_untouched() {
     let msg = e.to_string();
     assert!(msg.contains("store.sqlite"), "{msg}");
     assert_eq!(std::fs::read(&path).expect("read"), garbage, "untouched");
+}
+
+#[test]
+fn late_readers_get_only_their_partitions_and_what_their_filter_accepts() {
+    let domain = 70;
+    let svc = service(domain, None);
+    {
+        // Two writers of one topic, in partitions "east" and "west": two channels.
+        let a = participant(domain);
+        let t = a.create_topic::<Sample>("Regional").expect("topic");
+        for (partition, first) in [("east", 0u32), ("west", 100)] {
+            let group = GroupQos {
+                partition: vec![partition.into()],
+                ..GroupQos::default()
+            };
+            let w = a
+                .create_publisher(group)
+                .create_datawriter(&t, durable_writer_qos(DurabilityKind::Transient))
+                .expect("writer");
+            w.wait_for_matched(1, T)
+                .expect("the service's reader matches");
+            for i in first..first + 20 {
+                w.write(&sample(i)).expect("write");
+            }
+            w.wait_for_acknowledgments(T).expect("stored");
+        }
+    }
+    assert_eq!(svc.stats().channels, 2, "{:?}", svc.stats());
+    let b = participant(domain);
+    let t = b.create_topic::<Sample>("Regional").expect("topic");
+    let east = GroupQos {
+        partition: vec!["east".into()],
+        ..GroupQos::default()
+    };
+    let r = b
+        .create_subscriber(east.clone())
+        .create_datareader(&t, durable_reader_qos(DurabilityKind::Transient))
+        .expect("reader");
+    assert_eq!(take_all(&r, 20), (0..20).collect::<Vec<_>>(), "east only");
+    // A filtered reader in both partitions: what its filter accepts, of both channels.
+    let both = GroupQos {
+        partition: vec!["east".into(), "west".into()],
+        ..GroupQos::default()
+    };
+    let cft = b
+        .create_contentfilteredtopic("EvenOnes", &t, "id = 0 OR id = 2", vec![])
+        .expect("filter");
+    let r = b
+        .create_subscriber(both)
+        .create_datareader_filtered(&cft, durable_reader_qos(DurabilityKind::Transient), None)
+        .expect("filtered reader");
+    let mut got = take_all(&r, 20);
+    got.sort_unstable();
+    let want: Vec<u32> = (0..20).chain(100..120).filter(|i| i % 2 == 0).collect();
+    assert_eq!(got, want, "each accepted sample of both partitions, once");
 }
