@@ -1,0 +1,181 @@
+//! Known annotations (IDL 4.2 §8.3 standardized annotations, XTypes 1.3 §7.3.1.2) turned into
+//! the typed fields of the tree. Unknown annotations stay in the `annotations` lists only.
+
+use super::Resolver;
+use crate::ast::{
+    Annotation, AnnotationParams, AutoId, ConstValue, Expr, Extensibility, MemberAnnotations,
+    TypeAnnotations,
+};
+use crate::error::ErrorKind;
+
+impl Resolver {
+    /// Reads the type-level annotations.
+    pub(super) fn type_annotations(
+        &mut self,
+        scope: &[String],
+        list: &mut [Annotation],
+    ) -> TypeAnnotations {
+        let mut t = TypeAnnotations::default();
+        for a in list.iter_mut() {
+            match a.name.as_str() {
+                "final" => t.extensibility = Some(Extensibility::Final),
+                "appendable" => t.extensibility = Some(Extensibility::Appendable),
+                "mutable" => t.extensibility = Some(Extensibility::Mutable),
+                "extensibility" => {
+                    const WORDS: &[&str] = &["FINAL", "APPENDABLE", "MUTABLE"];
+                    t.extensibility =
+                        match self.word_param(a, WORDS, "expects FINAL, APPENDABLE or MUTABLE") {
+                            Some("FINAL") => Some(Extensibility::Final),
+                            Some("APPENDABLE") => Some(Extensibility::Appendable),
+                            Some(_) => Some(Extensibility::Mutable),
+                            None => t.extensibility,
+                        }
+                }
+                "autoid" => {
+                    let words = &["SEQUENTIAL", "HASH"];
+                    t.autoid = if matches!(a.params, AnnotationParams::None) && a.raw.is_empty() {
+                        Some(AutoId::Sequential)
+                    } else {
+                        match self.word_param(a, words, "expects SEQUENTIAL or HASH") {
+                            Some("HASH") => Some(AutoId::Hash),
+                            Some(_) => Some(AutoId::Sequential),
+                            None => t.autoid,
+                        }
+                    }
+                }
+                "topic" => t.topic = true,
+                "nested" => t.nested = self.bool_param(scope, a),
+                "bit_bound" => {
+                    t.bit_bound = self
+                        .int_param(scope, a)
+                        .and_then(|v| self.range_u32(a, v, 1, 64));
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// Reads the member-level annotations.
+    pub(super) fn member_annotations(
+        &mut self,
+        scope: &[String],
+        list: &mut [Annotation],
+    ) -> MemberAnnotations {
+        let mut m = MemberAnnotations::default();
+        for a in list.iter_mut() {
+            match a.name.as_str() {
+                "key" => m.key = self.bool_param(scope, a),
+                "optional" => m.optional = self.bool_param(scope, a),
+                "external" => m.external = self.bool_param(scope, a),
+                "must_understand" => m.must_understand = self.bool_param(scope, a),
+                "id" => {
+                    m.id = self
+                        .int_param(scope, a)
+                        .and_then(|v| self.range_u32(a, v, 0, 0x0FFF_FFFF))
+                }
+                "default" => match &mut a.params {
+                    AnnotationParams::Single(e) => m.default = self.eval_fill(scope, e),
+                    _ => self.bad(a, "expects one value"),
+                },
+                _ => {}
+            }
+        }
+        m
+    }
+
+    /// The integer parameter of annotation `name` in `list`, if present.
+    pub(super) fn annotation_int(
+        &mut self,
+        scope: &[String],
+        list: &mut [Annotation],
+        name: &str,
+    ) -> Option<i64> {
+        let a = list.iter_mut().find(|a| a.name == name)?;
+        let v = self.int_param(scope, a)?;
+        match i64::try_from(v) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.bad(a, "expects a 64-bit integer");
+                None
+            }
+        }
+    }
+
+    fn bad(&mut self, a: &Annotation, reason: &'static str) {
+        self.error(
+            &a.location,
+            ErrorKind::BadAnnotation {
+                name: a.name.clone(),
+                reason,
+            },
+        );
+    }
+
+    fn int_param(&mut self, scope: &[String], a: &mut Annotation) -> Option<i128> {
+        let AnnotationParams::Single(e) = &mut a.params else {
+            self.bad(a, "expects one integer");
+            return None;
+        };
+        match self.eval_fill(scope, e) {
+            Some(ConstValue::Int(v)) => Some(v),
+            Some(_) => {
+                self.bad(a, "expects one integer");
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn range_u32(&mut self, a: &Annotation, v: i128, lo: u32, hi: u32) -> Option<u32> {
+        match u32::try_from(v) {
+            Ok(v) if (lo..=hi).contains(&v) => Some(v),
+            _ => {
+                self.bad(a, "value is out of range");
+                None
+            }
+        }
+    }
+
+    /// `@a`, `@a(TRUE)` or `@a(FALSE)`.
+    fn bool_param(&mut self, scope: &[String], a: &mut Annotation) -> bool {
+        match &mut a.params {
+            AnnotationParams::None if a.raw.is_empty() => true,
+            AnnotationParams::Single(e) => match self.eval_fill(scope, e) {
+                Some(ConstValue::Bool(b)) => b,
+                _ => {
+                    self.bad(a, "expects TRUE or FALSE");
+                    false
+                }
+            },
+            _ => {
+                self.bad(a, "expects TRUE or FALSE");
+                false
+            }
+        }
+    }
+
+    /// A bare word parameter such as `@extensibility(MUTABLE)`.
+    fn word_param(
+        &mut self,
+        a: &Annotation,
+        words: &[&'static str],
+        reason: &'static str,
+    ) -> Option<&'static str> {
+        let found = match &a.params {
+            AnnotationParams::Single(e) => match &e.expr {
+                Expr::Name(n) => n
+                    .parts
+                    .last()
+                    .and_then(|w| words.iter().find(|x| **x == w.as_str()))
+                    .copied(),
+                _ => None,
+            },
+            _ => None,
+        };
+        if found.is_none() {
+            self.bad(a, reason);
+        }
+        found
+    }
+}

@@ -1,0 +1,867 @@
+//! The resolver: turns a parsed [`Spec`] into a checked one.
+//!
+//! # Design
+//!
+//! Four passes over the tree, collecting every error rather than stopping at the first:
+//!
+//! 1. **Declare** ([`Resolver::declare_all`]): every definition gets its fully scoped name
+//!    (`::M::S`) in one symbol table. Modules may be reopened and forward declarations
+//!    completed; anything else declared twice in a scope is a duplicate. Enumerators are
+//!    declared in the enum's enclosing scope (as IDL and the C/C++ mappings scope them) and
+//!    also as `Enum::Name`.
+//! 2. **Enumerators**: values from `@value(N)` or one more than the previous one.
+//! 3. **Walk** ([`Resolver::walk`]): scoped names are looked up per IDL 4.2 §7.5 (an
+//!    absolute `::A::B` from the root; a relative name in the current scope, then each
+//!    enclosing scope outward); constants are evaluated on demand and memoized (a cycle is an
+//!    error), bounds and dimensions must be positive integers, known annotations become
+//!    typed fields, union labels must be values of the discriminator type, member names must
+//!    be unique including inherited ones, and `#pragma keylist` marks key members.
+//! 4. **Cycles**: a struct or union that contains itself by value (through members, arrays,
+//!    typedefs or its base) is infinitely large; sequences, maps and `@external` break it.
+//!
+//! Type lookups go through the symbol table only, so a typedef's target is classified in
+//! the scope where the typedef was written.
+
+mod annotate;
+mod eval;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ast::*;
+use crate::error::{ConstEvalError, Error, ErrorKind, Errors};
+use crate::parser::ModuleExtent;
+use crate::preprocess::RawPragma;
+use crate::source::Location;
+
+/// How deep typedef chains and base chains are followed.
+const CHAIN_MAX: usize = 64;
+
+/// Resolves and checks `spec` in place, applying `#pragma keylist` lines.
+pub(crate) fn resolve(
+    spec: &mut Spec,
+    pragmas: &[RawPragma],
+    extents: &[ModuleExtent],
+) -> Result<(), Errors> {
+    let mut r = Resolver::default();
+    let mut scope = Vec::new();
+    r.declare_all(&spec.definitions, &mut scope);
+    r.enumerators(&mut spec.definitions, &mut scope);
+    r.walk(&mut spec.definitions, &mut scope);
+    for pragma in pragmas {
+        r.pragma(spec, pragma, extents);
+        spec.pragmas.push(Pragma {
+            text: pragma.text.clone(),
+            location: pragma.location.clone(),
+        });
+    }
+    r.cycles();
+    if r.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Errors(r.errors))
+    }
+}
+
+/// What a fully scoped name denotes.
+#[derive(Clone, Debug)]
+enum SymKind {
+    Module,
+    Struct {
+        defined: bool,
+        members: Vec<String>,
+        base: Option<(Vec<String>, ScopedName)>,
+    },
+    Union {
+        defined: bool,
+    },
+    Enum,
+    Enumerator {
+        enum_name: String,
+        name: String,
+        value: i64,
+    },
+    Bitmask,
+    Bitset,
+    Typedef {
+        scope: Vec<String>,
+        type_spec: TypeSpec,
+        array: bool,
+    },
+    Const {
+        scope: Vec<String>,
+        type_spec: TypeSpec,
+        expr: ConstExpr,
+    },
+    Unsupported(UnsupportedKind),
+}
+
+impl SymKind {
+    fn describe(&self) -> &'static str {
+        match self {
+            SymKind::Module => "module",
+            SymKind::Struct { .. } => "struct",
+            SymKind::Union { .. } => "union",
+            SymKind::Enum => "enum",
+            SymKind::Enumerator { .. } => "enumerator",
+            SymKind::Bitmask => "bitmask",
+            SymKind::Bitset => "bitset",
+            SymKind::Typedef { .. } => "typedef",
+            SymKind::Const { .. } => "constant",
+            SymKind::Unsupported(k) => k.keyword(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Sym {
+    kind: SymKind,
+    location: Location,
+}
+
+/// What a type is once names and typedefs are followed.
+#[derive(Clone, Debug, PartialEq)]
+enum Class {
+    Basic(BasicType),
+    String,
+    Sequence,
+    Map,
+    Fixed,
+    Struct(String),
+    Union(String),
+    Enum(String),
+    Bitmask,
+    Bitset,
+    Array(Box<Class>),
+    Unsupported(String, UnsupportedKind),
+    Unknown,
+}
+
+#[derive(Default)]
+struct Resolver {
+    symbols: BTreeMap<String, Sym>,
+    /// Evaluated constants by fully scoped name.
+    values: BTreeMap<String, ConstValue>,
+    /// Constants being evaluated (to find cycles).
+    evaluating: BTreeSet<String>,
+    /// For each struct or union, the structs and unions it contains by value.
+    by_value: BTreeMap<String, Vec<(String, Location)>>,
+    errors: Vec<Error>,
+}
+
+fn fqn(scope: &[String], name: &str) -> String {
+    let mut s = String::new();
+    for part in scope {
+        s.push_str("::");
+        s.push_str(part);
+    }
+    s.push_str("::");
+    s.push_str(name);
+    s
+}
+
+impl Resolver {
+    fn error(&mut self, location: &Location, kind: ErrorKind) {
+        self.errors.push(Error::new(location.clone(), kind));
+    }
+
+    fn const_error(&mut self, location: &Location, reason: ConstEvalError) {
+        self.error(location, ErrorKind::ConstEval { reason });
+    }
+
+    // ----- pass 1: declarations -----
+
+    fn declare_all(&mut self, defs: &[Definition], scope: &mut Vec<String>) {
+        for def in defs {
+            self.declare_one(def, scope);
+        }
+    }
+
+    fn declare_one(&mut self, def: &Definition, scope: &mut Vec<String>) {
+        match def {
+            Definition::Module(m) => {
+                self.declare(scope, &m.name, SymKind::Module);
+                scope.push(m.name.name.clone());
+                self.declare_all(&m.definitions, scope);
+                scope.pop();
+            }
+            Definition::Struct(s) => {
+                let members = s.members.iter().map(|m| m.name.name.clone()).collect();
+                let base = s.base.clone().map(|b| (scope.clone(), b));
+                self.declare(
+                    scope,
+                    &s.name,
+                    SymKind::Struct {
+                        defined: true,
+                        members,
+                        base,
+                    },
+                );
+            }
+            Definition::Union(u) => self.declare(scope, &u.name, SymKind::Union { defined: true }),
+            Definition::Forward(f) if f.union => {
+                self.declare(scope, &f.name, SymKind::Union { defined: false })
+            }
+            Definition::Forward(f) => {
+                let kind = SymKind::Struct {
+                    defined: false,
+                    members: Vec::new(),
+                    base: None,
+                };
+                self.declare(scope, &f.name, kind)
+            }
+            Definition::Enum(e) => {
+                self.declare(scope, &e.name, SymKind::Enum);
+                let enum_name = fqn(scope, &e.name.name);
+                for en in &e.enumerators {
+                    let kind = SymKind::Enumerator {
+                        enum_name: enum_name.clone(),
+                        name: en.name.name.clone(),
+                        value: 0,
+                    };
+                    self.declare(scope, &en.name, kind.clone());
+                    let sym = Sym {
+                        kind,
+                        location: en.name.location.clone(),
+                    };
+                    self.symbols
+                        .entry(format!("{enum_name}::{}", en.name.name))
+                        .or_insert(sym);
+                }
+            }
+            Definition::Bitmask(b) => self.declare(scope, &b.name, SymKind::Bitmask),
+            Definition::Bitset(b) => self.declare(scope, &b.name, SymKind::Bitset),
+            Definition::Typedef(t) => {
+                for d in &t.declarators {
+                    let kind = SymKind::Typedef {
+                        scope: scope.clone(),
+                        type_spec: t.type_spec.clone(),
+                        array: !d.array.is_empty(),
+                    };
+                    self.declare(scope, &d.name, kind);
+                }
+            }
+            Definition::Const(c) => {
+                let kind = SymKind::Const {
+                    scope: scope.clone(),
+                    type_spec: c.type_spec.clone(),
+                    expr: c.value.clone(),
+                };
+                self.declare(scope, &c.name, kind);
+            }
+            Definition::Unsupported(u) => {
+                self.declare(scope, &u.name, SymKind::Unsupported(u.kind))
+            }
+        }
+    }
+
+    fn declare(&mut self, scope: &[String], name: &Ident, kind: SymKind) {
+        let full = fqn(scope, &name.name);
+        let Some(prev) = self.symbols.get_mut(&full) else {
+            self.symbols.insert(
+                full,
+                Sym {
+                    kind,
+                    location: name.location.clone(),
+                },
+            );
+            return;
+        };
+        let compatible = match (&prev.kind, &kind) {
+            (SymKind::Module, SymKind::Module) => true,
+            (SymKind::Struct { defined: a, .. }, SymKind::Struct { defined: b, .. })
+            | (SymKind::Union { defined: a }, SymKind::Union { defined: b }) => !(*a && *b),
+            (SymKind::Unsupported(a), SymKind::Unsupported(b)) => a == b,
+            _ => false,
+        };
+        if !compatible {
+            let kind = ErrorKind::Duplicate {
+                what: "name",
+                name: full,
+                previous: prev.location.clone(),
+            };
+            self.error(&name.location, kind);
+            return;
+        }
+        let completes = matches!(
+            kind,
+            SymKind::Struct { defined: true, .. } | SymKind::Union { defined: true }
+        );
+        if completes {
+            *prev = Sym {
+                kind,
+                location: name.location.clone(),
+            };
+        }
+    }
+
+    // ----- lookup -----
+
+    /// Looks `name` up from `scope` (IDL 4.2 §7.5): absolute from the root, relative in
+    /// `scope` and then each enclosing scope.
+    fn lookup(&self, scope: &[String], name: &ScopedName) -> Option<String> {
+        let rel = name.parts.join("::");
+        if name.absolute {
+            let full = format!("::{rel}");
+            return self.symbols.contains_key(&full).then_some(full);
+        }
+        (0..=scope.len())
+            .rev()
+            .map(|k| fqn(&scope[..k], &rel))
+            .find(|full| self.symbols.contains_key(full))
+    }
+
+    /// Looks `name` up and records the result in it, or reports it unknown.
+    fn lookup_fill(&mut self, scope: &[String], name: &mut ScopedName) -> Option<String> {
+        let found = self.lookup(scope, name);
+        match &found {
+            Some(full) => name.resolved = Some(full.clone()),
+            None => self.error(
+                &name.location,
+                ErrorKind::UnknownName {
+                    name: name.to_string(),
+                },
+            ),
+        }
+        found
+    }
+
+    /// What `ts`, written in `scope`, is once names and typedefs are followed.
+    fn classify(&self, scope: &[String], ts: &TypeSpec, depth: usize) -> Class {
+        match ts {
+            TypeSpec::Basic(b, _) => Class::Basic(*b),
+            TypeSpec::String { .. } => Class::String,
+            TypeSpec::Sequence { .. } => Class::Sequence,
+            TypeSpec::Map { .. } => Class::Map,
+            TypeSpec::Fixed { .. } => Class::Fixed,
+            TypeSpec::Named(name) => match self.lookup(scope, name) {
+                Some(full) => self.classify_name(&full, depth),
+                None => Class::Unknown,
+            },
+        }
+    }
+
+    fn classify_name(&self, full: &str, depth: usize) -> Class {
+        let Some(sym) = self.symbols.get(full) else {
+            return Class::Unknown;
+        };
+        match &sym.kind {
+            SymKind::Struct { .. } => Class::Struct(full.to_string()),
+            SymKind::Union { .. } => Class::Union(full.to_string()),
+            SymKind::Enum => Class::Enum(full.to_string()),
+            SymKind::Bitmask => Class::Bitmask,
+            SymKind::Bitset => Class::Bitset,
+            SymKind::Unsupported(k) => Class::Unsupported(full.to_string(), *k),
+            SymKind::Typedef {
+                scope,
+                type_spec,
+                array,
+            } if depth < CHAIN_MAX => {
+                let inner = self.classify(scope, type_spec, depth + 1);
+                if *array {
+                    Class::Array(Box::new(inner))
+                } else {
+                    inner
+                }
+            }
+            _ => Class::Unknown,
+        }
+    }
+
+    // ----- pass 2: enumerator values -----
+
+    fn enumerators(&mut self, defs: &mut [Definition], scope: &mut Vec<String>) {
+        for def in defs {
+            match def {
+                Definition::Module(m) => {
+                    scope.push(m.name.name.clone());
+                    self.enumerators(&mut m.definitions, scope);
+                    scope.pop();
+                }
+                Definition::Enum(e) => self.enum_values(e, scope),
+                _ => {}
+            }
+        }
+    }
+
+    fn enum_values(&mut self, e: &mut EnumDef, scope: &[String]) {
+        let mut next = 0i64;
+        let mut seen: BTreeMap<i64, Location> = BTreeMap::new();
+        for en in &mut e.enumerators {
+            if let Some(v) = self.annotation_int(scope, &mut en.annotations, "value") {
+                next = v;
+            }
+            en.value = next;
+            en.default_literal = en.annotations.iter().any(|a| a.name == "default_literal");
+            if let Some(prev) = seen.insert(next, en.name.location.clone()) {
+                let kind = ErrorKind::Duplicate {
+                    what: "enumerator value",
+                    name: next.to_string(),
+                    previous: prev,
+                };
+                self.error(&en.name.location, kind);
+            }
+            for key in [
+                fqn(scope, &en.name.name),
+                format!("{}::{}", fqn(scope, &e.name.name), en.name.name),
+            ] {
+                if let Some(Sym {
+                    kind: SymKind::Enumerator { value, .. },
+                    ..
+                }) = self.symbols.get_mut(&key)
+                {
+                    *value = next;
+                }
+            }
+            next = next.wrapping_add(1);
+        }
+    }
+
+    // ----- pass 3: walk -----
+
+    fn walk(&mut self, defs: &mut [Definition], scope: &mut Vec<String>) {
+        for def in defs {
+            match def {
+                Definition::Module(m) => {
+                    scope.push(m.name.name.clone());
+                    self.walk(&mut m.definitions, scope);
+                    scope.pop();
+                }
+                Definition::Struct(s) => self.walk_struct(s, scope),
+                Definition::Union(u) => self.walk_union(u, scope),
+                Definition::Enum(e) => e.typed = self.type_annotations(scope, &mut e.annotations),
+                Definition::Bitmask(b) => self.walk_bitmask(b, scope),
+                Definition::Bitset(b) => self.walk_bitset(b, scope),
+                Definition::Typedef(t) => {
+                    self.resolve_type(scope, &mut t.type_spec);
+                    for d in &mut t.declarators {
+                        for dim in &mut d.array {
+                            self.positive(scope, dim, "array dimension");
+                        }
+                    }
+                }
+                Definition::Const(c) => {
+                    self.resolve_type(scope, &mut c.type_spec);
+                    c.value.value = self.const_value(&fqn(scope, &c.name.name));
+                }
+                Definition::Forward(_) | Definition::Unsupported(_) => {}
+            }
+        }
+    }
+
+    fn walk_struct(&mut self, s: &mut StructDef, scope: &[String]) {
+        s.typed = self.type_annotations(scope, &mut s.annotations);
+        let me = fqn(scope, &s.name.name);
+        let mut seen: BTreeMap<String, Location> = BTreeMap::new();
+        if let Some(base) = &mut s.base {
+            if let Some(full) = self.lookup_fill(scope, base) {
+                match self.classify_name(&full, 0) {
+                    Class::Struct(base_name) => {
+                        self.by_value
+                            .entry(me.clone())
+                            .or_default()
+                            .push((base_name.clone(), base.location.clone()));
+                        for name in self.inherited_members(&base_name) {
+                            seen.insert(name, base.location.clone());
+                        }
+                    }
+                    _ => {
+                        let found = self.symbols[&full].kind.describe();
+                        self.error(
+                            &base.location,
+                            ErrorKind::WrongKind {
+                                name: full,
+                                expected: "struct",
+                                found,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        for m in &mut s.members {
+            if let Some(prev) = seen.insert(m.name.name.clone(), m.name.location.clone()) {
+                let kind = ErrorKind::Duplicate {
+                    what: "member",
+                    name: m.name.name.clone(),
+                    previous: prev,
+                };
+                self.error(&m.name.location, kind);
+            }
+            self.walk_member(m, scope, &me);
+        }
+    }
+
+    /// The member names of struct `full` and its bases.
+    fn inherited_members(&self, full: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut current = full.to_string();
+        for _ in 0..CHAIN_MAX {
+            let Some(Sym {
+                kind: SymKind::Struct { members, base, .. },
+                ..
+            }) = self.symbols.get(&current)
+            else {
+                break;
+            };
+            names.extend(members.iter().cloned());
+            let Some(next) = base
+                .as_ref()
+                .and_then(|(scope, name)| self.lookup(scope, name))
+            else {
+                break;
+            };
+            current = next;
+        }
+        names
+    }
+
+    fn walk_member(&mut self, m: &mut Member, scope: &[String], owner: &str) {
+        self.resolve_type(scope, &mut m.type_spec);
+        for dim in &mut m.array {
+            self.positive(scope, dim, "array dimension");
+        }
+        m.typed = self.member_annotations(scope, &mut m.annotations);
+        let class = self.classify(scope, &m.type_spec, 0);
+        if let Class::Unsupported(name, kind) = &class {
+            let kind = ErrorKind::Unsupported {
+                name: name.clone(),
+                what: kind.keyword(),
+            };
+            self.error(m.type_spec.location(), kind);
+        }
+        if !m.typed.external {
+            let mut class = &class;
+            while let Class::Array(inner) = class {
+                class = inner;
+            }
+            if let Class::Struct(target) | Class::Union(target) = class {
+                let edge = (target.clone(), m.type_spec.location().clone());
+                self.by_value
+                    .entry(owner.to_string())
+                    .or_default()
+                    .push(edge);
+            }
+        }
+    }
+
+    fn walk_union(&mut self, u: &mut UnionDef, scope: &[String]) {
+        u.typed = self.type_annotations(scope, &mut u.annotations);
+        let me = fqn(scope, &u.name.name);
+        self.resolve_type(scope, &mut u.discriminator);
+        let disc = self.classify(scope, &u.discriminator, 0);
+        let disc_ok = match &disc {
+            Class::Basic(b) => {
+                b.integer_range().is_some()
+                    || matches!(b, BasicType::Char | BasicType::WChar | BasicType::Boolean)
+            }
+            Class::Enum(_) => true,
+            _ => false,
+        };
+        if !disc_ok && disc != Class::Unknown {
+            let kind = ErrorKind::BadDiscriminator {
+                type_name: type_text(&u.discriminator),
+            };
+            self.error(u.discriminator.location(), kind);
+        }
+        let mut labels: BTreeMap<String, Location> = BTreeMap::new();
+        let mut names: BTreeMap<String, Location> = BTreeMap::new();
+        for case in &mut u.cases {
+            for label in &mut case.labels {
+                let (key, location) = match label {
+                    CaseLabel::Default(location) => ("default".to_string(), location.clone()),
+                    CaseLabel::Value(expr) => {
+                        let Some(v) = self.eval_fill(scope, expr) else {
+                            continue;
+                        };
+                        if disc_ok && !label_fits(&disc, &v) {
+                            let kind = ErrorKind::LabelMismatch {
+                                label: v.to_string(),
+                                discriminator: type_text(&u.discriminator),
+                            };
+                            self.error(&expr.location, kind);
+                        }
+                        (label_key(&v), expr.location.clone())
+                    }
+                };
+                if let Some(prev) = labels.insert(key.clone(), location.clone()) {
+                    self.error(
+                        &location,
+                        ErrorKind::Duplicate {
+                            what: "case label",
+                            name: key,
+                            previous: prev,
+                        },
+                    );
+                }
+            }
+            let m = &mut case.member;
+            if let Some(prev) = names.insert(m.name.name.clone(), m.name.location.clone()) {
+                let kind = ErrorKind::Duplicate {
+                    what: "member",
+                    name: m.name.name.clone(),
+                    previous: prev,
+                };
+                self.error(&m.name.location, kind);
+            }
+            self.walk_member(m, scope, &me);
+        }
+    }
+
+    fn walk_bitmask(&mut self, b: &mut BitmaskDef, scope: &[String]) {
+        b.typed = self.type_annotations(scope, &mut b.annotations);
+        let bound = b.typed.bit_bound.unwrap_or(32);
+        let mut next = 0u32;
+        for flag in &mut b.flags {
+            if let Some(p) = self.annotation_int(scope, &mut flag.annotations, "position") {
+                next = u32::try_from(p).unwrap_or(u32::MAX);
+            }
+            if next >= bound {
+                let value = next.to_string();
+                let reason = ConstEvalError::OutOfRange {
+                    value,
+                    type_name: format!("bit position below {bound}"),
+                };
+                self.const_error(&flag.name.location, reason);
+            }
+            flag.position = next;
+            next = next.saturating_add(1);
+        }
+    }
+
+    fn walk_bitset(&mut self, b: &mut BitsetDef, scope: &[String]) {
+        if let Some(base) = &mut b.base {
+            self.lookup_fill(scope, base);
+        }
+        for field in &mut b.fields {
+            self.positive(scope, &mut field.width, "bit field width");
+            if let Some(ts) = &mut field.type_spec {
+                self.resolve_type(scope, ts);
+            }
+        }
+    }
+
+    /// Resolves the names in `ts` and evaluates its bounds.
+    fn resolve_type(&mut self, scope: &[String], ts: &mut TypeSpec) {
+        match ts {
+            TypeSpec::Basic(..) => {}
+            TypeSpec::String { bound, .. } => {
+                if let Some(b) = bound {
+                    self.positive(scope, b, "string bound");
+                }
+            }
+            TypeSpec::Sequence { element, bound, .. } => {
+                self.resolve_type(scope, element);
+                if let Some(b) = bound {
+                    self.positive(scope, b, "sequence bound");
+                }
+            }
+            TypeSpec::Map {
+                key, value, bound, ..
+            } => {
+                self.resolve_type(scope, key);
+                self.resolve_type(scope, value);
+                if let Some(b) = bound {
+                    self.positive(scope, b, "map bound");
+                }
+            }
+            TypeSpec::Fixed { digits, scale, .. } => {
+                self.eval_fill(scope, digits);
+                self.eval_fill(scope, scale);
+            }
+            TypeSpec::Named(name) => {
+                let Some(full) = self.lookup_fill(scope, name) else {
+                    return;
+                };
+                let kind = &self.symbols[&full].kind;
+                if matches!(
+                    kind,
+                    SymKind::Module | SymKind::Const { .. } | SymKind::Enumerator { .. }
+                ) {
+                    let found = kind.describe();
+                    self.error(
+                        &name.location,
+                        ErrorKind::WrongKind {
+                            name: full,
+                            expected: "type",
+                            found,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    // ----- pragmas -----
+
+    /// Applies `#pragma keylist TYPE key...` in the module where the line appears.
+    fn pragma(&mut self, spec: &mut Spec, pragma: &RawPragma, extents: &[ModuleExtent]) {
+        let mut words = pragma
+            .text
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|w| !w.is_empty());
+        if words.next() != Some("keylist") {
+            return;
+        }
+        let Some(type_word) = words.next() else {
+            let kind = ErrorKind::BadDirective {
+                directive: "pragma keylist".into(),
+                reason: "expected a type name",
+            };
+            return self.error(&pragma.location, kind);
+        };
+        let scope = extents
+            .iter()
+            .filter(|e| e.start < pragma.offset && pragma.offset <= e.end)
+            .max_by_key(|e| e.path.len())
+            .map(|e| e.path.clone())
+            .unwrap_or_default();
+        let absolute = type_word.starts_with("::");
+        let parts = type_word
+            .trim_start_matches("::")
+            .split("::")
+            .map(str::to_string)
+            .collect();
+        let name = ScopedName {
+            absolute,
+            parts,
+            location: pragma.location.clone(),
+            resolved: None,
+        };
+        let Some(full) = self.lookup(&scope, &name) else {
+            return self.error(
+                &pragma.location,
+                ErrorKind::UnknownName {
+                    name: type_word.to_string(),
+                },
+            );
+        };
+        let keys: Vec<&str> = words.collect();
+        let Some(st) = find_struct_mut(&mut spec.definitions, &full, &mut Vec::new()) else {
+            let found = self.symbols[&full].kind.describe();
+            return self.error(
+                &pragma.location,
+                ErrorKind::WrongKind {
+                    name: full,
+                    expected: "struct",
+                    found,
+                },
+            );
+        };
+        let inherited = self.inherited_members(&full);
+        for key in keys {
+            let first = key.split('.').next().unwrap_or(key);
+            match st.members.iter_mut().find(|m| m.name.name == first) {
+                Some(m) => m.typed.key = true,
+                None if inherited.iter().any(|n| n == first) => {}
+                None => {
+                    let kind = ErrorKind::KeyNotMember {
+                        type_name: full.clone(),
+                        key: key.to_string(),
+                    };
+                    self.error(&pragma.location, kind);
+                }
+            }
+        }
+    }
+
+    // ----- pass 4: by-value cycles -----
+
+    fn cycles(&mut self) {
+        let mut done: BTreeSet<String> = BTreeSet::new();
+        let starts: Vec<String> = self.by_value.keys().cloned().collect();
+        for start in starts {
+            let mut path = Vec::new();
+            self.visit(&start, &mut path, &mut done);
+        }
+    }
+
+    fn visit(
+        &mut self,
+        node: &str,
+        path: &mut Vec<(String, Location)>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if done.contains(node) || path.len() > self.by_value.len() {
+            return;
+        }
+        if let Some(pos) = path.iter().position(|(n, _)| n == node) {
+            let mut cycle: Vec<String> = path[pos..].iter().map(|(n, _)| n.clone()).collect();
+            cycle.push(node.to_string());
+            let location = path[pos + 1..]
+                .first()
+                .map_or(path[pos].1.clone(), |(_, l)| l.clone());
+            let location = path.last().map_or(location, |(_, l)| l.clone());
+            self.error(&location, ErrorKind::RecursiveType { cycle });
+            return;
+        }
+        let edges = self.by_value.get(node).cloned().unwrap_or_default();
+        for (target, location) in edges {
+            path.push((node.to_string(), location));
+            self.visit(&target, path, done);
+            path.pop();
+            if done.contains(node) {
+                break;
+            }
+        }
+        done.insert(node.to_string());
+    }
+}
+
+/// The struct named `full` in `defs`.
+fn find_struct_mut<'a>(
+    defs: &'a mut [Definition],
+    full: &str,
+    scope: &mut Vec<String>,
+) -> Option<&'a mut StructDef> {
+    for def in defs {
+        match def {
+            Definition::Module(m) => {
+                scope.push(m.name.name.clone());
+                let found = find_struct_mut(&mut m.definitions, full, scope);
+                scope.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            Definition::Struct(s) if fqn(scope, &s.name.name) == full => return Some(s),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether label value `v` is a value of discriminator class `disc`.
+fn label_fits(disc: &Class, v: &ConstValue) -> bool {
+    match (disc, v) {
+        (Class::Basic(b), ConstValue::Int(i)) => b
+            .integer_range()
+            .is_some_and(|(lo, hi)| (lo..=hi).contains(i)),
+        (Class::Basic(BasicType::Char | BasicType::WChar), ConstValue::Char(_)) => true,
+        (Class::Basic(BasicType::Boolean), ConstValue::Bool(_)) => true,
+        (Class::Enum(e), ConstValue::Enum { type_name, .. }) => e == type_name,
+        _ => false,
+    }
+}
+
+/// A label's identity for duplicate checks.
+fn label_key(v: &ConstValue) -> String {
+    match v {
+        ConstValue::Enum {
+            type_name, name, ..
+        } => format!("{type_name}::{name}"),
+        other => other.to_string(),
+    }
+}
+
+/// A type as text for messages.
+fn type_text(ts: &TypeSpec) -> String {
+    match ts {
+        TypeSpec::Basic(b, _) => b.idl_name().to_string(),
+        TypeSpec::String { wide: false, .. } => "string".into(),
+        TypeSpec::String { wide: true, .. } => "wstring".into(),
+        TypeSpec::Sequence { .. } => "sequence".into(),
+        TypeSpec::Map { .. } => "map".into(),
+        TypeSpec::Fixed { .. } => "fixed".into(),
+        TypeSpec::Named(n) => n.to_string(),
+    }
+}
