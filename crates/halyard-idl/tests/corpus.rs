@@ -238,7 +238,7 @@ fn constant_expressions_evaluate() {
     assert_eq!(c("Consts::MASK"), ConstValue::Int(255));
     assert_eq!(c("Consts::SHIFTED"), ConstValue::Int(23));
     assert_eq!(c("Consts::NEG"), ConstValue::Int(-3));
-    assert_eq!(c("Consts::E_ISH"), ConstValue::Float(2.71828));
+    assert_eq!(c("Consts::RATIO"), ConstValue::Float(1.25));
     assert_eq!(c("Consts::HALF"), ConstValue::Float(0.5));
     assert_eq!(c("Consts::BIG"), ConstValue::Float(1500.0));
     assert_eq!(c("Consts::GREETING"), ConstValue::Str("hello world".into()));
