@@ -79,7 +79,14 @@ impl SourceMap {
                 column: 1,
             };
         };
-        let out_col = (offset - self.line_starts[index]) as u32;
+        // Each line ends with a newline; the end of input counts as the end of the last line.
+        let next_start = self
+            .line_starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.text_len);
+        let line_len = next_start.saturating_sub(self.line_starts[index] + 1);
+        let out_col = (offset - self.line_starts[index]).min(line_len) as u32;
         let column = match origin.segments.iter().rev().find(|s| s.out <= out_col) {
             None => out_col,
             Some(seg) if seg.from_macro => seg.orig,

@@ -6,13 +6,17 @@ use super::{Class, Resolver, SymKind};
 use crate::ast::{BasicType, BinaryOp, ConstExpr, ConstValue, Expr, TypeSpec, UnaryOp};
 use crate::error::{ConstEvalError, Error, ErrorKind};
 
-type EvalResult = Result<ConstValue, Error>;
+/// `Err(None)`: the failure was reported already (a constant used here has no value).
+type EvalResult = Result<ConstValue, Option<Error>>;
 
 impl Resolver {
     /// The value of constant `full`, evaluated once and checked against its declared type.
     pub(super) fn const_value(&mut self, full: &str) -> Option<ConstValue> {
         if let Some(v) = self.values.get(full) {
             return Some(v.clone());
+        }
+        if self.failed.contains(full) {
+            return None;
         }
         let sym = self.symbols.get(full).cloned()?;
         let SymKind::Const {
@@ -35,14 +39,18 @@ impl Resolver {
         let value = match self.eval(&scope, &expr) {
             Ok(v) => self.coerce(&scope, &type_spec, v, &expr),
             Err(e) => {
-                self.errors.push(e);
+                self.errors.extend(e);
                 None
             }
         };
         self.evaluating.remove(full);
-        if let Some(v) = &value {
-            self.values.insert(full.to_string(), v.clone());
-        }
+        match &value {
+            Some(v) => self.values.insert(full.to_string(), v.clone()),
+            None => self
+                .failed
+                .insert(full.to_string())
+                .then_some(ConstValue::Bool(true)),
+        };
         value
     }
 
@@ -106,7 +114,7 @@ impl Resolver {
                 Some(v)
             }
             Err(err) => {
-                self.errors.push(err);
+                self.errors.extend(err);
                 None
             }
         }
@@ -136,17 +144,22 @@ impl Resolver {
 
     /// Evaluates `e` in `scope`.
     pub(super) fn eval(&mut self, scope: &[String], e: &ConstExpr) -> EvalResult {
-        let err = |reason| Error::new(e.location.clone(), ErrorKind::ConstEval { reason });
+        let err = |reason| {
+            Some(Error::new(
+                e.location.clone(),
+                ErrorKind::ConstEval { reason },
+            ))
+        };
         Ok(match &e.expr {
             Expr::Int(i) => match i128::try_from(*i) {
                 Ok(i) => ConstValue::Int(i),
                 Err(_) => {
-                    return Err(Error::new(
+                    return Err(Some(Error::new(
                         e.location.clone(),
                         ErrorKind::BadLiteral {
                             text: i.to_string(),
                         },
-                    ))
+                    )))
                 }
             },
             Expr::Float(f) => ConstValue::Float(*f),
@@ -168,12 +181,12 @@ impl Resolver {
 
     fn eval_name(&mut self, scope: &[String], name: &crate::ast::ScopedName) -> EvalResult {
         let Some(full) = self.lookup(scope, name) else {
-            return Err(Error::new(
+            return Err(Some(Error::new(
                 name.location.clone(),
                 ErrorKind::UnknownName {
                     name: name.to_string(),
                 },
-            ));
+            )));
         };
         match &self.symbols[&full].kind {
             SymKind::Enumerator {
@@ -185,29 +198,18 @@ impl Resolver {
                 name: name.clone(),
                 value: *value,
             }),
-            SymKind::Const { .. } => match self.const_value(&full) {
-                Some(v) => Ok(v),
-                // The constant's own error is reported where it is defined; this use gets a
-                // pointer to it.
-                None => Err(Error::new(
-                    name.location.clone(),
-                    ErrorKind::WrongKind {
-                        name: full,
-                        expected: "constant with a valid value",
-                        found: "constant in error",
-                    },
-                )),
-            },
+            // A constant without a value had its error reported where it is defined.
+            SymKind::Const { .. } => self.const_value(&full).ok_or(None),
             other => {
                 let found = other.describe();
-                Err(Error::new(
+                Err(Some(Error::new(
                     name.location.clone(),
                     ErrorKind::WrongKind {
                         name: full,
                         expected: "constant",
                         found,
                     },
-                ))
+                )))
             }
         }
     }

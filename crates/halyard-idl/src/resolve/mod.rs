@@ -141,6 +141,8 @@ struct Resolver {
     symbols: BTreeMap<String, Sym>,
     /// Evaluated constants by fully scoped name.
     values: BTreeMap<String, ConstValue>,
+    /// Constants whose evaluation failed (reported once).
+    failed: BTreeSet<String>,
     /// Constants being evaluated (to find cycles).
     evaluating: BTreeSet<String>,
     /// For each struct or union, the structs and unions it contains by value.
@@ -787,10 +789,8 @@ impl Resolver {
         if let Some(pos) = path.iter().position(|(n, _)| n == node) {
             let mut cycle: Vec<String> = path[pos..].iter().map(|(n, _)| n.clone()).collect();
             cycle.push(node.to_string());
-            let location = path[pos + 1..]
-                .first()
-                .map_or(path[pos].1.clone(), |(_, l)| l.clone());
-            let location = path.last().map_or(location, |(_, l)| l.clone());
+            // Point at the member of the first type that starts the cycle.
+            let location = path[pos].1.clone();
             self.error(&location, ErrorKind::RecursiveType { cycle });
             return;
         }
