@@ -12,7 +12,7 @@ use crate::source::Location;
 pub struct Spec {
     /// Top-level definitions in source order.
     pub definitions: Vec<Definition>,
-    /// `#pragma` lines other than `keylist` (which the resolver applies), kept as written.
+    /// Every `#pragma` line, as written (the resolver also applies `keylist` ones).
     pub pragmas: Vec<Pragma>,
 }
 
@@ -146,7 +146,7 @@ pub struct TypeAnnotations {
     pub extensibility: Option<Extensibility>,
     /// `@autoid(..)`; `None` if not given.
     pub autoid: Option<AutoId>,
-    /// `@topic` was given (and not `@nested` or `@topic(platform=...)` excluding it).
+    /// `@topic` was given (with or without parameters, which stay in the annotation list).
     pub topic: bool,
     /// `@nested` or `@nested(TRUE)` was given.
     pub nested: bool,

@@ -139,6 +139,11 @@ pub enum ErrorKind {
         /// What it is (`interface`, `valuetype`, `exception`, `native`).
         what: &'static str,
     },
+    /// A struct or union declared forward and never defined, used in a data type.
+    Incomplete {
+        /// The fully scoped name.
+        name: String,
+    },
     /// A key (from `#pragma keylist`) that is not a member of the type.
     KeyNotMember {
         /// The fully scoped type name.
@@ -282,6 +287,10 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Unsupported { name, what } => {
                 write!(f, "`{name}` is a {what}, which Halyard does not support in data types")
             }
+            ErrorKind::Incomplete { name } => write!(
+                f,
+                "`{name}` is declared forward but never defined, so no data type can hold it"
+            ),
             ErrorKind::KeyNotMember { type_name, key } => {
                 write!(f, "key `{key}` is not a member of `{type_name}`")
             }

@@ -130,7 +130,12 @@ fn unknown_and_wrong_kind_names() {
 fn unsupported_declaration_used_by_a_struct() {
     assert_eq!(
         errors("interface I { void f(); };\nnative N;\nstruct S {\n  long ok;\n  I i;\n  sequence<N> n;\n};"),
-        "t.idl:5:3: `::I` is a interface, which Halyard does not support in data types"
+        "t.idl:5:3: `::I` is a interface, which Halyard does not support in data types\n\
+         t.idl:6:12: `::N` is a native, which Halyard does not support in data types"
+    );
+    assert_eq!(
+        errors("struct Never;\ntypedef sequence<Never> Many;\nstruct S { Many m; };"),
+        "t.idl:3:12: `::Never` is declared forward but never defined, so no data type can hold it"
     );
 }
 

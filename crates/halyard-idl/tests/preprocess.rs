@@ -184,3 +184,12 @@ fn literals_are_not_macro_expanded() {
     assert_eq!(constant(&spec, "S"), ConstValue::Str("X".into()));
     assert_eq!(constant(&spec, "C"), ConstValue::Char('X'));
 }
+
+#[test]
+fn unreadable_root_file_is_an_io_error() {
+    let errs = file_errors("no_such_file.idl", &ParseOptions::default());
+    let e = errs.first().unwrap();
+    assert!(matches!(e.kind, ErrorKind::Io { .. }));
+    assert_eq!((e.line(), e.column()), (1, 1));
+    assert!(e.message().starts_with("cannot read `"), "{e}");
+}

@@ -523,14 +523,8 @@ impl Resolver {
             self.positive(scope, dim, "array dimension");
         }
         m.typed = self.member_annotations(scope, &mut m.annotations);
+        self.check_usable(scope, &m.type_spec, 0);
         let class = self.classify(scope, &m.type_spec, 0);
-        if let Class::Unsupported(name, kind) = &class {
-            let kind = ErrorKind::Unsupported {
-                name: name.clone(),
-                what: kind.keyword(),
-            };
-            self.error(m.type_spec.location(), kind);
-        }
         if !m.typed.external {
             let mut class = &class;
             while let Class::Array(inner) = class {
@@ -543,6 +537,51 @@ impl Resolver {
                     .or_default()
                     .push(edge);
             }
+        }
+    }
+
+    /// Reports types in `ts` that a data type cannot hold: unsupported declarations
+    /// (interfaces ...) and forward declarations never completed, also inside sequences,
+    /// maps and typedefs.
+    fn check_usable(&mut self, scope: &[String], ts: &TypeSpec, depth: usize) {
+        if depth > CHAIN_MAX {
+            return;
+        }
+        match ts {
+            TypeSpec::Sequence { element, .. } => self.check_usable(scope, element, depth + 1),
+            TypeSpec::Map { key, value, .. } => {
+                self.check_usable(scope, key, depth + 1);
+                self.check_usable(scope, value, depth + 1);
+            }
+            TypeSpec::Named(name) => {
+                let Some(full) = self.lookup(scope, name) else {
+                    return;
+                };
+                let kind = match &self.symbols[&full].kind {
+                    SymKind::Unsupported(k) => ErrorKind::Unsupported {
+                        name: full,
+                        what: k.keyword(),
+                    },
+                    SymKind::Struct { defined: false, .. } | SymKind::Union { defined: false } => {
+                        ErrorKind::Incomplete { name: full }
+                    }
+                    SymKind::Typedef {
+                        scope, type_spec, ..
+                    } => {
+                        let (scope, type_spec) = (scope.clone(), type_spec.clone());
+                        let before = self.errors.len();
+                        self.check_usable(&scope, &type_spec, depth + 1);
+                        // Report at the use, not inside the typedef.
+                        for e in &mut self.errors[before..] {
+                            e.location = name.location.clone();
+                        }
+                        return;
+                    }
+                    _ => return,
+                };
+                self.error(&name.location, kind);
+            }
+            _ => {}
         }
     }
 
