@@ -282,10 +282,12 @@ impl fmt::Display for ErrorKind {
                 write!(f, "`{name}` is not declared in this scope or any enclosing one")
             }
             ErrorKind::WrongKind { name, expected, found } => {
-                write!(f, "`{name}` is a {found}, but a {expected} is needed here")
+                let (a, b) = (article(found), article(expected));
+                write!(f, "`{name}` is {a} {found}, but {b} {expected} is needed here")
             }
             ErrorKind::Unsupported { name, what } => {
-                write!(f, "`{name}` is a {what}, which Halyard does not support in data types")
+                let a = article(what);
+                write!(f, "`{name}` is {a} {what}, which Halyard does not support in data types")
             }
             ErrorKind::Incomplete { name } => write!(
                 f,
@@ -311,6 +313,15 @@ impl fmt::Display for ErrorKind {
             ErrorKind::ConstEval { reason } => write!(f, "{reason}"),
             ErrorKind::BadAnnotation { name, reason } => write!(f, "annotation `@{name}`: {reason}"),
         }
+    }
+}
+
+/// "a" or "an" before `word`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
     }
 }
 

@@ -208,3 +208,33 @@ fn defined_operand(rest: &str) -> Result<(&str, &str), &'static str> {
     }
     Ok((name, after))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval_with(text: &str, defs: &[(&str, &str)]) -> Result<i64, &'static str> {
+        let macros = defs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        eval(text, &macros)
+    }
+
+    #[test]
+    fn c_precedence_and_defined() {
+        assert_eq!(eval_with("1 + 2 * 3 == 7 && !defined(X) || 0", &[]), Ok(1));
+        assert_eq!(eval_with("defined X && X >= 2", &[("X", "1 + 1")]), Ok(1));
+        assert_eq!(eval_with("(0x10 >> 2) | 010", &[]), Ok(12));
+        assert_eq!(eval_with("UNKNOWN", &[]), Ok(0));
+        assert_eq!(
+            eval_with("-1 < 0 ? 1 : 0", &[]),
+            Err("unexpected character in condition")
+        );
+        assert_eq!(eval_with("1 / 0", &[]), Err("division by zero"));
+        assert_eq!(
+            eval_with("A", &[("A", "B"), ("B", "A")]),
+            Err("macros expand too deeply")
+        );
+    }
+}

@@ -99,3 +99,57 @@ impl SourceMap {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_map_through_macro_segments() {
+        let mut map = SourceMap::default();
+        let file: Arc<str> = Arc::from("f.idl");
+        // Output "long x;\n" came from "T x;" where T expanded to "long".
+        let segments = vec![
+            Segment {
+                out: 0,
+                orig: 0,
+                from_macro: false,
+            },
+            Segment {
+                out: 0,
+                orig: 0,
+                from_macro: true,
+            },
+            Segment {
+                out: 4,
+                orig: 1,
+                from_macro: false,
+            },
+        ];
+        map.push_line(
+            0,
+            LineOrigin {
+                file: file.clone(),
+                line: 3,
+                segments,
+            },
+        );
+        map.push_line(
+            8,
+            LineOrigin {
+                file,
+                line: 4,
+                segments: Vec::new(),
+            },
+        );
+        map.set_text_len(12);
+        let at = |o| {
+            let l = map.locate(o);
+            (l.line, l.column)
+        };
+        assert_eq!(at(2), (3, 1), "inside the expansion: the macro's column");
+        assert_eq!(at(5), (3, 3), "after it: shifted back");
+        assert_eq!(at(9), (4, 2));
+        assert_eq!(at(100), (4, 4), "end of input: end of the last line");
+    }
+}

@@ -122,7 +122,7 @@ fn unknown_and_wrong_kind_names() {
     );
     assert_eq!(
         errors("enum E { A };\nstruct S : E { long x; };"),
-        "t.idl:2:12: `::E` is a enum, but a struct is needed here"
+        "t.idl:2:12: `::E` is an enum, but a struct is needed here"
     );
 }
 
@@ -130,7 +130,7 @@ fn unknown_and_wrong_kind_names() {
 fn unsupported_declaration_used_by_a_struct() {
     assert_eq!(
         errors("interface I { void f(); };\nnative N;\nstruct S {\n  long ok;\n  I i;\n  sequence<N> n;\n};"),
-        "t.idl:5:3: `::I` is a interface, which Halyard does not support in data types\n\
+        "t.idl:5:3: `::I` is an interface, which Halyard does not support in data types\n\
          t.idl:6:12: `::N` is a native, which Halyard does not support in data types"
     );
     assert_eq!(

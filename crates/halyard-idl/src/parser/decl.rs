@@ -475,45 +475,8 @@ fn type_spec_inner(i: &mut Input<'_>) -> PResult<TypeSpec> {
                 location,
             })
         }
-        "sequence" => {
-            advance(i, word.len())?;
-            expect_sym(i, "<")?;
-            let element = Box::new(type_spec(i)?);
-            let bound = if at(i, ",") {
-                Some(Box::new(bound(i, ">")?))
-            } else {
-                None
-            };
-            if bound.is_none() {
-                expect_sym(i, ">")?;
-            }
-            Ok(TypeSpec::Sequence {
-                element,
-                bound,
-                location,
-            })
-        }
-        "map" => {
-            advance(i, word.len())?;
-            expect_sym(i, "<")?;
-            let key = Box::new(type_spec(i)?);
-            expect_sym(i, ",")?;
-            let value = Box::new(type_spec(i)?);
-            let bound = if at(i, ",") {
-                Some(Box::new(bound(i, ">")?))
-            } else {
-                None
-            };
-            if bound.is_none() {
-                expect_sym(i, ">")?;
-            }
-            Ok(TypeSpec::Map {
-                key,
-                value,
-                bound,
-                location,
-            })
-        }
+        "sequence" => sequence_type(i, location),
+        "map" => map_type(i, location),
         "fixed" => {
             advance(i, word.len())?;
             expect_sym(i, "<")?;
@@ -530,6 +493,49 @@ fn type_spec_inner(i: &mut Input<'_>) -> PResult<TypeSpec> {
         }
         _ => expected(i, "a type"),
     }
+}
+
+/// `sequence<T>` or `sequence<T, N>`.
+fn sequence_type(i: &mut Input<'_>, location: Location) -> PResult<TypeSpec> {
+    advance(i, "sequence".len())?;
+    expect_sym(i, "<")?;
+    let element = Box::new(type_spec(i)?);
+    let bound = if at(i, ",") {
+        Some(Box::new(bound(i, ">")?))
+    } else {
+        None
+    };
+    if bound.is_none() {
+        expect_sym(i, ">")?;
+    }
+    Ok(TypeSpec::Sequence {
+        element,
+        bound,
+        location,
+    })
+}
+
+/// `map<K, V>` or `map<K, V, N>`.
+fn map_type(i: &mut Input<'_>, location: Location) -> PResult<TypeSpec> {
+    advance(i, "map".len())?;
+    expect_sym(i, "<")?;
+    let key = Box::new(type_spec(i)?);
+    expect_sym(i, ",")?;
+    let value = Box::new(type_spec(i)?);
+    let bound = if at(i, ",") {
+        Some(Box::new(bound(i, ">")?))
+    } else {
+        None
+    };
+    if bound.is_none() {
+        expect_sym(i, ">")?;
+    }
+    Ok(TypeSpec::Map {
+        key,
+        value,
+        bound,
+        location,
+    })
 }
 
 /// `<expr>` or `, expr>`: skips the opening `<` or `,`, parses the expression and `close`.

@@ -23,7 +23,9 @@
 //! the scope where the typedef was written.
 
 mod annotate;
+mod cycles;
 mod eval;
+mod keylist;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -211,25 +213,7 @@ impl Resolver {
                 };
                 self.declare(scope, &f.name, kind)
             }
-            Definition::Enum(e) => {
-                self.declare(scope, &e.name, SymKind::Enum);
-                let enum_name = fqn(scope, &e.name.name);
-                for en in &e.enumerators {
-                    let kind = SymKind::Enumerator {
-                        enum_name: enum_name.clone(),
-                        name: en.name.name.clone(),
-                        value: 0,
-                    };
-                    self.declare(scope, &en.name, kind.clone());
-                    let sym = Sym {
-                        kind,
-                        location: en.name.location.clone(),
-                    };
-                    self.symbols
-                        .entry(format!("{enum_name}::{}", en.name.name))
-                        .or_insert(sym);
-                }
-            }
+            Definition::Enum(e) => self.declare_enum(e, scope),
             Definition::Bitmask(b) => self.declare(scope, &b.name, SymKind::Bitmask),
             Definition::Bitset(b) => self.declare(scope, &b.name, SymKind::Bitset),
             Definition::Typedef(t) => {
@@ -253,6 +237,28 @@ impl Resolver {
             Definition::Unsupported(u) => {
                 self.declare(scope, &u.name, SymKind::Unsupported(u.kind))
             }
+        }
+    }
+
+    /// Declares an enum and its enumerators, in the enclosing scope and as `Enum::Name`.
+    fn declare_enum(&mut self, e: &EnumDef, scope: &[String]) {
+        self.declare(scope, &e.name, SymKind::Enum);
+        let enum_name = fqn(scope, &e.name.name);
+        for en in &e.enumerators {
+            let name = en.name.name.clone();
+            let kind = SymKind::Enumerator {
+                enum_name: enum_name.clone(),
+                name,
+                value: 0,
+            };
+            self.declare(scope, &en.name, kind.clone());
+            let sym = Sym {
+                kind,
+                location: en.name.location.clone(),
+            };
+            self.symbols
+                .entry(format!("{enum_name}::{}", en.name.name))
+                .or_insert(sym);
         }
     }
 
@@ -731,142 +737,6 @@ impl Resolver {
             }
         }
     }
-
-    // ----- pragmas -----
-
-    /// Applies `#pragma keylist TYPE key...` in the module where the line appears.
-    fn pragma(&mut self, spec: &mut Spec, pragma: &RawPragma, extents: &[ModuleExtent]) {
-        let mut words = pragma
-            .text
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|w| !w.is_empty());
-        if words.next() != Some("keylist") {
-            return;
-        }
-        let Some(type_word) = words.next() else {
-            let kind = ErrorKind::BadDirective {
-                directive: "pragma keylist".into(),
-                reason: "expected a type name",
-            };
-            return self.error(&pragma.location, kind);
-        };
-        let scope = extents
-            .iter()
-            .filter(|e| e.start < pragma.offset && pragma.offset <= e.end)
-            .max_by_key(|e| e.path.len())
-            .map(|e| e.path.clone())
-            .unwrap_or_default();
-        let absolute = type_word.starts_with("::");
-        let parts = type_word
-            .trim_start_matches("::")
-            .split("::")
-            .map(str::to_string)
-            .collect();
-        let name = ScopedName {
-            absolute,
-            parts,
-            location: pragma.location.clone(),
-            resolved: None,
-        };
-        let Some(full) = self.lookup(&scope, &name) else {
-            return self.error(
-                &pragma.location,
-                ErrorKind::UnknownName {
-                    name: type_word.to_string(),
-                },
-            );
-        };
-        let keys: Vec<&str> = words.collect();
-        let Some(st) = find_struct_mut(&mut spec.definitions, &full, &mut Vec::new()) else {
-            let found = self.symbols[&full].kind.describe();
-            return self.error(
-                &pragma.location,
-                ErrorKind::WrongKind {
-                    name: full,
-                    expected: "struct",
-                    found,
-                },
-            );
-        };
-        let inherited = self.inherited_members(&full);
-        for key in keys {
-            let first = key.split('.').next().unwrap_or(key);
-            match st.members.iter_mut().find(|m| m.name.name == first) {
-                Some(m) => m.typed.key = true,
-                None if inherited.iter().any(|n| n == first) => {}
-                None => {
-                    let kind = ErrorKind::KeyNotMember {
-                        type_name: full.clone(),
-                        key: key.to_string(),
-                    };
-                    self.error(&pragma.location, kind);
-                }
-            }
-        }
-    }
-
-    // ----- pass 4: by-value cycles -----
-
-    fn cycles(&mut self) {
-        let mut done: BTreeSet<String> = BTreeSet::new();
-        let starts: Vec<String> = self.by_value.keys().cloned().collect();
-        for start in starts {
-            let mut path = Vec::new();
-            self.visit(&start, &mut path, &mut done);
-        }
-    }
-
-    fn visit(
-        &mut self,
-        node: &str,
-        path: &mut Vec<(String, Location)>,
-        done: &mut BTreeSet<String>,
-    ) {
-        if done.contains(node) || path.len() > self.by_value.len() {
-            return;
-        }
-        if let Some(pos) = path.iter().position(|(n, _)| n == node) {
-            let mut cycle: Vec<String> = path[pos..].iter().map(|(n, _)| n.clone()).collect();
-            cycle.push(node.to_string());
-            // Point at the member of the first type that starts the cycle.
-            let location = path[pos].1.clone();
-            self.error(&location, ErrorKind::RecursiveType { cycle });
-            return;
-        }
-        let edges = self.by_value.get(node).cloned().unwrap_or_default();
-        for (target, location) in edges {
-            path.push((node.to_string(), location));
-            self.visit(&target, path, done);
-            path.pop();
-            if done.contains(node) {
-                break;
-            }
-        }
-        done.insert(node.to_string());
-    }
-}
-
-/// The struct named `full` in `defs`.
-fn find_struct_mut<'a>(
-    defs: &'a mut [Definition],
-    full: &str,
-    scope: &mut Vec<String>,
-) -> Option<&'a mut StructDef> {
-    for def in defs {
-        match def {
-            Definition::Module(m) => {
-                scope.push(m.name.name.clone());
-                let found = find_struct_mut(&mut m.definitions, full, scope);
-                scope.pop();
-                if found.is_some() {
-                    return found;
-                }
-            }
-            Definition::Struct(s) if fqn(scope, &s.name.name) == full => return Some(s),
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Whether label value `v` is a value of discriminator class `disc`.
