@@ -142,13 +142,17 @@ pub enum AutoId {
 /// The typed meaning of the known annotations of a type, filled by the resolver.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeAnnotations {
-    /// `@final`, `@appendable`, `@mutable` or `@extensibility(..)`; `None` if not given.
+    /// `@final`, `@appendable`, `@mutable` or `@extensibility(..)`; `None` if not given
+    /// (two of them on one type are an error).
     pub extensibility: Option<Extensibility>,
-    /// `@autoid(..)`; `None` if not given.
+    /// `@autoid(..)`; a bare `@autoid` is `HASH` (IDL 4.2 §8.3.1.2); `None` if not given.
     pub autoid: Option<AutoId>,
-    /// `@topic` was given (with or without parameters, which stay in the annotation list).
+    /// `@topic` was given for DDS: without `platform`, or with `platform` `"*"` or `"DDS"`
+    /// (other parameters stay in the annotation list).
     pub topic: bool,
-    /// `@nested` or `@nested(TRUE)` was given.
+    /// The type is nested (never a topic type by itself): `@nested` or `@nested(TRUE)`;
+    /// without `@nested`, false after `@topic`, else the enclosing module's
+    /// `@default_nested`.
     pub nested: bool,
     /// `@bit_bound(N)` of an enum or bitmask.
     pub bit_bound: Option<u32>,

@@ -352,7 +352,7 @@ fn known_annotations_become_typed_and_unknown_ones_are_kept() {
     let a = strukt(&spec, "Annotated::Appendable");
     assert_eq!(
         (a.typed.extensibility, a.typed.autoid),
-        (Some(Extensibility::Appendable), Some(AutoId::Sequential))
+        (Some(Extensibility::Appendable), Some(AutoId::Hash))
     );
     assert_eq!(
         strukt(&spec, "Annotated::Final").typed.extensibility,
@@ -365,6 +365,23 @@ fn known_annotations_become_typed_and_unknown_ones_are_kept() {
     );
     assert!(member(t, "k").typed.key && !member(t, "not_key").typed.key);
     assert!(strukt(&spec, "Annotated::Nested").typed.nested);
+    assert!(!strukt(&spec, "Annotated::OtherPlatform").typed.topic);
+    assert_eq!(
+        strukt(&spec, "Annotated::Sequential").typed.autoid,
+        Some(AutoId::Sequential)
+    );
+    assert!(strukt(&spec, "AllNested::Implicit").typed.nested);
+    assert!(!strukt(&spec, "AllNested::Explicit").typed.nested);
+    assert!(!strukt(&spec, "AllNested::NotNested").typed.nested);
+    assert!(
+        strukt(&spec, "AllNested::Deeper::AlsoImplicit")
+            .typed
+            .nested
+    );
+    assert!(
+        !strukt(&spec, "Annotated::Final").typed.nested,
+        "not nested by default"
+    );
     let u = strukt(&spec, "Annotated::Unknown");
     let names: Vec<&str> = u.annotations.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, vec!["verbatim", "MyAnnotation", "scoped"]);

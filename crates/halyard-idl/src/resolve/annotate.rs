@@ -16,44 +16,75 @@ impl Resolver {
         list: &mut [Annotation],
     ) -> TypeAnnotations {
         let mut t = TypeAnnotations::default();
+        let mut nested = None;
         for a in list.iter_mut() {
             match a.name.as_str() {
-                "final" => t.extensibility = Some(Extensibility::Final),
-                "appendable" => t.extensibility = Some(Extensibility::Appendable),
-                "mutable" => t.extensibility = Some(Extensibility::Mutable),
-                "extensibility" => {
-                    const WORDS: &[&str] = &["FINAL", "APPENDABLE", "MUTABLE"];
-                    t.extensibility =
-                        match self.word_param(a, WORDS, "expects FINAL, APPENDABLE or MUTABLE") {
-                            Some("FINAL") => Some(Extensibility::Final),
-                            Some("APPENDABLE") => Some(Extensibility::Appendable),
-                            Some(_) => Some(Extensibility::Mutable),
-                            None => t.extensibility,
-                        }
-                }
-                "autoid" => {
-                    let words = &["SEQUENTIAL", "HASH"];
-                    t.autoid = if matches!(a.params, AnnotationParams::None) && a.raw.is_empty() {
-                        Some(AutoId::Sequential)
-                    } else {
-                        match self.word_param(a, words, "expects SEQUENTIAL or HASH") {
-                            Some("HASH") => Some(AutoId::Hash),
-                            Some(_) => Some(AutoId::Sequential),
-                            None => t.autoid,
-                        }
+                "final" | "appendable" | "mutable" | "extensibility" => {
+                    let kind = self.extensibility(a);
+                    if t.extensibility.is_some() && kind.is_some() {
+                        self.bad(a, "clashes with an earlier extensibility annotation");
                     }
+                    t.extensibility = t.extensibility.or(kind);
                 }
-                "topic" => t.topic = true,
-                "nested" => t.nested = self.bool_param(scope, a),
+                "autoid" => t.autoid = self.autoid(a).or(t.autoid),
+                "topic" => t.topic |= self.topic_applies(a),
+                "nested" => nested = Some(self.bool_param(scope, a)),
                 "bit_bound" => {
                     t.bit_bound = self
                         .int_param(scope, a)
-                        .and_then(|v| self.range_u32(a, v, 1, 64));
+                        .and_then(|v| self.range_u32(a, v, 1, 64))
                 }
                 _ => {}
             }
         }
+        // Cyclone DDS's rule: an explicit @nested wins, then @topic (not nested), then the
+        // module's @default_nested.
+        t.nested = nested.unwrap_or(!t.topic && self.default_nested);
         t
+    }
+
+    fn extensibility(&mut self, a: &Annotation) -> Option<Extensibility> {
+        match a.name.as_str() {
+            "final" => Some(Extensibility::Final),
+            "appendable" => Some(Extensibility::Appendable),
+            "mutable" => Some(Extensibility::Mutable),
+            _ => {
+                const WORDS: &[&str] = &["FINAL", "APPENDABLE", "MUTABLE"];
+                match self.word_param(a, WORDS, "expects FINAL, APPENDABLE or MUTABLE")? {
+                    "FINAL" => Some(Extensibility::Final),
+                    "APPENDABLE" => Some(Extensibility::Appendable),
+                    _ => Some(Extensibility::Mutable),
+                }
+            }
+        }
+    }
+
+    fn autoid(&mut self, a: &Annotation) -> Option<AutoId> {
+        if matches!(a.params, AnnotationParams::None) && a.raw.is_empty() {
+            // IDL 4.2 §8.3.1.2: `AutoidKind value default HASH`.
+            return Some(AutoId::Hash);
+        }
+        match self.word_param(a, &["SEQUENTIAL", "HASH"], "expects SEQUENTIAL or HASH")? {
+            "HASH" => Some(AutoId::Hash),
+            _ => Some(AutoId::Sequential),
+        }
+    }
+
+    /// `@topic` applies unless its `platform` names a platform other than `*` or `DDS`.
+    fn topic_applies(&mut self, a: &Annotation) -> bool {
+        let AnnotationParams::Named(params) = &a.params else {
+            return true;
+        };
+        let Some((_, platform)) = params.iter().find(|(n, _)| n.name == "platform") else {
+            return true;
+        };
+        match &platform.expr {
+            Expr::Str(p) => p == "*" || p == "DDS",
+            _ => {
+                self.bad(a, "`platform` expects a string");
+                false
+            }
+        }
     }
 
     /// Reads the member-level annotations.
@@ -138,7 +169,7 @@ impl Resolver {
     }
 
     /// `@a`, `@a(TRUE)` or `@a(FALSE)`.
-    fn bool_param(&mut self, scope: &[String], a: &mut Annotation) -> bool {
+    pub(super) fn bool_param(&mut self, scope: &[String], a: &mut Annotation) -> bool {
         match &mut a.params {
             AnnotationParams::None if a.raw.is_empty() => true,
             AnnotationParams::Single(e) => match self.eval_fill(scope, e) {

@@ -143,6 +143,8 @@ struct Resolver {
     symbols: BTreeMap<String, Sym>,
     /// Evaluated constants by fully scoped name.
     values: BTreeMap<String, ConstValue>,
+    /// `@default_nested` of the module being walked.
+    default_nested: bool,
     /// Constants whose evaluation failed (reported once).
     failed: BTreeSet<String>,
     /// Constants being evaluated (to find cycles).
@@ -430,9 +432,18 @@ impl Resolver {
         for def in defs {
             match def {
                 Definition::Module(m) => {
+                    let outer = self.default_nested;
+                    if let Some(a) = m
+                        .annotations
+                        .iter_mut()
+                        .find(|a| a.name == "default_nested")
+                    {
+                        self.default_nested = self.bool_param(scope, a);
+                    }
                     scope.push(m.name.name.clone());
                     self.walk(&mut m.definitions, scope);
                     scope.pop();
+                    self.default_nested = outer;
                 }
                 Definition::Struct(s) => self.walk_struct(s, scope),
                 Definition::Union(u) => self.walk_union(u, scope),
