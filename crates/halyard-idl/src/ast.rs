@@ -498,6 +498,8 @@ pub enum TypeSpec {
     },
     /// `sequence<T>` or `sequence<T, N>`.
     Sequence {
+        /// Annotations on the element type (`sequence<@external T>`).
+        element_annotations: Vec<Annotation>,
         /// The element type.
         element: Box<TypeSpec>,
         /// The bound, if any.

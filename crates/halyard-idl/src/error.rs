@@ -118,6 +118,15 @@ pub enum ErrorKind {
         /// Where it was first declared.
         previous: Location,
     },
+    /// Two names in one scope that differ only in case (IDL 4.2 §7.2.3: they collide).
+    CaseCollision {
+        /// The later name.
+        name: String,
+        /// The earlier name.
+        other: String,
+        /// Where the earlier one was declared.
+        previous: Location,
+    },
     /// A scoped name that names no declaration visible from where it is used.
     UnknownName {
         /// The name as written.
@@ -278,6 +287,10 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Duplicate { what, name, previous } => {
                 write!(f, "{what} `{name}` declared twice; first declared at {previous}")
             }
+            ErrorKind::CaseCollision { name, other, previous } => write!(
+                f,
+                "`{name}` differs only in case from `{other}` declared at {previous}; IDL names that differ only in case collide"
+            ),
             ErrorKind::UnknownName { name } => {
                 write!(f, "`{name}` is not declared in this scope or any enclosing one")
             }

@@ -458,6 +458,31 @@ fn keylist_pragma_marks_keys_in_its_module_scope() {
 }
 
 #[test]
+fn typedef_of_an_inline_definition_declares_both() {
+    let spec = parse_text(
+        "typedef struct PointStruct { long x; } Point, Points[4];\n\
+         typedef enum ColorE { RED, GREEN } Color;\n\
+         struct Uses { Point p; Points ps; Color c; sequence<@external Point, 2> many; };",
+    );
+    strukt(&spec, "PointStruct");
+    let Definition::Typedef(t) = &spec.definitions[1] else {
+        panic!("{:?}", spec.definitions[1])
+    };
+    assert_eq!(t.declarators.len(), 2);
+    assert!(
+        matches!(&t.type_spec, TypeSpec::Named(n) if n.resolved.as_deref() == Some("::PointStruct"))
+    );
+    assert!(matches!(&spec.definitions[2], Definition::Enum(e) if e.name.name == "ColorE"));
+    match &member(strukt(&spec, "Uses"), "many").type_spec {
+        TypeSpec::Sequence {
+            element_annotations,
+            ..
+        } => assert_eq!(element_annotations[0].name, "external"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn predefined_macros_from_options() {
     let mut opts = ParseOptions::default();
     opts.defines.push(("WIDTH".into(), "4 * 2".into()));

@@ -103,6 +103,18 @@ fn duplicates() {
 }
 
 #[test]
+fn names_differing_only_in_case_collide() {
+    assert_eq!(
+        errors("module M { struct Point { long x; }; };\nmodule M { typedef long point; };"),
+        "t.idl:2:25: `::M::point` differs only in case from `::M::Point` declared at t.idl:1:19; IDL names that differ only in case collide"
+    );
+    assert_eq!(
+        errors("struct S { long value; short Value; };"),
+        "t.idl:1:30: `Value` differs only in case from `value` declared at t.idl:1:17; IDL names that differ only in case collide"
+    );
+}
+
+#[test]
 fn unknown_and_wrong_kind_names() {
     assert_eq!(
         errors("module M {\n  struct S { Missing m; };\n};"),

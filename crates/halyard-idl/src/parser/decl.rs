@@ -11,9 +11,10 @@ use super::{
 use crate::ast::*;
 use crate::source::Location;
 
-/// Parses one definition with its annotations and `;`. A module gives one definition; an
-/// `@annotation` declaration gives none.
-pub(super) fn definition(i: &mut Input<'_>) -> PResult<Option<Definition>> {
+/// Parses one definition with its annotations and `;`. Most give one definition; an
+/// `@annotation` declaration gives none; a typedef of an inline struct, union or enum
+/// definition gives that definition and then the typedef.
+pub(super) fn definition(i: &mut Input<'_>) -> PResult<Vec<Definition>> {
     let location = here(i);
     let annotations = annotations(i)?;
     if name_is_annotation_decl(&annotations) {
@@ -21,7 +22,12 @@ pub(super) fn definition(i: &mut Input<'_>) -> PResult<Option<Definition>> {
         cut_err(ident).parse_next(i)?;
         skip_body(i)?;
         expect_sym(i, ";")?;
-        return Ok(None);
+        return Ok(Vec::new());
+    }
+    if next_word(i) == "typedef" {
+        let defs = typedef_dcl(i, annotations, location)?;
+        expect_sym(i, ";")?;
+        return Ok(defs);
     }
     let def = match next_word(i) {
         "module" => Definition::Module(nested(i, |i| module(i, annotations, location))?),
@@ -30,7 +36,6 @@ pub(super) fn definition(i: &mut Input<'_>) -> PResult<Option<Definition>> {
         "enum" => Definition::Enum(enum_dcl(i, annotations, location)?),
         "bitmask" => Definition::Bitmask(bitmask_dcl(i, annotations, location)?),
         "bitset" => Definition::Bitset(bitset_dcl(i, annotations, location)?),
-        "typedef" => Definition::Typedef(typedef_dcl(i, annotations, location)?),
         "const" => Definition::Const(const_dcl(i, annotations, location)?),
         "interface" | "valuetype" | "exception" | "native" | "abstract" | "local" | "custom" => {
             Definition::Unsupported(unsupported_dcl(i, location)?)
@@ -43,7 +48,7 @@ pub(super) fn definition(i: &mut Input<'_>) -> PResult<Option<Definition>> {
         }
     };
     expect_sym(i, ";")?;
-    Ok(Some(def))
+    Ok(vec![def])
 }
 
 fn module(i: &mut Input<'_>, annotations: Vec<Annotation>, location: Location) -> PResult<Module> {
@@ -345,25 +350,76 @@ fn bitset_dcl(
     })
 }
 
+/// `typedef type declarators`, where the type may be an inline `struct`, `union`, `enum`,
+/// `bitmask` or `bitset` definition (as Cyclone DDS accepts): that definition comes first
+/// in the result, then the typedef naming it.
 fn typedef_dcl(
     i: &mut Input<'_>,
     mut annotations: Vec<Annotation>,
     location: Location,
-) -> PResult<Typedef> {
+) -> PResult<Vec<Definition>> {
     kw(i, "typedef")?;
     annotations.extend(annotations_list(i)?);
-    let type_spec = type_spec(i)?;
+    let mut defs = Vec::new();
+    let type_location = here(i);
+    let inline = match next_word(i) {
+        "struct" => Some(struct_dcl(i, Vec::new(), type_location.clone())?),
+        "union" => Some(union_dcl(i, Vec::new(), type_location.clone())?),
+        "enum" => Some(Definition::Enum(enum_dcl(
+            i,
+            Vec::new(),
+            type_location.clone(),
+        )?)),
+        "bitmask" => Some(Definition::Bitmask(bitmask_dcl(
+            i,
+            Vec::new(),
+            type_location.clone(),
+        )?)),
+        "bitset" => Some(Definition::Bitset(bitset_dcl(
+            i,
+            Vec::new(),
+            type_location.clone(),
+        )?)),
+        _ => None,
+    };
+    let type_spec = match inline {
+        Some(def) => {
+            let name = defined_name(&def).to_string();
+            defs.push(def);
+            TypeSpec::Named(ScopedName {
+                absolute: false,
+                parts: vec![name],
+                location: type_location,
+                resolved: None,
+            })
+        }
+        None => type_spec(i)?,
+    };
     let mut declarators = vec![declarator(i)?];
     while at(i, ",") {
         advance(i, 1)?;
         declarators.push(declarator(i)?);
     }
-    Ok(Typedef {
+    defs.push(Definition::Typedef(Typedef {
         annotations,
         type_spec,
         declarators,
         location,
-    })
+    }));
+    Ok(defs)
+}
+
+/// The name declared by a constructed-type definition.
+fn defined_name(def: &Definition) -> &str {
+    match def {
+        Definition::Struct(s) => &s.name.name,
+        Definition::Union(u) => &u.name.name,
+        Definition::Enum(e) => &e.name.name,
+        Definition::Bitmask(b) => &b.name.name,
+        Definition::Bitset(b) => &b.name.name,
+        Definition::Forward(f) => &f.name.name,
+        _ => "",
+    }
 }
 
 fn const_dcl(
@@ -499,6 +555,7 @@ fn type_spec_inner(i: &mut Input<'_>) -> PResult<TypeSpec> {
 fn sequence_type(i: &mut Input<'_>, location: Location) -> PResult<TypeSpec> {
     advance(i, "sequence".len())?;
     expect_sym(i, "<")?;
+    let element_annotations = annotations_list(i)?;
     let element = Box::new(type_spec(i)?);
     let bound = if at(i, ",") {
         Some(Box::new(bound(i, ">")?))
@@ -509,6 +566,7 @@ fn sequence_type(i: &mut Input<'_>, location: Location) -> PResult<TypeSpec> {
         expect_sym(i, ">")?;
     }
     Ok(TypeSpec::Sequence {
+        element_annotations,
         element,
         bound,
         location,

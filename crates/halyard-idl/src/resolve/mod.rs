@@ -143,6 +143,8 @@ struct Resolver {
     symbols: BTreeMap<String, Sym>,
     /// Evaluated constants by fully scoped name.
     values: BTreeMap<String, ConstValue>,
+    /// Declared names in lower case, to find names that differ only in case.
+    folded: BTreeMap<String, (String, Location)>,
     /// `@default_nested` of the module being walked.
     default_nested: bool,
     /// Constants whose evaluation failed (reported once).
@@ -266,6 +268,23 @@ impl Resolver {
 
     fn declare(&mut self, scope: &[String], name: &Ident, kind: SymKind) {
         let full = fqn(scope, &name.name);
+        // IDL 4.2 §7.2.3: identifiers that differ only in case collide.
+        match self.folded.get(&full.to_lowercase()) {
+            Some((other, previous)) if *other != full => {
+                let kind = ErrorKind::CaseCollision {
+                    name: full.clone(),
+                    other: other.clone(),
+                    previous: previous.clone(),
+                };
+                // Reported, and declared anyway so that uses do not cascade into more errors.
+                self.error(&name.location, kind);
+            }
+            Some(_) => {}
+            None => {
+                let entry = (full.clone(), name.location.clone());
+                self.folded.insert(full.to_lowercase(), entry);
+            }
+        }
         let Some(prev) = self.symbols.get_mut(&full) else {
             self.symbols.insert(
                 full,
@@ -470,7 +489,7 @@ impl Resolver {
     fn walk_struct(&mut self, s: &mut StructDef, scope: &[String]) {
         s.typed = self.type_annotations(scope, &mut s.annotations);
         let me = fqn(scope, &s.name.name);
-        let mut seen: BTreeMap<String, Location> = BTreeMap::new();
+        let mut seen: BTreeMap<String, (String, Location)> = BTreeMap::new();
         if let Some(base) = &mut s.base {
             if let Some(full) = self.lookup_fill(scope, base) {
                 match self.classify_name(&full, 0) {
@@ -480,7 +499,7 @@ impl Resolver {
                             .or_default()
                             .push((base_name.clone(), base.location.clone()));
                         for name in self.inherited_members(&base_name) {
-                            seen.insert(name, base.location.clone());
+                            seen.insert(name.to_lowercase(), (name, base.location.clone()));
                         }
                     }
                     _ => {
@@ -498,12 +517,7 @@ impl Resolver {
             }
         }
         for m in &mut s.members {
-            if let Some(prev) = seen.insert(m.name.name.clone(), m.name.location.clone()) {
-                let kind = ErrorKind::Duplicate {
-                    what: "member",
-                    name: m.name.name.clone(),
-                    previous: prev,
-                };
+            if let Some(kind) = member_clash(&mut seen, &m.name) {
                 self.error(&m.name.location, kind);
             }
             self.walk_member(m, scope, &me);
@@ -748,6 +762,29 @@ impl Resolver {
             }
         }
     }
+}
+
+/// Records member `name` in `seen` (lower-cased name → name, location) and says whether it
+/// repeats an earlier member, exactly or differing only in case.
+fn member_clash(
+    seen: &mut BTreeMap<String, (String, Location)>,
+    name: &Ident,
+) -> Option<ErrorKind> {
+    let entry = (name.name.clone(), name.location.clone());
+    let (other, previous) = seen.insert(name.name.to_lowercase(), entry)?;
+    Some(if other == name.name {
+        ErrorKind::Duplicate {
+            what: "member",
+            name: other,
+            previous,
+        }
+    } else {
+        ErrorKind::CaseCollision {
+            name: name.name.clone(),
+            other,
+            previous,
+        }
+    })
 }
 
 /// Whether label value `v` is a value of discriminator class `disc`.
