@@ -97,6 +97,10 @@ fn duplicates() {
         "t.idl:3:8: case label `1` declared twice; first declared at t.idl:2:8"
     );
     assert_eq!(
+        errors("struct S {\n  @id(1) long a;\n  @id(1) long b;\n};"),
+        "t.idl:3:15: member @id `1` declared twice; first declared at t.idl:2:15"
+    );
+    assert_eq!(
         errors("enum E { A, @value(0) B };"),
         "t.idl:1:23: enumerator value `0` declared twice; first declared at t.idl:1:10"
     );

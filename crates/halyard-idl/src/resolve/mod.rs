@@ -516,11 +516,21 @@ impl Resolver {
                 }
             }
         }
+        let mut ids: BTreeMap<u32, Location> = BTreeMap::new();
         for m in &mut s.members {
             if let Some(kind) = member_clash(&mut seen, &m.name) {
                 self.error(&m.name.location, kind);
             }
             self.walk_member(m, scope, &me);
+            let Some(id) = m.typed.id else { continue };
+            if let Some(previous) = ids.insert(id, m.name.location.clone()) {
+                let kind = ErrorKind::Duplicate {
+                    what: "member @id",
+                    name: id.to_string(),
+                    previous,
+                };
+                self.error(&m.name.location, kind);
+            }
         }
     }
 
@@ -676,6 +686,14 @@ impl Resolver {
                 self.error(&m.name.location, kind);
             }
             self.walk_member(m, scope, &me);
+            if m.typed.key {
+                let reason = "applies to struct members and the union discriminator only";
+                let kind = ErrorKind::BadAnnotation {
+                    name: "key".into(),
+                    reason,
+                };
+                self.error(&m.name.location, kind);
+            }
         }
     }
 
