@@ -132,6 +132,13 @@ pub enum ErrorKind {
         /// The name as written.
         name: String,
     },
+    /// A name used before its declaration (IDL requires declaration first).
+    UsedBeforeDeclaration {
+        /// The name as written.
+        name: String,
+        /// Where it is declared.
+        declared: Location,
+    },
     /// A name that resolves to a declaration of the wrong kind.
     WrongKind {
         /// The fully scoped name.
@@ -294,6 +301,10 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnknownName { name } => {
                 write!(f, "`{name}` is not declared in this scope or any enclosing one")
             }
+            ErrorKind::UsedBeforeDeclaration { name, declared } => write!(
+                f,
+                "`{name}` is used before its declaration at {declared}; IDL requires declaration before use"
+            ),
             ErrorKind::WrongKind { name, expected, found } => {
                 let (a, b) = (article(found), article(expected));
                 write!(f, "`{name}` is {a} {found}, but {b} {expected} is needed here")

@@ -119,6 +119,27 @@ fn names_differing_only_in_case_collide() {
 }
 
 #[test]
+fn names_must_be_declared_before_use() {
+    assert_eq!(
+        errors("struct S { Later l; };\nstruct Later { long x; };"),
+        "t.idl:1:12: `Later` is used before its declaration at t.idl:2:8; IDL requires declaration before use"
+    );
+    assert_eq!(
+        errors("const long A = B;\nconst long B = 1;"),
+        "t.idl:1:16: `B` is used before its declaration at t.idl:2:12; IDL requires declaration before use"
+    );
+    // A later declaration in an inner scope does not hide the outer one seen before it.
+    let spec = common::parse_text(
+        "module A { typedef long T; module B { struct S { T t; }; typedef short T; }; };",
+    );
+    let s = common::strukt(&spec, "A::B::S");
+    match &s.members[0].type_spec {
+        halyard_idl::ast::TypeSpec::Named(n) => assert_eq!(n.resolved.as_deref(), Some("::A::T")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn unknown_and_wrong_kind_names() {
     assert_eq!(
         errors("module M {\n  struct S { Missing m; };\n};"),
@@ -228,7 +249,7 @@ fn constant_evaluation_errors() {
         "t.idl:1:18: value 5 is not of type `string`"
     );
     assert_eq!(
-        errors("const long A = B;\nconst long B = A;"),
+        errors("const long A = A + 1;"),
         "t.idl:1:16: constant `::A` is defined in terms of itself"
     );
     assert_eq!(

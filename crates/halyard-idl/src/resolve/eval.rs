@@ -27,6 +27,20 @@ impl Resolver {
         else {
             return None;
         };
+        // The constant sees the names declared before it, wherever it is used from.
+        let visible = std::mem::replace(&mut self.visible, sym.order);
+        let value = self.const_value_inner(full, &scope, &type_spec, &expr);
+        self.visible = visible;
+        value
+    }
+
+    fn const_value_inner(
+        &mut self,
+        full: &str,
+        scope: &[String],
+        type_spec: &TypeSpec,
+        expr: &ConstExpr,
+    ) -> Option<ConstValue> {
         if !self.evaluating.insert(full.to_string()) {
             self.const_error(
                 &expr.location,
@@ -36,8 +50,8 @@ impl Resolver {
             );
             return None;
         }
-        let value = match self.eval(&scope, &expr) {
-            Ok(v) => self.coerce(&scope, &type_spec, v, &expr),
+        let value = match self.eval(scope, expr) {
+            Ok(v) => self.coerce(scope, type_spec, v, expr),
             Err(e) => {
                 self.errors.extend(e);
                 None
@@ -181,12 +195,7 @@ impl Resolver {
 
     fn eval_name(&mut self, scope: &[String], name: &crate::ast::ScopedName) -> EvalResult {
         let Some(full) = self.lookup(scope, name) else {
-            return Err(Some(Error::new(
-                name.location.clone(),
-                ErrorKind::UnknownName {
-                    name: name.to_string(),
-                },
-            )));
+            return Err(Some(self.not_found(scope, name)));
         };
         match &self.symbols[&full].kind {
             SymKind::Enumerator {

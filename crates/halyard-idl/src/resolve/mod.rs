@@ -5,22 +5,25 @@
 //! Four passes over the tree, collecting every error rather than stopping at the first:
 //!
 //! 1. **Declare** ([`Resolver::declare_all`]): every definition gets its fully scoped name
-//!    (`::M::S`) in one symbol table. Modules may be reopened and forward declarations
-//!    completed; anything else declared twice in a scope is a duplicate. Enumerators are
-//!    declared in the enum's enclosing scope (as IDL and the C/C++ mappings scope them) and
-//!    also as `Enum::Name`.
+//!    (`::M::S`) in one symbol table, and an order number. Modules may be reopened and
+//!    forward declarations completed (the name stays visible from the forward declaration
+//!    on); anything else declared twice in a scope, or differing only in case, is an error.
+//!    Enumerators are declared in the enum's enclosing scope (as IDL and the C/C++ mappings
+//!    scope them) and also as `Enum::Name`.
 //! 2. **Enumerators**: values from `@value(N)` or one more than the previous one.
 //! 3. **Walk** ([`Resolver::walk`]): scoped names are looked up per IDL 4.2 §7.5 (an
 //!    absolute `::A::B` from the root; a relative name in the current scope, then each
-//!    enclosing scope outward); constants are evaluated on demand and memoized (a cycle is an
-//!    error), bounds and dimensions must be positive integers, known annotations become
-//!    typed fields, union labels must be values of the discriminator type, member names must
-//!    be unique including inherited ones, and `#pragma keylist` marks key members.
+//!    enclosing scope outward), among the names declared before the use only, so a later
+//!    declaration neither hides an earlier outer one nor can be used early. Constants are
+//!    evaluated on demand, in their own declaration's view, and memoized (a cycle is an
+//!    error); bounds and dimensions must be positive integers; known annotations become
+//!    typed fields; union labels must be values of the discriminator type; member names and
+//!    `@id`s must be unique including inherited ones; `#pragma keylist` marks key members.
 //! 4. **Cycles**: a struct or union that contains itself by value (through members, arrays,
 //!    typedefs or its base) is infinitely large; sequences, maps and `@external` break it.
 //!
 //! Type lookups go through the symbol table only, so a typedef's target is classified in
-//! the scope where the typedef was written.
+//! the scope, and with the declarations, seen where the typedef was written.
 
 mod annotate;
 mod cycles;
@@ -44,11 +47,15 @@ pub(crate) fn resolve(
     pragmas: &[RawPragma],
     extents: &[ModuleExtent],
 ) -> Result<(), Errors> {
-    let mut r = Resolver::default();
+    let mut r = Resolver {
+        visible: usize::MAX,
+        ..Resolver::default()
+    };
     let mut scope = Vec::new();
     r.declare_all(&spec.definitions, &mut scope);
     r.enumerators(&mut spec.definitions, &mut scope);
     r.walk(&mut spec.definitions, &mut scope);
+    r.visible = usize::MAX;
     for pragma in pragmas {
         r.pragma(spec, pragma, extents);
         spec.pragmas.push(Pragma {
@@ -118,6 +125,8 @@ impl SymKind {
 struct Sym {
     kind: SymKind,
     location: Location,
+    /// Declaration order: a use sees only names declared before it (IDL 4.2 §7.5).
+    order: usize,
 }
 
 /// What a type is once names and typedefs are followed.
@@ -145,6 +154,14 @@ struct Resolver {
     values: BTreeMap<String, ConstValue>,
     /// Declared names in lower case, to find names that differ only in case.
     folded: BTreeMap<String, (String, Location)>,
+    /// Declarations so far (pass 1), the order of the next one.
+    counter: usize,
+    /// For each definition in tree order, the declaration count once it was declared.
+    def_orders: Vec<usize>,
+    /// How many definitions the walk has entered.
+    walk_index: usize,
+    /// Names declared up to this order are visible to the lookups being made.
+    visible: usize,
     /// `@default_nested` of the module being walked.
     default_nested: bool,
     /// Constants whose evaluation failed (reported once).
@@ -185,9 +202,19 @@ impl Resolver {
     }
 
     fn declare_one(&mut self, def: &Definition, scope: &mut Vec<String>) {
+        if !matches!(def, Definition::Module(_)) {
+            self.declare_names(def, scope);
+            self.def_orders.push(self.counter);
+            return;
+        }
+        self.declare_names(def, scope);
+    }
+
+    fn declare_names(&mut self, def: &Definition, scope: &mut Vec<String>) {
         match def {
             Definition::Module(m) => {
                 self.declare(scope, &m.name, SymKind::Module);
+                self.def_orders.push(self.counter);
                 scope.push(m.name.name.clone());
                 self.declare_all(&m.definitions, scope);
                 scope.pop();
@@ -259,6 +286,7 @@ impl Resolver {
             let sym = Sym {
                 kind,
                 location: en.name.location.clone(),
+                order: self.counter,
             };
             self.symbols
                 .entry(format!("{enum_name}::{}", en.name.name))
@@ -267,6 +295,8 @@ impl Resolver {
     }
 
     fn declare(&mut self, scope: &[String], name: &Ident, kind: SymKind) {
+        self.counter += 1;
+        let order = self.counter;
         let full = fqn(scope, &name.name);
         // IDL 4.2 §7.2.3: identifiers that differ only in case collide.
         match self.folded.get(&full.to_lowercase()) {
@@ -286,11 +316,13 @@ impl Resolver {
             }
         }
         let Some(prev) = self.symbols.get_mut(&full) else {
+            let location = name.location.clone();
             self.symbols.insert(
                 full,
                 Sym {
                     kind,
-                    location: name.location.clone(),
+                    location,
+                    order,
                 },
             );
             return;
@@ -316,9 +348,12 @@ impl Resolver {
             SymKind::Struct { defined: true, .. } | SymKind::Union { defined: true }
         );
         if completes {
+            // The name stays visible from its forward declaration on.
+            let order = prev.order;
             *prev = Sym {
                 kind,
                 location: name.location.clone(),
+                order,
             };
         }
     }
@@ -328,15 +363,35 @@ impl Resolver {
     /// Looks `name` up from `scope` (IDL 4.2 §7.5): absolute from the root, relative in
     /// `scope` and then each enclosing scope.
     fn lookup(&self, scope: &[String], name: &ScopedName) -> Option<String> {
+        self.lookup_at(scope, name, self.visible)
+    }
+
+    /// [`Self::lookup`] among the names declared up to order `visible`.
+    fn lookup_at(&self, scope: &[String], name: &ScopedName, visible: usize) -> Option<String> {
         let rel = name.parts.join("::");
+        let declared = |full: &String| self.symbols.get(full).is_some_and(|s| s.order <= visible);
         if name.absolute {
             let full = format!("::{rel}");
-            return self.symbols.contains_key(&full).then_some(full);
+            return declared(&full).then_some(full);
         }
         (0..=scope.len())
             .rev()
             .map(|k| fqn(&scope[..k], &rel))
-            .find(|full| self.symbols.contains_key(full))
+            .find(declared)
+    }
+
+    /// The error for `name` not found: used before its declaration, or not declared.
+    fn not_found(&self, scope: &[String], name: &ScopedName) -> Error {
+        let kind = match self.lookup_at(scope, name, usize::MAX) {
+            Some(full) => ErrorKind::UsedBeforeDeclaration {
+                name: name.to_string(),
+                declared: self.symbols[&full].location.clone(),
+            },
+            None => ErrorKind::UnknownName {
+                name: name.to_string(),
+            },
+        };
+        Error::new(name.location.clone(), kind)
     }
 
     /// Looks `name` up and records the result in it, or reports it unknown.
@@ -344,25 +399,27 @@ impl Resolver {
         let found = self.lookup(scope, name);
         match &found {
             Some(full) => name.resolved = Some(full.clone()),
-            None => self.error(
-                &name.location,
-                ErrorKind::UnknownName {
-                    name: name.to_string(),
-                },
-            ),
+            None => {
+                let e = self.not_found(scope, name);
+                self.errors.push(e);
+            }
         }
         found
     }
 
     /// What `ts`, written in `scope`, is once names and typedefs are followed.
     fn classify(&self, scope: &[String], ts: &TypeSpec, depth: usize) -> Class {
+        self.classify_at(scope, ts, depth, self.visible)
+    }
+
+    fn classify_at(&self, scope: &[String], ts: &TypeSpec, depth: usize, visible: usize) -> Class {
         match ts {
             TypeSpec::Basic(b, _) => Class::Basic(*b),
             TypeSpec::String { .. } => Class::String,
             TypeSpec::Sequence { .. } => Class::Sequence,
             TypeSpec::Map { .. } => Class::Map,
             TypeSpec::Fixed { .. } => Class::Fixed,
-            TypeSpec::Named(name) => match self.lookup(scope, name) {
+            TypeSpec::Named(name) => match self.lookup_at(scope, name, visible) {
                 Some(full) => self.classify_name(&full, depth),
                 None => Class::Unknown,
             },
@@ -385,7 +442,7 @@ impl Resolver {
                 type_spec,
                 array,
             } if depth < CHAIN_MAX => {
-                let inner = self.classify(scope, type_spec, depth + 1);
+                let inner = self.classify_at(scope, type_spec, depth + 1, sym.order);
                 if *array {
                     Class::Array(Box::new(inner))
                 } else {
@@ -449,6 +506,13 @@ impl Resolver {
 
     fn walk(&mut self, defs: &mut [Definition], scope: &mut Vec<String>) {
         for def in defs {
+            // Pass 1 recorded one order per definition in this same traversal order.
+            self.visible = self
+                .def_orders
+                .get(self.walk_index)
+                .copied()
+                .unwrap_or(usize::MAX);
+            self.walk_index += 1;
             match def {
                 Definition::Module(m) => {
                     let outer = self.default_nested;
@@ -611,7 +675,10 @@ impl Resolver {
                     } => {
                         let (scope, type_spec) = (scope.clone(), type_spec.clone());
                         let before = self.errors.len();
+                        let visible =
+                            std::mem::replace(&mut self.visible, self.symbols[&full].order);
                         self.check_usable(&scope, &type_spec, depth + 1);
+                        self.visible = visible;
                         // Report at the use, not inside the typedef.
                         for e in &mut self.errors[before..] {
                             e.location = name.location.clone();
