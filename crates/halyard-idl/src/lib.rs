@@ -3,7 +3,7 @@
 //!
 //! The parser is written with [`winnow`] because it composes plain Rust functions over a
 //! stateful `&str` (no grammar file or macro DSL), gives precise committed-error positions
-//! with `cut_err`, and keeps compile time and dependencies small (it has none of its own).
+//! with `cut_err`, and adds nothing new to the build (the workspace already locks winnow 1.0).
 //!
 //! ```
 //! let spec = halyard_idl::parse_str(
@@ -15,10 +15,11 @@
 //! assert_eq!(spec.definitions.len(), 1);
 //! ```
 //!
-//! Pipeline: [`preprocess`](crate::preprocess) (includes, macros, conditionals; keeps a
-//! source map) → [`parser`](crate::parser) (grammar → [`ast`]) → [`resolve`](crate::resolve)
-//! (scoped names, constant values, typed annotations, semantic checks). Every node and every
-//! [`Error`] carries the file, line and column of the original text. No input makes it panic.
+//! Pipeline: `preprocess` (includes, macros, conditionals; keeps a source map) → `parser`
+//! (grammar → [`ast`]) → `resolve` (scoped names, constant values, typed annotations,
+//! semantic checks). Every node and every [`Error`] carries the file, line and column of the
+//! original text. No input makes it panic: nesting is bounded by
+//! [`ParseOptions::max_nesting_depth`] and includes by [`ParseOptions::max_include_depth`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
