@@ -489,3 +489,26 @@ fn predefined_macros_from_options() {
     let spec = halyard_idl::parse_str("t.idl", "struct S { long v[WIDTH]; };", &opts).unwrap();
     assert_eq!(dims(member(strukt(&spec, "S"), "v")), vec![8]);
 }
+
+#[test]
+fn escapes_fixed_and_escaped_identifiers() {
+    let spec = parse_text(
+        "const string ESC = \"a\\tb\\x41\\101\\u00e9\\\"\";\n\
+         const char NUL = '\\0';\n\
+         struct Money { fixed<5, 2> price; long _struct; };",
+    );
+    assert_eq!(
+        constant(&spec, "ESC"),
+        ConstValue::Str("a\tbAA\u{e9}\"".into())
+    );
+    assert_eq!(constant(&spec, "NUL"), ConstValue::Char('\0'));
+    let money = strukt(&spec, "Money");
+    match &member(money, "price").type_spec {
+        TypeSpec::Fixed { digits, scale, .. } => assert_eq!((int(digits), int(scale)), (5, 2)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        money.members[1].name.name, "struct",
+        "a leading underscore escapes a keyword"
+    );
+}
