@@ -40,6 +40,9 @@ pub use source::Location;
 
 use preprocess::Root;
 
+/// The largest nesting depth a parse uses, whatever [`ParseOptions::max_nesting_depth`] says.
+pub const NESTING_DEPTH_MAX: usize = 128;
+
 /// Options of a parse.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -50,7 +53,9 @@ pub struct ParseOptions {
     pub defines: Vec<(String, String)>,
     /// How deep `#include` may nest (stops include cycles). Default 32.
     pub max_include_depth: usize,
-    /// How deep modules, types and expressions may nest. Default 64.
+    /// How deep modules, types and expressions may nest. Default 64; at most
+    /// [`NESTING_DEPTH_MAX`] is used, so that the parser's recursion always fits a thread's
+    /// stack.
     pub max_nesting_depth: usize,
 }
 
@@ -78,7 +83,11 @@ pub fn parse_str(name: &str, text: &str, opts: &ParseOptions) -> Result<Spec, Er
 
 fn run(root: Root<'_>, opts: &ParseOptions) -> Result<Spec, Errors> {
     let pre = preprocess::preprocess(root, opts)?;
-    let (definitions, extents) = parser::parse(&pre.text, &pre.map, opts.max_nesting_depth.max(1))?;
+    let (definitions, extents) = parser::parse(
+        &pre.text,
+        &pre.map,
+        opts.max_nesting_depth.clamp(1, NESTING_DEPTH_MAX),
+    )?;
     let mut spec = Spec {
         definitions,
         pragmas: Vec::new(),

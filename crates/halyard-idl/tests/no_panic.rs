@@ -214,6 +214,41 @@ fn mutated_corpus_never_panics() {
 }
 
 #[test]
+fn the_largest_nesting_limit_still_fits_a_test_thread_stack() {
+    let mut opts = ParseOptions::default();
+    opts.max_nesting_depth = usize::MAX; // clamped by the crate
+    for text in [
+        format!("const long X = {}1{};", "(".repeat(5000), ")".repeat(5000)),
+        format!(
+            "typedef {}long{} T;",
+            "sequence<".repeat(5000),
+            ">".repeat(5000)
+        ),
+        "module M { ".repeat(5000),
+        format!("const long X = 1{};", " | 1".repeat(100_000)),
+    ] {
+        assert!(parse_str("deep.idl", &text, &opts).is_err());
+    }
+    // Just under the limits: accepted, evaluated and dropped without overflowing.
+    let chain = format!(
+        "const long X = 0{};",
+        " + 1".repeat(4 * halyard_idl::NESTING_DEPTH_MAX - 1)
+    );
+    let spec = parse_str("chain.idl", &chain, &opts).unwrap();
+    assert_eq!(
+        common::constant(&spec, "X"),
+        halyard_idl::ast::ConstValue::Int(511)
+    );
+    let depth = halyard_idl::NESTING_DEPTH_MAX - 2;
+    let parens = format!(
+        "const long X = {}1{};",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    parse_str("parens.idl", &parens, &opts).unwrap();
+}
+
+#[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let opts = ParseOptions::default();
     for text in [
@@ -223,6 +258,8 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         format!("typedef {}", "sequence<".repeat(20000)),
         format!("typedef {}long", "map<long, ".repeat(20000)),
         format!("struct S {{ @a({}) long x; }};", "(".repeat(20000)),
+        format!("const long X = 1{};", " + 1".repeat(100_000)),
+        format!("const long X = 1{};", " + (1".repeat(20000)),
     ] {
         assert!(parse_str("deep.idl", &text, &opts).is_err());
     }

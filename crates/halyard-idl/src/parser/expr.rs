@@ -9,8 +9,8 @@ use super::{advance, at, fatal, here, nested, next_word, offset, scoped_name, ws
 use crate::ast::{BinaryOp, ConstExpr, Expr, UnaryOp};
 use crate::error::ErrorKind;
 
-/// Binary operators by precedence level, loosest first. `<<` is listed before `<`-free
-/// levels; no level has an operator that is a prefix of another level's.
+/// Binary operators by precedence level, loosest first (no operator is a prefix of
+/// another, so the first match is the operator).
 const LEVELS: [&[(&str, BinaryOp)]; 6] = [
     &[("|", BinaryOp::Or)],
     &[("^", BinaryOp::Xor)],
@@ -38,36 +38,54 @@ pub(crate) fn const_expr_in_template(i: &mut Input<'_>) -> PResult<ConstExpr> {
     r
 }
 
-fn binary(i: &mut Input<'_>, level: usize) -> PResult<ConstExpr> {
-    if level == LEVELS.len() {
-        return unary(i);
-    }
-    let mut left = binary(i, level + 1)?;
-    loop {
-        let Some(&(sym, op)) = LEVELS[level].iter().find(|(s, _)| at(i, s)) else {
-            return Ok(left);
-        };
+/// How many operators one chain may have per level of [`crate::ParseOptions::max_nesting_depth`].
+const CHAIN_PER_DEPTH: usize = 4;
+
+/// The binary operator at the input with its precedence level (0 is the loosest).
+fn peek_op(i: &Input<'_>) -> Option<(&'static str, BinaryOp, usize)> {
+    LEVELS.iter().enumerate().find_map(|(level, ops)| {
+        ops.iter()
+            .find(|(s, _)| at(i, s))
+            .map(|&(s, op)| (s, op, level))
+    })
+}
+
+/// Precedence climbing: operands joined by operators of level `min_level` or tighter, left
+/// associative. One stack frame per operator level in use, not per level that exists.
+fn binary(i: &mut Input<'_>, min_level: usize) -> PResult<ConstExpr> {
+    let mut left = unary(i)?;
+    // A chain `a + b + c ...` builds a tree as deep as it is long, which later passes walk
+    // recursively: bound it too.
+    let mut chain = 0;
+    while let Some((sym, op, level)) = peek_op(i).filter(|&(_, _, l)| l >= min_level) {
+        chain += 1;
+        if chain > CHAIN_PER_DEPTH * i.state.depth_max {
+            let limit = i.state.depth_max;
+            return fatal(i, offset(i), ErrorKind::NestingTooDeep { limit });
+        }
         if op == BinaryOp::Shr && i.state.in_template.get() {
-            return Ok(left);
+            break;
         }
         // An operator without an operand after it ends the expression there.
         let checkpoint = i.input;
         advance(i, sym.len())?;
-        let right = match binary(i, level + 1) {
+        let right = match nested(i, |i| binary(i, level + 1)) {
             Ok(right) => right,
             Err(winnow::error::ErrMode::Backtrack(_)) => {
                 i.input = checkpoint;
-                return Ok(left);
+                break;
             }
             Err(e) => return Err(e),
         };
         let location = left.location.clone();
+        let expr = Expr::Binary(op, Box::new(left), Box::new(right));
         left = ConstExpr {
-            expr: Expr::Binary(op, Box::new(left), Box::new(right)),
+            expr,
             location,
             value: None,
         };
     }
+    Ok(left)
 }
 
 fn unary(i: &mut Input<'_>) -> PResult<ConstExpr> {
