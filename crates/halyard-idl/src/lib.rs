@@ -43,6 +43,9 @@ use preprocess::Root;
 /// The largest nesting depth a parse uses, whatever [`ParseOptions::max_nesting_depth`] says.
 pub const NESTING_DEPTH_MAX: usize = 128;
 
+/// The largest include depth a parse uses, whatever [`ParseOptions::max_include_depth`] says.
+pub const INCLUDE_DEPTH_MAX: usize = 200;
+
 /// Options of a parse.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -51,7 +54,8 @@ pub struct ParseOptions {
     pub include_paths: Vec<PathBuf>,
     /// Macros defined before the first line, as `(name, value)` (`-DNAME=value`).
     pub defines: Vec<(String, String)>,
-    /// How deep `#include` may nest (stops include cycles). Default 32.
+    /// How deep `#include` may nest (stops include cycles). Default 32; at most
+    /// [`INCLUDE_DEPTH_MAX`] is used.
     pub max_include_depth: usize,
     /// How deep modules, types and expressions may nest. Default 64; at most
     /// [`NESTING_DEPTH_MAX`] is used, so that the parser's recursion always fits a thread's

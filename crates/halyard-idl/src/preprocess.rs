@@ -431,11 +431,11 @@ impl Pp<'_> {
             ));
             return;
         };
-        if self.chain.len() >= self.opts.max_include_depth {
+        if self.chain.len() >= self.opts.max_include_depth.min(crate::INCLUDE_DEPTH_MAX) {
             let mut chain = self.chain.clone();
             chain.push(path.display().to_string());
             let kind = ErrorKind::IncludeTooDeep {
-                limit: self.opts.max_include_depth,
+                limit: self.opts.max_include_depth.min(crate::INCLUDE_DEPTH_MAX),
                 chain,
             };
             self.errors.push(Error::new(loc, kind));

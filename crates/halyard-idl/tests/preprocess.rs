@@ -119,6 +119,19 @@ fn include_cycle_stops_at_the_depth_limit() {
 }
 
 #[test]
+fn include_depth_is_clamped_so_a_cycle_cannot_overflow_the_stack() {
+    let mut opts = ParseOptions::default();
+    opts.max_include_depth = usize::MAX;
+    let errs = file_errors("include/cycle_a.idl", &opts);
+    match &errs.first().unwrap().kind {
+        ErrorKind::IncludeTooDeep { limit, .. } => {
+            assert_eq!(*limit, halyard_idl::INCLUDE_DEPTH_MAX)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn syntax_error_in_an_included_file_points_into_it() {
     let errs = file_errors("include/bad_in_include.idl", &ParseOptions::default());
     let e = errs.first().unwrap();
