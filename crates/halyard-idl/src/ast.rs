@@ -115,7 +115,7 @@ pub struct Module {
     pub name: Ident,
     /// Its definitions.
     pub definitions: Vec<Definition>,
-    /// Where the `module` keyword is.
+    /// Where the definition starts: its first annotation, else the `module` keyword.
     pub location: Location,
 }
 
@@ -188,7 +188,7 @@ pub struct StructDef {
     pub members: Vec<Member>,
     /// Typed annotations, filled by the resolver.
     pub typed: TypeAnnotations,
-    /// Where the `struct` keyword is (or its first annotation).
+    /// Where the definition starts: its first annotation, else the `struct` keyword.
     pub location: Location,
 }
 
@@ -222,7 +222,7 @@ pub struct UnionDef {
     pub cases: Vec<UnionCase>,
     /// Typed annotations, filled by the resolver.
     pub typed: TypeAnnotations,
-    /// Where the `union` keyword is.
+    /// Where the definition starts: its first annotation, else the `union` keyword.
     pub location: Location,
 }
 
@@ -255,7 +255,7 @@ pub struct EnumDef {
     pub enumerators: Vec<Enumerator>,
     /// Typed annotations (`bit_bound`), filled by the resolver.
     pub typed: TypeAnnotations,
-    /// Where the `enum` keyword is.
+    /// Where the definition starts: its first annotation, else the `enum` keyword.
     pub location: Location,
 }
 
@@ -283,7 +283,7 @@ pub struct BitmaskDef {
     pub flags: Vec<BitFlag>,
     /// Typed annotations (`bit_bound`), filled by the resolver.
     pub typed: TypeAnnotations,
-    /// Where the `bitmask` keyword is.
+    /// Where the definition starts: its first annotation, else the `bitmask` keyword.
     pub location: Location,
 }
 
@@ -309,7 +309,7 @@ pub struct BitsetDef {
     pub base: Option<ScopedName>,
     /// The bit fields.
     pub fields: Vec<BitField>,
-    /// Where the `bitset` keyword is.
+    /// Where the definition starts: its first annotation, else the `bitset` keyword.
     pub location: Location,
 }
 
@@ -333,7 +333,7 @@ pub struct Typedef {
     pub type_spec: TypeSpec,
     /// The new names, each possibly an array.
     pub declarators: Vec<Declarator>,
-    /// Where the `typedef` keyword is.
+    /// Where the definition starts: its first annotation, else the `typedef` keyword.
     pub location: Location,
 }
 
@@ -357,7 +357,7 @@ pub struct ConstDef {
     pub name: Ident,
     /// The value expression (its `value` is filled by the resolver).
     pub value: ConstExpr,
-    /// Where the `const` keyword is.
+    /// Where the definition starts: its first annotation, else the `const` keyword.
     pub location: Location,
 }
 

@@ -58,7 +58,7 @@ pub(crate) fn preprocess(root: Root<'_>, opts: &ParseOptions) -> Result<Preproce
     };
     match root {
         Root::File(path) => match std::fs::read_to_string(path) {
-            Ok(text) => pp.run_file(path.display().to_string(), path.parent(), &text),
+            Ok(text) => pp.run_file(path.display().to_string(), Some(path), &text),
             Err(e) => {
                 let name: Arc<str> = Arc::from(path.display().to_string());
                 let loc = Location {
@@ -113,7 +113,11 @@ struct Cond {
 
 /// The state of one file being read.
 struct FileState<'f> {
+    /// The name locations report (`#line` may change it).
     name: Arc<str>,
+    /// The file's path, if it is a file.
+    path: Option<&'f Path>,
+    /// The directory searched first for its includes.
     dir: Option<&'f Path>,
     /// Added to the 1-based line index to get the reported line (`#line`).
     line_delta: i64,
@@ -136,11 +140,12 @@ impl FileState<'_> {
 }
 
 impl Pp<'_> {
-    fn run_file(&mut self, name: String, dir: Option<&Path>, text: &str) {
+    fn run_file(&mut self, name: String, path: Option<&Path>, text: &str) {
         self.chain.push(name.clone());
         let mut fs = FileState {
             name: Arc::from(name),
-            dir,
+            path,
+            dir: path.and_then(Path::parent),
             line_delta: 0,
             conds: Vec::new(),
         };
@@ -447,7 +452,7 @@ impl Pp<'_> {
             }
         }
         match std::fs::read_to_string(&path) {
-            Ok(text) => self.run_file(path.display().to_string(), path.parent(), &text),
+            Ok(text) => self.run_file(path.display().to_string(), Some(&path), &text),
             Err(e) => {
                 let kind = ErrorKind::Io {
                     path: path.display().to_string(),
@@ -460,11 +465,8 @@ impl Pp<'_> {
 
     fn pragma(&mut self, fs: &FileState<'_>, arg: &str, loc: Location) {
         if arg == "once" {
-            if let Some(dir) = fs.dir {
-                let file_name = Path::new(&*fs.name).file_name().map(|n| dir.join(n));
-                if let Some(Ok(canonical)) = file_name.map(|p| p.canonicalize()) {
-                    self.once.insert(canonical);
-                }
+            if let Some(Ok(canonical)) = fs.path.map(Path::canonicalize) {
+                self.once.insert(canonical);
             }
             return;
         }
