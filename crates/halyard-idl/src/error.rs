@@ -139,6 +139,13 @@ pub enum ErrorKind {
         /// Where it is declared.
         declared: Location,
     },
+    /// A struct or union held by value where it is only forward-declared so far.
+    HeldBeforeDefinition {
+        /// The fully scoped name.
+        name: String,
+        /// Where it is defined.
+        defined: Location,
+    },
     /// A name that resolves to a declaration of the wrong kind.
     WrongKind {
         /// The fully scoped name.
@@ -304,6 +311,10 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UsedBeforeDeclaration { name, declared } => write!(
                 f,
                 "`{name}` is used before its declaration at {declared}; IDL requires declaration before use"
+            ),
+            ErrorKind::HeldBeforeDefinition { name, defined } => write!(
+                f,
+                "`{name}` is held by value before its definition at {defined}; until then only a sequence or map may hold it"
             ),
             ErrorKind::WrongKind { name, expected, found } => {
                 let (a, b) = (article(found), article(expected));

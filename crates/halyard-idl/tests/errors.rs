@@ -128,6 +128,10 @@ fn names_must_be_declared_before_use() {
         errors("const long A = B;\nconst long B = 1;"),
         "t.idl:1:16: `B` is used before its declaration at t.idl:2:12; IDL requires declaration before use"
     );
+    assert_eq!(
+        errors("struct A;\nstruct B { sequence<A> ok; A a; };\nstruct A { long x; };"),
+        "t.idl:2:28: `::A` is held by value before its definition at t.idl:3:8; until then only a sequence or map may hold it"
+    );
     // A later declaration in an inner scope does not hide the outer one seen before it.
     let spec = common::parse_text(
         "module A { typedef long T; module B { struct S { T t; }; typedef short T; }; };",
@@ -216,7 +220,12 @@ fn union_discriminator_and_label_mismatches() {
 fn recursive_structs_by_value() {
     assert_eq!(
         errors("struct A;\nstruct B { A a; };\nstruct A { B b; };"),
-        "t.idl:3:12: `::A` contains itself by value (::A -> ::B -> ::A), so it would be infinitely large; use a sequence or @external"
+        "t.idl:2:12: `::A` is held by value before its definition at t.idl:3:8; until then only a sequence or map may hold it\n\
+         t.idl:3:12: `::A` contains itself by value (::A -> ::B -> ::A), so it would be infinitely large; use a sequence or @external"
+    );
+    assert_eq!(
+        errors("struct S { long x; S again; };"),
+        "t.idl:1:20: `::S` contains itself by value (::S -> ::S), so it would be infinitely large; use a sequence or @external"
     );
     assert_eq!(
         errors("struct S;\ntypedef S Arr[2];\nstruct S { Arr a; };"),

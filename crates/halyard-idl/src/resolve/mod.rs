@@ -152,6 +152,8 @@ struct Resolver {
     symbols: BTreeMap<String, Sym>,
     /// Evaluated constants by fully scoped name.
     values: BTreeMap<String, ConstValue>,
+    /// The declaration order of each struct's and union's complete definition.
+    defined_at: BTreeMap<String, usize>,
     /// Declared names in lower case, to find names that differ only in case.
     folded: BTreeMap<String, (String, Location)>,
     /// Declarations so far (pass 1), the order of the next one.
@@ -294,15 +296,12 @@ impl Resolver {
         }
     }
 
-    fn declare(&mut self, scope: &[String], name: &Ident, kind: SymKind) {
-        self.counter += 1;
-        let order = self.counter;
-        let full = fqn(scope, &name.name);
-        // IDL 4.2 §7.2.3: identifiers that differ only in case collide.
+    /// IDL 4.2 §7.2.3: identifiers that differ only in case collide.
+    fn check_case(&mut self, full: &str, name: &Ident) {
         match self.folded.get(&full.to_lowercase()) {
-            Some((other, previous)) if *other != full => {
+            Some((other, previous)) if other != full => {
                 let kind = ErrorKind::CaseCollision {
-                    name: full.clone(),
+                    name: full.to_string(),
                     other: other.clone(),
                     previous: previous.clone(),
                 };
@@ -311,9 +310,22 @@ impl Resolver {
             }
             Some(_) => {}
             None => {
-                let entry = (full.clone(), name.location.clone());
+                let entry = (full.to_string(), name.location.clone());
                 self.folded.insert(full.to_lowercase(), entry);
             }
+        }
+    }
+
+    fn declare(&mut self, scope: &[String], name: &Ident, kind: SymKind) {
+        self.counter += 1;
+        let order = self.counter;
+        let full = fqn(scope, &name.name);
+        self.check_case(&full, name);
+        if matches!(
+            kind,
+            SymKind::Struct { defined: true, .. } | SymKind::Union { defined: true }
+        ) {
+            self.defined_at.entry(full.clone()).or_insert(order);
         }
         let Some(prev) = self.symbols.get_mut(&full) else {
             let location = name.location.clone();
@@ -636,6 +648,18 @@ impl Resolver {
                 class = inner;
             }
             if let Class::Struct(target) | Class::Union(target) = class {
+                // By value, a type must be complete: defined, not only forward-declared.
+                if self
+                    .defined_at
+                    .get(target)
+                    .is_some_and(|&d| d > self.visible)
+                {
+                    let kind = ErrorKind::HeldBeforeDefinition {
+                        name: target.clone(),
+                        defined: self.symbols[target].location.clone(),
+                    };
+                    self.error(m.type_spec.location(), kind);
+                }
                 let edge = (target.clone(), m.type_spec.location().clone());
                 self.by_value
                     .entry(owner.to_string())
