@@ -11,25 +11,14 @@
 // A test driver: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 
+#[path = "common/fastdds.rs"]
+mod fastdds_peer;
+
+use fastdds_peer::fastdds_perf;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// The Fast DDS 2.9 perf peer, built on demand; `None` (skip) when Fast DDS is not installed,
-/// except under CI.
-fn fastdds_perf() -> Option<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/peers/fastdds/build.sh");
-    let out = Command::new("sh").arg(&script).output().expect("run sh");
-    if !out.status.success() {
-        let why = String::from_utf8_lossy(&out.stderr).to_string();
-        if std::env::var_os("CI").is_some() {
-            panic!("the Fast DDS peer does not build but CI is set: {why}");
-        }
-        eprintln!("SKIP: the Fast DDS peer does not build (scripts/install-deps.sh): {why}");
-        return None;
-    }
-    Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-}
 
 fn spawn(program: &Path, args: &[&str]) -> Child {
     Command::new(program)

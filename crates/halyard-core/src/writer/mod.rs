@@ -389,22 +389,30 @@ impl Writer {
         {
             return;
         }
-        let min_acked = self
-            .proxies
+        if let Some((&oldest, _)) = self.changes.first_key_value() {
+            if oldest < self.min_acked() {
+                self.drop_change(oldest);
+            }
+        }
+    }
+
+    /// The lowest sequence number some reliable reader has not acknowledged (the next one to
+    /// be written if every reader has everything).
+    fn min_acked(&self) -> SequenceNumber {
+        self.proxies
             .values()
             .filter(|p| p.reliable)
             .map(|p| p.acked_below)
             .min()
-            .unwrap_or(self.last_sn + 1);
-        let Some((&oldest, _)) = self.changes.first_key_value() else {
-            return;
-        };
-        if oldest < min_acked {
-            if let Some(c) = self.changes.remove(&oldest) {
-                self.history_bytes -= c.change.payload.len();
-                self.forget_instance_entry(&c);
-                release(self.buffers.as_ref(), c);
-            }
+            .unwrap_or(self.last_sn + 1)
+    }
+
+    /// Removes change `sn` from the history (and its instance's entry), returning its buffer.
+    fn drop_change(&mut self, sn: SequenceNumber) {
+        if let Some(c) = self.changes.remove(&sn) {
+            self.history_bytes -= c.change.payload.len();
+            self.forget_instance_entry(&c);
+            release(self.buffers.as_ref(), c);
         }
     }
 
@@ -723,13 +731,7 @@ impl Writer {
 
     /// Drops changes every reliable reader acknowledged (unless durability keeps them).
     pub(crate) fn collect_acked(&mut self) {
-        let min_acked = self
-            .proxies
-            .values()
-            .filter(|p| p.reliable)
-            .map(|p| p.acked_below)
-            .min()
-            .unwrap_or(self.last_sn + 1);
+        let min_acked = self.min_acked();
         if self.relay {
             // A relay keeps everything and has no window (see `can_accept`): summing what is
             // unacknowledged would cost the whole history, a million changes, per ACKNACK.
@@ -750,11 +752,7 @@ impl Writer {
             if sn >= min_acked {
                 break;
             }
-            if let Some(c) = self.changes.remove(&sn) {
-                self.history_bytes -= c.change.payload.len();
-                self.forget_instance_entry(&c);
-                release(self.buffers.as_ref(), c);
-            }
+            self.drop_change(sn);
         }
         // What is left is exactly what some reliable reader has not acknowledged.
         self.unacked_bytes_cache = self.history_bytes;
@@ -768,12 +766,7 @@ impl Writer {
                 break;
             }
             self.expiries.pop_front();
-            if let Some(c) = self.changes.remove(&sn) {
-                let len = c.change.payload.len();
-                self.history_bytes -= len;
-                self.forget_instance_entry(&c);
-                release(self.buffers.as_ref(), c);
-            }
+            self.drop_change(sn);
         }
         self.unacked_bytes_cache = self.unacked_bytes_cache.min(self.history_bytes);
         self.check_history();
@@ -788,12 +781,8 @@ impl Writer {
             .filter(|(_, c)| c.change.key_hash == *key)
             .map(|(&sn, _)| sn)
             .collect();
-        for sn in &sns {
-            if let Some(c) = self.changes.remove(sn) {
-                self.history_bytes -= c.change.payload.len();
-                self.forget_instance_entry(&c);
-                release(self.buffers.as_ref(), c);
-            }
+        for &sn in &sns {
+            self.drop_change(sn);
         }
         self.unacked_bytes_cache = self.unacked_bytes_cache.min(self.history_bytes);
         self.check_history();
