@@ -192,3 +192,42 @@ fn name_hash_is_md5_prefix() {
     assert_eq!(name_hash("userID"), [0x58, 0x5c, 0x95, 0x70]);
     assert_eq!(name_hash("message"), [0x78, 0xe7, 0x31, 0x02]);
 }
+
+#[test]
+fn golden_corpus_covers_struct_union_enum_alias_bitmask_and_inheritance() {
+    let kinds = |flavour: &str| {
+        let map = TypeMapping::from_xcdr2(&hex(flavour, "Rich_Derived.typemap.hex")).unwrap();
+        let mut k: Vec<&str> = map
+            .complete
+            .iter()
+            .map(|(_, o)| match o {
+                TypeObject::Complete(TypeObjectBody::Struct(s))
+                    if s.base_type != TypeIdentifier::None =>
+                {
+                    "derived-struct"
+                }
+                TypeObject::Complete(TypeObjectBody::Struct(_)) => "struct",
+                TypeObject::Complete(TypeObjectBody::Union(_)) => "union",
+                TypeObject::Complete(TypeObjectBody::Enum(_)) => "enum",
+                TypeObject::Complete(TypeObjectBody::Alias(_)) => "alias",
+                TypeObject::Complete(TypeObjectBody::Bitmask(_)) => "bitmask",
+                _ => "other",
+            })
+            .collect();
+        k.sort_unstable();
+        k
+    };
+    let all = [
+        "alias",
+        "bitmask",
+        "derived-struct",
+        "enum",
+        "struct",
+        "union",
+    ];
+    assert_eq!(kinds("idlc-0.10.2"), all);
+    assert_eq!(
+        kinds("python-11.0.1"),
+        ["alias", "derived-struct", "enum", "struct", "union"]
+    );
+}
