@@ -231,3 +231,25 @@ fn golden_corpus_covers_struct_union_enum_alias_bitmask_and_inheritance() {
         ["alias", "derived-struct", "enum", "struct", "union"]
     );
 }
+
+#[test]
+fn type_information_captured_from_a_cyclone_11_sedp_publication_matches() {
+    let wire = hex("wire-11.0.1", "HelloWorldData_Msg.pid_type_information.hex");
+    let info = TypeInformation::from_xcdr2(&wire).unwrap();
+    assert_eq!(info.to_xcdr2_le().unwrap(), wire);
+    let (minimal, complete) = hello_world(member_flag::TRY_CONSTRUCT1 | member_flag::IS_KEY);
+    assert_eq!(
+        info.minimal.typeid_with_size.type_id,
+        minimal.type_identifier().unwrap()
+    );
+    assert_eq!(
+        info.complete.typeid_with_size.type_id,
+        complete.type_identifier().unwrap()
+    );
+    // Cyclone leaves the sizes at 0 on the wire; ours are the real ones.
+    assert_eq!(info.minimal.typeid_with_size.typeobject_serialized_size, 0);
+    let mut ours = TypeInformation::for_objects(&minimal, &complete).unwrap();
+    ours.minimal.typeid_with_size.typeobject_serialized_size = 0;
+    ours.complete.typeid_with_size.typeobject_serialized_size = 0;
+    assert_eq!(ours.to_xcdr2_le().unwrap(), wire);
+}
