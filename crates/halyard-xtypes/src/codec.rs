@@ -22,7 +22,7 @@
 use halyard_cdr::{CdrWriter, DataRepresentation};
 
 use crate::decode::Reader;
-use crate::identifier::{PlainCollectionHeader, TypeIdentifier};
+use crate::identifier::{EquivalenceKind, PlainCollectionHeader, TypeIdentifier};
 use crate::info::*;
 use crate::kinds::*;
 use crate::object::*;
@@ -79,6 +79,13 @@ fn write_plain_header(w: &mut CdrWriter<'_>, h: &PlainCollectionHeader) {
 /// Writes a TypeIdentifier.
 pub(crate) fn write_ti(w: &mut CdrWriter<'_>, t: &TypeIdentifier) -> Res<()> {
     use TypeIdentifier as T;
+    if let T::Hash { kind, .. } | T::StronglyConnectedComponent { kind, .. } = t {
+        if *kind == EquivalenceKind::Both {
+            return Err(XTypesError::Invalid(
+                "a type hash is minimal or complete, not both",
+            ));
+        }
+    }
     w.write_u8(t.discriminator());
     match t {
         T::None | T::Primitive(_) => {}
@@ -190,8 +197,13 @@ impl FormCodec for Minimal {
     fn write_type_detail(_: &mut CdrWriter<'_>, _: &()) -> Res<()> {
         Ok(())
     }
-    fn write_opt_type_detail(_: &mut CdrWriter<'_>, _: &Option<()>) -> Res<()> {
-        Ok(())
+    fn write_opt_type_detail(_: &mut CdrWriter<'_>, d: &Option<()>) -> Res<()> {
+        match d {
+            Some(()) => Err(XTypesError::Invalid(
+                "minimal collection headers have no detail",
+            )),
+            None => Ok(()),
+        }
     }
     fn write_annotations(_: &mut CdrWriter<'_>) {}
     fn read_member_detail(r: &mut Reader<'_>) -> Res<Self::MemberDetail> {

@@ -370,3 +370,22 @@ fn mutable_type_information_skips_unknown_members_and_needs_known_ones() {
         })
     ));
 }
+
+#[test]
+fn values_the_wire_cannot_carry_are_refused_when_encoding() {
+    let both = TypeIdentifier::Hash {
+        kind: EquivalenceKind::Both,
+        hash: [0; 14],
+    };
+    assert!(matches!(both.to_xcdr2_le(), Err(XTypesError::Invalid(_))));
+    let seq = TypeObject::Minimal(TypeObjectBody::Sequence(SequenceType {
+        collection_flag: 0,
+        bound: 0,
+        detail: Some(()),
+        element: CollectionElement {
+            element_flags: 0,
+            type_id: int32(),
+        },
+    }));
+    assert!(matches!(seq.to_xcdr2_le(), Err(XTypesError::Invalid(_))));
+}
