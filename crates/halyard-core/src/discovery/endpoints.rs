@@ -286,6 +286,11 @@ impl Participant {
         let (Some(wr), Some(rd)) = (self.writers.get(&w), self.readers.get(&r)) else {
             return;
         };
+        if wr.relay && rd.holds_acks {
+            // A durability service's reader and its own relay: what the relay holds is what
+            // that service stored.
+            return;
+        }
         let (wg, rg) = (wr.guid, rd.guid);
         let policy = match pairing(wr.side(), rd.side()) {
             Pairing::Unrelated => return,

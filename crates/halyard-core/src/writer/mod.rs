@@ -731,13 +731,13 @@ impl Writer {
 
     /// Drops changes every reliable reader acknowledged (unless durability keeps them).
     pub(crate) fn collect_acked(&mut self) {
-        let min_acked = self.min_acked();
         if self.relay {
             // A relay keeps everything and has no window (see `can_accept`): summing what is
             // unacknowledged would cost the whole history, a million changes, per ACKNACK.
             self.unacked_bytes_cache = 0;
             return;
         }
+        let min_acked = self.min_acked();
         if self.keeps_history() {
             // KEEP_ALL TRANSIENT_LOCAL retains everything up to its limits; KEEP_LAST is
             // bounded by the per-instance queues.

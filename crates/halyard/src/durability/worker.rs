@@ -28,8 +28,7 @@ const CLEANUP_TICK: Duration = Duration::from_millis(100);
 
 pub(super) struct Worker {
     shared: Arc<Shared>,
-    /// The service participant's own GUID prefix: its readers also match its own relays,
-    /// whose samples it already stored.
+    /// The service participant's own GUID prefix (its relays are not channels of their own).
     own_prefix: GuidPrefix,
     persistent: Option<Store>,
     transient: Store,
@@ -311,11 +310,10 @@ impl Worker {
         };
         let pair = (s.reader, s.writer);
         let (writer, sn) = s.original.unwrap_or((s.writer, s.sn));
-        let in_scope = s.writer.prefix != self.own_prefix
-            && self
-                .config
-                .only_participant
-                .is_none_or(|p| writer.prefix == p);
+        let in_scope = self
+            .config
+            .only_participant
+            .is_none_or(|p| writer.prefix == p);
         if in_scope && !self.store_sample(&key, &s, writer, sn) {
             self.blocked.insert(pair);
             return;
