@@ -67,7 +67,7 @@ pub use halyard_derive::{CdrType, Topic};
 pub use keyhash::key_hash;
 pub use reader::{CdrReader, MemberHeader, ReadScope};
 pub use reflect::{FieldKind, FieldValue, PathSegment, Reflect};
-pub use traits::{CdrDecode, CdrEncode, TopicType};
+pub use traits::{CdrDecode, CdrEncode, TopicType, TypeDescription};
 pub use writer::{CdrWriter, DHeader, MemberToken, WriteScope};
 
 /// The data representation (XTypes 1.3 §7.4): classic CDR (XCDR1) or XCDR2.

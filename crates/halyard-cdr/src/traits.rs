@@ -98,4 +98,22 @@ pub trait TopicType: CdrEncode + CdrDecode + Reflect + Clone + Send + Sync + 'st
     fn key_max_size() -> Option<usize>;
     /// Reads what [`TopicType::encode_key`] wrote; the other members are `Default::default()`.
     fn decode_key(r: &mut CdrReader<'_>) -> Result<Self, CdrError>;
+    /// The type's XTypes 1.3 description, when it has one (types generated from IDL by
+    /// `halyard idl` do; `#[derive(Topic)]` alone does not). A participant announces it in
+    /// discovery (PID_TYPE_INFORMATION) and serves it through TypeLookup; without it the type
+    /// is matched by name only.
+    fn type_description() -> Option<&'static TypeDescription> {
+        None
+    }
+}
+
+/// A topic type's XTypes 1.3 description, as bytes (XCDR2 little-endian, no encapsulation
+/// header), so that this crate needs no XTypes model: `halyard-xtypes` decodes and checks them.
+#[derive(Debug)]
+pub struct TypeDescription {
+    /// The `TypeInformation` (minimal and complete identifiers with their dependencies).
+    pub type_information: &'static [u8],
+    /// Every `TypeObject` the information names: the type's own minimal and complete objects
+    /// and those of the types it depends on.
+    pub type_objects: &'static [&'static [u8]],
 }
