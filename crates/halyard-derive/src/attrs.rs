@@ -17,6 +17,8 @@ pub enum Ext {
 pub struct TypeAttrs {
     pub type_name: Option<String>,
     pub ext: Ext,
+    /// `#[topic(type_description = "PATH")]`: a `static` `TypeDescription` the type announces.
+    pub type_description: Option<syn::Path>,
 }
 
 /// Parses `#[topic(...)]` / `#[cdr(...)]` on the type.
@@ -24,6 +26,7 @@ pub fn type_attrs(input: &DeriveInput) -> syn::Result<TypeAttrs> {
     let mut out = TypeAttrs {
         type_name: None,
         ext: Ext::Final,
+        type_description: None,
     };
     for attr in input.attrs.iter().filter(|a| is_container_attr(a)) {
         attr.parse_nested_meta(|meta| {
@@ -32,8 +35,12 @@ pub fn type_attrs(input: &DeriveInput) -> syn::Result<TypeAttrs> {
                 out.type_name = Some(value.value());
             } else if meta.path.is_ident("extensibility") {
                 out.ext = parse_ext(&value)?;
+            } else if meta.path.is_ident("type_description") {
+                out.type_description = Some(value.parse()?);
             } else {
-                return Err(meta.error("expected `type_name` or `extensibility`"));
+                return Err(
+                    meta.error("expected `type_name`, `extensibility` or `type_description`")
+                );
             }
             Ok(())
         })?;

@@ -8,7 +8,9 @@
 //!
 //! Attributes:
 //! * `#[topic(type_name = "M::Point")]` (default: the Rust name),
-//!   `#[topic(extensibility = "final" | "appendable" | "mutable")]` (default final);
+//!   `#[topic(extensibility = "final" | "appendable" | "mutable")]` (default final),
+//!   `#[topic(type_description = "PATH")]` (a `static` `TypeDescription`: the type's XTypes
+//!   TypeInformation and TypeObjects, announced in discovery; default none);
 //!   `#[cdr(...)]` is accepted as a synonym.
 //! * field `#[key]`: key member; field `#[id(N)]`: member id (default: declaration index).
 //! * `Option<T>` fields are optional members.

@@ -342,6 +342,13 @@ fn topic_impl(m: &Model) -> TokenStream {
     let key_writes = key_writes(cdr, &keys);
     let key_max = key_max(cdr, &keys);
     let key_reads = key_reads(cdr, &m.members, &keys);
+    let description = m.attrs.type_description.as_ref().map(|path| {
+        quote! {
+            fn type_description() -> ::core::option::Option<&'static #cdr::TypeDescription> {
+                ::core::option::Option::Some(&#path)
+            }
+        }
+    });
     quote! {
         #[automatically_derived]
         impl #ig #cdr::TopicType for #name #tg #wc {
@@ -364,6 +371,7 @@ fn topic_impl(m: &Model) -> TokenStream {
             fn decode_key(__r: &mut #cdr::CdrReader<'_>) -> ::core::result::Result<Self, #cdr::CdrError> {
                 #key_reads
             }
+            #description
         }
     }
 }
