@@ -3,14 +3,12 @@
 //! ([`python::generate`]), plus a `build.rs` helper ([`Builder`]).
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     halyard_idlc::Builder::new()
-//!         .file("idl/HelloWorld.idl")
-//!         .include("idl")
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
-//! }
+//! // build.rs, in `fn main()`:
+//! halyard_idlc::Builder::new()
+//!     .file("idl/HelloWorld.idl")
+//!     .include("idl")
+//!     .compile()
+//!     .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 //! and in the crate:
 //! ```ignore
@@ -25,11 +23,12 @@ mod ids;
 mod index;
 pub mod python;
 pub mod rust;
+mod rust_union;
 mod typeobj;
 
 use std::fmt;
 
-pub use builder::Builder;
+pub use builder::{compile_rust, Builder};
 pub use typeobj::{type_objects, TopicDescription, TypeEntry, TypeSet};
 
 use halyard_idl::Location;

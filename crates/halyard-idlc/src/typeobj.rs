@@ -22,9 +22,9 @@ use halyard_idl::ast::{
 };
 use halyard_idl::{Location, Spec};
 use halyard_xtypes::{
-    member_flag, name_hash, type_flag, AliasType, Bitflag, BitmaskType,
-    Complete, CompleteTypeObject, EnumLiteral, EnumType, MemberDetail, Minimal,
-    MinimalTypeObject, PrimitiveKind, StructMember, StructType, TypeDetail, TypeIdentifier,
+    member_flag, name_hash, type_flag, AliasType, Bitflag, BitmaskType, Complete,
+    CompleteTypeObject, EnumLiteral, EnumType, MemberDetail, Minimal, MinimalTypeObject,
+    PrimitiveKind, StructMember, StructType, TypeDetail, TypeIdentifier,
     TypeIdentifierWithDependencies, TypeIdentifierWithSize, TypeInformation, TypeObject,
     TypeObjectBody, UnionMember, UnionType,
 };
@@ -81,7 +81,10 @@ pub fn type_objects(spec: &Spec) -> Result<TypeSet, Error> {
         busy: BTreeSet::new(),
     };
     for full in &ix.order {
-        let at = ix.get(full, &Location::default_for(full))?.location().clone();
+        let at = ix
+            .get(full, &Location::default_for(full))?
+            .location()
+            .clone();
         b.named(full, &at)?;
     }
     let mut set = TypeSet::default();
@@ -168,7 +171,9 @@ impl Builder<'_, '_> {
                     }),
                     TypeObjectBody::Alias(AliasType {
                         alias_flags: 0,
-                        detail: TypeDetail { type_name: name.clone() },
+                        detail: TypeDetail {
+                            type_name: name.clone(),
+                        },
                         related_flags: 0,
                         related_type: c,
                     }),
@@ -260,7 +265,10 @@ impl Builder<'_, '_> {
                 }
             }
             TypeSpec::Fixed { location, .. } => {
-                return Err(Error::unsupported(location, "fixed-point types are not supported"))
+                return Err(Error::unsupported(
+                    location,
+                    "fixed-point types are not supported",
+                ))
             }
             TypeSpec::Named(n) => {
                 let full = resolved(n)?.to_string();
@@ -427,11 +435,12 @@ impl Builder<'_, '_> {
             .filter(|d| d.as_str() != full)
             .filter_map(|d| self.done.get(d))
             .collect();
-        let list = |pick: fn(&TypeEntry) -> &TypeIdentifierWithSize| TypeIdentifierWithDependencies {
-            typeid_with_size: pick(top).clone(),
-            dependent_typeid_count: deps.len() as i32,
-            dependent_typeids: deps.iter().map(|d| pick(d).clone()).collect(),
-        };
+        let list =
+            |pick: fn(&TypeEntry) -> &TypeIdentifierWithSize| TypeIdentifierWithDependencies {
+                typeid_with_size: pick(top).clone(),
+                dependent_typeid_count: deps.len() as i32,
+                dependent_typeids: deps.iter().map(|d| pick(d).clone()).collect(),
+            };
         let info = TypeInformation {
             minimal: list(|e| &e.minimal_id),
             complete: list(|e| &e.complete_id),
@@ -522,9 +531,16 @@ fn enumeration(
     let mut cl = Vec::new();
     for (i, x) in e.enumerators.iter().enumerate() {
         let value = i32::try_from(x.value).map_err(|_| {
-            Error::unsupported(&x.name.location, format!("enumerator value {} too large", x.value))
+            Error::unsupported(
+                &x.name.location,
+                format!("enumerator value {} too large", x.value),
+            )
         })?;
-        let flags = if i == default { member_flag::IS_DEFAULT } else { 0 };
+        let flags = if i == default {
+            member_flag::IS_DEFAULT
+        } else {
+            0
+        };
         ml.push(EnumLiteral::<Minimal> {
             value,
             flags,
@@ -557,8 +573,7 @@ fn enumeration(
 }
 
 fn bit_bound(b: Option<u32>, at: &Location) -> Result<u16, Error> {
-    u16::try_from(b.unwrap_or(32))
-        .map_err(|_| Error::unsupported(at, "@bit_bound above 64"))
+    u16::try_from(b.unwrap_or(32)).map_err(|_| Error::unsupported(at, "@bit_bound above 64"))
 }
 
 fn bitmask(

@@ -23,9 +23,8 @@ fn hex(file: &str) -> Vec<u8> {
 }
 
 fn set() -> halyard_idlc::TypeSet {
-    let spec =
-        halyard_idl::parse_file(&data("rich_py.idl"), &halyard_idl::ParseOptions::default())
-            .unwrap();
+    let spec = halyard_idl::parse_file(&data("rich_py.idl"), &halyard_idl::ParseOptions::default())
+        .unwrap();
     halyard_idlc::type_objects(&spec).unwrap()
 }
 
@@ -52,7 +51,12 @@ fn every_python_type_object_is_one_of_ours_byte_for_byte() {
             assert_eq!(&our_id.type_id, id, "{ty}: {}", e.name);
         }
     }
-    assert!(missing.is_empty(), "python objects we do not build:\n{}\nours: {:?}", missing.join("\n"), set.types.values().map(|e| &e.complete).collect::<Vec<_>>());
+    assert!(
+        missing.is_empty(),
+        "python objects we do not build:\n{}\nours: {:?}",
+        missing.join("\n"),
+        set.types.values().map(|e| &e.complete).collect::<Vec<_>>()
+    );
 }
 
 #[test]
