@@ -115,7 +115,11 @@ fn run(args: &Args) -> Result<Vec<PathBuf>, halyard_idlc::Error> {
         Lang::Python => {
             let spec = halyard_idl::parse_file(&args.file, &opts)?;
             let types = halyard_idlc::type_objects(&spec)?;
-            halyard_idlc::python::generate(&spec, &types)?
+            let mut popts = halyard_idlc::python::Options::default();
+            if let Some(stem) = args.file.file_stem() {
+                popts.global_module = stem.to_string_lossy().replace(['-', '.'], "_");
+            }
+            halyard_idlc::python::generate_with(&spec, &types, &popts)?
                 .into_iter()
                 .map(|(p, c)| (PathBuf::from(p), c))
                 .collect()
