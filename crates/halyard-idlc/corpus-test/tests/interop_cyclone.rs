@@ -54,6 +54,12 @@ impl<T: TopicType + PartialEq + Debug> Case for Sample<T> {
         for n in [1, 2] {
             let path = stem(dir, T::type_name()).with_extension(format!("py.xcdr{n}"));
             let bytes = std::fs::read(&path).unwrap();
+            let ours =
+                std::fs::read(stem(dir, T::type_name()).with_extension(format!("rust.xcdr{n}")))
+                    .unwrap();
+            if ours != bytes {
+                println!("{} XCDR{n}: encodings differ in bytes (each decodes the other's):\n  halyard   {}\n  cyclonedds {}", T::type_name(), hex(&ours), hex(&bytes));
+            }
             match deserialize::<T>(&bytes) {
                 Ok(v) if v == self.0 => {}
                 Ok(v) => bad.push(format!(
@@ -328,4 +334,8 @@ fn corpus_round_trips_through_python_cyclonedds_in_xcdr1_and_xcdr2() {
     }
     assert!(bad.is_empty(), "mismatches:\n{}", bad.join("\n"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
