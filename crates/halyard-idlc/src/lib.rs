@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod deporder;
 mod ids;
 mod index;
 pub mod python;

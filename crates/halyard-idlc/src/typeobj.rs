@@ -58,7 +58,7 @@ pub struct TopicDescription {
     /// Its serialization.
     pub type_information_bytes: Vec<u8>,
     /// Minimal then complete object of the type itself, then of each dependency in the
-    /// order the TypeInformation lists them.
+    /// order the TypeInformation lists them (an object equal to an earlier one is left out).
     pub type_objects: Vec<Vec<u8>>,
 }
 
@@ -420,54 +420,54 @@ impl Builder<'_, '_> {
         ))
     }
 
-    /// The TypeInformation of a topic type and the objects it names: the dependencies are
-    /// every named type reachable from it, in depth-first post-order.
+    /// The TypeInformation of a topic type and the objects it names, dependencies in the order
+    /// of [`crate::deporder`]. As cyclonedds does, the minimal list names each identifier once
+    /// (distinct types can have equal minimal objects); the complete list names every type.
     fn topic(&mut self, full: &str) -> Result<TopicDescription, Error> {
-        let mut order = Vec::new();
-        let mut seen = BTreeSet::new();
-        self.post_order(full, &mut seen, &mut order);
+        let at = Location::default_for(full);
+        let order = crate::deporder::dependency_order(self.ix, full)?;
         let top = self
             .done
             .get(full)
-            .ok_or_else(|| Error::unsupported(&Location::default_for(full), "type not built"))?;
-        let deps: Vec<&TypeEntry> = order
-            .iter()
-            .filter(|d| d.as_str() != full)
-            .filter_map(|d| self.done.get(d))
-            .collect();
-        let list =
-            |pick: fn(&TypeEntry) -> &TypeIdentifierWithSize| TypeIdentifierWithDependencies {
-                typeid_with_size: pick(top).clone(),
-                dependent_typeid_count: deps.len() as i32,
-                dependent_typeids: deps.iter().map(|d| pick(d).clone()).collect(),
-            };
-        let info = TypeInformation {
-            minimal: list(|e| &e.minimal_id),
-            complete: list(|e| &e.complete_id),
+            .ok_or_else(|| Error::unsupported(&at, "type not built"))?;
+        let deps: Vec<&TypeEntry> = order.iter().filter_map(|d| self.done.get(d)).collect();
+        let mut minimal: Vec<TypeIdentifierWithSize> = Vec::new();
+        for d in &deps {
+            if !minimal.iter().any(|m| m.type_id == d.minimal_id.type_id) {
+                minimal.push(d.minimal_id.clone());
+            }
+        }
+        let complete: Vec<TypeIdentifierWithSize> =
+            deps.iter().map(|d| d.complete_id.clone()).collect();
+        let count = |v: &Vec<TypeIdentifierWithSize>| {
+            i32::try_from(v.len()).map_err(|_| Error::unsupported(&at, "too many dependencies"))
         };
-        let at = Location::default_for(full);
-        let mut objects = Vec::new();
+        let info = TypeInformation {
+            minimal: TypeIdentifierWithDependencies {
+                typeid_with_size: top.minimal_id.clone(),
+                dependent_typeid_count: count(&minimal)?,
+                dependent_typeids: minimal,
+            },
+            complete: TypeIdentifierWithDependencies {
+                typeid_with_size: top.complete_id.clone(),
+                dependent_typeid_count: count(&complete)?,
+                dependent_typeids: complete,
+            },
+        };
+        let mut objects: Vec<Vec<u8>> = Vec::new();
         for e in std::iter::once(top).chain(deps.iter().copied()) {
-            objects.push(e.minimal.to_xcdr2_le().map_err(xt(&at))?);
-            objects.push(e.complete.to_xcdr2_le().map_err(xt(&at))?);
+            for o in [&e.minimal, &e.complete] {
+                let bytes = o.to_xcdr2_le().map_err(xt(&at))?;
+                if !objects.contains(&bytes) {
+                    objects.push(bytes);
+                }
+            }
         }
         Ok(TopicDescription {
             type_information_bytes: info.to_xcdr2_le().map_err(xt(&at))?,
             type_information: info,
             type_objects: objects,
         })
-    }
-
-    fn post_order(&self, full: &str, seen: &mut BTreeSet<String>, out: &mut Vec<String>) {
-        if !seen.insert(full.to_string()) {
-            return;
-        }
-        if let Some(e) = self.done.get(full) {
-            for d in &e.direct_dependencies {
-                self.post_order(&format!("::{d}"), seen, out);
-            }
-        }
-        out.push(full.to_string());
     }
 }
 

@@ -2,7 +2,8 @@
 //! helper) and by Halyard's Python back end run on the Python `cyclonedds` 11 package, travels
 //! both ways in XCDR1 and XCDR2: cyclonedds decodes Halyard's samples to the values it expects,
 //! and Halyard decodes cyclonedds' own encoding to the values it expects; and that the
-//! TypeInformation Halyard generated equals the one cyclonedds computes for the same classes.
+//! TypeInformation Halyard generated is byte-identical to the one cyclonedds computes for the
+//! same classes.
 //! Skips, loudly, only when Python `cyclonedds` is not installed.
 
 use std::fmt::Debug;
