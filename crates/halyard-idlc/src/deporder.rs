@@ -46,7 +46,7 @@ pub(crate) fn dependency_order(ix: &Index<'_>, top: &str) -> Result<Vec<String>,
         edges.insert(t, direct);
     }
     // 2. leaves first
-    let is_leaf = |t: &String| edges.get(t).map_or(true, |e| e.is_empty());
+    let is_leaf = |t: &String| !matches!(edges.get(t), Some(e) if !e.is_empty());
     let mut out: Vec<String> = order.iter().filter(|t| is_leaf(t)).cloned().collect();
     // 3. post-order over the rest, children in discovery order
     let rank = |t: &String| order.iter().position(|o| o == t).unwrap_or(usize::MAX);
