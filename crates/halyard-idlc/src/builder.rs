@@ -110,8 +110,8 @@ impl Builder {
     }
 }
 
-/// Parses `file` and generates its Rust source; also returns the files that contributed
-/// definitions.
+/// Parses `file` and generates its Rust source (formatted by [`crate::rust::rustfmt`] when
+/// rustfmt can be run); also returns the files that contributed definitions.
 pub fn compile_rust(
     file: &Path,
     opts: &halyard_idl::ParseOptions,
@@ -120,6 +120,7 @@ pub fn compile_rust(
     let spec = halyard_idl::parse_file(file, opts)?;
     let types = crate::type_objects(&spec)?;
     let code = crate::rust::generate_with(&spec, &types, ropts)?;
+    let code = crate::rust::rustfmt(&code).unwrap_or(code);
     let mut read: Vec<String> = Vec::new();
     collect_files(&spec.definitions, &mut read);
     read.sort();

@@ -508,3 +508,29 @@ fn byte_string(bytes: &[u8]) -> String {
     s.push('"');
     s
 }
+
+/// Formats generated Rust with `rustfmt` (edition 2021) when it can be run: `$RUSTFMT`, else
+/// `rustfmt` on the `PATH`. `None` when it cannot be run or rejects the code; the unformatted
+/// code compiles just the same.
+pub fn rustfmt(code: &str) -> Option<String> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let program = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let mut child = Command::new(program)
+        .args(["--edition", "2021", "--emit", "stdout", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = code.to_string();
+    // Written from a thread so that a large output cannot block the pipe both ways.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().ok()?;
+    writer.join().ok()?.ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()
+}
