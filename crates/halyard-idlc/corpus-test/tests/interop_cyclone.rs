@@ -219,6 +219,12 @@ fn cases() -> Vec<Box<dyn Case>> {
             names: BoundedSeq::new(vec!["a".into(), "b".into()]).unwrap(),
             arr: [1, 2, 3, 4, 5, 6, 7, 8],
         })),
+        Box::new(Sample(C::Keywords {
+            r#type: 1,
+            r#match: "m".into(),
+            self_: 2,
+            from: true,
+        })),
         Box::new(Sample(C::WithBits {
             p: C::Perm_READ | C::Perm_EXEC,
             v: 4,
@@ -311,16 +317,33 @@ fn corpus_round_trips_through_python_cyclonedds_in_xcdr1_and_xcdr2() {
     let mut bad = Vec::new();
     for c in &cases {
         bad.extend(c.check(&data));
-        let ours = c
+        let ours_bytes = c
             .type_information()
             .expect("every corpus topic type has a type description");
-        let ours = TypeInformation::from_xcdr2(ours).unwrap();
+        let ours = TypeInformation::from_xcdr2(ours_bytes).unwrap();
         match std::fs::read(stem(&data, c.name()).with_extension("py.typeinfo")) {
             Ok(theirs) => {
-                let theirs = TypeInformation::from_xcdr2(&theirs).unwrap();
-                if sorted(ours) != sorted(theirs) {
+                let theirs_info = TypeInformation::from_xcdr2(&theirs).unwrap();
+                if c.name() == "Corpus::Keywords" {
+                    // cyclonedds 11 names a renamed member (annotate.member_name) by its IDL
+                    // name in the complete object but hashes its Python attribute (`type_`)
+                    // in the minimal one (_xt_builder.py, _xt_minimal_member_detail): only the
+                    // complete side can agree.
+                    if ours.complete != theirs_info.complete {
+                        bad.push(format!("{}: complete TypeInformation differs", c.name()));
+                    }
+                    println!(
+                        "peer: {}: minimal TypeObject not compared (cyclonedds hashes `type_`, not `type`)",
+                        c.name()
+                    );
+                } else if sorted(ours.clone()) != sorted(theirs_info) {
                     bad.push(format!(
                         "{}: TypeInformation differs from cyclonedds'",
+                        c.name()
+                    ));
+                } else if ours_bytes != theirs.as_slice() {
+                    bad.push(format!(
+                        "{}: TypeInformation lists dependencies in another order than cyclonedds'",
                         c.name()
                     ));
                 }

@@ -53,6 +53,7 @@ SAMPLES = {
     "Corpus::Defaults": C.Defaults(a=5, b=2.5, c="c"),
     "Corpus::NestedT": C.NestedT(p=P(x=7, y=8), c=Color.GREEN, k=C.Keyed(id=1, name="k", value=0.5)),
     "Corpus::UsesConstants": C.UsesConstants(names=["a", "b"], arr=[1, 2, 3, 4, 5, 6, 7, 8]),
+    "Corpus::Keywords": C.Keywords(type_=1, match_="m", self=2, from_=True),
     "Corpus::WithBits": C.WithBits(p=C.Perm(READ=True, WRITE=False, EXEC=True), v=4),
 }
 
