@@ -88,3 +88,43 @@ fn topic_type_information_is_byte_identical_to_python() {
         );
     }
 }
+
+/// Clears IS_MUST_UNDERSTAND on key members (Cyclone's C `idlc` 0.10.2 sets it there).
+fn without_key_must_understand(o: &halyard_xtypes::TypeObject) -> halyard_xtypes::TypeObject {
+    use halyard_xtypes::{member_flag, TypeObject, TypeObjectBody};
+    fn clear(f: &mut u16) {
+        if *f & member_flag::IS_KEY != 0 {
+            *f &= !member_flag::IS_MUST_UNDERSTAND;
+        }
+    }
+    let mut o = o.clone();
+    match &mut o {
+        TypeObject::Minimal(TypeObjectBody::Struct(s)) => s
+            .members
+            .iter_mut()
+            .for_each(|m| clear(&mut m.member_flags)),
+        TypeObject::Complete(TypeObjectBody::Struct(s)) => s
+            .members
+            .iter_mut()
+            .for_each(|m| clear(&mut m.member_flags)),
+        _ => {}
+    }
+    o
+}
+
+/// Against Cyclone's C `idlc` 0.10.2 (the `TYPE_MAP_CDR` of the C it generated from the same
+/// HelloWorldData.idl): the only difference is the must-understand flag it puts on `@key`
+/// members, which the Python package 11 (and Halyard) leave off.
+#[test]
+fn idlc_0_10_2_differs_only_by_must_understand_on_keys() {
+    let set = set();
+    let ours = &set.types["HelloWorldData::Msg"];
+    let map = TypeMapping::from_xcdr2(&hex("idlc-0.10.2_HelloWorldData_Msg.typemap.hex")).unwrap();
+    let (min, com) = (&map.minimal[0].1, &map.complete[0].1);
+    assert_ne!(
+        min, &ours.minimal,
+        "idlc 0.10.2 does set must-understand on the key"
+    );
+    assert_eq!(without_key_must_understand(min), ours.minimal);
+    assert_eq!(without_key_must_understand(com), ours.complete);
+}
