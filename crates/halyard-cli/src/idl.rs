@@ -166,4 +166,31 @@ mod tests {
         assert!(parse(&s(&["--lang", "rust", "--out", "o"])).is_err());
         assert!(parse(&s(&["x.idl", "--lang", "rust", "--out"])).is_err());
     }
+
+    fn corpus() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../halyard-idlc/tests/corpus")
+    }
+
+    #[test]
+    fn compiles_with_include_paths_and_reports_exit_codes() {
+        let out = std::env::temp_dir().join(format!("halyard-idl-cli-{}", std::process::id()));
+        let file = corpus().join("corpus.idl");
+        let inc = corpus();
+        let file_s = file.to_string_lossy().to_string();
+        let out_s = out.to_string_lossy().to_string();
+        let inc_s = inc.to_string_lossy().to_string();
+        let args = s(&[&file_s, "--lang", "rust", "--out", &out_s, "-I", &inc_s]);
+        assert_eq!(main(&args), 0);
+        let code = std::fs::read_to_string(out.join("corpus.rs")).unwrap();
+        assert!(code.contains("pub struct Primitives"));
+        let args = s(&[&file_s, "--lang", "python", "--out", &out_s, "-I", &inc_s]);
+        assert_eq!(main(&args), 0);
+        assert!(out.join("Corpus/__init__.py").exists() && out.join("Common/__init__.py").exists());
+        let bad = out.join("bad.idl");
+        std::fs::write(&bad, "struct S { wstring w; };").unwrap();
+        let bad_s = bad.to_string_lossy().to_string();
+        assert_eq!(main(&s(&[&bad_s, "--lang", "rust", "--out", &out_s])), 1);
+        assert_eq!(main(&s(&[&bad_s, "--lang", "go", "--out", &out_s])), 2);
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }
