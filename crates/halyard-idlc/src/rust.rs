@@ -3,7 +3,7 @@
 //! IDL modules become `pub mod`s (a reopened module is merged into one), structs become
 //! `#[derive(Topic)]` (topic types, with their XTypes description in a `static`) or
 //! `#[derive(CdrType)]` structs with base members first, enums C-like enums, unions Rust enums
-//! with hand-written `CdrEncode`/`CdrDecode` (see [`union`](self) below), typedefs `pub type`,
+//! with hand-written `CdrEncode`/`CdrDecode` (module `rust_union`), typedefs `pub type`,
 //! constants `pub const`, bitmasks an unsigned integer type with one constant per flag.
 //! Types are named by relative paths (`super::M::T`) so the file works wherever it is
 //! included. Every item carries the `#[allow]`s that IDL naming needs, so the output is
