@@ -237,33 +237,7 @@ impl Builder<'_, '_> {
             }
             TypeSpec::Map {
                 key, value, bound, ..
-            } => {
-                if let Some(b) = bound {
-                    return Err(Error::unsupported(
-                        &b.location,
-                        "bounded maps are not supported (the XTypes of Cyclone's Python binding \
-                         has no bound for maps)",
-                    ));
-                }
-                let k = self.ti(key, &[], complete, deps)?;
-                let v = self.ti(value, &[], complete, deps)?;
-                let header = v.plain_header(0);
-                let header = halyard_xtypes::PlainCollectionHeader {
-                    equiv_kind: if k.equivalence_kind() != halyard_xtypes::EquivalenceKind::Both {
-                        k.equivalence_kind()
-                    } else {
-                        header.equiv_kind
-                    },
-                    element_flags: 0,
-                };
-                TypeIdentifier::PlainMapLarge {
-                    header,
-                    bound: u32::MAX,
-                    element: Box::new(v),
-                    key_flags: 0,
-                    key: Box::new(k),
-                }
-            }
+            } => self.map_ti(key, value, bound.as_deref(), complete, deps)?,
             TypeSpec::Fixed { location, .. } => {
                 return Err(Error::unsupported(
                     location,
@@ -280,6 +254,42 @@ impl Builder<'_, '_> {
                     e.minimal_id.type_id.clone()
                 }
             }
+        })
+    }
+
+    /// A map's identifier: the large form with bound `u32::MAX` and flags 0, as cyclonedds 11.
+    fn map_ti(
+        &mut self,
+        key: &TypeSpec,
+        value: &TypeSpec,
+        bound: Option<&ConstExpr>,
+        complete: bool,
+        deps: &mut BTreeSet<String>,
+    ) -> Result<TypeIdentifier, Error> {
+        if let Some(b) = bound {
+            return Err(Error::unsupported(
+                &b.location,
+                "bounded maps are not supported (the XTypes of Cyclone's Python binding \
+                     has no bound for maps)",
+            ));
+        }
+        let k = self.ti(key, &[], complete, deps)?;
+        let v = self.ti(value, &[], complete, deps)?;
+        let header = v.plain_header(0);
+        let header = halyard_xtypes::PlainCollectionHeader {
+            equiv_kind: if k.equivalence_kind() != halyard_xtypes::EquivalenceKind::Both {
+                k.equivalence_kind()
+            } else {
+                header.equiv_kind
+            },
+            element_flags: 0,
+        };
+        Ok(TypeIdentifier::PlainMapLarge {
+            header,
+            bound: u32::MAX,
+            element: Box::new(v),
+            key_flags: 0,
+            key: Box::new(k),
         })
     }
 
