@@ -469,15 +469,22 @@ pub(crate) fn basic(b: BasicType, at: &Location) -> Result<&'static str, Error> 
     })
 }
 
-/// The relative path from module `scope` to the item `full` (`::A::B::T`).
+/// The relative path from module `scope` to the item `full` (`::A::B::T`): up to the modules
+/// they share, then down (`T`, `super::C::T`, `super::super::X::T`).
 pub(crate) fn path(scope: &[String], full: &str) -> String {
-    let mut p = "super::".repeat(scope.len());
-    let parts: Vec<String> = full
-        .trim_start_matches("::")
-        .split("::")
-        .map(ident)
-        .collect();
-    p.push_str(&parts.join("::"));
+    let parts: Vec<&str> = full.trim_start_matches("::").split("::").collect();
+    let (module, name) = parts.split_at(parts.len().saturating_sub(1));
+    let common = scope
+        .iter()
+        .zip(module)
+        .take_while(|(a, b)| a.as_str() == **b)
+        .count();
+    let mut p = "super::".repeat(scope.len() - common);
+    for m in &module[common..] {
+        p.push_str(&ident(m));
+        p.push_str("::");
+    }
+    p.push_str(&name.iter().map(|n| ident(n)).collect::<String>());
     p
 }
 
