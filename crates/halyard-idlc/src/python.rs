@@ -24,7 +24,8 @@ use crate::{Error, TypeSet};
 #[non_exhaustive]
 pub struct Options {
     /// The Python module that receives definitions at global scope (default `idl_global`;
-    /// the `halyard idl` command uses the IDL file's stem).
+    /// the `halyard idl` command uses the IDL file's stem); `_global` is appended while it
+    /// names a top-level IDL module.
     pub global_module: String,
 }
 
@@ -48,10 +49,19 @@ pub fn generate_with(
     opts: &Options,
 ) -> Result<Vec<(String, String)>, Error> {
     let ix = Index::new(spec);
+    // The global module must not shadow (or be shadowed by) a package of the same name.
+    let mut global = opts.global_module.clone();
+    while ix
+        .modules
+        .keys()
+        .any(|k| k.len() == 1 && k.first() == Some(&global))
+    {
+        global.push_str("_global");
+    }
     let g = Gen {
         ix: &ix,
         types,
-        global: &opts.global_module,
+        global: &global,
     };
     let mut files = Vec::new();
     for (scope, items) in &ix.modules {

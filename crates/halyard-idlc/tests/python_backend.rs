@@ -84,3 +84,24 @@ fn generated_python_compiles_imports_and_registers_every_topic_type() {
     println!("{}", String::from_utf8_lossy(&out.stdout));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn global_definitions_never_shadow_a_module_package() {
+    let spec = halyard_idl::parse_str(
+        "M.idl",
+        "struct G { long x; }; module M { struct S { G g; }; };",
+        &halyard_idl::ParseOptions::default(),
+    )
+    .unwrap();
+    let types = halyard_idlc::type_objects(&spec).unwrap();
+    let mut opts = halyard_idlc::python::Options::default();
+    opts.global_module = "M".to_string();
+    let files = halyard_idlc::python::generate_with(&spec, &types, &opts).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["M_global.py", "M/__init__.py"]);
+    let m = &files[1].1;
+    assert!(
+        m.contains("import M_global") && m.contains("g: M_global.G"),
+        "{m}"
+    );
+}
