@@ -46,3 +46,27 @@ fn recursive_types_are_refused_not_looped() {
     let got = compile("struct N; struct N { sequence<N> next; };").unwrap_err();
     assert!(got.contains("recursive type `N` is not supported"), "{got}");
 }
+
+/// Every corpus file with one line removed: whatever parses must compile or fail with an error,
+/// never panic.
+#[test]
+fn damaged_corpus_never_panics() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let common = std::fs::read_to_string(dir.join("common.idl")).unwrap();
+    let corpus = std::fs::read_to_string(dir.join("corpus.idl")).unwrap();
+    let whole = corpus.replace("#include \"common.idl\"", &common);
+    let lines: Vec<&str> = whole.lines().collect();
+    let mut compiled = 0;
+    for skip in 0..lines.len() {
+        let text: Vec<&str> = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != skip)
+            .map(|(_, l)| *l)
+            .collect();
+        if compile(&text.join("\n")).is_ok() {
+            compiled += 1;
+        }
+    }
+    assert!(compiled > 0);
+}
