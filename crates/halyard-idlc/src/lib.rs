@@ -1,6 +1,9 @@
 //! The back ends of Halyard's IDL compiler (issue 13): from a resolved [`halyard_idl::Spec`]
 //! to XTypes TypeObjects ([`type_objects`]), Rust source ([`rust::generate`]), Python modules
-//! ([`python::generate`]), plus a `build.rs` helper ([`Builder`]).
+//! ([`python::generate`]), plus a `build.rs` helper ([`Builder`]). The IDL → Rust mapping,
+//! the constructs refused (with a `file:line:col` error) and where the output differs from
+//! Cyclone DDS's, and why, are in the crate's `README.md`; the Python runtime contract in
+//! `PYTHON_CONTRACT.md`.
 //!
 //! ```no_run
 //! // build.rs, in `fn main()`:
