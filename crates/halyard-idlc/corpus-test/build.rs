@@ -1,4 +1,5 @@
-//! Compiles the IDL corpus with the build.rs helper (what a user crate does).
+//! Compiles the IDL corpus with the build.rs helper, as a user crate that depends on `halyard`
+//! does (default runtime path `::halyard::cdr`).
 fn main() {
     let corpus = std::path::Path::new("../tests/corpus");
     halyard_idlc::Builder::new()
@@ -6,7 +7,6 @@ fn main() {
         .file(corpus.join("HelloWorldData.idl"))
         .file(corpus.join("HelloWorld.idl"))
         .include(corpus)
-        .runtime("::halyard_cdr")
         .compile()
         .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -3,7 +3,7 @@
 //! description is self-consistent, unions refuse inconsistent discriminators, `@default` and
 //! constants carry their IDL values.
 
-use halyard_cdr::{
+use halyard::cdr::{
     deserialize, serialize, BoundedSeq, BoundedString, CdrError, DataRepresentation, TopicType,
 };
 use halyard_idlc_corpus_test::corpus::{Common, Corpus as C};
@@ -27,7 +27,7 @@ fn bounded_strings_and_sequences_are_checked_both_ways() {
         );
     }
     // A peer that ignores the bound: encode the same layout with an unbounded string.
-    #[derive(Clone, Debug, PartialEq, halyard_cdr::Topic)]
+    #[derive(Clone, Debug, PartialEq, halyard::cdr::Topic)]
     #[topic(type_name = "Corpus::Strings")]
     struct Unbounded {
         s: String,
@@ -133,7 +133,7 @@ fn defaults_keys_and_constants_follow_the_idl() {
     assert!(C::Keyed::has_key() && C::Derived::has_key() && !C::Primitives::has_key());
     assert_eq!(
         C::MutableT::extensibility(),
-        halyard_cdr::Extensibility::Mutable
+        halyard::cdr::Extensibility::Mutable
     );
     assert_eq!(C::Perm_EXEC, 4);
     assert_eq!(Common::Color::default(), Common::Color::RED);

@@ -10,7 +10,7 @@ use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use halyard_cdr::{
+use halyard::cdr::{
     deserialize, serialize, BoundedSeq, BoundedString, DataRepresentation, TopicType,
 };
 use halyard_idlc_corpus_test::corpus::{Common, Corpus as C};

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use halyard_cdr::{deserialize, serialize, DataRepresentation};
+use halyard::cdr::{deserialize, serialize, DataRepresentation};
 use halyard_idlc_corpus_test::hello_world::HelloWorld;
 
 fn build_peer(dir: &Path) -> Option<PathBuf> {
