@@ -29,6 +29,12 @@ struct Case {
 }
 
 impl Case {
+    /// The first label ("" for a `default`-only case, which never asks for it: callers only
+    /// use it for variants that have a label).
+    fn first_label(&self) -> &str {
+        self.labels.first().map_or("", String::as_str)
+    }
+
     /// Whether the variant holds the discriminator beside the value.
     fn holds_discriminator(&self) -> bool {
         self.default || self.labels.len() != 1
@@ -210,7 +216,8 @@ fn emit_inherent(m: &Model<'_>, out: &mut String) {
             let _ = writeln!(
                 disc_arms,
                 "            Self::{}(_) => {},",
-                c.variant, c.labels[0]
+                c.variant,
+                c.first_label()
             );
             let _ = writeln!(check_arms, "            Self::{}(_) => true,", c.variant);
         }
@@ -289,7 +296,7 @@ fn emit_reflect_default(m: &Model<'_>, out: &mut String) {
 
     // Default: the first case with a label, else the default case.
     let def = match cases.iter().find(|c| !c.labels.is_empty()) {
-        Some(c) if c.holds_discriminator() => format!("Self::{}({}, ::core::default::Default::default())", c.variant, c.labels[0]),
+        Some(c) if c.holds_discriminator() => format!("Self::{}({}, ::core::default::Default::default())", c.variant, c.first_label()),
         Some(c) => format!("Self::{}(::core::default::Default::default())", c.variant),
         None => match cases.first() {
             Some(c) => format!("Self::{}(::core::default::Default::default(), ::core::default::Default::default())", c.variant),

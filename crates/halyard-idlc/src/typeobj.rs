@@ -157,11 +157,8 @@ impl Builder<'_, '_> {
             Named::Enum(e) => enumeration(e, &name)?,
             Named::Bitmask(m) => bitmask(m, &name)?,
             Named::Alias(t, d) => {
-                let mut both = [TypeIdentifier::None, TypeIdentifier::None];
-                for (i, complete) in [false, true].into_iter().enumerate() {
-                    both[i] = self.ti(&t.type_spec, &d.array, complete, &mut deps)?;
-                }
-                let [m, c] = both;
+                let m = self.ti(&t.type_spec, &d.array, false, &mut deps)?;
+                let c = self.ti(&t.type_spec, &d.array, true, &mut deps)?;
                 (
                     TypeObjectBody::Alias(AliasType {
                         alias_flags: 0,
