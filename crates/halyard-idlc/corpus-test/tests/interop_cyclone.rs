@@ -17,6 +17,9 @@ use halyard_idlc_corpus_test::corpus::{Common, Corpus as C};
 use halyard_idlc_corpus_test::{hello_world, hello_world_data};
 use halyard_xtypes::TypeInformation;
 
+mod common;
+use common::{python_has_cyclonedds, write_python};
+
 trait Case {
     fn name(&self) -> &'static str;
     fn write(&self, dir: &Path);
@@ -230,47 +233,6 @@ fn cases() -> Vec<Box<dyn Case>> {
             v: 4,
         })),
     ]
-}
-
-fn python_has_cyclonedds() -> bool {
-    Command::new("python3")
-        .args(["-c", "import cyclonedds.idl"])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Writes the Python modules of the corpus (Halyard's Python back end) and the test stub of
-/// `halyard.idl` into `dir`.
-fn write_python(dir: &Path) {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-    for (file, global) in [
-        ("corpus.idl", "corpus"),
-        ("HelloWorldData.idl", "HelloWorldData"),
-        ("HelloWorld.idl", "HelloWorld"),
-    ] {
-        let mut opts = halyard_idl::ParseOptions::default();
-        opts.include_paths.push(corpus.clone());
-        let spec = halyard_idl::parse_file(&corpus.join(file), &opts).unwrap();
-        let types = halyard_idlc::type_objects(&spec).unwrap();
-        let mut popts = halyard_idlc::python::Options::default();
-        popts.global_module = global.to_string();
-        for (rel, text) in halyard_idlc::python::generate_with(&spec, &types, &popts).unwrap() {
-            let path = dir.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-    }
-    let stub = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/halyard");
-    for rel in [
-        "__init__.py",
-        "idl/__init__.py",
-        "idl/types.py",
-        "idl/annotations.py",
-    ] {
-        let to = dir.join("halyard").join(rel);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(stub.join(rel), to).unwrap();
-    }
 }
 
 /// Dependencies listed in a canonical order (Python lists them in another order).
