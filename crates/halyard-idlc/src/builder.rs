@@ -21,8 +21,9 @@ use crate::Error;
 /// ```ignore
 /// include!(concat!(env!("OUT_DIR"), "/HelloWorld.rs"));
 /// ```
-/// Cargo is told `rerun-if-changed` for every IDL file given, every file that contributed a
-/// definition (includes), and every include directory.
+/// Cargo is told `rerun-if-changed` for every IDL file given and its directory, every file
+/// that contributed a definition (includes), and every include directory (Cargo re-runs the
+/// build script when anything under a watched directory changes).
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     files: Vec<PathBuf>,
@@ -92,6 +93,11 @@ impl Builder {
         let mut written = Vec::new();
         for file in &self.files {
             println!("cargo:rerun-if-changed={}", file.display());
+            // Includes found beside the file (even ones that define nothing) are watched
+            // through its directory.
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                println!("cargo:rerun-if-changed={}", dir.display());
+            }
             let (code, read) = compile_rust(file, &opts, &ropts)?;
             for f in read {
                 println!("cargo:rerun-if-changed={f}");
