@@ -27,6 +27,7 @@ pub mod filter;
 mod group;
 mod history;
 pub mod listener;
+pub mod location;
 mod participant;
 pub mod qos;
 pub mod qos_profile;

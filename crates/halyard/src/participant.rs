@@ -276,6 +276,7 @@ impl DomainParticipant {
         cfg.hash_seed = os_entropy();
         cfg.user_data = opts.user_data.clone();
         cfg.entity_name = opts.entity_name.clone();
+        cfg.properties = crate::location::process_properties();
         if let Some(tune) = opts.tuning {
             tune(&mut cfg);
         }
