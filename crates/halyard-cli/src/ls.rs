@@ -40,7 +40,8 @@ the participants found, each with its topics and their writers and readers, then
       destination_order (\"by_reception_timestamp\"|\"by_source_timestamp\"),
       presentation {access_scope: \"instance\"|\"topic\"|\"group\", coherent_access, ordered_access},
       resource_limits {max_samples, max_instances, max_samples_per_instance} (-1: unlimited),
-      data_representation[] (\"XCDR1\"|\"XCDR2\"|number), content_filter (expression or null)
+      data_representation[] (\"XCDR1\"|\"XCDR2\"|number; none announced: [\"XCDR1\"]),
+      content_filter (expression or null)
     durations are seconds; null means infinite.
 
 Exit status: 0, 1 if the domain cannot be joined, 2 for bad arguments.";
@@ -243,6 +244,16 @@ fn representation(r: i16) -> Json {
     }
 }
 
+/// The data representations of an endpoint: those announced, or XCDR1 when none was
+/// (XTypes 1.3 §7.6.3.1.1: an absent or empty DATA_REPRESENTATION means XCDR1).
+fn representations(q: &EndpointQos) -> Vec<i16> {
+    if q.data_representation.is_empty() {
+        vec![0]
+    } else {
+        q.data_representation.clone()
+    }
+}
+
 fn history_json(h: History) -> Json {
     match h {
         History::KeepLast(depth) => Json::Obj(vec![
@@ -326,12 +337,7 @@ fn endpoint_json(e: &EndpointData, kind: &str) -> Json {
         ),
         (
             "data_representation",
-            Json::Arr(
-                q.data_representation
-                    .iter()
-                    .map(|&r| representation(r))
-                    .collect(),
-            ),
+            Json::Arr(representations(q).into_iter().map(representation).collect()),
         ),
         (
             "content_filter",
@@ -373,10 +379,9 @@ fn endpoint_text(out: &mut String, e: &EndpointData, kind: &str, all_qos: bool) 
         ownership(q.ownership),
     ));
     if all_qos {
-        let reps: Vec<String> = q
-            .data_representation
-            .iter()
-            .map(|&r| representation(r).compact().trim_matches('"').to_string())
+        let reps: Vec<String> = representations(q)
+            .into_iter()
+            .map(|r| representation(r).compact().trim_matches('"').to_string())
             .collect();
         out.push_str(&format!(
             "      deadline {}, latency_budget {}, lifespan {}, liveliness {} {}, {}, ownership_strength {}, presentation {} coherent={} ordered={}, data_representation [{}]\n",
