@@ -77,6 +77,7 @@ fn participant(domain: u32) -> DomainParticipant {
 }
 
 fn reliable_keep_all(mut q: EndpointQos) -> EndpointQos {
+    q.reliability.kind = halyard::qos::ReliabilityKind::Reliable;
     q.history = History::KeepAll;
     q
 }
@@ -125,8 +126,7 @@ fn typed_writer_to_untyped_reader_bytes_keys_and_dispose() {
         .create_subscriber(GroupQos::default())
         .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
         .unwrap();
-    // Both sides: a writer may count the reader as matched (acknowledged) before the
-    // reader has matched the writer, and a VOLATILE reader then misses what came before.
+    // Both sides matched before writing: a VOLATILE reader gets what is written after.
     wr.wait_for_matched(1, secs(10.0)).unwrap();
     rd.wait_for_matched(1, secs(10.0)).unwrap();
     let sent: Vec<Keyed> = (0..6).map(|i| sample(i % 3, i as u32)).collect();
@@ -173,8 +173,7 @@ fn untyped_writer_to_typed_reader_values_dispose_and_unregister() {
         .create_subscriber(GroupQos::default())
         .create_datareader(&topic, reliable_keep_all(EndpointQos::reader_default()))
         .unwrap();
-    // Both sides: a writer may count the reader as matched (acknowledged) before the
-    // reader has matched the writer, and a VOLATILE reader then misses what came before.
+    // Both sides matched before writing: a VOLATILE reader gets what is written after.
     wr.wait_for_matched(1, secs(10.0)).unwrap();
     rd.wait_for_matched(1, secs(10.0)).unwrap();
     let sent: Vec<Keyed> = (0..4).map(|i| sample(10 + i, i as u32 * 3)).collect();
@@ -368,4 +367,56 @@ fn untyped_writer_to_cyclone_reader() {
     got.sort();
     let want: Vec<(i64, Option<i64>, i64)> = (0..6).map(|i| (i, Some(i % 2), i)).collect();
     o.check(got == want, &format!("python got {got:?}"));
+}
+
+/// Counts a reader's data-available and a writer's publication-matched callbacks.
+#[derive(Default)]
+struct Counter(std::sync::atomic::AtomicUsize);
+
+impl halyard::DataReaderListener for Counter {
+    fn on_data_available(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl halyard::DataWriterListener for Counter {
+    fn on_publication_matched(&self, _status: halyard::MatchedStatus) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn untyped_transient_local_writer_serves_a_late_untyped_reader_with_listeners() {
+    let (a, b) = (participant(85), participant(85));
+    let ut = a.create_untyped_topic("UntypedE", keyed_type()).unwrap();
+    let mut wq = EndpointQos::writer_default();
+    wq.durability = halyard::qos::DurabilityKind::TransientLocal;
+    wq.history = History::KeepLast(2);
+    let matched = Arc::new(Counter::default());
+    let wr = a
+        .create_publisher(GroupQos::default())
+        .create_untyped_datawriter(&ut, wq, Some(matched.clone()))
+        .unwrap();
+    // Three samples of instance 1 (history keeps the last two) and one of instance 2.
+    let sent = [sample(1, 0), sample(1, 1), sample(1, 2), sample(2, 3)];
+    for s in &sent {
+        wr.write(&bytes_of(s)).unwrap();
+    }
+    let mut rq = reliable_keep_all(EndpointQos::reader_default());
+    rq.durability = halyard::qos::DurabilityKind::TransientLocal;
+    let available = Arc::new(Counter::default());
+    let late = b.create_untyped_topic("UntypedE", keyed_type()).unwrap();
+    let rd = b
+        .create_subscriber(GroupQos::default())
+        .create_untyped_datareader(&late, rq, Some(available.clone()))
+        .unwrap();
+    let got = take_until(&rd, |g| g.len() >= 3);
+    let bytes: Vec<Vec<u8>> = got.iter().filter_map(|s| s.data.clone()).collect();
+    let mut want: Vec<Vec<u8>> = sent[1..].iter().map(bytes_of).collect();
+    let mut sorted = bytes.clone();
+    sorted.sort();
+    want.sort();
+    assert_eq!(sorted, want);
+    assert!(available.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert!(matched.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
 }
