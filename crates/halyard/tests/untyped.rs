@@ -1,4 +1,4 @@
-//! Proves that untyped (serialized) endpoints interoperate with typed ones and with Cyclone DDS: the bytes and keys a reader gets are the writer's, keyed instances are disposed and unregistered, WaitSets and ReadConditions work, and malformed samples are refused.
+//! Proves that untyped (serialized) endpoints interoperate with typed ones and with Cyclone DDS both ways: the bytes and keys a reader gets are the writer's, keyed instances are disposed and unregistered (key hashes computed by the reader's key support when Cyclone sends none), TRANSIENT_LOCAL history, listeners, WaitSets and ReadConditions work, and malformed samples are refused.
 
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
@@ -417,6 +417,134 @@ fn untyped_transient_local_writer_serves_a_late_untyped_reader_with_listeners() 
     sorted.sort();
     want.sort();
     assert_eq!(sorted, want);
-    assert!(available.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
-    assert!(matched.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    // Listeners run on the receive thread after the cache is updated: give them a moment.
+    let end = Instant::now() + Duration::from_secs(5);
+    let count = |c: &Counter| c.0.load(std::sync::atomic::Ordering::SeqCst);
+    while (count(&available) == 0 || count(&matched) == 0) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(count(&available) >= 1, "no data-available callback");
+    assert!(count(&matched) >= 1, "no publication-matched callback");
+}
+
+/// The last instance state of each instance in `samples`, by key hash.
+fn last_states(samples: &[Sample<Vec<u8>>]) -> std::collections::BTreeMap<[u8; 16], InstanceState> {
+    samples
+        .iter()
+        .map(|s| (s.info.instance_handle.0, s.info.instance_state))
+        .collect()
+}
+
+fn keyed_hash(id: i32) -> [u8; 16] {
+    cdr::key_hash(&sample(id, 0)).unwrap()
+}
+
+#[test]
+fn cyclone_writer_dispose_and_unregister_reach_an_untyped_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(86);
+    let ut = dp.create_untyped_topic("UntypedPyI", keyed_type()).unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_instances.py",
+        &[
+            "--domain",
+            "86",
+            "--topic",
+            "UntypedPyI",
+            "--write",
+            "--timeout",
+            "8",
+        ],
+    );
+    // Cyclone sends no key hash (GenerateKeyhash is off by default): the reader's key support
+    // computes the instances, of the samples and of the key-only dispose and unregister.
+    let want = [
+        (keyed_hash(1), InstanceState::Alive),
+        (keyed_hash(2), InstanceState::NotAliveDisposed),
+        (keyed_hash(3), InstanceState::NotAliveNoWriters),
+    ];
+    let got = take_until(&rd, |g| last_states(g) == want.into_iter().collect());
+    let o = py.finish(secs(15.0));
+    o.check(o.ok, "python writer failed");
+    assert_eq!(last_states(&got), want.into_iter().collect(), "{got:?}");
+    assert_eq!(got.iter().filter(|s| s.info.valid_data).count(), 3);
+}
+
+#[test]
+fn untyped_dispose_and_unregister_reach_a_cyclone_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(86);
+    let ut = dp
+        .create_untyped_topic("UntypedPyJ", UntypedType::of::<Keyed>())
+        .unwrap();
+    let mut wq = reliable_keep_all(EndpointQos::writer_default());
+    wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_untyped_datawriter(&ut, wq, None)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_instances.py",
+        &[
+            "--domain",
+            "86",
+            "--topic",
+            "UntypedPyJ",
+            "--read",
+            "--count",
+            "100",
+            "--timeout",
+            "5",
+        ],
+    );
+    wr.wait_for_matched(1, secs(10.0)).unwrap();
+    assert!(py.wait_line("\"ready\"", secs(10.0)));
+    for id in 1..=3 {
+        wr.write(&bytes_of(&sample(id, id as u32))).unwrap();
+    }
+    wr.dispose(&bytes_of(&sample(2, 0))).unwrap();
+    wr.unregister_instance(&bytes_of(&sample(3, 0))).unwrap();
+    wr.wait_for_acknowledgments(secs(10.0)).unwrap();
+    let o = py.finish(secs(15.0));
+    o.check(o.ok, "python reader failed");
+    // Instance handles are Cyclone's own: map them to ids through the valid samples.
+    let lines: Vec<&String> = o.lines.iter().filter(|l| l.contains("\"state\"")).collect();
+    let mut state_of_id = std::collections::BTreeMap::new();
+    for l in &lines {
+        let h = handle(l);
+        let id = lines
+            .iter()
+            .find(|m| handle(m) == h && python_peer::json_int(m, "id").is_some())
+            .and_then(|m| python_peer::json_int(m, "id"));
+        let state = l
+            .split("\"state\": \"")
+            .nth(1)
+            .and_then(|s| s.split('"').next());
+        state_of_id.insert(id, state.map(str::to_string));
+    }
+    let want: std::collections::BTreeMap<_, _> = [
+        (Some(1), Some("alive".to_string())),
+        (Some(2), Some("disposed".to_string())),
+        (Some(3), Some("no_writers".to_string())),
+    ]
+    .into_iter()
+    .collect();
+    o.check(
+        state_of_id == want,
+        &format!("states by id: {state_of_id:?}"),
+    );
+}
+
+/// The `"handle"` of a python peer's line, as text (a u64 may not fit `json_int`).
+fn handle(line: &str) -> Option<String> {
+    let rest = line.split("\"handle\": ").nth(1)?;
+    Some(rest.split(',').next()?.to_string())
 }
