@@ -285,3 +285,53 @@ fn bad_arguments_exit_2_with_usage() {
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("--json"));
 }
+
+#[test]
+fn ls_text_and_watch_list_the_halyard_writer() {
+    let (_dp, _wr) = halyard_writer(86, "LsText");
+    let out = halyard(&["ls", "-i", "86", "-r", "2", "-q"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let pid = std::process::id().to_string();
+    assert!(
+        text.lines().any(|l| l.starts_with("Participant ")
+            && l.contains("\"ls-test\" (Halyard,")
+            && l.contains(&pid)),
+        "{text}"
+    );
+    assert!(
+        text.contains("  Topic LsText (type HalyardKeyed)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(": reliable, transient_local, keep_last 7, shared, partitions [ls_part]"),
+        "{text}"
+    );
+    assert!(text.contains("      deadline 2s, "), "{text}");
+    assert!(
+        text.contains("  LsText (type HalyardKeyed): 1 writer(s), 0 reader(s)"),
+        "{text}"
+    );
+
+    // --watch --json: one document a line, every period, until stopped.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_halyard"))
+        .args(["ls", "-i", "86", "-r", "700ms", "--watch", "--json"])
+        .env("HALYARD_INTERFACE", "lo")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run halyard ls --watch");
+    std::thread::sleep(Duration::from_millis(2600));
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.len() >= 2, "{lines:?}");
+    // (The first may come before discovery completed.)
+    for doc in &lines[lines.len() - 2..] {
+        let me = participant_of(doc, std::process::id());
+        assert_eq!(endpoints(me, "LsText", "writers").len(), 1);
+    }
+}
