@@ -267,7 +267,11 @@ impl Subscriber {
                     .ok()
             }) as crate::history::KeyFn
         });
-        let endpoint = (topic.ty.has_key(), key_fn, None);
+        let endpoint = crate::reader::ReaderSupport {
+            has_key: topic.ty.has_key(),
+            key_fn,
+            filter: None,
+        };
         let inner =
             self.create_reader_with(&topic.topic, endpoint, qos, listener, |core, now, spec| {
                 core.create_reader_disabled(now, spec, None)
