@@ -21,13 +21,16 @@
 
 mod codec;
 mod decode;
+pub mod dynamic;
 mod error;
 mod identifier;
 mod info;
 mod kinds;
 mod object;
+pub mod registry;
 
 pub use codec::{MAX_DEPTH, NAME_MAX_LEN};
+pub use dynamic::{DynamicError, DynamicType, DynamicValue};
 pub use error::XTypesError;
 pub use identifier::{
     EquivalenceHash, EquivalenceKind, NameHash, PlainCollectionHeader, PrimitiveKind,
@@ -43,6 +46,7 @@ pub use object::{
     EnumLiteral, EnumType, Form, MapType, MemberDetail, Minimal, MinimalTypeObject, SequenceType,
     StructMember, StructType, TypeDetail, TypeObject, TypeObjectBody, UnionMember, UnionType,
 };
+pub use registry::TypeRegistry;
 
 use codec::FormCodec;
 use decode::Reader;
