@@ -400,6 +400,9 @@ fn write_param(
     let r = f(out);
     out.origin = saved;
     r?;
+    // Cyclone pads the parameter value to 4 bytes and counts the padding in its length.
+    let pad = (4 - (out.buf.len() - at - 4) % 4) % 4;
+    out.buf.resize(out.buf.len() + pad, 0);
     out.close_len(at)
 }
 

@@ -195,7 +195,8 @@ for s in SAMPLES:
     T = type(s)
     rec = {
         "type": T.__idl_typename__,
-        "json": to_json2(s),
+        # JSON of the sample as Python decodes it back (so default-case discriminators are concrete)
+        "json": to_json2(T.deserialize(s.serialize(use_version_2=True))),
         "xcdr1": s.serialize(use_version_2=False).hex(),
         "xcdr2": s.serialize(use_version_2=True).hex(),
         "xcdr2_be": s.serialize(use_version_2=True, endianness=Endianness.Big).hex(),
