@@ -24,6 +24,7 @@ mod decode;
 pub mod dynamic;
 mod error;
 mod identifier;
+mod idl_print;
 mod info;
 mod kinds;
 mod object;
@@ -36,6 +37,7 @@ pub use identifier::{
     EquivalenceHash, EquivalenceKind, NameHash, PlainCollectionHeader, PrimitiveKind,
     TypeIdentifier,
 };
+pub use idl_print::to_idl;
 pub use info::{
     TypeIdentifierWithDependencies, TypeIdentifierWithSize, TypeInformation, TypeMapping,
     TYPE_INFORMATION_COMPLETE_ID, TYPE_INFORMATION_MINIMAL_ID,

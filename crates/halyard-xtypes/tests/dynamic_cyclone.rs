@@ -190,3 +190,52 @@ fn python_keyed_samples_round_trip_their_serialized_key() {
         assert_eq!(again, key, "key-only sample re-encodes to the same key");
     }
 }
+
+/// `to_idl` of each Python type declares it and its dependencies with every member the
+/// Python definition has (compared with the member names and types Python declared).
+#[test]
+fn python_types_print_as_idl_with_their_members() {
+    let Some(doc) = python_output() else { return };
+    let types = register(&doc);
+    let rec = to_idl(&type_of(&types, "Dyn::Rec"));
+    eprintln!("{rec}");
+    for needle in [
+        "module Dyn {",
+        "@mutable\n    struct Base {\n        @key unsigned long id;",
+        "struct Rec : Dyn::Base {",
+        "@optional double maybe;",
+        "@optional long nothing;",
+        "Dyn::Color color;",
+        "Dyn::LongSeq ls;",
+        "typedef sequence<long, 10> LongSeq;",
+        "sequence<string> names;",
+        "string<300> big;",
+        "union U switch (short) {",
+        "case 2:\n        case 3:\n            string<8> b;",
+        "default:\n            double c;",
+        "case Dyn::RED:",
+        "module Geo {",
+        "enum Color {\n        RED,\n        GREEN,\n        BLUE\n    };",
+    ] {
+        assert!(rec.contains(needle), "missing {needle:?} in\n{rec}");
+    }
+    // Dependencies come before their use.
+    assert!(rec.find("enum Color").unwrap() < rec.find("struct Rec").unwrap());
+    assert!(rec.find("struct Point").unwrap() < rec.find("union EU").unwrap());
+    let shape = to_idl(&type_of(&types, "Dyn::Geo::Shape"));
+    for needle in [
+        "@bit_bound(8)\nbitmask Perm",
+        "@key string<16> name;",
+        "sequence<Dyn::Geo::Point, 8> points;",
+        "Dyn::Geo::Point corner[2];",
+        "@appendable",
+    ] {
+        assert!(
+            shape
+                .replace("\n    ", "\n")
+                .replace("\n    ", "\n")
+                .contains(needle),
+            "missing {needle:?} in\n{shape}"
+        );
+    }
+}
