@@ -242,7 +242,7 @@ fn primitive(p: PrimitiveKind) -> &'static str {
 /// The named types `t` uses directly (through anonymous collections too).
 fn direct_deps(t: &DynamicType) -> Vec<DynamicType> {
     let mut out = Vec::new();
-    let mut push_anon = |ty: &DynamicType, out: &mut Vec<DynamicType>| collect(ty, out);
+    let push_anon = |ty: &DynamicType, out: &mut Vec<DynamicType>| collect(ty, out);
     match t.node() {
         TypeNode::Alias { target, .. } => push_anon(target, &mut out),
         TypeNode::Struct(s) => {

@@ -10,7 +10,7 @@
 //! [`DynamicType`] once everything it needs is present; cycles (only possible through
 //! strongly-connected-component identifiers, which are refused) and nesting are bounded.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::dynamic::build::Builder;
 use crate::dynamic::{DynamicError, DynamicType};
@@ -25,7 +25,7 @@ pub const MAX_TYPE_DEPTH: usize = 64;
 /// Validated TypeObjects by hashed TypeIdentifier (minimal and complete).
 #[derive(Debug, Clone)]
 pub struct TypeRegistry {
-    objects: HashMap<TypeIdentifier, TypeObject>,
+    objects: BTreeMap<HashKey, TypeObject>,
     max_objects: usize,
 }
 
@@ -44,7 +44,7 @@ impl TypeRegistry {
     /// An empty registry holding at most `max_objects`.
     pub fn with_limit(max_objects: usize) -> Self {
         TypeRegistry {
-            objects: HashMap::new(),
+            objects: BTreeMap::new(),
             max_objects,
         }
     }
@@ -61,7 +61,7 @@ impl TypeRegistry {
 
     /// The object registered under `id`.
     pub fn get(&self, id: &TypeIdentifier) -> Option<&TypeObject> {
-        self.objects.get(id)
+        self.objects.get(&hash_key(id)?)
     }
 
     /// Validates and registers `object`, which was announced as `claimed`; returns its
@@ -84,7 +84,9 @@ impl TypeRegistry {
     /// Validates and registers `object` under the identifier computed from it.
     pub fn insert_object(&mut self, object: TypeObject) -> Result<TypeIdentifier, DynamicError> {
         let id = object.type_identifier()?;
-        if self.objects.contains_key(&id) {
+        let key =
+            hash_key(&id).ok_or(DynamicError::Unsupported("unhashed TypeObject identifier"))?;
+        if self.objects.contains_key(&key) {
             return Ok(id);
         }
         if self.objects.len() >= self.max_objects {
@@ -97,7 +99,7 @@ impl TypeRegistry {
             TypeObject::Minimal(b) => check_body(b, &minimal_name(&id))?,
             TypeObject::Complete(b) => check_body(b, &complete_name(b))?,
         }
-        self.objects.insert(id.clone(), object);
+        self.objects.insert(key, object);
         Ok(id)
     }
 
@@ -121,17 +123,17 @@ impl TypeRegistry {
     /// The hashed identifiers reachable from `id` that the registry does not hold (empty when
     /// `id` can be built). Bounded by the registry size and [`MAX_TYPE_DEPTH`].
     pub fn missing(&self, id: &TypeIdentifier) -> Vec<TypeIdentifier> {
-        let mut seen = HashSet::new();
+        let mut seen = BTreeSet::new();
         let mut missing = Vec::new();
         let mut stack = vec![(id.clone(), 0usize)];
         while let Some((id, depth)) = stack.pop() {
-            if depth > MAX_TYPE_DEPTH || !seen.insert(id.clone()) {
+            if depth > MAX_TYPE_DEPTH || hash_key(&id).is_some_and(|k| !seen.insert(k)) {
                 continue;
             }
             let mut refs = Vec::new();
             direct_refs(&id, &mut refs);
             if matches!(id, TypeIdentifier::Hash { .. }) {
-                match self.objects.get(&id) {
+                match self.get(&id) {
                     Some(o) => object_refs(o, &mut refs),
                     None => missing.push(id.clone()),
                 }
@@ -149,6 +151,17 @@ impl TypeRegistry {
             return Err(DynamicError::Missing(missing));
         }
         Builder::new(self).build(id)
+    }
+}
+
+/// A hashed identifier as an ordered map key: (equivalence kind octet, hash).
+pub(crate) type HashKey = (u8, crate::EquivalenceHash);
+
+/// The key of a hashed identifier; `None` for any other identifier.
+pub(crate) fn hash_key(id: &TypeIdentifier) -> Option<HashKey> {
+    match id {
+        TypeIdentifier::Hash { kind, hash } => Some((kind.octet(), *hash)),
+        _ => None,
     }
 }
 
@@ -231,10 +244,7 @@ fn inconsistent(type_name: &str, why: impl Into<String>) -> DynamicError {
 }
 
 /// Self-consistency checks of one object (references are checked when building).
-fn check_body<F: Form>(b: &TypeObjectBody<F>, name: &str) -> Result<(), DynamicError>
-where
-    F::MemberDetail: std::hash::Hash,
-{
+fn check_body<F: Form>(b: &TypeObjectBody<F>, name: &str) -> Result<(), DynamicError> {
     match b {
         TypeObjectBody::Struct(t) => {
             check_extensibility(t.struct_flags, name)?;
@@ -257,7 +267,7 @@ where
             let ids = t.members.iter().map(|m| m.member_id);
             let names = t.members.iter().map(|m| &m.detail);
             check_unique(ids, names, name, "case")?;
-            let mut labels = HashSet::new();
+            let mut labels = BTreeSet::new();
             for l in t.members.iter().flat_map(|m| &m.labels) {
                 if !labels.insert(*l) {
                     return Err(inconsistent(name, format!("case label {l} appears twice")));
@@ -358,13 +368,13 @@ pub(crate) fn is_discriminator_primitive(p: PrimitiveKind) -> bool {
     )
 }
 
-fn check_unique<'a, D: std::hash::Hash + Eq + 'a>(
+fn check_unique<'a, D: std::fmt::Debug + 'a>(
     ids: impl Iterator<Item = u32>,
     names: impl Iterator<Item = &'a D>,
     type_name: &str,
     what: &str,
 ) -> Result<(), DynamicError> {
-    let mut seen = HashSet::new();
+    let mut seen = BTreeSet::new();
     for id in ids {
         if !seen.insert(id) {
             return Err(inconsistent(
@@ -373,9 +383,9 @@ fn check_unique<'a, D: std::hash::Hash + Eq + 'a>(
             ));
         }
     }
-    let mut seen = HashSet::new();
+    let mut seen = BTreeSet::new();
     for n in names {
-        if !seen.insert(n) {
+        if !seen.insert(format!("{n:?}")) {
             return Err(inconsistent(
                 type_name,
                 format!("two {what}s have the same name"),

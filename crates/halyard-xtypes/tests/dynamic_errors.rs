@@ -194,7 +194,7 @@ fn arbitrary_and_mutated_bytes_never_panic() {
             let i = (next(&mut state) as usize) % bytes.len();
             bytes[i] = next(&mut state) as u8;
         }
-        if next(&mut state) % 8 == 0 {
+        if next(&mut state).is_multiple_of(8) {
             bytes.truncate((next(&mut state) as usize) % (bytes.len() + 1));
         }
         if let Ok(obj) = TypeObject::from_xcdr2(&bytes) {

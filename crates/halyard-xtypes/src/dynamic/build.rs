@@ -3,12 +3,14 @@
 //! and nesting is bounded by [`MAX_TYPE_DEPTH`]. `float128` and strongly connected
 //! components (recursive types) are refused with a clear error.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use super::types::*;
 use super::DynamicError;
 use crate::object::*;
-use crate::registry::{is_discriminator_primitive, minimal_name, TypeRegistry, MAX_TYPE_DEPTH};
+use crate::registry::{
+    hash_key, is_discriminator_primitive, minimal_name, HashKey, TypeRegistry, MAX_TYPE_DEPTH,
+};
 use crate::{member_flag, type_flag, PrimitiveKind, TypeIdentifier, TypeObject};
 
 /// Names of a TypeObject form: known (complete) or synthesised (minimal).
@@ -54,7 +56,7 @@ impl FormNames for Complete {
 /// One build: a memo of the types already built and the chain being built.
 pub(crate) struct Builder<'r> {
     reg: &'r TypeRegistry,
-    memo: HashMap<TypeIdentifier, DynamicType>,
+    memo: BTreeMap<HashKey, DynamicType>,
     chain: Vec<TypeIdentifier>,
 }
 
@@ -73,7 +75,7 @@ impl<'r> Builder<'r> {
     pub(crate) fn new(reg: &'r TypeRegistry) -> Self {
         Builder {
             reg,
-            memo: HashMap::new(),
+            memo: BTreeMap::new(),
             chain: Vec::new(),
         }
     }
@@ -164,7 +166,8 @@ impl<'r> Builder<'r> {
     }
 
     fn hashed(&mut self, id: &TypeIdentifier) -> Result<DynamicType, DynamicError> {
-        if let Some(t) = self.memo.get(id) {
+        let key = hash_key(id).ok_or(DynamicError::Unsupported("unhashed identifier"))?;
+        if let Some(t) = self.memo.get(&key) {
             return Ok(t.clone());
         }
         if self.chain.contains(id) {
@@ -181,7 +184,7 @@ impl<'r> Builder<'r> {
         };
         self.chain.pop();
         let t = DynamicType::new(built?);
-        self.memo.insert(id.clone(), t.clone());
+        self.memo.insert(key, t.clone());
         Ok(t)
     }
 

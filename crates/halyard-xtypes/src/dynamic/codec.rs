@@ -570,11 +570,10 @@ pub(crate) fn read_value(r: &mut In<'_>, t: &DynamicType) -> Result<DynamicValue
 }
 
 fn check_count(r: &In<'_>, n: usize, min_size: usize) -> Result<(), DynamicError> {
-    let limit = if min_size == 0 {
-        MAX_EMPTY_ELEMENTS
-    } else {
-        r.remaining() / min_size
-    };
+    let limit = r
+        .remaining()
+        .checked_div(min_size)
+        .unwrap_or(MAX_EMPTY_ELEMENTS);
     if n > limit {
         return Err(DynamicError::decode(format!(
             "count {n} exceeds what the input can hold ({limit})"
@@ -705,7 +704,7 @@ fn read_string16(r: &mut In<'_>, bound: u32) -> Result<String, DynamicError> {
         return Err(DynamicError::Unsupported("wstring in XCDR1"));
     }
     let n = r.u32()? as usize;
-    if n % 2 != 0 {
+    if !n.is_multiple_of(2) {
         return Err(DynamicError::decode("wstring byte length is odd"));
     }
     let bytes = r.bytes(n)?;
