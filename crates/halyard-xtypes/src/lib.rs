@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assignable;
 mod codec;
 mod decode;
 pub mod dynamic;
@@ -30,6 +31,7 @@ mod kinds;
 mod object;
 pub mod registry;
 
+pub use assignable::{assignable, TypeConsistency, TypeConsistencyKind};
 pub use codec::{MAX_DEPTH, NAME_MAX_LEN};
 pub use dynamic::{DynamicError, DynamicType, DynamicValue};
 pub use error::XTypesError;
