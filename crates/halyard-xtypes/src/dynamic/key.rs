@@ -33,10 +33,18 @@ fn write_key_members(out: &mut Out, t: &DynamicType, v: &DynamicValue) -> Result
     };
     for i in effective_keys(s) {
         let m = &s.members[i];
-        let mv = slots
-            .get(i)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| DynamicError::value("key member is absent").at(&m.name))?;
+        let slot = slots.get(i).and_then(Option::as_ref);
+        if m.optional {
+            // Only reachable through a keyless struct used as a key: like halyard-cdr's
+            // `Option<T>`, a presence octet then the value.
+            out.buf.push(u8::from(slot.is_some()));
+        }
+        let Some(mv) = slot else {
+            if m.optional {
+                continue;
+            }
+            return Err(DynamicError::value("key member is absent").at(&m.name));
+        };
         write_key_members(out, &m.ty, mv).map_err(|e| e.at(&m.name))?;
     }
     Ok(())
@@ -53,6 +61,13 @@ fn read_key_members(r: &mut In<'_>, t: &DynamicType) -> Result<DynamicValue, Dyn
         .collect();
     for i in effective_keys(s) {
         let m = &s.members[i];
+        if m.optional {
+            match r.bytes(1)?.first() {
+                Some(0) => continue,
+                Some(1) => {}
+                _ => return Err(DynamicError::decode("presence flag").at(&m.name)),
+            }
+        }
         slots[i] = Some(read_key_members(r, &m.ty).map_err(|e| e.at(&m.name))?);
     }
     Ok(DynamicValue::Struct(slots))
