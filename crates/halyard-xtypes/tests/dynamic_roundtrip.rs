@@ -41,7 +41,11 @@ const PRIMS: [PrimitiveKind; 14] = [
 ];
 
 fn ext(rng: &mut Rng) -> Extensibility {
-    [Extensibility::Final, Extensibility::Appendable, Extensibility::Mutable][rng.below(3) as usize]
+    [
+        Extensibility::Final,
+        Extensibility::Appendable,
+        Extensibility::Mutable,
+    ][rng.below(3) as usize]
 }
 
 fn gen_type(rng: &mut Rng, depth: u32, n: &mut u32) -> DynamicType {
@@ -49,7 +53,9 @@ fn gen_type(rng: &mut Rng, depth: u32, n: &mut u32) -> DynamicType {
     let leaf = depth >= 3 || rng.chance(35);
     let node = if leaf {
         match rng.below(4) {
-            0 => TypeNode::String8 { bound: [0, 5, 300][rng.below(3) as usize] },
+            0 => TypeNode::String8 {
+                bound: [0, 5, 300][rng.below(3) as usize],
+            },
             1 => gen_enum(rng, *n),
             2 if rng.chance(50) => TypeNode::Bitmask(BitmaskDesc {
                 name: format!("B{n}"),
@@ -60,18 +66,28 @@ fn gen_type(rng: &mut Rng, depth: u32, n: &mut u32) -> DynamicType {
         }
     } else {
         match rng.below(6) {
-            0 => TypeNode::Sequence { element: gen_type(rng, depth + 1, n), bound: [0, 3][rng.below(2) as usize] },
+            0 => TypeNode::Sequence {
+                element: gen_type(rng, depth + 1, n),
+                bound: [0, 3][rng.below(2) as usize],
+            },
             1 => TypeNode::Array {
                 element: gen_type(rng, depth + 1, n),
                 dims: if rng.chance(50) { vec![2] } else { vec![2, 3] },
             },
             2 => TypeNode::Map {
-                key: DynamicType::new(if rng.chance(50) { TypeNode::String8 { bound: 0 } } else { TypeNode::Primitive(PrimitiveKind::Int32) }),
+                key: DynamicType::new(if rng.chance(50) {
+                    TypeNode::String8 { bound: 0 }
+                } else {
+                    TypeNode::Primitive(PrimitiveKind::Int32)
+                }),
                 value: gen_type(rng, depth + 1, n),
                 bound: 0,
             },
             3 => gen_union(rng, depth, n),
-            4 => TypeNode::Alias { name: format!("A{n}"), target: gen_type(rng, depth + 1, n) },
+            4 => TypeNode::Alias {
+                name: format!("A{n}"),
+                target: gen_type(rng, depth + 1, n),
+            },
             _ => gen_struct(rng, depth, n),
         }
     };
@@ -84,9 +100,21 @@ fn gen_enum(rng: &mut Rng, n: u32) -> TypeNode {
         name: format!("E{n}"),
         bit_bound,
         literals: vec![
-            EnumLiteralDesc { name: "A".into(), value: 0, default: false },
-            EnumLiteralDesc { name: "B".into(), value: 5, default: false },
-            EnumLiteralDesc { name: "C".into(), value: -3, default: false },
+            EnumLiteralDesc {
+                name: "A".into(),
+                value: 0,
+                default: false,
+            },
+            EnumLiteralDesc {
+                name: "B".into(),
+                value: 5,
+                default: false,
+            },
+            EnumLiteralDesc {
+                name: "C".into(),
+                value: -3,
+                default: false,
+            },
         ],
     })
 }
@@ -96,7 +124,11 @@ fn gen_struct(rng: &mut Rng, depth: u32, n: &mut u32) -> TypeNode {
     let count = 1 + rng.below(4) as usize;
     let mut members = Vec::new();
     for i in 0..count {
-        let id = if e == Extensibility::Mutable { (i as u32) * 7 + rng.below(3) as u32 + 1 } else { i as u32 };
+        let id = if e == Extensibility::Mutable {
+            (i as u32) * 7 + rng.below(3) as u32 + 1
+        } else {
+            i as u32
+        };
         members.push(MemberDesc {
             name: format!("m{i}"),
             id,
@@ -107,7 +139,15 @@ fn gen_struct(rng: &mut Rng, depth: u32, n: &mut u32) -> TypeNode {
             external: false,
         });
     }
-    TypeNode::Struct(StructDesc { name: format!("S{n}"), extensibility: e, base: None, members, own_start: 0, names_known: true, nested: false })
+    TypeNode::Struct(StructDesc {
+        name: format!("S{n}"),
+        extensibility: e,
+        base: None,
+        members,
+        own_start: 0,
+        names_known: true,
+        nested: false,
+    })
 }
 
 fn gen_union(rng: &mut Rng, depth: u32, n: &mut u32) -> TypeNode {
@@ -117,14 +157,39 @@ fn gen_union(rng: &mut Rng, depth: u32, n: &mut u32) -> TypeNode {
         _ => gen_enum(rng, *n),
     });
     let mut cases = vec![
-        UnionCaseDesc { name: "a".into(), id: 1, ty: gen_type(rng, depth + 1, n), labels: vec![0], default: false },
-        UnionCaseDesc { name: "b".into(), id: 2, ty: gen_type(rng, depth + 1, n), labels: vec![5, -3], default: false },
+        UnionCaseDesc {
+            name: "a".into(),
+            id: 1,
+            ty: gen_type(rng, depth + 1, n),
+            labels: vec![0],
+            default: false,
+        },
+        UnionCaseDesc {
+            name: "b".into(),
+            id: 2,
+            ty: gen_type(rng, depth + 1, n),
+            labels: vec![5, -3],
+            default: false,
+        },
     ];
     // A default case needs a discriminator value no case lists: none is left in the enums.
     if rng.chance(50) && !matches!(disc.node(), TypeNode::Enum(_)) {
-        cases.push(UnionCaseDesc { name: "c".into(), id: 3, ty: gen_type(rng, depth + 1, n), labels: vec![], default: true });
+        cases.push(UnionCaseDesc {
+            name: "c".into(),
+            id: 3,
+            ty: gen_type(rng, depth + 1, n),
+            labels: vec![],
+            default: true,
+        });
     }
-    TypeNode::Union(UnionDesc { name: format!("U{n}"), extensibility: ext(rng), discriminator: disc, discriminator_key: false, cases, names_known: true })
+    TypeNode::Union(UnionDesc {
+        name: format!("U{n}"),
+        extensibility: ext(rng),
+        discriminator: disc,
+        discriminator_key: false,
+        cases,
+        names_known: true,
+    })
 }
 
 fn gen_value(rng: &mut Rng, t: &DynamicType) -> DynamicValue {
@@ -148,10 +213,19 @@ fn gen_value(rng: &mut Rng, t: &DynamicType) -> DynamicValue {
         },
         TypeNode::String8 { bound } => {
             let len = rng.below(u64::from(if *bound == 0 { 12 } else { *bound }) + 1) as usize;
-            V::String((0..len).map(|_| ['a', 'z', '7', ' '][rng.below(4) as usize]).collect())
+            V::String(
+                (0..len)
+                    .map(|_| ['a', 'z', '7', ' '][rng.below(4) as usize])
+                    .collect(),
+            )
         }
         TypeNode::Enum(e) => V::Enum(e.literals[rng.below(e.literals.len() as u64) as usize].value),
-        TypeNode::Bitmask(b) => V::Bitmask(b.flags.iter().filter(|_| rng.chance(50)).fold(0, |acc, (_, p)| acc | (1 << p))),
+        TypeNode::Bitmask(b) => V::Bitmask(
+            b.flags
+                .iter()
+                .filter(|_| rng.chance(50))
+                .fold(0, |acc, (_, p)| acc | (1 << p)),
+        ),
         TypeNode::Sequence { element, bound } => {
             let n = rng.below(u64::from(if *bound == 0 { 4 } else { *bound }) + 1);
             V::Sequence((0..n).map(|_| gen_value(rng, element)).collect())
@@ -173,13 +247,25 @@ fn gen_value(rng: &mut Rng, t: &DynamicType) -> DynamicValue {
             V::Map(pairs)
         }
         TypeNode::Struct(s) => V::Struct(
-            s.members.iter().map(|m| if m.optional && rng.chance(40) { None } else { Some(gen_value(rng, &m.ty)) }).collect(),
+            s.members
+                .iter()
+                .map(|m| {
+                    if m.optional && rng.chance(40) {
+                        None
+                    } else {
+                        Some(gen_value(rng, &m.ty))
+                    }
+                })
+                .collect(),
         ),
         TypeNode::Union(u) => {
             let i = rng.below(u.cases.len() as u64) as usize;
             let c = &u.cases[i];
             let label = c.labels.first().map_or(1, |l| i64::from(*l));
-            V::Union { discriminator: Box::new(label_value(&u.discriminator, label)), case: Some((i, Box::new(gen_value(rng, &c.ty)))) }
+            V::Union {
+                discriminator: Box::new(label_value(&u.discriminator, label)),
+                case: Some((i, Box::new(gen_value(rng, &c.ty)))),
+            }
         }
         _ => V::Int32(0),
     }
@@ -192,7 +278,9 @@ fn xcdr1_ok(t: &DynamicType) -> bool {
         TypeNode::Sequence { element, .. } | TypeNode::Array { element, .. } => xcdr1_ok(element),
         TypeNode::Map { key, value, .. } => xcdr1_ok(key) && xcdr1_ok(value),
         TypeNode::Struct(s) => s.members.iter().all(|m| xcdr1_ok(&m.ty)),
-        TypeNode::Union(u) => u.extensibility != Extensibility::Mutable && u.cases.iter().all(|c| xcdr1_ok(&c.ty)),
+        TypeNode::Union(u) => {
+            u.extensibility != Extensibility::Mutable && u.cases.iter().all(|c| xcdr1_ok(&c.ty))
+        }
         _ => true,
     }
 }
@@ -210,16 +298,25 @@ fn random_types_round_trip_in_every_representation_and_json() {
                     continue;
                 }
                 for e in [Endianness::Little, Endianness::Big] {
-                    let bytes = encode(&t, &v, rep, e).unwrap_or_else(|err| panic!("seed {seed}: encode {rep:?}: {err}\n{v:?}"));
-                    let back = decode(&t, &bytes).unwrap_or_else(|err| panic!("seed {seed}: decode {rep:?} {e:?}: {err}\n{t:?}"));
+                    let bytes = encode(&t, &v, rep, e)
+                        .unwrap_or_else(|err| panic!("seed {seed}: encode {rep:?}: {err}\n{v:?}"));
+                    let back = decode(&t, &bytes).unwrap_or_else(|err| {
+                        panic!("seed {seed}: decode {rep:?} {e:?}: {err}\n{t:?}")
+                    });
                     assert_eq!(back, v, "seed {seed}: {rep:?} {e:?}");
                     let key = encode_key(&t, &v, rep, e).unwrap();
-                    let kv = decode_key(&t, &key).unwrap_or_else(|err| panic!("seed {seed}: key: {err}"));
-                    assert_eq!(key_hash(&t, &kv).unwrap(), key_hash(&t, &v).unwrap(), "seed {seed}: key hash");
+                    let kv = decode_key(&t, &key)
+                        .unwrap_or_else(|err| panic!("seed {seed}: key: {err}"));
+                    assert_eq!(
+                        key_hash(&t, &kv).unwrap(),
+                        key_hash(&t, &v).unwrap(),
+                        "seed {seed}: key hash"
+                    );
                 }
             }
             let j = to_json(&t, &v).unwrap();
-            let back = from_json(&t, &j, JsonOptions::default()).unwrap_or_else(|err| panic!("seed {seed}: from_json: {err}\n{j}"));
+            let back = from_json(&t, &j, JsonOptions::default())
+                .unwrap_or_else(|err| panic!("seed {seed}: from_json: {err}\n{j}"));
             assert_eq!(back, v, "seed {seed}: JSON {j}");
         }
     }
