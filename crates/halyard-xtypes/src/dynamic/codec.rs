@@ -20,7 +20,7 @@ use halyard_cdr::{parse_encapsulation, DataRepresentation, Endianness, Extensibi
 use super::types::*;
 use super::value::DynamicValue;
 use super::wire::{truncated, In, Out};
-use super::{default_value, DynamicError};
+use super::{default_within, DynamicError, MAX_DEFAULT_VALUES};
 use crate::PrimitiveKind;
 
 const PID_EXTENDED: u16 = 0x3f01;
@@ -101,6 +101,7 @@ pub(crate) fn open(bytes: &[u8]) -> Result<In<'_>, DynamicError> {
         origin: 4,
         rep,
         be: endianness == Endianness::Big,
+        defaults_left: MAX_DEFAULT_VALUES,
     })
 }
 
@@ -224,8 +225,10 @@ fn count(n: usize) -> Result<u32, DynamicError> {
     u32::try_from(n).map_err(|_| DynamicError::value("more than 2^32 elements"))
 }
 
+/// The number of elements of an array (saturating: dimensions come from peers).
 pub(crate) fn array_len(dims: &[u32]) -> u64 {
-    dims.iter().map(|d| u64::from(*d)).product()
+    dims.iter()
+        .fold(1u64, |n, d| n.saturating_mul(u64::from(*d)))
 }
 
 fn write_elements(
@@ -739,7 +742,7 @@ fn read_struct(r: &mut In<'_>, s: &StructDesc) -> Result<DynamicValue, DynamicEr
                 slots.push(if m.optional {
                     None
                 } else {
-                    Some(default_value(&m.ty))
+                    Some(default_within(&m.ty, &mut r.defaults_left)?)
                 });
                 continue;
             }
@@ -853,7 +856,7 @@ fn read_mutable(r: &mut In<'_>, s: &StructDesc) -> Result<DynamicValue, DynamicE
     }
     for (slot, m) in slots.iter_mut().zip(&s.members) {
         if slot.is_none() && !m.optional {
-            *slot = Some(default_value(&m.ty));
+            *slot = Some(default_within(&m.ty, &mut r.defaults_left)?);
         }
     }
     Ok(DynamicValue::Struct(slots))

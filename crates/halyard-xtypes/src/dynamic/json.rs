@@ -448,7 +448,9 @@ fn structure(
         match o.get(&m.name) {
             Some(Value::Null) | None if m.optional => slots.push(None),
             Some(j) => slots.push(Some(from_json(&m.ty, j, opts).map_err(|e| e.at(&m.name))?)),
-            None if opts.default_missing => slots.push(Some(default_value(&m.ty))),
+            None if opts.default_missing => {
+                slots.push(Some(default_value(&m.ty).map_err(|e| e.at(&m.name))?))
+            }
             None => {
                 missing.push(m.name.clone());
                 slots.push(None);

@@ -10,7 +10,7 @@ use md5::{Digest, Md5};
 use super::codec::{encapsulated, open, read_value, write_value};
 use super::types::*;
 use super::wire::{In, Out};
-use super::{default_value, DynamicError, DynamicValue};
+use super::{default_within, DynamicError, DynamicValue};
 
 /// The members serialized when `s` is (part of) a key, as indices, in key order.
 fn effective_keys(s: &StructDesc) -> Vec<usize> {
@@ -54,11 +54,14 @@ fn read_key_members(r: &mut In<'_>, t: &DynamicType) -> Result<DynamicValue, Dyn
     let Some(s) = t.as_struct() else {
         return read_value(r, t);
     };
-    let mut slots: Vec<Option<DynamicValue>> = s
-        .members
-        .iter()
-        .map(|m| (!m.optional).then(|| default_value(&m.ty)))
-        .collect();
+    let mut slots: Vec<Option<DynamicValue>> = Vec::with_capacity(s.members.len());
+    for m in &s.members {
+        slots.push(if m.optional {
+            None
+        } else {
+            Some(default_within(&m.ty, &mut r.defaults_left)?)
+        });
+    }
     for i in effective_keys(s) {
         let m = &s.members[i];
         if m.optional {

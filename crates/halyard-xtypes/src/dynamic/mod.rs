@@ -21,12 +21,28 @@ pub use value::DynamicValue;
 
 use crate::PrimitiveKind;
 
+/// Most values [`default_value`] creates (nested arrays multiply quickly).
+pub const MAX_DEFAULT_VALUES: usize = 1 << 20;
+
 /// The default value of a type: zero, false, empty, the default (or first) enumerator, no
 /// bits, arrays of defaults, structs of defaults with optional members absent, unions with
-/// the discriminator of their first case (or 0 and no case when they have none).
-pub fn default_value(t: &DynamicType) -> DynamicValue {
+/// the discriminator of their first case (or 0 and no case when they have none). Fails when
+/// it would hold more than [`MAX_DEFAULT_VALUES`] values.
+pub fn default_value(t: &DynamicType) -> Result<DynamicValue, DynamicError> {
+    let mut budget = MAX_DEFAULT_VALUES;
+    default_within(t, &mut budget)
+}
+
+pub(crate) fn default_within(
+    t: &DynamicType,
+    budget: &mut usize,
+) -> Result<DynamicValue, DynamicError> {
     use DynamicValue as V;
-    match t.resolved().node() {
+    *budget = budget.checked_sub(1).ok_or(DynamicError::Limit {
+        what: "number of values in a default value",
+        limit: MAX_DEFAULT_VALUES,
+    })?;
+    Ok(match t.resolved().node() {
         TypeNode::Primitive(p) => match p {
             PrimitiveKind::Boolean => V::Bool(false),
             PrimitiveKind::Byte => V::Byte(0),
@@ -49,40 +65,50 @@ pub fn default_value(t: &DynamicType) -> DynamicValue {
         TypeNode::Sequence { .. } => V::Sequence(Vec::new()),
         TypeNode::Map { .. } => V::Map(Vec::new()),
         TypeNode::Array { element, dims } => {
-            let n = dims
-                .iter()
-                .map(|d| *d as usize)
-                .fold(1usize, usize::saturating_mul);
-            V::Array(vec![default_value(element); n.min(1 << 20)])
+            let n = usize::try_from(codec::array_len(dims)).unwrap_or(usize::MAX);
+            if n > *budget {
+                return Err(DynamicError::Limit {
+                    what: "number of values in a default value",
+                    limit: MAX_DEFAULT_VALUES,
+                });
+            }
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                items.push(default_within(element, budget)?);
+            }
+            V::Array(items)
         }
-        TypeNode::Struct(s) => V::Struct(
-            s.members
+        TypeNode::Struct(s) => {
+            let mut slots = Vec::with_capacity(s.members.len());
+            for m in &s.members {
+                slots.push(if m.optional {
+                    None
+                } else {
+                    Some(default_within(&m.ty, budget)?)
+                });
+            }
+            V::Struct(slots)
+        }
+        TypeNode::Union(u) => {
+            let first = u
+                .cases
                 .iter()
-                .map(|m| (!m.optional).then(|| default_value(&m.ty)))
-                .collect(),
-        ),
-        TypeNode::Union(u) => default_union(u),
+                .enumerate()
+                .find(|(_, c)| !c.labels.is_empty());
+            let (label, case) = match first {
+                Some((i, c)) => {
+                    let label = c.labels.first().map_or(0, |l| i64::from(*l));
+                    (label, Some((i, Box::new(default_within(&c.ty, budget)?))))
+                }
+                None => (0, None),
+            };
+            V::Union {
+                discriminator: Box::new(label_value(&u.discriminator, label)),
+                case,
+            }
+        }
         TypeNode::Alias { .. } => V::Int32(0),
-    }
-}
-
-fn default_union(u: &UnionDesc) -> DynamicValue {
-    let first = u
-        .cases
-        .iter()
-        .enumerate()
-        .find(|(_, c)| !c.labels.is_empty());
-    let (label, case) = match first {
-        Some((i, c)) => (
-            i64::from(c.labels[0]),
-            Some((i, Box::new(default_value(&c.ty)))),
-        ),
-        None => (0, None),
-    };
-    DynamicValue::Union {
-        discriminator: Box::new(label_value(&u.discriminator, label)),
-        case,
-    }
+    })
 }
 
 /// The discriminator value of type `t` for integral `label` (truncating to the type's width).
