@@ -97,7 +97,7 @@ pub fn decode_key(t: &DynamicType, bytes: &[u8]) -> Result<DynamicValue, Dynamic
 /// unbounded (strings, sequences, maps, unions).
 fn key_max_end(t: &DynamicType, offset: usize) -> Option<usize> {
     if let Some(size) = t.fixed_size() {
-        return Some(offset.next_multiple_of(size.min(4)) + size);
+        return offset.next_multiple_of(size.min(4)).checked_add(size);
     }
     match t.resolved().node() {
         TypeNode::Struct(s) => effective_keys(s)
@@ -111,7 +111,9 @@ fn key_max_end(t: &DynamicType, offset: usize) -> Option<usize> {
             if n == 0 {
                 return Some(offset);
             }
-            Some(offset.next_multiple_of(size.min(4)) + size * n)
+            offset
+                .next_multiple_of(size.min(4))
+                .checked_add(size.checked_mul(n)?)
         }
         _ => None,
     }
