@@ -1,7 +1,7 @@
 """Defines topic types with the cyclonedds 11 Python package and prints, as one JSON document,
 for each type: its TypeInformation and TypeMapping (XCDR2 LE hex, as Cyclone announces them),
 samples serialized as XCDR1 and XCDR2 (with encapsulation header, hex), the key-only payload,
-and each sample converted to JSON by this script (enums by name, bitmasks as lists of flag
+the IDL `cyclonedds typeof` would print for each type, and each sample converted to JSON by this script (enums by name, bitmasks as lists of flag
 names, unions as {"discriminator": d, case_name: value}, absent optionals as null)."""
 import enum
 import json
@@ -16,6 +16,7 @@ from cyclonedds.idl.types import (int8, uint8, int16, uint16, int32, uint32, int
                                   float32, float64, byte, char, sequence, array, typedef,
                                   bounded_str, case, default)
 from cyclonedds.idl._support import Endianness
+from cyclonedds.tools.cli.idl import IdlType
 
 
 @dataclass
@@ -190,7 +191,9 @@ out = {"types": {}, "samples": []}
 for T in (Prims, Shape, U, EU, Rec, Opt, Ids, Nest):
     T.__idl__.fill_type_data()
     ti, tm = T.__idl__._xt_bytedata
-    out["types"][T.__idl_typename__] = {"typeinfo": ti.hex(), "typemap": tm.hex()}
+    # `cyclonedds typeof` prints a type with this printer (cyclonedds/tools/cli/idl.py)
+    out["types"][T.__idl_typename__] = {"typeinfo": ti.hex(), "typemap": tm.hex(),
+                                       "idl": IdlType.idl([T])}
 for s in SAMPLES:
     T = type(s)
     rec = {
