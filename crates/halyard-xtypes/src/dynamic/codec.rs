@@ -139,12 +139,13 @@ pub(crate) fn write_value(
     t: &DynamicType,
     v: &DynamicValue,
 ) -> Result<(), DynamicError> {
+    use DynamicValue as V;
     let t = t.resolved();
     match (t.node(), v) {
         (TypeNode::Primitive(p), v) => write_primitive(out, *p, v).ok_or_else(|| mismatch(t, v)),
-        (TypeNode::String8 { bound }, DynamicValue::String(s)) => write_string8(out, *bound, s),
-        (TypeNode::String16 { bound }, DynamicValue::String(s)) => write_string16(out, *bound, s),
-        (TypeNode::Enum(e), DynamicValue::Enum(x)) => {
+        (TypeNode::String8 { bound }, V::String(s)) => write_string8(out, *bound, s),
+        (TypeNode::String16 { bound }, V::String(s)) => write_string16(out, *bound, s),
+        (TypeNode::Enum(e), V::Enum(x)) => {
             if e.by_value(*x).is_none() {
                 return Err(DynamicError::value(format!(
                     "{x} is no enumerator of {}",
@@ -154,7 +155,7 @@ pub(crate) fn write_value(
             write_sized(out, enum_size(e.bit_bound), *x as i64 as u64);
             Ok(())
         }
-        (TypeNode::Bitmask(b), DynamicValue::Bitmask(x)) => {
+        (TypeNode::Bitmask(b), V::Bitmask(x)) => {
             if b.bit_bound < 64 && x >> b.bit_bound != 0 {
                 return Err(DynamicError::value(format!(
                     "bits {x:#x} beyond bit_bound {}",
@@ -164,8 +165,30 @@ pub(crate) fn write_value(
             write_sized(out, bitmask_size(b.bit_bound), *x);
             Ok(())
         }
+        (TypeNode::Sequence { .. } | TypeNode::Array { .. } | TypeNode::Map { .. }, _) => {
+            write_collection(out, t, v)
+        }
+        (TypeNode::Struct(s), V::Struct(slots)) => write_struct(out, s, slots),
+        (
+            TypeNode::Union(u),
+            V::Union {
+                discriminator,
+                case,
+            },
+        ) => {
+            let case = case.as_ref().map(|(i, v)| (*i, &**v));
+            write_union(out, u, discriminator, case)
+        }
+        _ => Err(mismatch(t, v)),
+    }
+}
+
+/// Sequences, arrays and maps (a DHEADER first in XCDR2 unless the elements are primitive).
+fn write_collection(out: &mut Out, t: &DynamicType, v: &DynamicValue) -> Result<(), DynamicError> {
+    let over = |n: usize, bound: u32| bound != 0 && n > bound as usize;
+    match (t.node(), v) {
         (TypeNode::Sequence { element, bound }, DynamicValue::Sequence(items)) => {
-            if *bound != 0 && items.len() > *bound as usize {
+            if over(items.len(), *bound) {
                 return Err(DynamicError::value(format!(
                     "{} elements exceed the bound {bound}",
                     items.len()
@@ -189,7 +212,7 @@ pub(crate) fn write_value(
             })
         }
         (TypeNode::Map { key, value, bound }, DynamicValue::Map(pairs)) => {
-            if *bound != 0 && pairs.len() > *bound as usize {
+            if over(pairs.len(), *bound) {
                 return Err(DynamicError::value(format!(
                     "{} entries exceed the bound {bound}",
                     pairs.len()
@@ -204,19 +227,6 @@ pub(crate) fn write_value(
                 Ok(())
             })
         }
-        (TypeNode::Struct(s), DynamicValue::Struct(slots)) => write_struct(out, s, slots),
-        (
-            TypeNode::Union(u),
-            DynamicValue::Union {
-                discriminator,
-                case,
-            },
-        ) => write_union(
-            out,
-            u,
-            discriminator,
-            case.as_ref().map(|(i, v)| (*i, &**v)),
-        ),
         _ => Err(mismatch(t, v)),
     }
 }
@@ -548,27 +558,34 @@ pub(crate) fn read_value(r: &mut In<'_>, t: &DynamicType) -> Result<DynamicValue
             read_dheadered(r, !element.is_primitive(), |r| read_elements(r, element, n))
                 .map(DynamicValue::Array)?
         }
-        TypeNode::Map { key, value, bound } => {
-            read_dheadered(r, !(key.is_primitive() && value.is_primitive()), |r| {
-                let n = r.u32()? as usize;
-                if *bound != 0 && n > *bound as usize {
-                    return Err(DynamicError::decode(format!(
-                        "{n} entries exceed the bound {bound}"
-                    )));
-                }
-                check_count(r, n, 2)?;
-                let mut pairs = Vec::with_capacity(n.min(r.remaining()));
-                for i in 0..n {
-                    let k = read_value(r, key).map_err(|e| e.at(&format!("[{i}]")))?;
-                    let v = read_value(r, value).map_err(|e| e.at(&format!("[{i}]")))?;
-                    pairs.push((k, v));
-                }
-                Ok(DynamicValue::Map(pairs))
-            })?
-        }
+        TypeNode::Map { key, value, bound } => read_map(r, key, value, *bound)?,
         TypeNode::Struct(s) => read_struct(r, s)?,
         TypeNode::Union(u) => read_union(r, u)?,
         TypeNode::Alias { .. } => return Err(DynamicError::decode("unresolved alias")),
+    })
+}
+
+fn read_map(
+    r: &mut In<'_>,
+    key: &DynamicType,
+    value: &DynamicType,
+    bound: u32,
+) -> Result<DynamicValue, DynamicError> {
+    read_dheadered(r, !(key.is_primitive() && value.is_primitive()), |r| {
+        let n = r.u32()? as usize;
+        if bound != 0 && n > bound as usize {
+            return Err(DynamicError::decode(format!(
+                "{n} entries exceed the bound {bound}"
+            )));
+        }
+        check_count(r, n, min_size(key).saturating_add(min_size(value)))?;
+        let mut pairs = Vec::with_capacity(n.min(r.remaining()));
+        for i in 0..n {
+            let k = read_value(r, key).map_err(|e| e.at(&format!("[{i}]")))?;
+            let v = read_value(r, value).map_err(|e| e.at(&format!("[{i}]")))?;
+            pairs.push((k, v));
+        }
+        Ok(DynamicValue::Map(pairs))
     })
 }
 

@@ -43,22 +43,7 @@ pub(crate) fn default_within(
         limit: MAX_DEFAULT_VALUES,
     })?;
     Ok(match t.resolved().node() {
-        TypeNode::Primitive(p) => match p {
-            PrimitiveKind::Boolean => V::Bool(false),
-            PrimitiveKind::Byte => V::Byte(0),
-            PrimitiveKind::Int8 => V::Int8(0),
-            PrimitiveKind::UInt8 => V::UInt8(0),
-            PrimitiveKind::Int16 => V::Int16(0),
-            PrimitiveKind::UInt16 => V::UInt16(0),
-            PrimitiveKind::Int32 => V::Int32(0),
-            PrimitiveKind::UInt32 => V::UInt32(0),
-            PrimitiveKind::Int64 => V::Int64(0),
-            PrimitiveKind::UInt64 => V::UInt64(0),
-            PrimitiveKind::Float32 => V::Float32(0.0),
-            PrimitiveKind::Float64 | PrimitiveKind::Float128 => V::Float64(0.0),
-            PrimitiveKind::Char8 => V::Char8('\0'),
-            PrimitiveKind::Char16 => V::Char16('\0'),
-        },
+        TypeNode::Primitive(p) => default_primitive(*p),
         TypeNode::String8 { .. } | TypeNode::String16 { .. } => V::String(String::new()),
         TypeNode::Enum(e) => V::Enum(e.default_literal().map_or(0, |l| l.value)),
         TypeNode::Bitmask(_) => V::Bitmask(0),
@@ -109,6 +94,26 @@ pub(crate) fn default_within(
         }
         TypeNode::Alias { .. } => V::Int32(0),
     })
+}
+
+fn default_primitive(p: PrimitiveKind) -> DynamicValue {
+    use DynamicValue as V;
+    match p {
+        PrimitiveKind::Boolean => V::Bool(false),
+        PrimitiveKind::Byte => V::Byte(0),
+        PrimitiveKind::Int8 => V::Int8(0),
+        PrimitiveKind::UInt8 => V::UInt8(0),
+        PrimitiveKind::Int16 => V::Int16(0),
+        PrimitiveKind::UInt16 => V::UInt16(0),
+        PrimitiveKind::Int32 => V::Int32(0),
+        PrimitiveKind::UInt32 => V::UInt32(0),
+        PrimitiveKind::Int64 => V::Int64(0),
+        PrimitiveKind::UInt64 => V::UInt64(0),
+        PrimitiveKind::Float32 => V::Float32(0.0),
+        PrimitiveKind::Float64 | PrimitiveKind::Float128 => V::Float64(0.0),
+        PrimitiveKind::Char8 => V::Char8('\0'),
+        PrimitiveKind::Char16 => V::Char16('\0'),
+    }
 }
 
 /// The discriminator value of type `t` for integral `label` (truncating to the type's width).
