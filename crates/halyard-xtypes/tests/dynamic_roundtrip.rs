@@ -219,6 +219,15 @@ fn gen_value(rng: &mut Rng, t: &DynamicType) -> DynamicValue {
                     .collect(),
             )
         }
+        TypeNode::String16 { bound } => {
+            let len = rng.below(u64::from(if *bound == 0 { 6 } else { *bound }) + 1) as usize;
+            V::String(
+                (0..len)
+                    .map(|_| ['w', 'ß', '€', '😀'][rng.below(4) as usize])
+                    .filter(|c| *bound == 0 || c.len_utf16() == 1)
+                    .collect(),
+            )
+        }
         TypeNode::Enum(e) => V::Enum(e.literals[rng.below(e.literals.len() as u64) as usize].value),
         TypeNode::Bitmask(b) => V::Bitmask(
             b.flags

@@ -213,9 +213,14 @@ pub fn from_json(
         TypeNode::Primitive(p) => primitive(*p, json)?,
         TypeNode::String8 { bound } | TypeNode::String16 { bound } => {
             let s = json.as_str().ok_or_else(|| expected("a string", json))?;
-            if *bound != 0 && s.chars().count() > *bound as usize {
+            // Bounds count what the wire counts: bytes of a string, UTF-16 units of a wstring.
+            let len = match t.node() {
+                TypeNode::String8 { .. } => s.len(),
+                _ => s.encode_utf16().count(),
+            };
+            if *bound != 0 && len > *bound as usize {
                 return Err(DynamicError::value(format!(
-                    "string exceeds the bound {bound}"
+                    "string of length {len} exceeds the bound {bound}"
                 )));
             }
             DynamicValue::String(s.to_owned())
