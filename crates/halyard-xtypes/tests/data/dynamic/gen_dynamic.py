@@ -201,6 +201,7 @@ for s in SAMPLES:
         # JSON of the sample as Python decodes it back (so default-case discriminators are concrete)
         "json": to_json2(T.deserialize(s.serialize(use_version_2=True))),
         "xcdr1": s.serialize(use_version_2=False).hex(),
+        "xcdr1_be": s.serialize(use_version_2=False, endianness=Endianness.Big).hex(),
         "xcdr2": s.serialize(use_version_2=True).hex(),
         "xcdr2_be": s.serialize(use_version_2=True, endianness=Endianness.Big).hex(),
         "key_xcdr2_be": T.__idl__.serialize_key_normalized(s, use_version_2=True, endianness=Endianness.Big).hex(),
