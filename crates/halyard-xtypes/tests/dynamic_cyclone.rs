@@ -174,6 +174,36 @@ fn python_samples_decode_to_their_json_and_reencode_byte_identically() {
     }
 }
 
+/// Table columns of a Python sample: flattened member paths with readable cells.
+#[test]
+fn python_sample_as_table_columns() {
+    let Some(doc) = python_output() else { return };
+    let types = register(&doc);
+    let s = doc["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["type"] == "Dyn::Nest")
+        .unwrap();
+    let t = type_of(&types, "Dyn::Nest");
+    let v = dynamic::decode(&t, &unhex(s["xcdr2"].as_str().unwrap())).unwrap();
+    let names = dynamic::column_names(&t);
+    let cells = dynamic::columns(&t, &v).unwrap();
+    assert_eq!(names.len(), cells.len());
+    let cell = |n: &str| {
+        cells[names
+            .iter()
+            .position(|x| x == n)
+            .unwrap_or_else(|| panic!("{n} in {names:?}"))]
+        .clone()
+    };
+    assert_eq!(cell("inner.name"), "sq");
+    assert_eq!(cell("inner.color"), "RED");
+    assert_eq!(cell("inner.perm"), r#"["WRITE"]"#);
+    assert_eq!(cell("more"), "[[1,2],[],[3]]");
+    assert_eq!(cell("arr"), r#"["p","q","r"]"#);
+}
+
 /// A type known only in its minimal form (member names unknown) still decodes every sample
 /// and re-encodes it to the same bytes; its JSON names members `m<id>`.
 #[test]

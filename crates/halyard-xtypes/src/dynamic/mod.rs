@@ -1,13 +1,14 @@
 //! Dynamic data: types learnt at run time ([`DynamicType`], built by
 //! [`crate::TypeRegistry::build`]), their values ([`DynamicValue`]), the XCDR1/XCDR2 codec
 //! ([`encode`], [`decode`]), key handling ([`key_hash`], [`encode_key`], [`decode_key`]) and
-//! JSON conversion ([`to_json`], [`from_json`]).
+//! JSON conversion ([`to_json`], [`from_json`]) and table cells ([`column_names`], [`columns`]).
 
 pub(crate) mod build;
 mod codec;
 mod error;
 mod json;
 mod key;
+mod table;
 mod types;
 mod value;
 mod wire;
@@ -16,6 +17,7 @@ pub use codec::{decode, encapsulation_id, encode};
 pub use error::{short_id, DynamicError};
 pub use json::{from_json, to_json, JsonOptions};
 pub use key::{decode_key, encode_key, key_hash, key_max_size};
+pub use table::{column_names, columns};
 pub use types::*;
 pub use value::DynamicValue;
 
