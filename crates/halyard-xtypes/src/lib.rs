@@ -27,7 +27,7 @@
 //!
 //! Not here yet: TypeLookup, minimal-from-complete derivation, applied annotations,
 //! annotation and bitset types, recursive types (strongly connected components), `float128`
-//! values, `wstring` in XCDR1, mutable unions in XCDR1.
+//! values, `wstring` in XCDR1.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -280,16 +280,14 @@ fn gen_value(rng: &mut Rng, t: &DynamicType) -> DynamicValue {
     }
 }
 
-/// wstrings and wchars are XCDR2-only here; mutable unions have no XCDR1 form.
+/// wstrings are XCDR2-only here.
 fn xcdr1_ok(t: &DynamicType) -> bool {
     match t.resolved().node() {
         TypeNode::String16 { .. } => false,
         TypeNode::Sequence { element, .. } | TypeNode::Array { element, .. } => xcdr1_ok(element),
         TypeNode::Map { key, value, .. } => xcdr1_ok(key) && xcdr1_ok(value),
         TypeNode::Struct(s) => s.members.iter().all(|m| xcdr1_ok(&m.ty)),
-        TypeNode::Union(u) => {
-            u.extensibility != Extensibility::Mutable && u.cases.iter().all(|c| xcdr1_ok(&c.ty))
-        }
+        TypeNode::Union(u) => u.cases.iter().all(|c| xcdr1_ok(&c.ty)),
         _ => true,
     }
 }

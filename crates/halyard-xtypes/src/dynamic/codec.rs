@@ -373,7 +373,7 @@ fn write_member(
             None => Ok(()),
         },
         (DataRepresentation::Xcdr1, Extensibility::Mutable) => match v {
-            Some(v) => write_param(out, m.id, m.must_understand, |out| {
+            Some(v) => write_param(out, m.id, m.must_understand, ParamEnd::Padded, |out| {
                 write_value(out, &m.ty, v)
             }),
             None => Ok(()),
@@ -383,7 +383,7 @@ fn write_member(
             v.map_or(Ok(()), |v| write_value(out, &m.ty, v))
         }
         (DataRepresentation::Xcdr1, _) if m.optional => {
-            write_param(out, m.id, m.must_understand, |out| {
+            write_param(out, m.id, m.must_understand, ParamEnd::Exact, |out| {
                 v.map_or(Ok(()), |v| write_value(out, &m.ty, v))
             })
         }
@@ -391,11 +391,23 @@ fn write_member(
     }
 }
 
+/// How an XCDR1 parameter's length is closed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamEnd {
+    /// A member of a mutable struct: the value is padded to 4 and the padding counted (as
+    /// XTypes 1.1 said and RTI expects; Cyclone's `dds_stream_write_xcdr1_pl_member`).
+    Padded,
+    /// An optional member of a final/appendable struct or a mutable union member: the exact
+    /// length.
+    Exact,
+}
+
 /// An XCDR1 parameter as Cyclone 11 writes it: long header, value aligned as if at 0 mod 8.
 fn write_param(
     out: &mut Out,
     id: u32,
     must_understand: bool,
+    end: ParamEnd,
     f: impl FnOnce(&mut Out) -> Result<(), DynamicError>,
 ) -> Result<(), DynamicError> {
     if id > PL_LONG_ID_MASK {
@@ -413,9 +425,10 @@ fn write_param(
     let r = f(out);
     out.origin = saved;
     r?;
-    // Cyclone pads the parameter value to 4 bytes and counts the padding in its length.
-    let pad = (4 - (out.buf.len() - at - 4) % 4) % 4;
-    out.buf.resize(out.buf.len() + pad, 0);
+    if end == ParamEnd::Padded {
+        let pad = (4 - (out.buf.len() - at - 4) % 4) % 4;
+        out.buf.resize(out.buf.len() + pad, 0);
+    }
     out.close_len(at)
 }
 
@@ -489,8 +502,21 @@ fn write_union(
     };
     let xcdr2 = out.rep == DataRepresentation::Xcdr2;
     match u.extensibility {
+        // Cyclone's dds_stream_write_mutable_uni: the discriminator as must-understand
+        // parameter 0, the case as a parameter of its id, then the list end.
         Extensibility::Mutable if !xcdr2 => {
-            Err(DynamicError::Unsupported("mutable unions in XCDR1"))
+            write_param(out, 0, true, ParamEnd::Exact, |out| {
+                write_value(out, &u.discriminator, disc).map_err(|e| e.at("discriminator"))
+            })?;
+            if let Some((c, v)) = case {
+                write_param(out, c.id, false, ParamEnd::Exact, |out| {
+                    write_value(out, &c.ty, v).map_err(|e| e.at(&c.name))
+                })?;
+            }
+            out.align(4);
+            out.u16(PID_LIST_END | PID_MU);
+            out.u16(0);
+            Ok(())
         }
         Extensibility::Mutable => with_dheader(out, true, |out| {
             let at = write_em_nextint(out, 0, true);
@@ -908,32 +934,11 @@ fn read_emheader(r: &mut In<'_>) -> Result<(Header, bool), DynamicError> {
 }
 
 fn read_union(r: &mut In<'_>, u: &UnionDesc) -> Result<DynamicValue, DynamicError> {
-    let xcdr2 = r.rep == DataRepresentation::Xcdr2;
     match u.extensibility {
-        Extensibility::Mutable if !xcdr2 => {
-            Err(DynamicError::Unsupported("mutable unions in XCDR1"))
+        Extensibility::Mutable => {
+            let xcdr2 = r.rep == DataRepresentation::Xcdr2;
+            read_dheadered(r, xcdr2, |r| read_mutable_union(r, u))
         }
-        Extensibility::Mutable => read_dheadered(r, true, |r| {
-            let (h, _) = read_emheader(r)?;
-            let outer = r.enter(h.len)?;
-            let disc = read_value(r, &u.discriminator).map_err(|e| e.at("discriminator"))?;
-            r.leave(outer);
-            let case = select(u, &disc)?;
-            let case = match case {
-                Some(i) if r.remaining() > 0 => {
-                    let (h, _) = read_emheader(r)?;
-                    let outer = r.enter(h.len)?;
-                    let v = read_case(r, u, i)?;
-                    r.leave(outer);
-                    Some((i, Box::new(v)))
-                }
-                _ => None,
-            };
-            Ok(DynamicValue::Union {
-                discriminator: Box::new(disc),
-                case,
-            })
-        }),
         ext => read_dheadered(r, ext == Extensibility::Appendable, |r| {
             let disc = read_value(r, &u.discriminator).map_err(|e| e.at("discriminator"))?;
             let case = match select(u, &disc)? {
@@ -946,6 +951,63 @@ fn read_union(r: &mut In<'_>, u: &UnionDesc) -> Result<DynamicValue, DynamicErro
             })
         }),
     }
+}
+
+/// The next member header of a mutable type (parameter or EMHEADER); `None` at the end.
+fn next_part(r: &mut In<'_>) -> Result<Option<Header>, DynamicError> {
+    match r.rep {
+        DataRepresentation::Xcdr1 => read_param_header(r),
+        DataRepresentation::Xcdr2 if r.remaining() == 0 => Ok(None),
+        DataRepresentation::Xcdr2 => read_emheader(r).map(|(h, _)| Some(h)),
+    }
+}
+
+/// The value of a member whose header was just read.
+fn part_body(r: &mut In<'_>, h: &Header, t: &DynamicType) -> Result<DynamicValue, DynamicError> {
+    match r.rep {
+        DataRepresentation::Xcdr1 => read_param_body(r, h, t),
+        DataRepresentation::Xcdr2 => {
+            let outer = r.enter(h.len)?;
+            let v = read_value(r, t);
+            r.leave(outer);
+            v
+        }
+    }
+}
+
+/// A mutable union: the discriminator (member 0), then the selected case; in XCDR1 the
+/// parameter list end (anything else before it is skipped).
+fn read_mutable_union(r: &mut In<'_>, u: &UnionDesc) -> Result<DynamicValue, DynamicError> {
+    let h = next_part(r)?.ok_or_else(|| DynamicError::decode("union without discriminator"))?;
+    let disc = part_body(r, &h, &u.discriminator).map_err(|e| e.at("discriminator"))?;
+    let mut case = None;
+    let mut ended = false;
+    if let Some(i) = select(u, &disc)? {
+        match next_part(r)? {
+            Some(h) => {
+                let c = u
+                    .cases
+                    .get(i)
+                    .ok_or_else(|| DynamicError::decode("case index"))?;
+                let v = part_body(r, &h, &c.ty).map_err(|e| e.at(&c.name))?;
+                case = Some((i, Box::new(v)));
+            }
+            None => ended = true,
+        }
+    }
+    // XCDR1: up to and including the list end (XCDR2: the DHEADER window is left anyway).
+    if r.rep == DataRepresentation::Xcdr1 && !ended {
+        for _ in 0..r.remaining() / 4 + 1 {
+            let Some(h) = read_param_header(r)? else {
+                break;
+            };
+            r.enter(h.len).map(|outer| r.leave(outer))?;
+        }
+    }
+    Ok(DynamicValue::Union {
+        discriminator: Box::new(disc),
+        case,
+    })
 }
 
 fn select(u: &UnionDesc, disc: &DynamicValue) -> Result<Option<usize>, DynamicError> {

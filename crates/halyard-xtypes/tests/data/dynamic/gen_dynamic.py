@@ -137,6 +137,21 @@ class Nest(IdlStruct, typename="Dyn::Nest"):
     eus: sequence[EU]
 
 
+@appendable
+class AU(IdlUnion, discriminator=uint8, typename="Dyn::AU"):
+    x: case[0, int16]
+    y: default[str]
+
+
+@appendable
+@dataclass
+class Unions(IdlStruct, typename="Dyn::Unions"):
+    a: AU
+    us: sequence[AU]
+    u: U
+    tail: int16
+
+
 SAMPLES = [
     Prims(id=-7, b=True, o=255, i8=-128, u8=200, i16=-30000, u16=65000, u32=4000000000,
           i64=-(2**62), u64=2**63 + 5, f32=1.5, f64=-2.25e10, c="z", s="héllo"),
@@ -150,6 +165,9 @@ SAMPLES = [
         matrix=[[0, 0, 0], [0, 0, 0]], u=U(c=0.5), eu=EU(r=3), flag=False, big=""),
     Opt(a=None, b="set", c=-3),
     Opt(a=17, b=None, c=4),
+    Opt(a=None, b="ab", c=1),
+    Unions(a=AU(x=3), us=[AU(y="hey"), AU(x=-2)], u=U(a=1), tail=-1),
+    Unions(a=AU(y="dflt"), us=[], u=U(c=2.5), tail=9),
     Ids(k=-99, v=[1, 2, 3, 250], w=Point(0.25, 0.5)),
     Ids(k=1, v=[], w=None),
     Nest(inner=Shape(name="sq", color=Color.RED, points=[], corner=[Point(0, 0), Point(1, 1)],
@@ -188,7 +206,7 @@ def _active(u):
 
 
 out = {"types": {}, "samples": []}
-for T in (Prims, Shape, U, EU, Rec, Opt, Ids, Nest):
+for T in (Prims, Shape, U, EU, Rec, Opt, Ids, Nest, AU, Unions):
     T.__idl__.fill_type_data()
     ti, tm = T.__idl__._xt_bytedata
     # `cyclonedds typeof` prints a type with this printer (cyclonedds/tools/cli/idl.py)
