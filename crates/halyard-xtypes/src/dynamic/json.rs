@@ -51,6 +51,14 @@ pub fn to_json(t: &DynamicType, v: &DynamicValue) -> Result<Value, DynamicError>
         (TypeNode::Array { element, dims }, V::Array(items)) => nested(element, dims, items)?,
         (TypeNode::Map { key, value, .. }, V::Map(pairs)) => map_json(key, value, pairs)?,
         (TypeNode::Struct(s), V::Struct(slots)) => {
+            if slots.len() != s.members.len() {
+                return Err(DynamicError::value(format!(
+                    "struct {} has {} members, value has {}",
+                    s.name,
+                    s.members.len(),
+                    slots.len()
+                )));
+            }
             let mut o = Map::new();
             for (m, slot) in s.members.iter().zip(slots) {
                 let j = match slot {
