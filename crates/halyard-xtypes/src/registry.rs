@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::dynamic::build::Builder;
 use crate::dynamic::{DynamicError, DynamicType};
 use crate::object::*;
-use crate::{type_flag, PrimitiveKind, TypeIdentifier, TypeMapping, TypeObject};
+use crate::{type_flag, PrimitiveKind, TypeIdentifier, TypeInformation, TypeMapping, TypeObject};
 
 /// Default bound on the number of objects a registry holds.
 pub const DEFAULT_MAX_OBJECTS: usize = 4096;
@@ -141,6 +141,23 @@ impl TypeRegistry {
             stack.extend(refs.into_iter().map(|r| (r, depth + 1)));
         }
         missing
+    }
+
+    /// What TypeLookup must still fetch to build the type a TypeInformation announces: the
+    /// complete type and the dependencies it lists, then whatever those objects refer to.
+    pub fn missing_for(&self, info: &TypeInformation) -> Vec<TypeIdentifier> {
+        let complete = &info.complete;
+        let mut wanted = vec![complete.typeid_with_size.type_id.clone()];
+        wanted.extend(complete.dependent_typeids.iter().map(|d| d.type_id.clone()));
+        let mut out: Vec<TypeIdentifier> = Vec::new();
+        for id in wanted {
+            for m in self.missing(&id) {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+        out
     }
 
     /// Builds the [`DynamicType`] of `id` (complete identifiers give member names; minimal

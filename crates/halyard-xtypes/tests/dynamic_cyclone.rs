@@ -108,6 +108,35 @@ fn type_of(types: &Types, name: &str) -> DynamicType {
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// Type discovery: from an empty registry, the TypeInformation of a type names what to fetch;
+/// once those objects (and then their own references) are in, nothing is missing.
+#[test]
+fn type_information_says_what_to_fetch() {
+    let Some(doc) = python_output() else { return };
+    let t = &doc["types"]["Dyn::Rec"];
+    let info = TypeInformation::from_xcdr2(&unhex(t["typeinfo"].as_str().unwrap())).unwrap();
+    let map = TypeMapping::from_xcdr2(&unhex(t["typemap"].as_str().unwrap())).unwrap();
+    let mut reg = TypeRegistry::new();
+    let mut rounds = 0;
+    loop {
+        let wanted = reg.missing_for(&info);
+        if wanted.is_empty() {
+            break;
+        }
+        rounds += 1;
+        assert!(rounds < 10, "does not converge");
+        for id in wanted {
+            let (_, obj) = map
+                .complete
+                .iter()
+                .find(|(i, _)| *i == id)
+                .expect("served by the map");
+            reg.insert(&id, obj.clone()).unwrap();
+        }
+    }
+    reg.build(&info.complete.typeid_with_size.type_id).unwrap();
+}
+
 #[test]
 fn python_types_register_and_build_in_both_forms() {
     let Some(doc) = python_output() else { return };
