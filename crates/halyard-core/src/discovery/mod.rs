@@ -312,7 +312,10 @@ impl Participant {
             self.forget_remote_reader(g);
         }
         let secure = crate::endpoint_security::SECURE_BUILTIN_PAIRS;
-        let all = BUILTIN_PAIRS.into_iter().chain(secure).chain(typelookup::TL_PAIRS);
+        let all = BUILTIN_PAIRS
+            .into_iter()
+            .chain(secure)
+            .chain(typelookup::TL_PAIRS);
         for (w, r, _, _) in all {
             if let Some(wr) = self.writers.get_mut(&w) {
                 wr.remove_proxy(&Guid::new(prefix, r));

@@ -181,7 +181,11 @@ impl Participant {
         };
         // A TypeInformation that does not decode is counted and dropped; the endpoint is kept
         // and matched by type name, as one that sent none.
-        if ed.type_information.as_ref().is_some_and(|t| decode_type_information(t).is_none()) {
+        if ed
+            .type_information
+            .as_ref()
+            .is_some_and(|t| decode_type_information(t).is_none())
+        {
             self.stats.malformed_type_information += 1;
             ed.type_information = None;
         }

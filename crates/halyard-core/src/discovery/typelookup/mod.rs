@@ -141,7 +141,10 @@ impl std::fmt::Display for TypeLookupError {
         match self {
             Self::NotAHash => write!(f, "only hashed TypeIdentifiers can be looked up"),
             Self::TooManyIdentifiers => {
-                write!(f, "more than {MAX_IDS_PER_REQUEST} identifiers in one lookup")
+                write!(
+                    f,
+                    "more than {MAX_IDS_PER_REQUEST} identifiers in one lookup"
+                )
             }
         }
     }
@@ -295,12 +298,13 @@ impl Participant {
         &self,
         type_name: &str,
     ) -> Option<halyard_wire::discovery::TypeInformationBytes> {
-        self.types.local.get(type_name).map(|t| {
-            halyard_wire::discovery::TypeInformationBytes {
+        self.types
+            .local
+            .get(type_name)
+            .map(|t| halyard_wire::discovery::TypeInformationBytes {
                 little_endian: true,
                 xcdr2: t.info_bytes.as_ref().clone(),
-            }
-        })
+            })
     }
 
     /// The TypeObject with identifier `id`, registered here or learnt by TypeLookup.
@@ -328,7 +332,8 @@ impl Participant {
         let mut wanted = Vec::new();
         for id in ids {
             let k = hash_key(id).ok_or(TypeLookupError::NotAHash)?;
-            let known = self.types.local_objects.contains_key(&k) || self.types.cache.contains_key(&k);
+            let known =
+                self.types.local_objects.contains_key(&k) || self.types.cache.contains_key(&k);
             if !known && !wanted.contains(&k) {
                 wanted.push(k);
             }
@@ -369,7 +374,9 @@ impl Participant {
             original: None,
         };
         if let Some(w) = self.writers.get_mut(&writer) {
-            if w.write(now, &mut self.out, &self.cfg, change, None).is_err() {
+            if w.write(now, &mut self.out, &self.cfg, change, None)
+                .is_err()
+            {
                 self.stats.typelookup_dropped += 1;
             }
         }
@@ -493,5 +500,93 @@ impl Participant {
         }
         t.cache.insert(k, Arc::new(bytes));
         t.cache_order.push_back(k);
+    }
+}
+
+/// The hashed identifiers a TypeIdentifier refers to (itself, or those inside a plain
+/// collection's element and key types).
+fn hashes_in(ti: &TypeIdentifier, out: &mut Vec<TypeIdentifier>) {
+    match ti {
+        TypeIdentifier::Hash { .. } => out.push(ti.clone()),
+        TypeIdentifier::PlainSequenceSmall { element, .. }
+        | TypeIdentifier::PlainSequenceLarge { element, .. }
+        | TypeIdentifier::PlainArraySmall { element, .. }
+        | TypeIdentifier::PlainArrayLarge { element, .. } => hashes_in(element, out),
+        TypeIdentifier::PlainMapSmall { element, key, .. }
+        | TypeIdentifier::PlainMapLarge { element, key, .. } => {
+            hashes_in(element, out);
+            hashes_in(key, out);
+        }
+        _ => {}
+    }
+}
+
+/// The hashed identifiers a TypeObject refers to (member, base, discriminator, aliased,
+/// element and key types).
+fn references<F: halyard_xtypes::Form>(
+    body: &halyard_xtypes::TypeObjectBody<F>,
+    out: &mut Vec<TypeIdentifier>,
+) {
+    use halyard_xtypes::TypeObjectBody as B;
+    match body {
+        B::Alias(a) => hashes_in(&a.related_type, out),
+        B::Struct(s) => {
+            hashes_in(&s.base_type, out);
+            s.members
+                .iter()
+                .for_each(|m| hashes_in(&m.member_type_id, out));
+        }
+        B::Union(u) => {
+            hashes_in(&u.discriminator_type, out);
+            u.members.iter().for_each(|m| hashes_in(&m.type_id, out));
+        }
+        B::Sequence(s) => hashes_in(&s.element.type_id, out),
+        B::Array(a) => hashes_in(&a.element.type_id, out),
+        B::Map(m) => {
+            hashes_in(&m.key.type_id, out);
+            hashes_in(&m.element.type_id, out);
+        }
+        B::Enum(_) | B::Bitmask(_) => {}
+    }
+}
+
+/// What [`Participant::type_closure`] found.
+#[derive(Debug, Clone, Default)]
+pub struct TypeClosure {
+    /// The objects known, each with its identifier, roots first.
+    pub found: Vec<(TypeIdentifier, TypeObject)>,
+    /// The hashed identifiers reached but not known (ask for them with
+    /// [`Participant::request_types`]).
+    pub missing: Vec<TypeIdentifier>,
+}
+
+impl Participant {
+    /// The TypeObjects of `roots` and of every type they refer to, transitively, as far as
+    /// they are known here (registered or learnt); the identifiers reached but not known are
+    /// listed as missing. Visits at most [`MAX_CACHED_OBJECTS`] types.
+    pub fn type_closure(&self, roots: &[TypeIdentifier]) -> TypeClosure {
+        let mut closure = TypeClosure::default();
+        let mut seen: Vec<TypeIdentifier> = Vec::new();
+        let mut queue: VecDeque<TypeIdentifier> = roots.iter().cloned().collect();
+        while let Some(ti) = queue.pop_front() {
+            if seen.contains(&ti) || seen.len() >= MAX_CACHED_OBJECTS {
+                continue;
+            }
+            seen.push(ti.clone());
+            let Some(obj) = self.type_object(&ti) else {
+                if hash_key(&ti).is_some() {
+                    closure.missing.push(ti);
+                }
+                continue;
+            };
+            let mut refs = Vec::new();
+            match &obj {
+                TypeObject::Minimal(b) => references(b, &mut refs),
+                TypeObject::Complete(b) => references(b, &mut refs),
+            }
+            queue.extend(refs);
+            closure.found.push((ti, obj));
+        }
+        closure
     }
 }

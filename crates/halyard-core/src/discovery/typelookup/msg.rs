@@ -67,12 +67,18 @@ impl std::fmt::Display for MsgError {
             }
             MsgError::BadLength(what) => write!(f, "TypeLookup sample: bad length of {what}"),
             MsgError::UnsupportedIdentifier(d) => {
-                write!(f, "TypeLookup sample names a non-hashed TypeIdentifier ({d:#04x})")
+                write!(
+                    f,
+                    "TypeLookup sample names a non-hashed TypeIdentifier ({d:#04x})"
+                )
             }
             MsgError::BadString => write!(f, "TypeLookup sample: bad instanceName string"),
             MsgError::MissingMember(id) => write!(f, "TypeLookup sample lacks member {id:#x}"),
             MsgError::MustUnderstand(id) => {
-                write!(f, "TypeLookup sample has unknown must-understand member {id:#x}")
+                write!(
+                    f,
+                    "TypeLookup sample has unknown must-understand member {id:#x}"
+                )
             }
         }
     }
@@ -259,7 +265,8 @@ impl Request {
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::new();
         e.identity(self.id);
-        let name = &self.instance_name.as_bytes()[..self.instance_name.len().min(MAX_INSTANCE_NAME)];
+        let name =
+            &self.instance_name.as_bytes()[..self.instance_name.len().min(MAX_INSTANCE_NAME)];
         e.u32(name.len() as u32 + 1);
         e.buf.extend_from_slice(name);
         e.buf.push(0);
@@ -273,7 +280,8 @@ impl Request {
                 continuation_point,
             } => {
                 e.i32(GET_DEPENDENCIES_HASH_ID);
-                let cp = &continuation_point[..continuation_point.len().min(MAX_CONTINUATION_POINT)];
+                let cp =
+                    &continuation_point[..continuation_point.len().min(MAX_CONTINUATION_POINT)];
                 e.delimited(|e| {
                     e.member(MID_TYPE_IDS, |e| e.type_ids(type_ids));
                     e.member(MID_CONTINUATION_POINT, |e| e.octets(cp));
@@ -553,7 +561,9 @@ impl Request {
                         Ok(false)
                     })
                 })?;
-                Ok(Call::GetTypes(ids.ok_or(MsgError::MissingMember(MID_TYPE_IDS))?))
+                Ok(Call::GetTypes(
+                    ids.ok_or(MsgError::MissingMember(MID_TYPE_IDS))?,
+                ))
             }
             GET_DEPENDENCIES_HASH_ID => {
                 let (mut ids, mut cp) = (None, Vec::new());
@@ -597,10 +607,12 @@ impl Reply {
                 code => Ok(Err(code)),
             })?)),
             GET_DEPENDENCIES_HASH_ID => {
-                Ok(Return::GetTypeDependencies(d.delimited(|d| match d.i32()? {
-                    RETCODE_OK => d.delimited(decode_deps_out).map(Ok),
-                    code => Ok(Err(code)),
-                })?))
+                Ok(Return::GetTypeDependencies(d.delimited(
+                    |d| match d.i32()? {
+                        RETCODE_OK => d.delimited(decode_deps_out).map(Ok),
+                        code => Ok(Err(code)),
+                    },
+                )?))
             }
             other => Ok(Return::Unknown(other)),
         })?;
