@@ -288,6 +288,53 @@ impl Participant {
         Ok(info)
     }
 
+    /// Judges the types of a local endpoint of type `local_type` and remote endpoint `remote`
+    /// (`remote_is_writer`: it is a writer) with [`crate::matching::type_verdict`]; counts a
+    /// pairing matched by name only.
+    pub(crate) fn types_agree(
+        &mut self,
+        local_type: &str,
+        remote: Guid,
+        remote_is_writer: bool,
+    ) -> bool {
+        let ed = if remote_is_writer {
+            self.remote_writers.get(&remote)
+        } else {
+            self.remote_readers.get(&remote)
+        };
+        let theirs = ed
+            .and_then(|e| e.type_information.as_ref())
+            .and_then(super::sedp::decode_type_information);
+        let ours = self.types.local.get(local_type).map(|t| &t.info);
+        let verdict = if remote_is_writer {
+            crate::matching::type_verdict(theirs.as_ref(), ours)
+        } else {
+            crate::matching::type_verdict(ours, theirs.as_ref())
+        };
+        if verdict == crate::matching::TypeVerdict::NameFallback {
+            self.stats.type_name_fallback_matches += 1;
+        }
+        verdict.matches()
+    }
+
+    /// Announces `bytes` as the TypeInformation of registered type `type_name` from now on,
+    /// whatever they hold: for tests of how peers take a malformed PID_TYPE_INFORMATION.
+    /// Returns false if the type is not registered.
+    #[doc(hidden)]
+    pub fn danger_announce_type_information_bytes(
+        &mut self,
+        type_name: &str,
+        bytes: Vec<u8>,
+    ) -> bool {
+        match self.types.local.get_mut(type_name) {
+            Some(t) => {
+                t.info_bytes = Arc::new(bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The TypeInformation registered for `type_name`, if any.
     pub fn registered_type(&self, type_name: &str) -> Option<&TypeInformation> {
         self.types.local.get(type_name).map(|t| &t.info)
