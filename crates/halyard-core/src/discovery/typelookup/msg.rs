@@ -189,7 +189,8 @@ impl Enc {
         }
     }
     fn align4(&mut self) {
-        while (self.buf.len() - 4) % 4 != 0 {
+        // The origin (after the 4-byte header) is itself 4-aligned.
+        while self.buf.len() & 3 != 0 {
             self.buf.push(0);
         }
     }
