@@ -2,7 +2,8 @@
 //! its CLI) on loopback: `cyclonedds typeof` rebuilds the IDL of a Halyard topic and
 //! `cyclonedds subscribe` prints its samples (both learn the type from Halyard's SEDP
 //! TypeInformation and TypeLookup service), and Halyard fetches through TypeLookup the types
-//! of a Cyclone writer it has no Rust type for, with hashes that verify.
+//! of a Cyclone writer it has no Rust type for, with hashes that verify (and reads the
+//! TypeInformation Cyclone's writers and readers announce in SEDP).
 
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
@@ -181,6 +182,7 @@ from enum import auto
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.topic import Topic
 from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
 from cyclonedds.idl import IdlStruct, IdlEnum
 from cyclonedds.idl.annotations import key, mutable
 from cyclonedds.idl.types import int32, float64, sequence, array, typedef, bounded_str
@@ -210,6 +212,7 @@ class Derived(Base, typename="Rich::Derived"):
 dp = DomainParticipant(int(sys.argv[1]))
 tp = Topic(dp, "CycloneRich", Derived)
 wr = DataWriter(dp, tp)
+rd = DataReader(dp, Topic(dp, "CycloneRichR", Derived))
 Derived.__idl__.fill_type_data()
 ti, tm = Derived.__idl__._xt_bytedata
 print(ti.hex(), flush=True)
@@ -261,6 +264,26 @@ fn halyard_fetches_the_types_of_a_cyclone_writer_through_typelookup() {
     );
     assert_eq!(
         py_info.minimal.typeid_with_size.type_id,
+        info.minimal.typeid_with_size.type_id
+    );
+    // A Cyclone reader's DCPSSubscription data carries the same TypeInformation.
+    let reader_info = loop {
+        let found = dp
+            .discovered_subscriptions()
+            .into_iter()
+            .find(|s| s.topic_name == "CycloneRichR");
+        if let Some(info) = found.and_then(|s| s.decoded_type_information()) {
+            break info;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no CycloneRichR subscription with TypeInformation"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(reader_info.complete, info.complete);
+    assert_eq!(
+        reader_info.minimal.typeid_with_size.type_id,
         info.minimal.typeid_with_size.type_id
     );
 

@@ -209,7 +209,10 @@ impl Participant {
                     added.push((w, rg));
                     // Our announcements go to the new peer at once, with a HEARTBEAT, rather
                     // than after its first ACKNACK: on a lossy link that saves a round trip.
-                    wr.push_history(now, &mut self.out, &self.cfg, rg);
+                    // (A VOLATILE builtin writer, TypeLookup's, owes a new peer nothing.)
+                    if wr.spec.qos.durability != DurabilityKind::Volatile {
+                        wr.push_history(now, &mut self.out, &self.cfg, rg);
+                    }
                 }
             }
             let wg = Guid::new(prefix, w);

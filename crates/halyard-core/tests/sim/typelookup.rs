@@ -215,3 +215,39 @@ fn request_types_refuses_non_hashed_identifiers() {
         .unwrap_err();
     assert_eq!(err, halyard_core::TypeLookupError::NotAHash);
 }
+
+#[test]
+fn registering_again_is_idempotent_and_another_description_conflicts() {
+    let mut net = SimNet::new(4, Faults::none());
+    let a = net.add_node(node_config(1));
+    let first = rich(&mut net, a);
+    assert_eq!(rich(&mut net, a), first);
+    let other = net.p(a).register_type(
+        TYPE_NAME,
+        hello_world::TYPE_INFORMATION,
+        hello_world::TYPE_OBJECTS,
+    );
+    assert_eq!(
+        other.unwrap_err(),
+        halyard_core::TypeRegistrationError::Conflict
+    );
+    assert_eq!(net.p(a).registered_type(TYPE_NAME), Some(&first));
+}
+
+#[test]
+fn unanswered_requests_are_bounded() {
+    let mut net = SimNet::new(5, Faults::none());
+    let a = net.add_node(node_config(1));
+    for i in 0..100u8 {
+        let now = net.instant();
+        let id = TypeIdentifier::Hash {
+            kind: halyard_core::xtypes::EquivalenceKind::Minimal,
+            hash: [i; 14],
+        };
+        assert_eq!(net.p(a).request_types(now, &[id]), Ok(1));
+    }
+    assert_eq!(
+        net.p(a).outstanding_type_requests(),
+        halyard_core::MAX_OUTSTANDING_REQUESTS
+    );
+}
