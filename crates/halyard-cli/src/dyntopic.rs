@@ -260,7 +260,9 @@ impl std::fmt::Display for Failure {
             ),
             Failure::Lookup { type_name, error } => write!(
                 f,
-                "the TypeObjects of {type_name} did not arrive through TypeLookup: {error}"
+                "the TypeObjects of {type_name} did not arrive through TypeLookup ({error}); \
+                 its peers announce type information but do not answer type requests \
+                 (Cyclone DDS 0.10 does not); give the type with --idl FILE [--type NAME]"
             ),
             Failure::BadType { type_name, error } => {
                 write!(f, "type {type_name} cannot be used: {error}")
