@@ -18,10 +18,10 @@
 use crate::discovery::{self, BadArgs};
 use halyard::cdr::{parse_encapsulation, CdrError, Extensibility};
 use halyard::qos::EndpointQos;
-use halyard::{KeySupport, OwnedTypeDescription, UntypedType};
 use halyard::xtypes::dynamic::{self, DynamicError, TypeNode};
 use halyard::xtypes::{DynamicType, TypeIdentifier, TypeInformation, TypeRegistry};
 use halyard::{DomainParticipant, EndpointTypeInformation};
+use halyard::{KeySupport, OwnedTypeDescription, UntypedType};
 use halyard_wire::discovery::EndpointData;
 use halyard_wire::qos::{DurabilityKind, History, ReliabilityKind};
 use std::path::PathBuf;
@@ -122,8 +122,8 @@ impl Common {
                     "persistent" => DurabilityKind::Persistent,
                     _ => {
                         return Err(BadArgs(format!(
-                            "bad --durability {v:?} (volatile, transient-local, transient, persistent)"
-                        )))
+                        "bad --durability {v:?} (volatile, transient-local, transient, persistent)"
+                    )))
                     }
                 });
             }
@@ -200,7 +200,7 @@ pub enum Failure {
     /// A command-line mistake found late (e.g. a `--type` no endpoint uses): exit 2.
     BadArgs(String),
     /// The domain cannot be joined, or an entity not created.
-    Dds(String, halyard::Error),
+    Dds(String, Box<halyard::Error>),
     /// No endpoint of the topic was discovered within the timeout.
     NotFound {
         /// The topic.
@@ -220,7 +220,7 @@ pub enum Failure {
         /// The type.
         type_name: String,
         /// What went wrong.
-        error: halyard::Error,
+        error: Box<halyard::Error>,
     },
     /// The TypeObjects do not make a usable type.
     BadType {
@@ -260,9 +260,9 @@ impl std::fmt::Display for Failure {
             ),
             Failure::Lookup { type_name, error } => write!(
                 f,
-                "the TypeObjects of {type_name} did not arrive through TypeLookup ({error}); \
-                 its peers announce type information but do not answer type requests \
-                 (Cyclone DDS 0.10 does not); give the type with --idl FILE [--type NAME]"
+                "the TypeObjects of {type_name} did not arrive through TypeLookup ({error}): \
+                 its peers announce type information but none answered the type requests \
+                 (Cyclone DDS 0.10's do not); give the type with --idl FILE [--type NAME]"
             ),
             Failure::BadType { type_name, error } => {
                 write!(f, "type {type_name} cannot be used: {error}")
@@ -318,14 +318,15 @@ fn snapshot(dp: &DomainParticipant, topic: &str) -> Vec<Seen> {
     let own = dp.guid_prefix();
     let mut out: Vec<Seen> = Vec::new();
     let mut add = |e: EndpointData, writer: bool| {
-        if e.topic_name != topic || e.participant_guid.map_or(e.guid.prefix, |g| g.prefix) == own
-        {
+        if e.topic_name != topic || e.participant_guid.map_or(e.guid.prefix, |g| g.prefix) == own {
             return;
         }
         let info = e.decoded_type_information();
         let same = |s: &Seen| {
             s.type_name == e.type_name
-                && s.info.as_ref().map(|i| &i.complete.typeid_with_size.type_id)
+                && s.info
+                    .as_ref()
+                    .map(|i| &i.complete.typeid_with_size.type_id)
                     == info.as_ref().map(|i| &i.complete.typeid_with_size.type_id)
         };
         let i = match out.iter().position(same) {
@@ -476,7 +477,7 @@ pub fn from_network(
         .lookup_type_information(info, timeout)
         .map_err(|error| Failure::Lookup {
             type_name: type_name.clone(),
-            error,
+            error: Box::new(error),
         })?;
     let bad = |error: DynamicError| Failure::BadType {
         type_name: type_name.clone(),
@@ -518,16 +519,13 @@ pub fn from_idl(
     let listed = || set.topics.keys().cloned().collect::<Vec<_>>().join(", ");
     let wanted = wanted.map(|w| w.trim_start_matches("::").to_string());
     let (name, desc) = match &wanted {
-        Some(w) => set
-            .topics
-            .get_key_value(w)
-            .ok_or_else(|| {
-                Failure::Idl(format!(
-                    "{} has no topic type {w} (it has: {})",
-                    path.display(),
-                    listed()
-                ))
-            })?,
+        Some(w) => set.topics.get_key_value(w).ok_or_else(|| {
+            Failure::Idl(format!(
+                "{} has no topic type {w} (it has: {})",
+                path.display(),
+                listed()
+            ))
+        })?,
         None if set.topics.len() == 1 => set
             .topics
             .iter()
@@ -574,7 +572,7 @@ pub fn resolve(
 ) -> Result<(DomainParticipant, Resolved, Vec<Seen>), Failure> {
     let topic = c.topic().map_err(|e| Failure::BadArgs(e.0))?.to_string();
     let dp = discovery::join(c.domain, command)
-        .map_err(|e| Failure::Dds(format!("cannot join domain {}", c.domain), e))?;
+        .map_err(|e| Failure::Dds(format!("cannot join domain {}", c.domain), Box::new(e)))?;
     if let Some(path) = &c.idl {
         // A short look for the announced type name; the IDL file decides the type.
         let wait = c.timeout.min(Duration::from_secs(2));
@@ -584,12 +582,13 @@ pub fn resolve(
             .flatten()
             .map(|s| s.type_name.clone());
         let wanted = c.type_name.clone().or(announced.clone());
-        let mut r = from_idl(path, &c.includes, wanted.as_deref())
-            .or_else(|e| match (&c.type_name, &announced) {
+        let mut r = from_idl(path, &c.includes, wanted.as_deref()).or_else(|e| {
+            match (&c.type_name, &announced) {
                 // The announced name may not be a name of the file: take its only type.
                 (None, Some(_)) => from_idl(path, &c.includes, None),
                 _ => Err(e),
-            })?;
+            }
+        })?;
         if let Some(a) = announced {
             // Match the peers' registered name (e.g. `M_T` for a type the file calls `M::T`).
             r.type_name = a;

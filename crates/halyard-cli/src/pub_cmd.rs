@@ -90,9 +90,10 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
             }
             "--repeat" => {
                 let v = value(arg)?;
-                a.repeat = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    BadArgs(format!("bad --repeat {v:?} (a positive integer)"))
-                })?;
+                a.repeat =
+                    v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        BadArgs(format!("bad --repeat {v:?} (a positive integer)"))
+                    })?;
             }
             "--json-file" => a.file = Some(PathBuf::from(value(arg)?)),
             "--xcdr1" => a.xcdr1 = true,
@@ -146,8 +147,8 @@ pub fn main(args: &[String]) -> i32 {
 fn sample_texts(a: &Args) -> Result<Vec<(String, Value)>, String> {
     let mut out = Vec::new();
     for (i, s) in a.samples.iter().enumerate() {
-        let v: Value = serde_json::from_str(s)
-            .map_err(|e| format!("sample {} is not JSON: {e}", i + 1))?;
+        let v: Value =
+            serde_json::from_str(s).map_err(|e| format!("sample {} is not JSON: {e}", i + 1))?;
         out.push((format!("sample {}", i + 1), v));
     }
     if let Some(path) = &a.file {
@@ -185,8 +186,7 @@ fn read_limited(path: &std::path::Path) -> Result<String, String> {
     let r = if path.as_os_str() == "-" {
         std::io::stdin().take(MAX_FILE + 1).read_to_string(&mut s)
     } else {
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_FILE + 1).read_to_string(&mut s))
+        std::fs::File::open(path).and_then(|f| f.take(MAX_FILE + 1).read_to_string(&mut s))
     };
     r.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if s.len() as u64 > MAX_FILE {
@@ -232,7 +232,9 @@ fn writer_qos(c: &Common, seen: &[Seen], type_name: &str, xcdr1: bool) -> Endpoi
         }
     }
     q.partition = parts;
-    let xcdr2_ok = readers.iter().all(|r| r.qos.data_representation.contains(&XCDR2));
+    let xcdr2_ok = readers
+        .iter()
+        .all(|r| r.qos.data_representation.contains(&XCDR2));
     q.data_representation = vec![if xcdr1 || !xcdr2_ok { XCDR1 } else { XCDR2 }];
     c.apply(q)
 }
@@ -245,8 +247,9 @@ fn encode_all(
     texts
         .iter()
         .map(|(what, j)| {
-            let v = dynamic::from_json(&r.ty, j, JsonOptions::default())
-                .map_err(|e| Failure::BadArgs(format!("{what} does not fit {}: {e}", r.type_name)))?;
+            let v = dynamic::from_json(&r.ty, j, JsonOptions::default()).map_err(|e| {
+                Failure::BadArgs(format!("{what} does not fit {}: {e}", r.type_name))
+            })?;
             dynamic::encode(&r.ty, &v, rep, Endianness::Little)
                 .map_err(|e| Failure::BadArgs(format!("{what} cannot be encoded: {e}")))
         })
@@ -270,11 +273,11 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
         .sum::<usize>();
     let t = dp
         .create_untyped_topic(topic, r.untyped())
-        .map_err(|e| Failure::Dds("cannot create the topic".into(), e))?;
+        .map_err(|e| Failure::Dds("cannot create the topic".into(), Box::new(e)))?;
     let w = dp
         .create_publisher(GroupQos::default())
         .create_untyped_datawriter(&t, qos, None)
-        .map_err(|e| Failure::Dds("cannot create the writer".into(), e))?;
+        .map_err(|e| Failure::Dds("cannot create the writer".into(), Box::new(e)))?;
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("halyard pub: cannot catch Ctrl-C: {e}");
     }
@@ -306,7 +309,7 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
                 next += p;
             }
             w.write(bytes)
-                .map_err(|e| Failure::Dds("write failed".into(), e))?;
+                .map_err(|e| Failure::Dds("write failed".into(), Box::new(e)))?;
             written += 1;
             if a.common.json {
                 println!("{}", serde_json::json!({ "written": j }));

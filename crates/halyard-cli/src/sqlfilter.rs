@@ -121,10 +121,12 @@ fn tokens(s: &str) -> Result<Vec<(Tok, usize)>, String> {
             }
             b'0'..=b'9' | b'-' | b'+' | b'.' => {
                 i += 1;
-                while b
-                    .get(i)
-                    .is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'.' || *x == b'+' || *x == b'-' && matches!(b.get(i - 1), Some(b'e' | b'E')))
-                {
+                while b.get(i).is_some_and(|x| {
+                    x.is_ascii_alphanumeric()
+                        || *x == b'.'
+                        || *x == b'+'
+                        || *x == b'-' && matches!(b.get(i - 1), Some(b'e' | b'E'))
+                }) {
                     i += 1;
                 }
                 let text = &s[start..i];
@@ -134,7 +136,9 @@ fn tokens(s: &str) -> Result<Vec<(Tok, usize)>, String> {
                     text.parse::<f64>().ok()
                 };
                 out.push((
-                    Tok::Num(n.ok_or_else(|| format!("at offset {start}, `{text}`: not a number"))?),
+                    Tok::Num(
+                        n.ok_or_else(|| format!("at offset {start}, `{text}`: not a number"))?,
+                    ),
                     start,
                 ));
             }
@@ -319,9 +323,7 @@ fn resolve(a: Operand, b: Operand) -> Result<(Operand, Operand), String> {
                 let short = name.rsplit("::").next().unwrap_or(name);
                 e.by_name(short)
                     .map(|l| Some(Operand::Num(f64::from(l.value))))
-                    .ok_or_else(|| {
-                        format!("at offset {at}, `{name}`: no enumerator of {}", e.name)
-                    })
+                    .ok_or_else(|| format!("at offset {at}, `{name}`: no enumerator of {}", e.name))
             }
             _ => Err(format!("at offset {at}, `{name}`: no such member")),
         }
@@ -515,8 +517,8 @@ fn like(pattern: &str, s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use halyard::cdr::Extensibility;
     use halyard::xtypes::dynamic::{EnumLiteralDesc, MemberDesc, StructDesc};
-    use halyard::xtypes::Extensibility;
     use serde_json::json;
 
     fn member(name: &str, ty: TypeNode) -> MemberDesc {
@@ -549,6 +551,8 @@ mod tests {
             name: "M::P".into(),
             extensibility: Extensibility::Final,
             base: None,
+            own_start: 0,
+            names_known: true,
             members: vec![member("x", TypeNode::Primitive(PrimitiveKind::Int32))],
             nested: true,
         });
@@ -556,6 +560,8 @@ mod tests {
             name: "M::T".into(),
             extensibility: Extensibility::Final,
             base: None,
+            own_start: 0,
+            names_known: true,
             members: vec![
                 member("id", TypeNode::Primitive(PrimitiveKind::Int32)),
                 member("name", TypeNode::String8 { bound: 0 }),

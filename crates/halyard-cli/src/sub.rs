@@ -18,7 +18,7 @@ use halyard::xtypes::dynamic;
 use halyard::{GroupQos, InstanceState, Sample};
 use halyard_wire::qos::{DurabilityKind, History, ReliabilityKind};
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -28,7 +28,8 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Most instances whose key `sub` remembers to print with their disposal.
 const MAX_REMEMBERED_KEYS: usize = 65_536;
 
-const HELP: &str = "usage: halyard sub TOPIC [-i|--id DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
+const HELP: &str =
+    "usage: halyard sub TOPIC [-i|--id DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
        [--durability volatile|transient-local|transient|persistent] [--history keep-all|N]
        [--filter EXPR] [--json [--info]] [--table] [--count N] [--duration S] [--timeout S]
        [--idl FILE [-I DIR]... [--type NAME]]
@@ -172,10 +173,7 @@ fn reader_qos(c: &Common, seen: &[Seen], type_name: &str) -> EndpointQos {
         }
         q.partition = parts;
     }
-    q.data_representation = vec![
-        halyard_core::matching::XCDR1,
-        halyard_core::matching::XCDR2,
-    ];
+    q.data_representation = vec![halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
     c.apply(q)
 }
 
@@ -201,11 +199,11 @@ fn run(a: &Args) -> Result<(), Failure> {
     let qos = reader_qos(&a.common, &seen, &r.type_name);
     let t = dp
         .create_untyped_topic(topic, r.untyped())
-        .map_err(|e| Failure::Dds("cannot create the topic".into(), e))?;
+        .map_err(|e| Failure::Dds("cannot create the topic".into(), Box::new(e)))?;
     let reader = dp
         .create_subscriber(GroupQos::default())
         .create_untyped_datareader(&t, qos, None)
-        .map_err(|e| Failure::Dds("cannot create the reader".into(), e))?;
+        .map_err(|e| Failure::Dds("cannot create the reader".into(), Box::new(e)))?;
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("halyard sub: cannot catch Ctrl-C: {e}");
     }
@@ -225,7 +223,7 @@ fn run(a: &Args) -> Result<(), Failure> {
         reader.wait_for_data(Duration::from_millis(100));
         let samples = reader
             .take(256)
-            .map_err(|e| Failure::Dds("take failed".into(), e))?;
+            .map_err(|e| Failure::Dds("take failed".into(), Box::new(e)))?;
         let mut out = stdout.lock();
         for s in samples {
             if let Some(line) = p.line(&s, filter.as_ref()) {
@@ -258,7 +256,7 @@ struct Printer<'a> {
     a: &'a Args,
     r: &'a Resolved,
     /// Instance handle → its key members (JSON), from samples seen.
-    keys: HashMap<[u8; 16], Value>,
+    keys: BTreeMap<[u8; 16], Value>,
     columns: Vec<String>,
     widths: Vec<usize>,
     header_done: bool,
@@ -274,7 +272,7 @@ impl<'a> Printer<'a> {
         Printer {
             a,
             r,
-            keys: HashMap::new(),
+            keys: BTreeMap::new(),
             columns,
             widths,
             header_done: false,

@@ -9,7 +9,8 @@ use crate::dyntopic::{self, Common, Failure};
 use halyard::xtypes::to_idl;
 use serde_json::{json, Value};
 
-const HELP: &str = "usage: halyard typeof TOPIC [-i|--id DOMAIN] [--timeout S] [--json] [--idl FILE [--type NAME]]
+const HELP: &str =
+    "usage: halyard typeof TOPIC [-i|--id DOMAIN] [--timeout S] [--json] [--idl FILE [--type NAME]]
 
 Looks for the writers and readers of TOPIC (for at most S seconds, default 10, then a moment more
 for the others) and prints the IDL of each type they announce (XTypes TypeInformation, the
@@ -76,7 +77,7 @@ fn run(c: &Common) -> Result<i32, Failure> {
         return Ok(0);
     }
     let dp = crate::discovery::join(c.domain, "halyard typeof")
-        .map_err(|e| Failure::Dds(format!("cannot join domain {}", c.domain), e))?;
+        .map_err(|e| Failure::Dds(format!("cannot join domain {}", c.domain), Box::new(e)))?;
     let seen = dyntopic::discover(&dp, topic, c.timeout, false);
     if seen.is_empty() {
         return Err(Failure::NotFound {

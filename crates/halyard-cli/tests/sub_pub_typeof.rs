@@ -110,7 +110,9 @@ fn sub_and_typeof_read_a_cyclone_writer_of_a_type_halyard_never_saw() {
     assert_eq!(json_lines(&o), python_samples(), "{}", text(&o).1);
 
     // --info wraps each sample with its SampleInfo.
-    let o = halyard(&["sub", "SubPubPy", "--id", "91", "--json", "--info", "--count", "1"]);
+    let o = halyard(&[
+        "sub", "SubPubPy", "--id", "91", "--json", "--info", "--count", "1",
+    ]);
     let lines = json_lines(&o);
     assert_eq!(lines[0]["sample"], python_samples()[0], "{lines:?}");
     assert_eq!(lines[0]["info"]["instance_state"], "alive");
@@ -135,17 +137,24 @@ fn sub_and_typeof_read_a_cyclone_writer_of_a_type_halyard_never_saw() {
     let o = halyard(&["sub", "SubPubPy", "--id", "91", "--count", "3"]);
     let (out, err) = text(&o);
     assert!(
-        out.contains("sensor=1 name=first color=GREEN where.x=-3 where.y=0.5 history=[1,-2,300] note=hello"),
+        out.contains(
+            "sensor=1 name=first color=GREEN where.x=-3 where.y=0.5 history=[1,-2,300] note=hello"
+        ),
         "{out}\n{err}"
     );
     let o = halyard(&["sub", "SubPubPy", "--id", "91", "--table", "--count", "3"]);
     let (out, err) = text(&o);
     let rows: Vec<&str> = out.lines().collect();
     assert_eq!(rows.len(), 4, "{out}\n{err}");
-    for col in ["sensor", "name", "color", "where.x", "where.y", "history", "note"] {
+    for col in [
+        "sensor", "name", "color", "where.x", "where.y", "history", "note",
+    ] {
         assert!(rows[0].contains(col), "{out}");
     }
-    assert!(rows[2].starts_with("2 ") && rows[2].contains("BLUE"), "{out}");
+    assert!(
+        rows[2].starts_with("2 ") && rows[2].contains("BLUE"),
+        "{out}"
+    );
 
     // typeof: the IDL names every member and type.
     let o = halyard(&["typeof", "SubPubPy", "--id", "91"]);
@@ -201,7 +210,10 @@ fn pub_reaches_a_cyclone_reader_and_halyard_sub() {
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).expect("python JSON"))
         .collect();
-    out.check(got == vec![s[0].clone(), s[1].clone()], "python got other samples");
+    out.check(
+        got == vec![s[0].clone(), s[1].clone()],
+        "python got other samples",
+    );
 
     // halyard sub --idl announces the type; halyard pub learns it from that reader.
     let idl = data("subpub.idl");
@@ -355,7 +367,17 @@ fn peers_without_usable_type_information() {
         "{err}"
     );
     let idl = data("ddsperf_keyedseq.idl");
-    let o = halyard(&["sub", "NoTypeInfo", "--id", "92", "--json", "--count", "2", "--idl", &idl]);
+    let o = halyard(&[
+        "sub",
+        "NoTypeInfo",
+        "--id",
+        "92",
+        "--json",
+        "--count",
+        "2",
+        "--idl",
+        &idl,
+    ]);
     assert!(o.status.success(), "{:?}", text(&o));
     assert_eq!(
         json_lines(&o),
@@ -434,16 +456,32 @@ fn bad_arguments_exit_2_and_unknown_topics_exit_1() {
     for args in cases {
         let o = halyard(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {:?}", text(&o));
-        assert!(text(&o).1.contains("usage") || text(&o).1.contains("JSON"), "{args:?}");
+        assert!(
+            text(&o).1.contains("usage") || text(&o).1.contains("JSON"),
+            "{args:?}"
+        );
     }
     // A bad filter names the problem.
     let o = halyard(&[
-        "sub", "T", "--id", "92", "--idl", &idl, "--type", "SubPub::Reading", "--timeout", "1",
-        "--filter", "where.z > 1",
+        "sub",
+        "T",
+        "--id",
+        "92",
+        "--idl",
+        &idl,
+        "--type",
+        "SubPub::Reading",
+        "--timeout",
+        "1",
+        "--filter",
+        "where.z > 1",
     ]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("where.z") && err.contains("no member z"), "{err}");
+    assert!(
+        err.contains("where.z") && err.contains("no member z"),
+        "{err}"
+    );
     // A sample that does not fit the type names the member.
     let o = halyard(&[
         "pub",
@@ -466,6 +504,9 @@ fn bad_arguments_exit_2_and_unknown_topics_exit_1() {
         let o = halyard(&[cmd, "NoSuchTopic", "--id", "92", "--timeout", "2"]);
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
-        assert!(err.contains("no writer or reader of topic NoSuchTopic"), "{err}");
+        assert!(
+            err.contains("no writer or reader of topic NoSuchTopic"),
+            "{err}"
+        );
     }
 }
