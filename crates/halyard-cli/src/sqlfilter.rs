@@ -266,6 +266,12 @@ impl Parser<'_> {
             self.pos += 1;
             let right = self.operand()?;
             if !matches!(left, Operand::Path(..)) && !matches!(right, Operand::Path(..)) {
+                if let Operand::Symbol(name, at) = match (&left, &right) {
+                    (Operand::Symbol(..), _) => &left,
+                    _ => &right,
+                } {
+                    return Err(format!("at offset {at}, `{name}`: no such member"));
+                }
                 return Err(self.err("a comparison needs a member on one side"));
             }
             let (left, right) = resolve(left, right)?;
