@@ -2,8 +2,11 @@
 (crates/halyard-cli/tests/sub_pub_typeof.rs), with a type Halyard is never compiled with:
 keyed, nested, a sequence, an enum and an optional member.
 
-  write DOMAIN TOPIC SECONDS  writes SAMPLES (transient-local, keep-all) once, prints
-                              "written", then stays SECONDS
+  write DOMAIN TOPIC SECONDS [dispose]
+                              writes SAMPLES (transient-local, keep-all) once, prints
+                              "written", then stays SECONDS; with "dispose", 3 s after
+                              "written" disposes sensor 2 and unregisters sensor 3 (no
+                              autodispose), printing "disposed"
   read DOMAIN TOPIC N SECONDS reads until N samples arrived (or SECONDS passed), prints each
                               as one JSON line (the shape `halyard sub --json` uses), then
                               "done"
@@ -75,12 +78,20 @@ def main():
     tp = Topic(dp, topic, Reading)
     if mode == "write":
         qos = Qos(Policy.Reliability.Reliable(duration(seconds=1)),
-                  Policy.Durability.TransientLocal, Policy.History.KeepAll)
+                  Policy.Durability.TransientLocal, Policy.History.KeepAll,
+                  Policy.WriterDataLifecycle(autodispose=False))
         wr = DataWriter(dp, tp, qos=qos)
         for s in SAMPLES:
             wr.write(s)
         print("written", flush=True)
-        time.sleep(float(sys.argv[4]))
+        secs = float(sys.argv[4])
+        if sys.argv[5:] == ["dispose"]:
+            time.sleep(3)
+            wr.dispose(SAMPLES[1])
+            wr.unregister_instance(SAMPLES[2])
+            print("disposed", flush=True)
+            secs -= 3
+        time.sleep(max(secs, 0))
     elif mode == "read":
         want, secs = int(sys.argv[4]), float(sys.argv[5])
         qos = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepAll)

@@ -342,7 +342,12 @@ impl<'a> Printer<'a> {
             InstanceState::NotAliveNoWriters => "unregistered",
             InstanceState::Alive => "alive",
         };
-        let key = self.keys.get(&handle).cloned().unwrap_or(Value::Null);
+        let key = self
+            .keys
+            .get(&handle)
+            .cloned()
+            .or_else(|| key_from_hash(&self.r.ty, handle))
+            .unwrap_or(Value::Null);
         if self.a.common.json {
             if self.a.info {
                 json!({"sample": Value::Null, "info": info(s)}).to_string()
@@ -400,6 +405,20 @@ fn key_json(t: &halyard::xtypes::DynamicType, j: &Value) -> Value {
         }
     }
     Value::Object(m)
+}
+
+/// The key members of an instance from its key hash, when the key is small enough for the
+/// hash to be the key itself (XTypes 1.3 §7.6.8: the big-endian XCDR2 serialization of the key
+/// members, zero-padded, when at most 16 bytes; otherwise its MD5).
+fn key_from_hash(t: &halyard::xtypes::DynamicType, hash: [u8; 16]) -> Option<Value> {
+    if !dyntopic::has_key(t) || dynamic::key_max_size(t)? > 16 {
+        return None;
+    }
+    // A CDR2_BE header, then the key members as the hash holds them.
+    let mut bytes = vec![0x00, 0x06, 0x00, 0x00];
+    bytes.extend_from_slice(&hash);
+    let v = dynamic::decode_key(t, &bytes).ok()?;
+    Some(key_json(t, &dynamic::to_json(t, &v).ok()?))
 }
 
 fn info(s: &Sample<Vec<u8>>) -> Value {

@@ -191,6 +191,43 @@ fn sub_and_typeof_read_a_cyclone_writer_of_a_type_halyard_never_saw() {
 }
 
 #[test]
+fn sub_prints_disposals_and_unregistrations_and_stops_on_sigterm() {
+    if !peer_available() {
+        return;
+    }
+    let writer = Peer::spawn(
+        "subpub_types.py",
+        &["write", "91", "SubPubDispose", "30", "dispose"],
+    );
+    assert!(writer.wait_line("written", secs(15.0)), "python writer");
+    // Runs until SIGTERM; the writer disposes sensor 2 and unregisters sensor 3 3 s after
+    // "written".
+    let sub = halyard_cmd(&["sub", "SubPubDispose", "--id", "91", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sub");
+    assert!(writer.wait_line("disposed", secs(15.0)), "python dispose");
+    std::thread::sleep(Duration::from_secs(1));
+    let killed = Command::new("kill")
+        .args(["-TERM", &sub.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let o = sub.wait_with_output().expect("sub");
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "SIGTERM must end sub cleanly: {err}");
+    let mut want = python_samples();
+    want.push(json!({"disposed": {"sensor": 2}}));
+    want.push(json!({"unregistered": {"sensor": 3}}));
+    assert_eq!(json_lines(&o), want, "{err}");
+    assert!(
+        err.contains("3 samples, 2 disposals/unregistrations"),
+        "{err}"
+    );
+}
+
+#[test]
 fn pub_reaches_a_cyclone_reader_and_halyard_sub() {
     if !peer_available() {
         return;
