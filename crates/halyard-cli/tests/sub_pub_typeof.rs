@@ -358,6 +358,76 @@ fn cyclonedds_typeof_and_subscribe_read_halyard_pub() {
     );
 }
 
+#[allow(dead_code)]
+mod hello_world {
+    include!("../../halyard/tests/data/typelookup/hello_world.rs");
+}
+
+/// HelloWorldData::Msg with the XTypes description Cyclone's Python package gives it.
+static HELLO_WORLD: halyard::cdr::TypeDescription = halyard::cdr::TypeDescription {
+    type_information: hello_world::TYPE_INFORMATION,
+    type_objects: hello_world::TYPE_OBJECTS,
+};
+
+#[derive(halyard::Topic, Clone, Debug, Default)]
+#[topic(type_name = "HelloWorldData::Msg", type_description = "HELLO_WORLD")]
+struct Msg {
+    #[key]
+    user_id: i32,
+    message: String,
+}
+
+#[test]
+fn typeof_and_sub_on_a_halyard_typed_writer() {
+    let dp = participant(94);
+    let t = dp.create_topic::<Msg>("SubPubTyped").expect("topic");
+    let mut q = halyard::qos::EndpointQos::writer_default();
+    q.durability = halyard::qos::DurabilityKind::TransientLocal;
+    q.history = halyard::qos::History::KeepAll;
+    let w = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&t, q)
+        .expect("writer");
+    for (id, m) in [(4, "four"), (5, "five")] {
+        w.write(&Msg {
+            user_id: id,
+            message: m.into(),
+        })
+        .expect("write");
+    }
+    let o = halyard(&["typeof", "SubPubTyped", "--id", "94"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for needle in [
+        "module HelloWorldData",
+        "struct Msg",
+        "@key long userID;",
+        "string message;",
+    ] {
+        assert!(out.contains(needle), "{needle} missing:\n{out}");
+    }
+    let o = halyard(&["sub", "SubPubTyped", "--id", "94", "--json", "--count", "2"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(
+        json_lines(&o),
+        vec![
+            json!({"userID": 4, "message": "four"}),
+            json!({"userID": 5, "message": "five"}),
+        ]
+    );
+}
+
+fn participant(domain: u32) -> DomainParticipant {
+    DomainParticipant::with_options(
+        domain,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            ..Default::default()
+        },
+    )
+    .expect("participant")
+}
+
 /// ddsperf's KeyedSeq (tests/data/ddsperf_keyedseq.idl) as a Rust type that announces no
 /// TypeInformation (no type description).
 #[derive(halyard::Topic, Clone, Debug, Default)]
@@ -372,14 +442,7 @@ struct KeyedSeq {
 #[test]
 fn peers_without_usable_type_information() {
     // A Halyard writer that announces no TypeInformation.
-    let dp = DomainParticipant::with_options(
-        92,
-        ParticipantOptions {
-            interface: Some("lo".into()),
-            ..Default::default()
-        },
-    )
-    .expect("participant");
+    let dp = participant(92);
     let t = dp.create_topic::<KeyedSeq>("NoTypeInfo").expect("topic");
     let mut q = halyard::qos::EndpointQos::writer_default();
     q.durability = halyard::qos::DurabilityKind::TransientLocal;
