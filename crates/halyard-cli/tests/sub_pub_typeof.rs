@@ -531,6 +531,52 @@ fn peers_without_usable_type_information() {
     }
 }
 
+#[test]
+fn several_types_on_one_topic() {
+    if !peer_available() {
+        return;
+    }
+    let writer = Peer::spawn("subpub_types.py", &["write", "92", "SubPubMixed", "30"]);
+    assert!(writer.wait_line("written", secs(15.0)), "python writer");
+    let dp = participant(92);
+    let t = dp.create_topic::<KeyedSeq>("SubPubMixed").expect("topic");
+    let _w = dp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&t, halyard::qos::EndpointQos::writer_default())
+        .expect("writer");
+    // One writer each: the type that can be decoded is used, and that is said.
+    let o = halyard(&["sub", "SubPubMixed", "--id", "92", "--json", "--count", "3"]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(json_lines(&o), python_samples(), "{err}");
+    assert!(
+        err.contains("SubPubMixed has 2 types") && err.contains("using SubPub::Reading"),
+        "{err}"
+    );
+    // --type chooses the other one, which cannot be decoded without --idl.
+    let o = halyard(&["sub", "SubPubMixed", "--id", "92", "--type", "KeyedSeq"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("(type KeyedSeq) was announced without type information"),
+        "{err}"
+    );
+    // typeof prints what it can and says why not for the rest.
+    let o = halyard(&["typeof", "SubPubMixed", "--id", "92", "--json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("typeof --json");
+    let types = doc["types"].as_array().expect("types");
+    assert_eq!(types.len(), 2, "{doc:#}");
+    let by = |n: &str| types.iter().find(|t| t["type_name"] == n).expect(n).clone();
+    assert!(by("SubPub::Reading")["idl"].is_string(), "{doc:#}");
+    assert!(by("KeyedSeq")["idl"].is_null(), "{doc:#}");
+    assert!(
+        by("KeyedSeq")["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("without type information")),
+        "{doc:#}"
+    );
+}
+
 fn which(prog: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
