@@ -31,10 +31,15 @@ mod writer;
 
 pub use admission::KeyFn;
 pub use config::{ParticipantConfig, MAX_QUEUED_EVENTS};
+pub use discovery::typelookup::{
+    msg as typelookup_msg, TypeClosure, TypeLookupError, TypeRegistrationError, MAX_CACHED_OBJECTS,
+    MAX_IDS_PER_REQUEST, MAX_OBJECTS_PER_TYPE, MAX_OUTSTANDING_REQUESTS, MAX_REGISTERED_TYPES,
+};
 pub use discovery::QosChangeError;
 pub use event::{ChangeKind, Event, QosPolicyId, ReceivedSample};
 pub use group_coherent::{GroupMark, MAX_PENDING_GROUP_SETS};
 pub use halyard_wire as wire;
+pub use halyard_xtypes as xtypes;
 pub use outbox::Transmit;
 pub use participant::{Participant, Stats};
 pub use reader::ReaderSpec;

@@ -277,3 +277,46 @@ mod tests {
         assert!(!partitions_match(&s(&["sensor*"]), &s(&["actuator"])));
     }
 }
+
+/// How the XTypes types of a writer and a reader (already of the same type name) stand, as
+/// far as matching goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TypeVerdict {
+    /// At least one side announced no TypeInformation (Cyclone DDS 0.10, Fast DDS 2.9 by
+    /// configuration, Halyard types without a description): matched by type name.
+    Untyped,
+    /// Both announced the same minimal type: they match.
+    SameType,
+    /// Both announced TypeInformation with different minimal types. Assignability (XTypes
+    /// 1.3 §7.2.4) is not judged yet: they are matched by type name, as before type
+    /// discovery, and the participant counts it (`Stats::type_name_fallback_matches`).
+    NameFallback,
+}
+
+impl TypeVerdict {
+    /// Whether the pairing may match.
+    pub fn matches(self) -> bool {
+        match self {
+            TypeVerdict::Untyped | TypeVerdict::SameType | TypeVerdict::NameFallback => true,
+        }
+    }
+}
+
+/// THE type-consistency decision of matching (XTypes 1.3 §7.6.3.4): what the writer's and the
+/// reader's TypeInformation, where announced, say about matching them. The one place where
+/// assignability between type versions is to be judged.
+pub fn type_verdict(
+    writer: Option<&halyard_xtypes::TypeInformation>,
+    reader: Option<&halyard_xtypes::TypeInformation>,
+) -> TypeVerdict {
+    match (writer, reader) {
+        (Some(w), Some(r)) => {
+            if w.minimal.typeid_with_size.type_id == r.minimal.typeid_with_size.type_id {
+                TypeVerdict::SameType
+            } else {
+                TypeVerdict::NameFallback
+            }
+        }
+        _ => TypeVerdict::Untyped,
+    }
+}

@@ -59,6 +59,17 @@ pub struct Stats {
     pub secure_rejected: u64,
     /// Outgoing datagrams the security plugin could not protect: not sent.
     pub secure_send_failed: u64,
+    /// Remote endpoints whose PID_TYPE_INFORMATION did not decode: kept without it.
+    pub malformed_type_information: u64,
+    /// Pairings of endpoints that both announce TypeInformation with different minimal
+    /// types, matched by type name alone (assignability is not judged yet).
+    pub type_name_fallback_matches: u64,
+    /// TypeLookup requests or replies that did not decode.
+    pub typelookup_malformed: u64,
+    /// TypeObjects in TypeLookup replies whose hash is not their identifier: dropped.
+    pub typelookup_bad_objects: u64,
+    /// TypeLookup samples our builtin writers could not take.
+    pub typelookup_dropped: u64,
 }
 
 pub(crate) struct RemoteParticipant {
@@ -162,6 +173,9 @@ pub struct Participant {
         std::collections::BTreeMap<EntityId, crate::security::SecurityInfo>,
     /// The last sequence number of the stateless message writer.
     pub(crate) stateless_sn: SequenceNumber,
+    /// Registered types, TypeLookup requests and the objects learnt (see
+    /// [`crate::discovery::typelookup`]).
+    pub(crate) types: crate::discovery::typelookup::TypeService,
 }
 
 impl Participant {
@@ -219,6 +233,7 @@ impl Participant {
             endpoint_security: std::collections::BTreeMap::new(),
             secure_pending: VecDeque::new(),
             stateless_sn: SequenceNumber(0),
+            types: Default::default(),
         };
         p.create_builtin_endpoints();
         p
@@ -997,6 +1012,16 @@ impl Participant {
                 | EntityId::SEDP_SUBSCRIPTIONS_SECURE_READER => self.on_sedp_sample(now, s),
                 EntityId::P2P_MESSAGE_READER | EntityId::P2P_MESSAGE_SECURE_READER => {
                     self.on_participant_message(now, &s)
+                }
+                EntityId::TL_SVC_REQUEST_READER => {
+                    if s.kind == ChangeKind::Alive {
+                        self.on_typelookup_request(now, &s.payload)
+                    }
+                }
+                EntityId::TL_SVC_REPLY_READER => {
+                    if s.kind == ChangeKind::Alive {
+                        self.on_typelookup_reply(&s.payload)
+                    }
                 }
                 EntityId::P2P_STATELESS_MESSAGE_READER | EntityId::P2P_VOLATILE_SECURE_READER => {
                     self.on_security_sample(now, &s)

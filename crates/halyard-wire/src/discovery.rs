@@ -87,6 +87,11 @@ pub mod builtin_endpoint {
     pub const SUBSCRIPTIONS_DETECTOR: u32 = 1 << 5;
     pub const PARTICIPANT_MESSAGE_DATA_WRITER: u32 = 1 << 10;
     pub const PARTICIPANT_MESSAGE_DATA_READER: u32 = 1 << 11;
+    // XTypes 1.3 §7.6.3.3.4 (and Cyclone DDS's BUILTIN_ENDPOINT_TL_SVC_*): TypeLookup.
+    pub const TL_SVC_REQUEST_DATA_WRITER: u32 = 1 << 12;
+    pub const TL_SVC_REQUEST_DATA_READER: u32 = 1 << 13;
+    pub const TL_SVC_REPLY_DATA_WRITER: u32 = 1 << 14;
+    pub const TL_SVC_REPLY_DATA_READER: u32 = 1 << 15;
     // DDS Security 1.1 §7.4.7.1: the secure builtin endpoints.
     pub const SECURE_PUBLICATION_WRITER: u32 = 1 << 16;
     pub const SECURE_PUBLICATION_READER: u32 = 1 << 17;
@@ -134,6 +139,17 @@ fn emit_security_info(w: &mut ParameterListWriter<'_>, id: u16, info: SecurityIn
         b.extend_from_slice(&info.attributes.to_le_bytes());
         b.extend_from_slice(&info.plugin_attributes.to_le_bytes());
     });
+}
+
+/// PID_TYPE_INFORMATION (XTypes 1.3 §7.6.3.2.2): the XCDR2 serialization of the endpoint
+/// type's TypeInformation, kept as bytes (this crate has no XTypes model; `halyard-xtypes`
+/// decodes it). The byte order is the parameter list's.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TypeInformationBytes {
+    /// Whether `xcdr2` is little-endian (the parameter list's endianness).
+    pub little_endian: bool,
+    /// The parameter value (possibly followed by up to 3 bytes of padding).
+    pub xcdr2: Vec<u8>,
 }
 
 /// SPDPdiscoveredParticipantData (RTPS 2.5 §8.5.3.2 + DDS ParticipantBuiltinTopicData).
@@ -376,6 +392,8 @@ pub struct EndpointData {
     pub group_entity: Option<EntityId>,
     /// PID_ENDPOINT_SECURITY_INFO (DDS Security), if sent.
     pub security_info: Option<SecurityInfo>,
+    /// PID_TYPE_INFORMATION (XTypes), if sent. `emit` writes it only when little-endian.
+    pub type_information: Option<TypeInformationBytes>,
 }
 
 impl EndpointData {
@@ -402,6 +420,7 @@ impl EndpointData {
             content_filter: None,
             group_entity: None,
             security_info: None,
+            type_information: None,
         }
     }
     /// Applies one (non-vendor-specific) parameter, QoS included.
@@ -420,6 +439,12 @@ impl EndpointData {
             pid::ENTITY_NAME => self.entity_name = Some(r.string()?.to_owned()),
             pid::GROUP_ENTITYID => self.group_entity = Some(r.entity_id()?),
             pid::ENDPOINT_SECURITY_INFO => self.security_info = Some(read_security_info(r)?),
+            pid::TYPE_INFORMATION => {
+                self.type_information = Some(TypeInformationBytes {
+                    little_endian: r.little_endian(),
+                    xcdr2: r.rest().to_vec(),
+                })
+            }
             pid::CONTENT_FILTER_PROPERTY => {
                 self.content_filter = Some(ContentFilterProperty::parse(r)?)
             }
@@ -492,6 +517,9 @@ impl EndpointData {
         }
         if let Some(info) = self.security_info {
             emit_security_info(&mut w, pid::ENDPOINT_SECURITY_INFO, info);
+        }
+        if let Some(ti) = self.type_information.as_ref().filter(|t| t.little_endian) {
+            w.raw(pid::TYPE_INFORMATION, &ti.xcdr2);
         }
         // A filter too long for one parameter is not announced (writers then send everything).
         if let Some(cf) = self.content_filter.as_ref().filter(|cf| cf.encoded_len() <= 0xfffc) {

@@ -68,6 +68,8 @@ pub mod pid {
     pub const STATUS_INFO: u16 = 0x0071;
     pub const DATA_REPRESENTATION: u16 = 0x0073;
     pub const TYPE_CONSISTENCY_ENFORCEMENT: u16 = 0x0074;
+    /// XTypes 1.3 §7.6.3.2.2: the endpoint's TypeInformation (XCDR2).
+    pub const TYPE_INFORMATION: u16 = 0x0075;
     pub const BUILTIN_ENDPOINT_QOS: u16 = 0x0077;
     pub const DOMAIN_TAG: u16 = 0x4014;
     // DDS Security 1.1 §7.4.1.4 (Table 10) and §7.4.1.5.

@@ -50,6 +50,14 @@ impl EntityId {
     pub const P2P_STATELESS_MESSAGE_WRITER: EntityId = EntityId([0x0, 0x2, 0x1, 0xc3]);
     /// ENTITYID_P2P_BUILTIN_PARTICIPANT_STATELESS_READER.
     pub const P2P_STATELESS_MESSAGE_READER: EntityId = EntityId([0x0, 0x2, 0x1, 0xc4]);
+    /// XTypes 1.3 §7.6.3.3.4: the TypeLookup service's request writer.
+    pub const TL_SVC_REQUEST_WRITER: EntityId = EntityId([0, 3, 0, 0xc3]);
+    /// XTypes 1.3 §7.6.3.3.4: the TypeLookup service's request reader.
+    pub const TL_SVC_REQUEST_READER: EntityId = EntityId([0, 3, 0, 0xc4]);
+    /// XTypes 1.3 §7.6.3.3.4: the TypeLookup service's reply writer.
+    pub const TL_SVC_REPLY_WRITER: EntityId = EntityId([0, 3, 1, 0xc3]);
+    /// XTypes 1.3 §7.6.3.3.4: the TypeLookup service's reply reader.
+    pub const TL_SVC_REPLY_READER: EntityId = EntityId([0, 3, 1, 0xc4]);
     /// ENTITYID_P2P_BUILTIN_PARTICIPANT_MESSAGE_SECURE_WRITER.
     pub const P2P_MESSAGE_SECURE_WRITER: EntityId = EntityId([0xff, 0x2, 0x0, 0xc2]);
     /// ENTITYID_P2P_BUILTIN_PARTICIPANT_MESSAGE_SECURE_READER.

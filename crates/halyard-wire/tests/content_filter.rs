@@ -61,6 +61,7 @@ fn reader(content_filter: Option<ContentFilterProperty>) -> EndpointData {
         content_filter,
         group_entity: None,
         security_info: None,
+        type_information: None,
     }
 }
 

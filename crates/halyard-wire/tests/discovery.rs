@@ -116,6 +116,7 @@ fn endpoint(kind: u8, qos: EndpointQos) -> EndpointData {
             attributes: 0x8000_0003,
             plugin_attributes: 0x8000_0001,
         }),
+        type_information: Some(TypeInformationBytes { little_endian: true, xcdr2: vec![7; 12] }),
     }
 }
 

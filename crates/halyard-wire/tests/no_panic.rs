@@ -121,6 +121,7 @@ fn seed_endpoint() -> Vec<u8> {
         content_filter: None,
         group_entity: None,
         security_info: Some(SecurityInfo { attributes: 0x8000_0001, plugin_attributes: 0 }),
+        type_information: None,
     };
     let mut v = Vec::new();
     e.emit(&mut v);

@@ -22,6 +22,27 @@ pub type PublicationBuiltinTopicData = EndpointData;
 /// DCPSSubscription sample data.
 pub type SubscriptionBuiltinTopicData = EndpointData;
 
+/// The decoded XTypes TypeInformation of a discovered endpoint (DCPSPublication or
+/// DCPSSubscription data), which carries it as PID_TYPE_INFORMATION bytes.
+pub trait EndpointTypeInformation {
+    /// The endpoint's TypeInformation; `None` when it sent none (peers without XTypes type
+    /// discovery: Cyclone DDS 0.10, Fast DDS 2.9 by configuration). Discovery drops one that
+    /// does not decode (counted in `Stats::malformed_type_information`).
+    fn decoded_type_information(&self) -> Option<halyard_core::xtypes::TypeInformation>;
+}
+
+impl EndpointTypeInformation for EndpointData {
+    fn decoded_type_information(&self) -> Option<halyard_core::xtypes::TypeInformation> {
+        let t = self.type_information.as_ref()?;
+        let order = if t.little_endian {
+            halyard_cdr::Endianness::Little
+        } else {
+            halyard_cdr::Endianness::Big
+        };
+        halyard_core::xtypes::TypeInformation::from_xcdr2_endian(&t.xcdr2, order).ok()
+    }
+}
+
 /// Most samples a builtin cache holds.
 pub const MAX_BUILTIN_SAMPLES: usize = 4096;
 

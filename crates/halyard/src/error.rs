@@ -59,6 +59,10 @@ pub enum Error {
     /// A durability store could not be opened or used (a file that is not a Halyard store,
     /// a damaged one, a directory that does not exist ...): what, why and which file.
     Store(halyard_store::StoreError),
+    /// RETCODE_BAD_PARAMETER: a topic type's XTypes description (`TopicType::type_description`)
+    /// does not decode, its hashes do not match its TypeObjects, or another description is
+    /// registered under the same type name (`create_topic`).
+    BadTypeDescription(halyard_core::TypeRegistrationError),
     /// RETCODE_BAD_PARAMETER: an XML QoS profile document is malformed, holds something
     /// unknown or unsupported, or a profile looked up does not exist
     /// ([`crate::QosProvider`]). `line` and `column` are 1-based; both are 0 when the error
@@ -100,6 +104,7 @@ impl std::fmt::Display for Error {
             Error::Interface(e) => write!(f, "network interface: {e}"),
             Error::Thread(e) => write!(f, "cannot start a thread: {e}"),
             Error::Store(e) => write!(f, "durability store: {e}"),
+            Error::BadTypeDescription(e) => write!(f, "bad XTypes type description: {e}"),
             Error::BadProfile {
                 file,
                 line: 0,

@@ -38,8 +38,8 @@ mod untyped;
 mod writer;
 
 pub use builtin::{
-    BuiltinReader, BuiltinTopic, ParticipantBuiltinTopicData, PublicationBuiltinTopicData,
-    SubscriptionBuiltinTopicData,
+    BuiltinReader, BuiltinTopic, EndpointTypeInformation, ParticipantBuiltinTopicData,
+    PublicationBuiltinTopicData, SubscriptionBuiltinTopicData,
 };
 pub use clock::wall_clock;
 pub use condition::{
@@ -49,6 +49,7 @@ pub use error::{Error, Result};
 pub use filter::{ContentFilteredTopic, Filter, FilterError};
 pub use halyard_cdr as cdr;
 pub use halyard_cdr::{CdrType, Topic as TopicDerive};
+pub use halyard_core::xtypes;
 pub use halyard_core::{Event, QosPolicyId};
 pub use halyard_derive::Topic;
 pub use halyard_net::{FaultConfig, FaultStats};

@@ -16,6 +16,7 @@ use crate::status::{ReaderState, WriterState};
 use crate::writer::DataWriter;
 use halyard_cdr::TopicType;
 use halyard_core::config::{Ipv4Net, MAX_FRAGMENT_SIZE, MIN_FRAGMENT_SIZE};
+use halyard_core::xtypes;
 use halyard_core::{Participant, ParticipantConfig, ReaderSpec, WriterSpec};
 use halyard_net::{select_interface, UdpTransport};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
@@ -23,6 +24,7 @@ use halyard_wire::{GuidPrefix, Locator};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Options for creating a participant (Halyard's configuration, beyond DDS QoS).
 #[derive(Clone, Debug, Default)]
@@ -356,6 +358,13 @@ impl DomainParticipant {
         if name.is_empty() || name.len() > 256 {
             return Err(Error::BadParameter("topic names are 1..=256 characters"));
         }
+        if let Some(d) = T::type_description() {
+            self.shared
+                .lock()
+                .core
+                .register_type(T::type_name(), d.type_information, d.type_objects)
+                .map_err(Error::BadTypeDescription)?;
+        }
         Ok(Topic {
             name: name.to_string(),
             type_name: T::type_name().to_string(),
@@ -394,6 +403,61 @@ impl DomainParticipant {
         Subscriber {
             group: Group::new(self.clone(), qos, false),
         }
+    }
+
+    /// Fetches, through the TypeLookup service of the discovered participants (XTypes 1.3
+    /// §7.6.3.3), the TypeObjects of `roots` and of every type they refer to, transitively;
+    /// returns them with their identifiers (roots first) once all are known, each checked
+    /// against its hash. Types this participant registered or learnt before need no request.
+    /// Asks again every 500 ms for what is still missing (a request reaches only the
+    /// participants matched when it is sent); `Error::Timeout` if `timeout` passes first.
+    /// Only hashed identifiers (`EK_MINIMAL`, `EK_COMPLETE`) can be looked up.
+    pub fn lookup_type(
+        &self,
+        roots: &[xtypes::TypeIdentifier],
+        timeout: Duration,
+    ) -> Result<Vec<(xtypes::TypeIdentifier, xtypes::TypeObject)>> {
+        let mut next_ask: Option<halyard_core::Instant> = None;
+        let mut refused = None;
+        let found = self.shared.drive_until(timeout, |st, now| {
+            let c = st.core.type_closure(roots);
+            if c.missing.is_empty() {
+                return Some(c.found);
+            }
+            if next_ask.is_none_or(|t| now >= t) {
+                if let Err(e) = st.core.request_types(now, &c.missing) {
+                    refused = Some(e);
+                    return Some(Vec::new());
+                }
+                next_ask = Some(now + Duration::from_millis(500));
+            }
+            None
+        });
+        match (refused, found) {
+            (Some(halyard_core::TypeLookupError::NotAHash), _) => Err(Error::BadParameter(
+                "only hashed TypeIdentifiers can be looked up",
+            )),
+            (Some(_), _) => Err(Error::BadParameter(
+                "too many TypeIdentifiers in one lookup",
+            )),
+            (None, Some(found)) => Ok(found),
+            (None, None) => Err(Error::Timeout),
+        }
+    }
+
+    /// [`DomainParticipant::lookup_type`] for the types a TypeInformation names (as
+    /// discovery reports it for a remote endpoint): its complete type first, then its
+    /// minimal type, with everything they refer to.
+    pub fn lookup_type_information(
+        &self,
+        info: &xtypes::TypeInformation,
+        timeout: Duration,
+    ) -> Result<Vec<(xtypes::TypeIdentifier, xtypes::TypeObject)>> {
+        let roots = [
+            info.complete.typeid_with_size.type_id.clone(),
+            info.minimal.typeid_with_size.type_id.clone(),
+        ];
+        self.lookup_type(&roots, timeout)
     }
 
     /// DCPSParticipant: the remote participants discovered so far.

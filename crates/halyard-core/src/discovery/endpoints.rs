@@ -81,6 +81,13 @@ impl Participant {
             }
             Pairing::Compatible => {}
         }
+        let local_type = w.spec.type_name.clone();
+        if !self.types_agree(&local_type, reader, false) {
+            return;
+        }
+        let Some(ed) = self.remote_readers.get(&reader) else {
+            return;
+        };
         let info = ed.security_info;
         if !self.security_match(now, writer, reader, info) {
             return;
@@ -159,6 +166,13 @@ impl Participant {
             }
             Pairing::Compatible => {}
         }
+        let local_type = r.spec.type_name.clone();
+        if !self.types_agree(&local_type, writer, true) {
+            return;
+        }
+        let Some(ed) = self.remote_writers.get(&writer) else {
+            return;
+        };
         let info = ed.security_info;
         if !self.security_match(now, reader, writer, info) {
             return;

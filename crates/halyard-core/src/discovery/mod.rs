@@ -14,6 +14,7 @@ mod endpoints;
 mod qos_change;
 mod sedp;
 mod spdp;
+pub mod typelookup;
 
 pub use qos_change::QosChangeError;
 use sedp::WriterGone;
@@ -90,6 +91,33 @@ impl Participant {
         for (w, r, _, _) in BUILTIN_PAIRS {
             self.create_builtin_pair(w, r);
         }
+        self.create_typelookup_endpoints();
+    }
+
+    /// Creates builtin writer `w` and reader `r` that are reliable, VOLATILE and keyless (the
+    /// TypeLookup service's, see [`typelookup`]).
+    pub(crate) fn create_volatile_builtin_pair(&mut self, w: EntityId, r: EntityId) {
+        let mut qos = builtin_qos();
+        qos.durability = DurabilityKind::Volatile;
+        qos.history = History::KeepLast(64);
+        let spec = WriterSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos: qos.clone(),
+            has_key: false,
+        };
+        let writer = Writer::new(Guid::new(self.prefix, w), spec, true, self.cfg.hash_seed);
+        self.writers.insert(w, writer);
+        let rspec = ReaderSpec {
+            topic_name: String::new(),
+            type_name: String::new(),
+            qos,
+            has_key: false,
+        };
+        self.readers.insert(
+            r,
+            Reader::new(Guid::new(self.prefix, r), rspec, self.cfg.hash_seed),
+        );
     }
 
     /// Creates builtin writer `w` and reader `r` (reliable, TRANSIENT_LOCAL, KEEP_LAST 1 per
@@ -157,6 +185,7 @@ impl Participant {
     /// remaining ones at its current metatraffic locators. Idempotent.
     pub(crate) fn match_builtin(&mut self, now: Instant, data: &ParticipantData) {
         self.match_builtin_pairs(now, data, &BUILTIN_PAIRS);
+        self.match_builtin_pairs(now, data, &typelookup::TL_PAIRS);
     }
 
     /// [`Participant::match_builtin`] for the pairs given; returns the pairings it added
@@ -180,7 +209,10 @@ impl Participant {
                     added.push((w, rg));
                     // Our announcements go to the new peer at once, with a HEARTBEAT, rather
                     // than after its first ACKNACK: on a lossy link that saves a round trip.
-                    wr.push_history(now, &mut self.out, &self.cfg, rg);
+                    // (A VOLATILE builtin writer, TypeLookup's, owes a new peer nothing.)
+                    if wr.spec.qos.durability != DurabilityKind::Volatile {
+                        wr.push_history(now, &mut self.out, &self.cfg, rg);
+                    }
                 }
             }
             let wg = Guid::new(prefix, w);
@@ -283,7 +315,11 @@ impl Participant {
             self.forget_remote_reader(g);
         }
         let secure = crate::endpoint_security::SECURE_BUILTIN_PAIRS;
-        for (w, r, _, _) in BUILTIN_PAIRS.into_iter().chain(secure) {
+        let all = BUILTIN_PAIRS
+            .into_iter()
+            .chain(secure)
+            .chain(typelookup::TL_PAIRS);
+        for (w, r, _, _) in all {
             if let Some(wr) = self.writers.get_mut(&w) {
                 wr.remove_proxy(&Guid::new(prefix, r));
             }

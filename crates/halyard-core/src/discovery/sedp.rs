@@ -50,6 +50,7 @@ impl Participant {
             content_filter: None,
             group_entity: None,
             security_info: self.endpoint_security_info(guid.entity),
+            type_information: self.announced_type_information(ty),
         }
     }
 
@@ -171,13 +172,23 @@ impl Participant {
             }
             return;
         }
-        let ed = match EndpointData::parse(&s.payload) {
+        let mut ed = match EndpointData::parse(&s.payload) {
             Ok(e) => e,
             Err(_) => {
                 self.stats.malformed_discovery += 1;
                 return;
             }
         };
+        // A TypeInformation that does not decode is counted and dropped; the endpoint is kept
+        // and matched by type name, as one that sent none.
+        if ed
+            .type_information
+            .as_ref()
+            .is_some_and(|t| decode_type_information(t).is_none())
+        {
+            self.stats.malformed_type_information += 1;
+            ed.type_information = None;
+        }
         if ed.guid.prefix != s.writer.prefix || !self.remote.contains_key(&ed.guid.prefix) {
             return;
         }
@@ -281,4 +292,18 @@ impl Participant {
             }
         }
     }
+}
+
+/// Decodes a PID_TYPE_INFORMATION value (in its parameter list's byte order); `None` if it
+/// does not decode. XCDR2 values in a parameter list may be followed by up to 3 bytes of
+/// padding, which the decoder allows.
+pub(crate) fn decode_type_information(
+    t: &halyard_wire::discovery::TypeInformationBytes,
+) -> Option<halyard_xtypes::TypeInformation> {
+    let order = if t.little_endian {
+        halyard_cdr::Endianness::Little
+    } else {
+        halyard_cdr::Endianness::Big
+    };
+    halyard_xtypes::TypeInformation::from_xcdr2_endian(&t.xcdr2, order).ok()
 }

@@ -33,7 +33,8 @@ impl Participant {
                 | be::SUBSCRIPTIONS_ANNOUNCER
                 | be::SUBSCRIPTIONS_DETECTOR
                 | be::PARTICIPANT_MESSAGE_DATA_WRITER
-                | be::PARTICIPANT_MESSAGE_DATA_READER,
+                | be::PARTICIPANT_MESSAGE_DATA_READER
+                | super::typelookup::TL_ENDPOINT_BITS,
             lease_duration: halyard_wire::Duration::from_nanos(
                 self.cfg.lease_duration.as_nanos() as i64
             ),

@@ -42,3 +42,4 @@ mod spdp_lease_corrupt;
 mod steady_under_loss;
 mod swarm;
 mod time_filter;
+mod typelookup;

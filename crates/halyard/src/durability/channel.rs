@@ -198,6 +198,7 @@ mod tests {
             content_filter: None,
             group_entity: None,
             security_info: None,
+            type_information: None,
         }
     }
 

@@ -127,6 +127,7 @@ pub fn endpoint_data(guid: Guid, topic: &str, type_name: &str, qos: EndpointQos)
         content_filter: None,
         group_entity: None,
         security_info: None,
+        type_information: None,
     };
     let mut payload = Vec::new();
     ed.emit(&mut payload);
