@@ -9,7 +9,7 @@
 # and keep it in fuzz/regressions/<t>/).
 set -euo pipefail
 
-ALL_TARGETS=(rtps_message parameter_list cdr_decode core_datagram secure_submessage security_token)
+ALL_TARGETS=(rtps_message parameter_list cdr_decode core_datagram secure_submessage security_token typeobject_decode)
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
 TARGETS=("$@")

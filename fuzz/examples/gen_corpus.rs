@@ -87,6 +87,7 @@ fn conversation() -> Vec<Vec<u8>> {
                 key_hash: [written as u8; 16],
                 payload: Arc::new(core_harness::keyed_seq(written as u32, 7, len)),
                 timestamp: Some(Time::from_nanos(now.as_nanos() as i64)),
+                original: None,
             };
             peer.write(now, pw, change).unwrap();
         }

@@ -92,6 +92,7 @@ pub fn participant(now: Instant) -> Participant {
             key_hash: kh,
             payload: Arc::new(keyed_seq(i, i, len)),
             timestamp: None,
+            original: None,
         };
         let _ = p.write(now, w, change);
     }

@@ -33,7 +33,7 @@ pub use admission::KeyFn;
 pub use config::{ParticipantConfig, MAX_QUEUED_EVENTS};
 pub use discovery::typelookup::{
     msg as typelookup_msg, TypeClosure, TypeLookupError, TypeRegistrationError, MAX_CACHED_OBJECTS,
-    MAX_OUTSTANDING_REQUESTS,
+    MAX_IDS_PER_REQUEST, MAX_OBJECTS_PER_TYPE, MAX_OUTSTANDING_REQUESTS, MAX_REGISTERED_TYPES,
 };
 pub use discovery::QosChangeError;
 pub use event::{ChangeKind, Event, QosPolicyId, ReceivedSample};

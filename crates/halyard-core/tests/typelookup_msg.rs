@@ -23,7 +23,7 @@ fn identity() -> SampleIdentity {
 fn get_types() -> Request {
     Request {
         id: identity(),
-        instance_name: instance_name(GuidPrefix([0xab; 12])),
+        instance_name: instance_name(Guid::new(GuidPrefix([0xab; 12]), EntityId::PARTICIPANT)),
         call: Call::GetTypes(vec![
             hash(EquivalenceKind::Complete, 1),
             hash(EquivalenceKind::Minimal, 2),

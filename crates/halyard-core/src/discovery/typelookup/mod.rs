@@ -395,7 +395,9 @@ impl Participant {
                 writer: Guid::new(self.prefix, EntityId::TL_SVC_REQUEST_WRITER),
                 sn,
             },
-            instance_name: msg::instance_name(self.prefix),
+            // Addressed to no participant in particular (servers ignore the name; Cyclone
+            // DDS writes the null GUID in that case too).
+            instance_name: msg::instance_name(Guid::default()),
             call: Call::GetTypes(wanted.iter().filter_map(key_identifier).collect()),
         };
         if self.types.outstanding.len() >= MAX_OUTSTANDING_REQUESTS {

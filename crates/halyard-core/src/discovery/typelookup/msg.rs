@@ -14,7 +14,7 @@
 //! XCDR2 bytes (they are `@appendable`, so their DHEADER delimits them); the caller decodes
 //! and checks them. Decoding never panics and bounds every sequence by the input's length.
 
-use halyard_wire::{EntityId, Guid, GuidPrefix};
+use halyard_wire::Guid;
 use halyard_xtypes::{EquivalenceKind, TypeIdentifier, TypeIdentifierWithSize};
 
 /// `TypeLookup_getTypes_HashId`: the `TypeLookup_Call`/`_Return` discriminator of getTypes.
@@ -164,11 +164,12 @@ pub struct Reply {
     pub ret: Return,
 }
 
-/// The `instanceName` of requests to the participant `prefix` (as Cyclone DDS writes it:
-/// "dds.builtin.TOS." and the participant GUID as 32 lower-case hex digits).
-pub fn instance_name(prefix: GuidPrefix) -> String {
+/// The `instanceName` of requests to the participant `participant` (as Cyclone DDS writes it:
+/// "dds.builtin.TOS." and the participant GUID as 32 lower-case hex digits; the null GUID
+/// when the request is for no participant in particular).
+pub fn instance_name(participant: Guid) -> String {
     let mut s = String::from("dds.builtin.TOS.");
-    for b in prefix.0.iter().chain(EntityId::PARTICIPANT.0.iter()) {
+    for b in participant.to_bytes() {
         s.push_str(&format!("{b:02x}"));
     }
     s
