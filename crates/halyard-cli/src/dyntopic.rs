@@ -221,6 +221,10 @@ pub enum Failure {
         type_name: String,
         /// What went wrong.
         error: Box<halyard::Error>,
+        /// TypeLookup messages received that did not decode.
+        malformed: u64,
+        /// TypeObjects received whose hash was not their identifier.
+        bad_objects: u64,
     },
     /// The TypeObjects do not make a usable type.
     BadType {
@@ -258,12 +262,27 @@ impl std::fmt::Display for Failure {
                 "{topic} (type {type_name}) was announced without type information; Halyard \
                  cannot decode it (give the type with --idl FILE [--type NAME])"
             ),
-            Failure::Lookup { type_name, error } => write!(
-                f,
-                "the TypeObjects of {type_name} did not arrive through TypeLookup ({error}): \
-                 its peers announce type information but none answered the type requests \
-                 (Cyclone DDS 0.10's do not); give the type with --idl FILE [--type NAME]"
-            ),
+            Failure::Lookup {
+                type_name,
+                error,
+                malformed,
+                bad_objects,
+            } => {
+                write!(
+                    f,
+                    "the TypeObjects of {type_name} did not arrive through TypeLookup ({error}): \
+                     its peers announce type information but no usable answer to the type \
+                     requests came in time"
+                )?;
+                if *malformed > 0 || *bad_objects > 0 {
+                    write!(
+                        f,
+                        " ({malformed} TypeLookup messages did not decode, {bad_objects} \
+                         TypeObjects did not match their hash)"
+                    )?;
+                }
+                write!(f, "; give the type with --idl FILE [--type NAME]")
+            }
             Failure::BadType { type_name, error } => {
                 write!(f, "type {type_name} cannot be used: {error}")
             }
@@ -473,12 +492,15 @@ pub fn from_network(
             type_name,
         });
     };
-    let objects = dp
-        .lookup_type_information(info, timeout)
-        .map_err(|error| Failure::Lookup {
+    let objects = dp.lookup_type_information(info, timeout).map_err(|error| {
+        let st = dp.stats();
+        Failure::Lookup {
             type_name: type_name.clone(),
             error: Box::new(error),
-        })?;
+            malformed: st.typelookup_malformed,
+            bad_objects: st.typelookup_bad_objects,
+        }
+    })?;
     let bad = |error: DynamicError| Failure::BadType {
         type_name: type_name.clone(),
         error,
