@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 /// How long discovery continues after the first endpoint of the topic appears, to see the
 /// others (and their types).
 const SETTLE: Duration = Duration::from_millis(600);
+/// How long `sub` waits for a writer once only readers of the topic were seen.
+const WRITER_GRACE: Duration = Duration::from_secs(2);
 /// The longest `--timeout` accepted.
 const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 
@@ -305,8 +307,8 @@ pub struct Seen {
 }
 
 /// The endpoints of `topic` other participants announce, by type; waits at most `timeout`
-/// for the first (and, with `want_writer`, for a writer), then [`SETTLE`] for the others.
-/// Empty when none showed up.
+/// for the first, then [`SETTLE`] for the others. With `want_writer`, a topic that has
+/// readers only gets [`WRITER_GRACE`] more for a writer to show up. Empty when none did.
 pub fn discover(
     dp: &DomainParticipant,
     topic: &str,
@@ -315,6 +317,7 @@ pub fn discover(
 ) -> Vec<Seen> {
     let start = Instant::now();
     let mut first: Option<Instant> = None;
+    let mut first_any: Option<Instant> = None;
     loop {
         let seen = snapshot(dp, topic);
         let now = Instant::now();
@@ -326,7 +329,13 @@ pub fn discover(
         if have && first.is_none() {
             first = Some(now);
         }
-        if first.is_some_and(|t| now >= t + SETTLE) || now >= start + timeout {
+        if !seen.is_empty() && first_any.is_none() {
+            first_any = Some(now);
+        }
+        if first.is_some_and(|t| now >= t + SETTLE)
+            || first_any.is_some_and(|t| now >= t + WRITER_GRACE)
+            || now >= start + timeout
+        {
             return seen;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -660,5 +669,119 @@ impl KeySupport for DynKey {
         let (rep, endianness) = parse_encapsulation(id)?;
         let v = dynamic::decode(&self.0, sample).map_err(cdr)?;
         dynamic::encode_key(&self.0, &v, rep, endianness).map_err(cdr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn parse(v: &[&str], qos: bool) -> Result<Common, BadArgs> {
+        let args = strings(v);
+        let mut c = Common::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if !c.take(a, &mut it, qos)? {
+                return Err(BadArgs(format!("not common: {a}")));
+            }
+        }
+        Ok(c)
+    }
+
+    #[test]
+    fn common_options_parse_and_mistakes_are_refused() {
+        let c = parse(
+            &[
+                "T",
+                "--id",
+                "7",
+                "-p",
+                "a",
+                "-p",
+                "b",
+                "--best-effort",
+                "--durability",
+                "transient-local",
+                "--history",
+                "5",
+                "--timeout",
+                "500ms",
+                "--json",
+            ],
+            true,
+        )
+        .unwrap();
+        assert_eq!(c.topic.as_deref(), Some("T"));
+        assert_eq!((c.domain, c.json), (7, true));
+        assert_eq!(c.partitions, ["a", "b"]);
+        assert_eq!(c.reliability, Some(ReliabilityKind::BestEffort));
+        assert_eq!(c.durability, Some(DurabilityKind::TransientLocal));
+        assert_eq!(c.history, Some(History::KeepLast(5)));
+        assert_eq!(c.timeout, Duration::from_millis(500));
+        let q = c.apply(EndpointQos::reader_default());
+        assert_eq!(q.partition, ["a", "b"]);
+        assert_eq!(q.reliability.kind, ReliabilityKind::BestEffort);
+        for bad in [
+            &["--id", "233"][..],
+            &["--timeout", "0"],
+            &["--durability", "x"],
+            &["--history", "0"],
+            &["--history"],
+        ] {
+            assert!(parse(bad, true).is_err(), "{bad:?}");
+        }
+        // typeof takes no QoS options.
+        assert!(parse(&["T", "--reliable"], false).is_err());
+    }
+
+    fn idl() -> PathBuf {
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/subpub.idl"
+        ))
+    }
+
+    #[test]
+    fn idl_types_are_chosen_by_name() {
+        let e = from_idl(&idl(), &[], None).err().expect("two topic types");
+        assert!(
+            e.to_string().contains("SubPub::Point, SubPub::Reading"),
+            "{e}"
+        );
+        let e = from_idl(&idl(), &[], Some("SubPub::Nope"))
+            .err()
+            .expect("no such");
+        assert!(e.to_string().contains("no topic type SubPub::Nope"), "{e}");
+        let r = from_idl(&idl(), &[], Some("::SubPub::Reading")).expect("Reading");
+        assert_eq!(r.type_name, "SubPub::Reading");
+        assert!(has_key(&r.ty));
+        assert!(r.untyped().has_key());
+        assert!(r.description.is_some());
+    }
+
+    #[test]
+    fn dynamic_keys_of_serialized_samples() {
+        let r = from_idl(&idl(), &[], Some("SubPub::Reading")).expect("Reading");
+        let j = serde_json::json!({"sensor": 2, "name": "n", "color": "RED",
+            "where": {"x": 1, "y": 2.0}, "history": [1], "note": null});
+        let v = dynamic::from_json(&r.ty, &j, Default::default()).unwrap();
+        let k = DynKey(r.ty.clone());
+        for rep in [
+            halyard::cdr::DataRepresentation::Xcdr1,
+            halyard::cdr::DataRepresentation::Xcdr2,
+        ] {
+            let bytes = dynamic::encode(&r.ty, &v, rep, halyard::cdr::Endianness::Little).unwrap();
+            // A 4-byte key: the key hash is the key, big-endian, zero-padded (XTypes 7.6.8).
+            let mut want = [0u8; 16];
+            want[3] = 2;
+            assert_eq!(k.key_hash(&bytes, false).unwrap(), want);
+            let key = k.serialized_key(&bytes).unwrap();
+            assert_eq!(k.key_hash(&key, true).unwrap(), want);
+            assert!(k.key_hash(&bytes[..3], false).is_err());
+        }
     }
 }
