@@ -253,6 +253,33 @@ fn pub_reaches_a_cyclone_reader_and_halyard_sub() {
         "python got other samples",
     );
 
+    // XCDR1, samples from a JSON-lines file (after the argument ones).
+    let mut reader = Peer::spawn("subpub_types.py", &["read", "93", "SubPubPub1", "3", "30"]);
+    assert!(reader.wait_line("ready", secs(15.0)), "python reader");
+    let file = std::env::temp_dir().join(format!("subpub-{}.jsonl", std::process::id()));
+    std::fs::write(&file, format!("{}\n\n{}\n", s[1], s[2])).expect("write samples");
+    let o = halyard(&[
+        "pub",
+        "SubPubPub1",
+        "--id",
+        "93",
+        "--xcdr1",
+        "--json-file",
+        file.to_str().expect("path"),
+        &a,
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(reader.wait_line("done", secs(15.0)));
+    let out = reader.finish(secs(5.0));
+    let got: Vec<Value> = out
+        .lines
+        .iter()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("python JSON"))
+        .collect();
+    out.check(got == s, "python got other samples (XCDR1)");
+
     // halyard sub --idl announces the type; halyard pub learns it from that reader.
     let idl = data("subpub.idl");
     let sub = halyard_cmd(&[
