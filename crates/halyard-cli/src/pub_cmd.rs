@@ -6,7 +6,7 @@
 //! member path and nothing is sent. The writer is reliable and waits (bounded by `--timeout`)
 //! for the readers that were discovered to match, then, after writing, for their
 //! acknowledgments, so short-lived runs do not lose samples. Its durability is the strongest
-//! the discovered readers ask (so a transient-local reader matches), its partitions theirs.
+//! the discovered readers ask (so that every one matches), its partitions theirs.
 //! Samples are XCDR2 unless `--xcdr1` or a discovered reader does not accept XCDR2.
 
 use crate::discovery::BadArgs;
@@ -215,12 +215,8 @@ fn writer_qos(c: &Common, seen: &[Seen], type_name: &str, xcdr1: bool) -> Endpoi
         .max_by_key(|d| match d {
             DurabilityKind::Volatile => 0,
             DurabilityKind::TransientLocal => 1,
-            // A writer cannot keep data beyond its life: offer transient-local at most.
-            DurabilityKind::Transient | DurabilityKind::Persistent => 1,
-        })
-        .map(|d| match d {
-            DurabilityKind::Volatile => DurabilityKind::Volatile,
-            _ => DurabilityKind::TransientLocal,
+            DurabilityKind::Transient => 2,
+            DurabilityKind::Persistent => 3,
         })
         .unwrap_or(DurabilityKind::Volatile);
     let mut parts: Vec<String> = Vec::new();
