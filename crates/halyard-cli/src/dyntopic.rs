@@ -608,20 +608,23 @@ pub fn resolve(
         // A short look for the announced type name; the IDL file decides the type.
         let wait = c.timeout.min(Duration::from_secs(2));
         let seen = discover(&dp, &topic, wait, prefer_writers);
-        let announced = pick(&topic, &seen, None, prefer_writers)
+        // With --type, only an endpoint announcing that very name counts.
+        let announced = pick(&topic, &seen, c.type_name.as_deref(), prefer_writers)
             .ok()
             .flatten()
             .map(|s| s.type_name.clone());
         let wanted = c.type_name.clone().or(announced.clone());
+        // The one type announced on the topic may be registered under a name the file does
+        // not use (`M_T` for `M::T`): then the file's only topic type is taken, under the
+        // announced name, so that the endpoints match.
+        let unambiguous = seen.len() == 1;
         let mut r = from_idl(path, &c.includes, wanted.as_deref()).or_else(|e| {
             match (&c.type_name, &announced) {
-                // The announced name may not be a name of the file: take its only type.
-                (None, Some(_)) => from_idl(path, &c.includes, None),
+                (None, Some(_)) if unambiguous => from_idl(path, &c.includes, None),
                 _ => Err(e),
             }
         })?;
-        if let Some(a) = announced {
-            // Match the peers' registered name (e.g. `M_T` for a type the file calls `M::T`).
+        if let Some(a) = announced.filter(|a| *a == r.type_name || unambiguous) {
             r.type_name = a;
         }
         return Ok((dp, r, seen));
