@@ -39,7 +39,8 @@ TypeInformation, TypeObjects through TypeLookup) or from --idl FILE (for peers t
 type information), and prints each sample:
   default    one line a sample: member=value ... (nested members as a.b, collections as JSON)
   --table    a header of the member paths, then one aligned row a sample
-  --json     one JSON object a line: the sample (struct members by name, enums by enumerator
+  --json     one JSON object a line: the sample (struct members by name in declaration
+             order, enums by enumerator
              name, sequences/arrays as lists, unions {\"discriminator\": d, \"case\": v},
              absent optionals null); a disposal {\"disposed\": KEY}, an unregistration
              {\"unregistered\": KEY} (KEY: the instance's key members, null if never seen);
@@ -316,10 +317,11 @@ impl<'a> Printer<'a> {
         }
         self.data_count += 1;
         Some(if self.a.common.json {
+            let sample = ordered(&self.r.ty, &j, 0);
             if self.a.info {
-                json!({"sample": j, "info": info(s)}).to_string()
+                format!("{{\"sample\":{sample},\"info\":{}}}", info(s))
             } else {
-                j.to_string()
+                sample
             }
         } else {
             match dynamic::columns(&self.r.ty, &v) {
@@ -390,6 +392,53 @@ impl<'a> Printer<'a> {
         }
         out.push_str(line.trim_end());
         out
+    }
+}
+
+/// The JSON text of `v` (a value of `t`) with struct members in declaration order, as the
+/// type lists them (a JSON object's keys are otherwise sorted).
+fn ordered(t: &halyard::xtypes::DynamicType, v: &Value, depth: usize) -> String {
+    use halyard::xtypes::dynamic::TypeNode;
+    if depth > halyard::xtypes::registry::MAX_TYPE_DEPTH {
+        return v.to_string();
+    }
+    match (t.resolved().node(), v) {
+        (TypeNode::Struct(st), Value::Object(map)) => {
+            let mut parts: Vec<String> = st
+                .members
+                .iter()
+                .filter_map(|m| {
+                    let x = map.get(&m.name)?;
+                    Some(format!(
+                        "{}:{}",
+                        Value::String(m.name.clone()),
+                        ordered(&m.ty, x, depth + 1)
+                    ))
+                })
+                .collect();
+            // Anything the type does not list (none expected) keeps its place at the end.
+            for (k, x) in map {
+                if st.member(k).is_none() {
+                    parts.push(format!("{}:{x}", Value::String(k.clone())));
+                }
+            }
+            format!("{{{}}}", parts.join(","))
+        }
+        (TypeNode::Sequence { element, .. }, Value::Array(items))
+        | (TypeNode::Array { element, .. }, Value::Array(items)) => {
+            let inner: Vec<String> = items
+                .iter()
+                .map(|x| match x {
+                    // The inner lists of a multi-dimensional array have the same element type.
+                    Value::Array(_) if matches!(t.resolved().node(), TypeNode::Array { .. }) => {
+                        ordered(t, x, depth + 1)
+                    }
+                    _ => ordered(element, x, depth + 1),
+                })
+                .collect();
+            format!("[{}]", inner.join(","))
+        }
+        _ => v.to_string(),
     }
 }
 

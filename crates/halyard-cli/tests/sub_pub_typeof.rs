@@ -109,6 +109,14 @@ fn sub_and_typeof_read_a_cyclone_writer_of_a_type_halyard_never_saw() {
     let o = halyard(&["sub", "SubPubPy", "--id", "91", "--json", "--count", "3"]);
     assert!(o.status.success(), "{:?}", text(&o));
     assert_eq!(json_lines(&o), python_samples(), "{}", text(&o).1);
+    // Members print in declaration order.
+    assert!(
+        text(&o)
+            .0
+            .starts_with(r#"{"sensor":1,"name":"first","color":"GREEN","where":{"x":-3,"#),
+        "{}",
+        text(&o).0
+    );
 
     // --info wraps each sample with its SampleInfo.
     let o = halyard(&[
