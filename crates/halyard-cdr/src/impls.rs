@@ -162,12 +162,21 @@ impl<T: CdrDecode + CdrEncode> CdrDecode for Vec<T> {
 /// An array: the N elements without a count (XCDR2: DHEADER first for non-primitives).
 impl<T: CdrEncode, const N: usize> CdrEncode for [T; N] {
     fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
-        with_dheader(w, needs_dheader::<T>(w.representation()), |w| {
-            T::encode_slice(self, w)
-        })
+        let dheader = w.representation() == DataRepresentation::Xcdr2
+            && !T::array_innermost_primitive();
+        with_dheader(w, dheader, |w| self.encode_array_elements(w))
     }
     fn is_primitive() -> bool {
         false
+    }
+    fn array_innermost_primitive() -> bool {
+        T::array_innermost_primitive()
+    }
+    fn encode_array_elements(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
+        if T::is_primitive() {
+            return T::encode_slice(self, w);
+        }
+        self.iter().try_for_each(|e| e.encode_array_elements(w))
     }
     fn key_max_end(offset: usize) -> Option<usize> {
         match (N, T::fixed_size()) {
@@ -181,11 +190,22 @@ impl<T: CdrEncode, const N: usize> CdrEncode for [T; N] {
 
 impl<T: CdrDecode + CdrEncode, const N: usize> CdrDecode for [T; N] {
     fn decode(r: &mut CdrReader<'_>) -> Result<Self, CdrError> {
-        let body = |r: &mut CdrReader<'_>| T::decode_vec(r, N);
-        let v = if needs_dheader::<T>(r.representation()) {
-            r.with_dheader(body)?
+        if r.representation() == DataRepresentation::Xcdr2 && !T::array_innermost_primitive() {
+            r.with_dheader(Self::decode_array_elements)
         } else {
-            body(r)?
+            Self::decode_array_elements(r)
+        }
+    }
+    fn decode_array_elements(r: &mut CdrReader<'_>) -> Result<Self, CdrError> {
+        let v = if T::is_primitive() {
+            T::decode_vec(r, N)?
+        } else {
+            r.check_count(N, T::min_size())?;
+            let mut v = Vec::with_capacity(N);
+            for _ in 0..N {
+                v.push(T::decode_array_elements(r)?);
+            }
+            v
         };
         v.try_into()
             .map_err(|_| CdrError::InvalidHeader("array length"))
@@ -195,8 +215,6 @@ impl<T: CdrDecode + CdrEncode, const N: usize> CdrDecode for [T; N] {
     }
 }
 
-/// Outside a derived struct an `Option` is written as an XCDR2 presence flag then the value.
-/// As a struct member the derive uses the representation's optional-member encoding instead.
 impl<T: CdrEncode> CdrEncode for Option<T> {
     fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
         w.write_bool(self.is_some());

@@ -48,6 +48,7 @@
 // Lets the derive macros' `::halyard_cdr` paths resolve inside this crate's own unit tests.
 extern crate self as halyard_cdr;
 
+mod containers;
 mod encapsulation;
 mod error;
 mod impls;
@@ -62,6 +63,7 @@ pub use encapsulation::{
     serialize, serialize_key, CDR2_BE, CDR2_LE, CDR_BE, CDR_LE, D_CDR2_BE, D_CDR2_LE, PL_CDR2_BE,
     PL_CDR2_LE, PL_CDR_BE, PL_CDR_LE,
 };
+pub use containers::{BoundedSeq, BoundedString};
 pub use error::CdrError;
 pub use halyard_derive::{CdrType, Topic};
 pub use keyhash::key_hash;

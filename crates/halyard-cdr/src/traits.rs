@@ -36,6 +36,23 @@ pub trait CdrEncode {
         items.iter().try_for_each(|item| item.encode(w))
     }
 
+    /// For arrays: whether the innermost element type is primitive. A multi-dimensional IDL
+    /// array `T a[2][3]` is one array type (`[[T; 3]; 2]` in Rust): XCDR2 gives it a single
+    /// DHEADER, or none when `T` is primitive (XTypes 1.3 §7.4.3.5.3).
+    fn array_innermost_primitive() -> bool
+    where
+        Self: Sized,
+    {
+        Self::is_primitive()
+    }
+
+    /// Appends `self` as the elements of an enclosing array: arrays write their elements
+    /// without a DHEADER of their own (the inner dimensions of a multi-dimensional array);
+    /// anything else writes itself.
+    fn encode_array_elements(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
+        self.encode(w)
+    }
+
     /// Appends the part of `self` that belongs in a key serialization when `self` is a key
     /// member: the key members of a keyed struct, otherwise the whole value (no DHEADERs).
     fn encode_key_members(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
@@ -73,6 +90,11 @@ pub trait CdrDecode: Sized {
             v.push(Self::decode(r)?);
         }
         Ok(v)
+    }
+
+    /// Reads what [`CdrEncode::encode_array_elements`] wrote.
+    fn decode_array_elements(r: &mut CdrReader<'_>) -> Result<Self, CdrError> {
+        Self::decode(r)
     }
 
     /// Reads what [`CdrEncode::encode_key_members`] wrote; non-key members are defaulted.

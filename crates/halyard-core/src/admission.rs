@@ -42,7 +42,7 @@ use std::time::Duration;
 /// Computes the key hash of a serialized sample (the reader's type knows how): a whole sample,
 /// or only its key when the second argument is true (a disposal's or unregistration's
 /// payload); `None` when the payload does not decode.
-pub type KeyFn = fn(&[u8], bool) -> Option<[u8; 16]>;
+pub type KeyFn = std::sync::Arc<dyn Fn(&[u8], bool) -> Option<[u8; 16]> + Send + Sync>;
 
 /// What a reader needs to know of a matched writer's QoS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -183,7 +183,7 @@ impl Admission {
         s: &mut ReceivedSample,
         traits: WriterTraits,
     ) -> Result<(), Filtered> {
-        let key = match (s.key_hash, self.has_key, self.key_fn) {
+        let key = match (s.key_hash, self.has_key, &self.key_fn) {
             (Some(k), _, _) => k,
             (None, false, _) => [0; 16],
             (None, true, Some(f)) => match f(&s.payload, s.kind != ChangeKind::Alive) {

@@ -192,6 +192,9 @@ pub struct ParticipantConfig {
     pub user_data: Vec<u8>,
     /// Participant entity name (PID_ENTITY_NAME).
     pub entity_name: Option<String>,
+    /// Participant properties announced in PID_PROPERTY_LIST (name, value), e.g. where the
+    /// participant runs (`__Hostname`, `__Pid`, `__ProcessName`, as Cyclone DDS does).
+    pub properties: Vec<(String, String)>,
     /// How long a deleted reliable writer (and every writer of a participant that shuts down)
     /// keeps serving its matched reliable readers until they have acknowledged all it wrote,
     /// before it is withdrawn (Cyclone DDS's WriterLingerDuration, 1 s by default). Zero:
@@ -247,6 +250,7 @@ impl ParticipantConfig {
             max_remote_endpoints: 16_384,
             user_data: Vec::new(),
             entity_name: None,
+            properties: Vec::new(),
             writer_linger: Duration::from_secs(1),
             bandwidth_limit: None,
             reception_report_interval: Duration::from_millis(10),

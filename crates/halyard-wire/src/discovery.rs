@@ -176,7 +176,14 @@ pub struct ParticipantData {
     pub permissions_token: Option<EncodedToken>,
     /// PID_PARTICIPANT_SECURITY_INFO (DDS Security), if sent.
     pub security_info: Option<SecurityInfo>,
+    /// PID_PROPERTY_LIST's (name, value) pairs, at most [`MAX_PROPERTIES`] (binary properties
+    /// are not kept). Cyclone DDS announces where a participant runs with `__Hostname`,
+    /// `__Pid` and `__ProcessName` (its `ddsi_protocol.h`); so does Halyard.
+    pub properties: Vec<(String, String)>,
 }
+
+/// Maximum properties kept from one participant announcement (more are ignored).
+pub const MAX_PROPERTIES: usize = 32;
 
 /// Maximum locators of each kind kept from one discovery sample (more are ignored).
 pub const MAX_LOCATORS: usize = 16;
@@ -206,6 +213,7 @@ impl ParticipantData {
             identity_token: None,
             permissions_token: None,
             security_info: None,
+            properties: Vec::new(),
         }
     }
     /// Applies one (non-vendor-specific) parameter.
@@ -229,6 +237,7 @@ impl ParticipantData {
             pid::IDENTITY_TOKEN => self.identity_token = Some(read_token(r)),
             pid::PERMISSIONS_TOKEN => self.permissions_token = Some(read_token(r)),
             pid::PARTICIPANT_SECURITY_INFO => self.security_info = Some(read_security_info(r)?),
+            pid::PROPERTY_LIST => self.properties = read_properties(r)?,
             other => check_unknown(other)?,
         }
         Ok(())
@@ -294,8 +303,37 @@ impl ParticipantData {
         if let Some(info) = self.security_info {
             emit_security_info(&mut w, pid::PARTICIPANT_SECURITY_INFO, info);
         }
+        if !self.properties.is_empty() {
+            w.with(pid::PROPERTY_LIST, |b| emit_properties(b, &self.properties));
+        }
         w.finish();
     }
+}
+
+/// PID_PROPERTY_LIST (DDS Security 1.1 §7.4.1.3 PropertyQosPolicy on the wire): a
+/// `sequence<Property_t { string name; string value; }>` then, optionally, a sequence of
+/// binary properties, which is not read. At most [`MAX_PROPERTIES`] are kept.
+fn read_properties(r: &mut ValueReader<'_>) -> Result<Vec<(String, String)>, WireError> {
+    let n = r.u32()? as usize;
+    let mut out = Vec::with_capacity(n.min(MAX_PROPERTIES));
+    for _ in 0..n.min(MAX_PROPERTIES) {
+        let name = r.string()?.to_owned();
+        let value = r.string()?.to_owned();
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+/// Writes `properties` as a PID_PROPERTY_LIST value (no binary properties).
+fn emit_properties(b: &mut Vec<u8>, properties: &[(String, String)]) {
+    let start = b.len();
+    b.extend_from_slice(&(properties.len() as u32).to_le_bytes());
+    for (name, value) in properties {
+        crate::param::put_string(b, start, name);
+        crate::param::put_string(b, start, value);
+    }
+    crate::param::pad4(b, start);
+    b.extend_from_slice(&0u32.to_le_bytes());
 }
 
 /// A token parameter's value, kept whole for the security plugins.

@@ -44,6 +44,11 @@ fn participant() -> ParticipantData {
             attributes: 0x8000_0007,
             plugin_attributes: 0x8000_0007,
         }),
+        properties: vec![
+            ("__Pid".into(), "4242".into()),
+            ("__Hostname".into(), "h".into()),
+            ("__ProcessName".into(), String::new()),
+        ],
     }
 }
 

@@ -287,7 +287,7 @@ impl ReaderCache {
             // Expired on the way: as if it had been purged the moment it arrived.
             return Err(Rejected::Expired);
         }
-        let key = match (s.key_hash, self.key_fn) {
+        let key = match (s.key_hash, &self.key_fn) {
             (Some(k), _) => k,
             (None, Some(f)) => f(&s.payload, s.kind != ChangeKind::Alive).ok_or(Rejected::NoKey)?,
             (None, None) => [0; 16],

@@ -27,12 +27,14 @@ pub mod filter;
 mod group;
 mod history;
 pub mod listener;
+pub mod location;
 mod participant;
 pub mod qos;
 pub mod qos_profile;
 mod reader;
 mod runtime;
 pub mod status;
+mod untyped;
 mod writer;
 
 pub use builtin::{
@@ -63,5 +65,9 @@ pub use status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, InstanceState,
     LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, SampleInfo, SampleState,
     StateMask, ViewState,
+};
+pub use untyped::{
+    KeySupport, OwnedTypeDescription, Untyped, UntypedDataReader, UntypedDataWriter, UntypedTopic,
+    UntypedType,
 };
 pub use writer::{Batching, DataWriter};

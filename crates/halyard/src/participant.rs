@@ -276,6 +276,7 @@ impl DomainParticipant {
         cfg.hash_seed = os_entropy();
         cfg.user_data = opts.user_data.clone();
         cfg.entity_name = opts.entity_name.clone();
+        cfg.properties = crate::location::process_properties();
         if let Some(tune) = opts.tuning {
             tune(&mut cfg);
         }
@@ -454,6 +455,15 @@ impl<T> Clone for Topic<T> {
 }
 
 impl<T> Topic<T> {
+    /// The topic `name` of type `type_name` (for types known at run time).
+    pub(crate) fn named(name: &str, type_name: &str) -> Self {
+        Topic {
+            name: name.to_string(),
+            type_name: type_name.to_string(),
+            _t: PhantomData,
+        }
+    }
+
     /// The topic name.
     pub fn name(&self) -> &str {
         &self.name
@@ -542,6 +552,21 @@ impl Publisher {
     pub fn create_datawriter_with_listener<T: TopicType>(
         &self,
         topic: &Topic<T>,
+        qos: DataWriterQos,
+        listener: Option<Arc<dyn DataWriterListener>>,
+    ) -> Result<DataWriter<T>> {
+        // It applies the content filters of its readers (those it can compile for `T`).
+        let compiler = crate::filter::writer_filter_compiler::<T>();
+        self.create_writer(topic, T::has_key(), Some(compiler), qos, listener)
+    }
+
+    /// Creates a writer of `topic` (typed, or untyped with the type support's `has_key`);
+    /// `compiler` compiles its readers' content filters (`None`: it filters nothing).
+    pub(crate) fn create_writer<T, U>(
+        &self,
+        topic: &Topic<U>,
+        has_key: bool,
+        compiler: Option<halyard_core::FilterCompiler>,
         mut qos: DataWriterQos,
         listener: Option<Arc<dyn DataWriterListener>>,
     ) -> Result<DataWriter<T>> {
@@ -560,7 +585,7 @@ impl Publisher {
             topic_name: topic.name.clone(),
             type_name: topic.type_name.clone(),
             qos: qos.clone(),
-            has_key: T::has_key(),
+            has_key,
         };
         let in_set = self.group.is_open();
         let enabled = self.qos().entity_factory.autoenable_created_entities;
@@ -575,10 +600,8 @@ impl Publisher {
                 // A writer created while a set is open writes into it.
                 st.core.begin_coherent_set(id);
             }
-            // It applies the content filters of its readers (those it can compile for `T`).
-            let compiler = crate::filter::writer_filter_compiler::<T>();
             st.core
-                .set_writer_filter_compiler(id, Some(compiler))
+                .set_writer_filter_compiler(id, compiler)
                 .map_err(|_| Error::AlreadyDeleted)?;
             // Before the pump: events raised during creation refer to `id`.
             st.writers
@@ -590,6 +613,7 @@ impl Publisher {
             id,
             qos,
             enabled,
+            has_key,
         ))
     }
 }
@@ -706,10 +730,48 @@ impl Subscriber {
     fn create_reader<T: TopicType>(
         &self,
         topic: &Topic<T>,
-        mut qos: DataReaderQos,
+        qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
         filtered: Option<&crate::filter::ContentFilteredTopic<T>>,
     ) -> Result<DataReader<T>> {
+        let key_fn: Option<KeyFn> = if T::has_key() {
+            Some(Arc::new(crate::reader::key_of::<T>))
+        } else {
+            None
+        };
+        let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
+        let shared = self.group.participant.shared.clone();
+        let endpoint = (T::has_key(), key_fn, filter);
+        self.create_reader_with(
+            topic,
+            endpoint,
+            qos,
+            listener,
+            |core, now, spec| match filtered {
+                Some(t) => t.attach(&shared, |property| {
+                    core.create_reader_disabled(now, spec, Some(property))
+                }),
+                None => core.create_reader_disabled(now, spec, None),
+            },
+        )
+    }
+
+    /// Creates a reader of `topic` (typed, or untyped): `endpoint` is whether its type has
+    /// a key, how to compute the key hash of a sample that comes without one, and the content
+    /// filter samples must pass; `create` makes the core's (disabled) reader.
+    pub(crate) fn create_reader_with<T, U>(
+        &self,
+        topic: &Topic<U>,
+        endpoint: (bool, Option<KeyFn>, Option<crate::filter::SampleFilter>),
+        mut qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+        create: impl FnOnce(
+            &mut Participant,
+            halyard_core::Instant,
+            ReaderSpec,
+        ) -> halyard_wire::EntityId,
+    ) -> Result<DataReader<T>> {
+        let (has_key, key_fn, filter) = endpoint;
         validate(&qos, false)?;
         use halyard_core::matching::{XCDR1, XCDR2};
         inherit(&mut qos, &self.qos(), &[XCDR1, XCDR2]);
@@ -723,28 +785,17 @@ impl Subscriber {
             topic_name: topic.name.clone(),
             type_name: topic.type_name.clone(),
             qos: qos.clone(),
-            has_key: T::has_key(),
+            has_key,
         };
-        let key_fn: Option<KeyFn> = if T::has_key() {
-            Some(crate::reader::key_of::<T>)
-        } else {
-            None
-        };
-        let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
         let enabled = self.qos().entity_factory.autoenable_created_entities;
         let entity = self.group.id;
         let id = shared.drive(|st, now| {
-            let id = match filtered {
-                Some(t) => t.attach(shared, |property| {
-                    st.core.create_reader_disabled(now, spec, Some(property))
-                }),
-                None => st.core.create_reader_disabled(now, spec, None),
-            };
+            let id = create(&mut st.core, now, spec);
             st.core.set_endpoint_group(id, entity);
             if enabled {
                 st.core.enable_reader(now, id);
             }
-            st.core.set_reader_key_fn(id, key_fn);
+            st.core.set_reader_key_fn(id, key_fn.clone());
             let seed = st.core.config().hash_seed;
             let mut state = ReaderState::new(ReaderCache::new(qos, key_fn, seed), self.group.id);
             state.listener = listener;

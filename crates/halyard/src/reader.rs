@@ -41,7 +41,11 @@ pub(crate) fn key_of<T: TopicType>(payload: &[u8], key_only: bool) -> Option<[u8
 }
 
 /// Reads samples of `T` from a topic.
-pub struct DataReader<T: TopicType> {
+///
+/// `T` is a [`TopicType`] for typed readers; the methods that do not depend on the type
+/// (QoS, statuses, listeners, conditions, matching) are also those of an untyped reader
+/// ([`crate::UntypedDataReader`], a `DataReader<Untyped>` underneath).
+pub struct DataReader<T> {
     participant: DomainParticipant,
     id: EntityId,
     /// False until `enable` for a reader created disabled (ENTITY_FACTORY).
@@ -68,9 +72,50 @@ impl Selector {
         }
         m
     }
+
+    /// The visit of a read or take of up to `max` samples this selector selects.
+    pub(crate) fn visit(&self, max: usize, take: bool) -> Visit {
+        Visit {
+            max,
+            take,
+            states: self.mask(),
+            instance: self.instance.map(|h| h.0),
+            ..Visit::default()
+        }
+    }
+
+    /// The visit of a read or take of the samples of the next instance after `previous`
+    /// (`self.instance` is ignored).
+    pub(crate) fn next_instance_visit(
+        &self,
+        max: usize,
+        take: bool,
+        previous: Option<InstanceHandle>,
+    ) -> Visit {
+        Visit {
+            max,
+            take,
+            states: self.mask(),
+            next_after: previous.map(|h| h.0),
+            first_instance: previous.is_none(),
+            ..Visit::default()
+        }
+    }
 }
 
-impl<T: TopicType> DataReader<T> {
+/// The visit of a read or take of up to `max` samples a ReadCondition selects.
+pub(crate) fn condition_visit(max: usize, take: bool, c: &ReadCondition) -> Visit {
+    Visit {
+        max,
+        take,
+        states: c.mask(),
+        query: c.query(),
+        ..Visit::default()
+    }
+}
+
+/// The type-independent methods, shared by typed and untyped readers.
+impl<T> DataReader<T> {
     pub(crate) fn new(participant: DomainParticipant, id: EntityId, enabled: bool) -> Self {
         DataReader {
             participant,
@@ -100,22 +145,17 @@ impl<T: TopicType> DataReader<T> {
         self.enabled.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    fn collect(&self, max: usize, take: bool, sel: Selector) -> Result<Vec<Sample<T>>> {
-        let v = Visit {
-            max,
-            take,
-            states: sel.mask(),
-            instance: sel.instance.map(|h| h.0),
-            ..Visit::default()
-        };
-        self.collect_visit(v)
-    }
-
-    fn collect_visit(&self, v: Visit) -> Result<Vec<Sample<T>>> {
+    /// Reads or takes what `v` selects, each sample's data decoded by `decode` (not called
+    /// for invalid data: disposals, unregistrations).
+    pub(crate) fn collect_with<D>(
+        &self,
+        v: Visit,
+        decode: impl Fn(&[u8]) -> Option<D>,
+    ) -> Result<Vec<Sample<D>>> {
         let mut out = Vec::new();
         self.visit(v, |c, info| {
             let data = if info.valid_data {
-                deserialize::<T>(&c.payload).ok()
+                decode(&c.payload)
             } else {
                 None
             };
@@ -147,66 +187,6 @@ impl<T: TopicType> DataReader<T> {
         })
     }
 
-    /// Removes and returns up to `max` samples.
-    pub fn take(&self, max: usize) -> Result<Vec<Sample<T>>> {
-        self.collect(max, true, Selector::default())
-    }
-
-    /// Returns up to `max` samples, leaving them in the cache (marked READ).
-    pub fn read(&self, max: usize) -> Result<Vec<Sample<T>>> {
-        self.collect(max, false, Selector::default())
-    }
-
-    /// Take with a selector (unread only, one instance).
-    pub fn take_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<T>>> {
-        self.collect(max, true, sel)
-    }
-
-    /// Read with a selector.
-    pub fn read_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<T>>> {
-        self.collect(max, false, sel)
-    }
-
-    /// Reads the samples of the instance with the smallest handle above `previous` (or the
-    /// first instance, for `None`) that has samples `sel` selects (`sel.instance` is ignored):
-    /// iterating with it visits every instance in handle order (DDS read_next_instance).
-    pub fn read_next_instance(
-        &self,
-        max: usize,
-        previous: Option<InstanceHandle>,
-        sel: Selector,
-    ) -> Result<Vec<Sample<T>>> {
-        self.next_instance(max, false, previous, sel)
-    }
-
-    /// Takes the samples of the next instance after `previous` (see
-    /// [`DataReader::read_next_instance`]).
-    pub fn take_next_instance(
-        &self,
-        max: usize,
-        previous: Option<InstanceHandle>,
-        sel: Selector,
-    ) -> Result<Vec<Sample<T>>> {
-        self.next_instance(max, true, previous, sel)
-    }
-
-    fn next_instance(
-        &self,
-        max: usize,
-        take: bool,
-        previous: Option<InstanceHandle>,
-        sel: Selector,
-    ) -> Result<Vec<Sample<T>>> {
-        self.collect_visit(Visit {
-            max,
-            take,
-            states: sel.mask(),
-            next_after: previous.map(|h| h.0),
-            first_instance: previous.is_none(),
-            ..Visit::default()
-        })
-    }
-
     /// Takes the raw serialized samples (for tools that measure without decoding).
     pub fn take_serialized(
         &self,
@@ -224,11 +204,6 @@ impl<T: TopicType> DataReader<T> {
             n += 1;
         })?;
         Ok(n)
-    }
-
-    /// The instance handle of a sample's key.
-    pub fn lookup_instance(&self, sample: &T) -> Result<InstanceHandle> {
-        Ok(InstanceHandle(key_hash(sample)?))
     }
 
     /// Blocks until unread data is available or `timeout` elapses; returns whether it is.
@@ -279,49 +254,6 @@ impl<T: TopicType> DataReader<T> {
         ReadCondition::new(self.participant.shared.clone(), self.id, mask)
     }
 
-    /// Takes the samples a ReadCondition (or a QueryCondition's) selects (in the order of
-    /// the query's `ORDER BY`, if it has one).
-    pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
-        self.with_condition(max, true, c)
-    }
-
-    /// Reads the samples a ReadCondition (or a QueryCondition's) selects (in the order of
-    /// the query's `ORDER BY`, if it has one).
-    pub fn read_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
-        self.with_condition(max, false, c)
-    }
-
-    fn with_condition(&self, max: usize, take: bool, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
-        self.collect_visit(Visit {
-            max,
-            take,
-            states: c.mask(),
-            query: c.query(),
-            ..Visit::default()
-        })
-    }
-
-    /// A QueryCondition: a ReadCondition that also requires data samples to pass
-    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`), which may end with
-    /// (or be only) `ORDER BY member, ...`: reads and takes through it then return samples
-    /// sorted by those members, ascending (DDS 1.4 Annex B `QueryExpression`). Use its
-    /// `read_condition()` with `read_w_condition`, `take_w_condition` and WaitSets.
-    pub fn create_querycondition(
-        &self,
-        mask: StateMask,
-        expression: &str,
-        params: Vec<String>,
-    ) -> Result<crate::condition::QueryCondition>
-    where
-        T: halyard_cdr::Reflect,
-    {
-        let filter = crate::filter::Filter::new_query::<T>(expression, &params)?;
-        let (query, shared) = crate::filter::SampleQuery::new::<T>(filter);
-        let read = ReadCondition::with_query(self.participant.shared.clone(), self.id, mask, query);
-        Ok(crate::condition::QueryCondition::new(read, shared))
-    }
-
-    /// Reads a status under the lock and clears its changed flag.
     /// The reader's QoS as it stands.
     pub fn qos(&self) -> Result<DataReaderQos> {
         let st = self.participant.shared.lock();
@@ -433,7 +365,108 @@ impl<T: TopicType> DataReader<T> {
     }
 }
 
-impl<T: TopicType> Drop for DataReader<T> {
+/// The methods that decode samples into a Rust [`TopicType`].
+impl<T: TopicType> DataReader<T> {
+    /// Removes and returns up to `max` samples.
+    pub fn take(&self, max: usize) -> Result<Vec<Sample<T>>> {
+        self.collect(Selector::default().visit(max, true))
+    }
+
+    /// Returns up to `max` samples, leaving them in the cache (marked READ).
+    pub fn read(&self, max: usize) -> Result<Vec<Sample<T>>> {
+        self.collect(Selector::default().visit(max, false))
+    }
+
+    /// Take with a selector (unread only, one instance).
+    pub fn take_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<T>>> {
+        self.collect(sel.visit(max, true))
+    }
+
+    /// Read with a selector.
+    pub fn read_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<T>>> {
+        self.collect(sel.visit(max, false))
+    }
+
+    /// Reads the samples of the instance with the smallest handle above `previous` (or the
+    /// first instance, for `None`) that has samples `sel` selects (`sel.instance` is ignored):
+    /// iterating with it visits every instance in handle order (DDS read_next_instance).
+    pub fn read_next_instance(
+        &self,
+        max: usize,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<T>>> {
+        self.next_instance(max, false, previous, sel)
+    }
+
+    /// Takes the samples of the next instance after `previous` (see
+    /// [`DataReader::read_next_instance`]).
+    pub fn take_next_instance(
+        &self,
+        max: usize,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<T>>> {
+        self.next_instance(max, true, previous, sel)
+    }
+
+    fn next_instance(
+        &self,
+        max: usize,
+        take: bool,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<T>>> {
+        self.collect(sel.next_instance_visit(max, take, previous))
+    }
+
+    fn collect(&self, v: Visit) -> Result<Vec<Sample<T>>> {
+        self.collect_with(v, |payload| deserialize::<T>(payload).ok())
+    }
+
+    /// The instance handle of a sample's key.
+    pub fn lookup_instance(&self, sample: &T) -> Result<InstanceHandle> {
+        Ok(InstanceHandle(key_hash(sample)?))
+    }
+
+    /// Takes the samples a ReadCondition (or a QueryCondition's) selects (in the order of
+    /// the query's `ORDER BY`, if it has one).
+    pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
+        self.with_condition(max, true, c)
+    }
+
+    /// Reads the samples a ReadCondition (or a QueryCondition's) selects (in the order of
+    /// the query's `ORDER BY`, if it has one).
+    pub fn read_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
+        self.with_condition(max, false, c)
+    }
+
+    fn with_condition(&self, max: usize, take: bool, c: &ReadCondition) -> Result<Vec<Sample<T>>> {
+        self.collect(condition_visit(max, take, c))
+    }
+
+    /// A QueryCondition: a ReadCondition that also requires data samples to pass
+    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`), which may end with
+    /// (or be only) `ORDER BY member, ...`: reads and takes through it then return samples
+    /// sorted by those members, ascending (DDS 1.4 Annex B `QueryExpression`). Use its
+    /// `read_condition()` with `read_w_condition`, `take_w_condition` and WaitSets.
+    pub fn create_querycondition(
+        &self,
+        mask: StateMask,
+        expression: &str,
+        params: Vec<String>,
+    ) -> Result<crate::condition::QueryCondition>
+    where
+        T: halyard_cdr::Reflect,
+    {
+        let filter = crate::filter::Filter::new_query::<T>(expression, &params)?;
+        let (query, shared) = crate::filter::SampleQuery::new::<T>(filter);
+        let read = ReadCondition::with_query(self.participant.shared.clone(), self.id, mask, query);
+        Ok(crate::condition::QueryCondition::new(read, shared))
+    }
+}
+
+impl<T> Drop for DataReader<T> {
     fn drop(&mut self) {
         let id = self.id;
         self.participant.shared.drive(|st, now| {

@@ -64,9 +64,15 @@ fn pad_key_payload(buf: &mut Vec<u8>) {
 }
 
 /// Writes samples of `T` to a topic. Thread-safe; clone-free sharing via `Arc` if needed.
-pub struct DataWriter<T: TopicType> {
+///
+/// `T` is a [`TopicType`] for typed writers; the methods that do not depend on the type
+/// (QoS, statuses, listeners, matching) are also those of an untyped writer
+/// ([`crate::UntypedDataWriter`], a `DataWriter<Untyped>` underneath).
+pub struct DataWriter<T> {
     participant: DomainParticipant,
     id: EntityId,
+    /// Whether the topic type has a key (from the type, or the untyped type support).
+    has_key: bool,
     /// The immutable policies the write path needs (the whole QoS is in the writer's state).
     reliable: bool,
     max_blocking: Duration,
@@ -82,12 +88,13 @@ pub struct DataWriter<T: TopicType> {
     _t: PhantomData<fn(T)>,
 }
 
-impl<T: TopicType> DataWriter<T> {
+impl<T> DataWriter<T> {
     pub(crate) fn new(
         participant: DomainParticipant,
         id: EntityId,
         qos: DataWriterQos,
         enabled: bool,
+        has_key: bool,
     ) -> Self {
         let representation = match qos.data_representation.first() {
             Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
@@ -100,6 +107,7 @@ impl<T: TopicType> DataWriter<T> {
         DataWriter {
             participant,
             id,
+            has_key,
             reliable: qos.reliability.kind == halyard_wire::qos::ReliabilityKind::Reliable,
             max_blocking: wire_to_std(qos.reliability.max_blocking_time),
             max_instances,
@@ -160,64 +168,8 @@ impl<T: TopicType> DataWriter<T> {
         })
     }
 
-    /// Writes a sample stamped with the current time.
-    pub fn write(&self, sample: &T) -> Result<()> {
-        self.write_w_timestamp(sample, wall_clock())
-    }
-
-    /// Writes a sample with an explicit source timestamp.
-    pub fn write_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let hint = self.size_hint.load(Relaxed);
-        // A large sample goes into a buffer the participant already paged in, if it has one.
-        let pooled = (hint >= LARGE_SAMPLE_BYTES)
-            .then(|| self.participant.shared.lock().core.take_buffer(hint))
-            .flatten();
-        let mut buf = pooled.unwrap_or_else(|| Vec::with_capacity(hint));
-        serialize(sample, self.representation, &mut buf)?;
-        self.size_hint.store(buf.len(), Relaxed);
-        let kh = if T::has_key() {
-            key_hash(sample)?
-        } else {
-            [0; 16]
-        };
-        self.submit(ChangeKind::Alive, kh, buf, timestamp, Some(sample))
-    }
-
-    /// Writes an already serialized sample (encapsulation header included) with its key hash.
-    /// Used by tools that relay data without decoding it.
-    pub fn write_serialized(&self, payload: Vec<u8>, key: [u8; 16], timestamp: Time) -> Result<()> {
-        self.submit(ChangeKind::Alive, key, payload, timestamp, None)
-    }
-
-    /// Registers an instance; returns its handle (the key hash).
-    pub fn register_instance(&self, sample: &T) -> Result<InstanceHandle> {
-        Ok(InstanceHandle(key_hash(sample)?))
-    }
-
-    /// Unregisters the instance of `sample`; with WRITER_DATA_LIFECYCLE
-    /// autodispose_unregistered_instances (the default) this disposes it too.
-    pub fn unregister_instance(&self, sample: &T) -> Result<()> {
-        self.unregister_instance_w_timestamp(sample, wall_clock())
-    }
-
-    /// Unregisters the instance of `sample` with an explicit source timestamp.
-    pub fn unregister_instance_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
-        self.key_change(sample, self.unregister_kind(), timestamp)
-    }
-
-    /// Disposes the instance of `sample`.
-    pub fn dispose(&self, sample: &T) -> Result<()> {
-        self.dispose_w_timestamp(sample, wall_clock())
-    }
-
-    /// Disposes the instance of `sample` with an explicit source timestamp.
-    pub fn dispose_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
-        self.key_change(sample, ChangeKind::Disposed, timestamp)
-    }
-
     /// What unregistering means under the writer's current WRITER_DATA_LIFECYCLE.
-    fn unregister_kind(&self) -> ChangeKind {
+    pub(crate) fn unregister_kind(&self) -> ChangeKind {
         let autodispose = self
             .with_state(|w| {
                 w.qos
@@ -232,16 +184,21 @@ impl<T: TopicType> DataWriter<T> {
         }
     }
 
-    fn key_change(&self, sample: &T, kind: ChangeKind, timestamp: Time) -> Result<()> {
-        if !T::has_key() {
+    /// Submits a dispose or unregister of the instance `key` whose serialized key (its
+    /// encapsulation header included) is `key_payload`.
+    pub(crate) fn key_change_serialized(
+        &self,
+        kind: ChangeKind,
+        key: [u8; 16],
+        mut key_payload: Vec<u8>,
+        timestamp: Time,
+    ) -> Result<()> {
+        if !self.has_key {
             return Err(Error::BadParameter(
                 "dispose/unregister need a keyed topic type",
             ));
         }
-        let mut buf = Vec::with_capacity(32);
-        serialize_key(sample, self.representation, &mut buf)?;
-        pad_key_payload(&mut buf);
-        let key = key_hash(sample)?;
+        pad_key_payload(&mut key_payload);
         if kind != ChangeKind::Disposed {
             let id = self.id;
             let mut st = self.participant.shared.lock();
@@ -249,21 +206,22 @@ impl<T: TopicType> DataWriter<T> {
                 w.instances.remove(&key);
             }
         }
-        self.submit(kind, key, buf, timestamp, None)
+        self.submit(kind, key, key_payload, timestamp, None)
     }
 
     /// Hands a change to the core, waiting up to RELIABILITY.max_blocking_time while the
     /// writer's history or flow-control window is full.
     ///
-    /// `instance_of`: the sample written, for a keyed writer to register its instance (kept
-    /// until unregistered, bounded by RESOURCE_LIMITS.max_instances).
-    fn submit(
+    /// `instance_key`: for a keyed writer to register the instance of the sample written
+    /// (kept until unregistered, bounded by RESOURCE_LIMITS.max_instances), makes its
+    /// serialized key; called only for an instance not yet registered.
+    pub(crate) fn submit(
         &self,
         kind: ChangeKind,
         key: [u8; 16],
         payload: Vec<u8>,
         timestamp: Time,
-        instance_of: Option<&T>,
+        instance_key: Option<&dyn Fn() -> Result<Vec<u8>>>,
     ) -> Result<()> {
         self.check_enabled()?;
         let change = NewChange {
@@ -276,14 +234,14 @@ impl<T: TopicType> DataWriter<T> {
         let id = self.id;
         let max_blocking = self.max_blocking;
         // Registered under the lock the write takes anyway (no second lock per write).
-        let mut to_register = instance_of.filter(|_| T::has_key());
+        let mut to_register = instance_key.filter(|_| self.has_key);
         let mut refused = None;
         let written = self
             .participant
             .shared
             .drive_until(max_blocking, |st, now| {
-                if let Some(sample) = to_register.take() {
-                    if let Err(e) = self.register(st, key, sample) {
+                if let Some(make_key) = to_register.take() {
+                    if let Err(e) = self.register(st, key, make_key) {
                         refused = Some(e);
                         return Some(Err(WriteError::UnknownWriter));
                     }
@@ -312,7 +270,12 @@ impl<T: TopicType> DataWriter<T> {
 
     /// Records the instance of a sample written, refusing one beyond
     /// RESOURCE_LIMITS.max_instances.
-    fn register(&self, st: &mut crate::runtime::State, key: [u8; 16], sample: &T) -> Result<()> {
+    fn register(
+        &self,
+        st: &mut crate::runtime::State,
+        key: [u8; 16],
+        make_key: &dyn Fn() -> Result<Vec<u8>>,
+    ) -> Result<()> {
         let max = self.max_instances;
         let Some(w) = st.writers.get_mut(&self.id) else {
             return Err(Error::AlreadyDeleted);
@@ -325,8 +288,7 @@ impl<T: TopicType> DataWriter<T> {
                 "RESOURCE_LIMITS.max_instances instances are registered",
             ));
         }
-        let mut buf = Vec::with_capacity(32);
-        serialize_key(sample, self.representation, &mut buf)?;
+        let mut buf = make_key()?;
         pad_key_payload(&mut buf);
         w.instances.insert(key, buf);
         Ok(())
@@ -524,7 +486,79 @@ impl<T: TopicType> DataWriter<T> {
     }
 }
 
-impl<T: TopicType> Drop for DataWriter<T> {
+/// The methods that serialize samples of a Rust [`TopicType`].
+impl<T: TopicType> DataWriter<T> {
+    /// Writes a sample stamped with the current time.
+    pub fn write(&self, sample: &T) -> Result<()> {
+        self.write_w_timestamp(sample, wall_clock())
+    }
+
+    /// Writes a sample with an explicit source timestamp.
+    pub fn write_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let hint = self.size_hint.load(Relaxed);
+        // A large sample goes into a buffer the participant already paged in, if it has one.
+        let pooled = (hint >= LARGE_SAMPLE_BYTES)
+            .then(|| self.participant.shared.lock().core.take_buffer(hint))
+            .flatten();
+        let mut buf = pooled.unwrap_or_else(|| Vec::with_capacity(hint));
+        serialize(sample, self.representation, &mut buf)?;
+        self.size_hint.store(buf.len(), Relaxed);
+        let kh = if T::has_key() {
+            key_hash(sample)?
+        } else {
+            [0; 16]
+        };
+        let key_of = || self.serialized_key(sample);
+        self.submit(ChangeKind::Alive, kh, buf, timestamp, Some(&key_of))
+    }
+
+    /// Writes an already serialized sample (encapsulation header included) with its key hash.
+    /// Used by tools that relay data without decoding it.
+    pub fn write_serialized(&self, payload: Vec<u8>, key: [u8; 16], timestamp: Time) -> Result<()> {
+        self.submit(ChangeKind::Alive, key, payload, timestamp, None)
+    }
+
+    /// Registers an instance; returns its handle (the key hash).
+    pub fn register_instance(&self, sample: &T) -> Result<InstanceHandle> {
+        Ok(InstanceHandle(key_hash(sample)?))
+    }
+
+    /// Unregisters the instance of `sample`; with WRITER_DATA_LIFECYCLE
+    /// autodispose_unregistered_instances (the default) this disposes it too.
+    pub fn unregister_instance(&self, sample: &T) -> Result<()> {
+        self.unregister_instance_w_timestamp(sample, wall_clock())
+    }
+
+    /// Unregisters the instance of `sample` with an explicit source timestamp.
+    pub fn unregister_instance_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
+        self.key_change(sample, self.unregister_kind(), timestamp)
+    }
+
+    /// Disposes the instance of `sample`.
+    pub fn dispose(&self, sample: &T) -> Result<()> {
+        self.dispose_w_timestamp(sample, wall_clock())
+    }
+
+    /// Disposes the instance of `sample` with an explicit source timestamp.
+    pub fn dispose_w_timestamp(&self, sample: &T, timestamp: Time) -> Result<()> {
+        self.key_change(sample, ChangeKind::Disposed, timestamp)
+    }
+
+    fn key_change(&self, sample: &T, kind: ChangeKind, timestamp: Time) -> Result<()> {
+        let buf = self.serialized_key(sample)?;
+        self.key_change_serialized(kind, key_hash(sample)?, buf, timestamp)
+    }
+
+    /// The serialized key of `sample` (encapsulation header included).
+    fn serialized_key(&self, sample: &T) -> Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(32);
+        serialize_key(sample, self.representation, &mut buf)?;
+        Ok(buf)
+    }
+}
+
+impl<T> Drop for DataWriter<T> {
     /// Deletes the writer. One whose matched reliable readers have not acknowledged all it
     /// wrote lingers first (`ParticipantOptions::writer_linger`, 1 s by default): this blocks
     /// until they have, or the time is up. Inside a listener it does not block (the thread

@@ -43,6 +43,7 @@ impl Participant {
             identity_token: None,
             permissions_token: None,
             security_info: None,
+            properties: self.cfg.properties.clone(),
         };
         self.announce_security(&mut data);
         data

@@ -94,6 +94,7 @@ pub fn spdp_datagram(
         identity_token: None,
         permissions_token: None,
         security_info: None,
+        properties: Vec::new(),
     };
     let mut payload = Vec::new();
     pd.emit(&mut payload);

@@ -1,0 +1,4 @@
+//! build.rs helper.
+/// Placeholder.
+#[derive(Debug, Default)]
+pub struct Builder;

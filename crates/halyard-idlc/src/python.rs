@@ -1,0 +1,1 @@
+//! Python back end (placeholder while being written).

@@ -1,0 +1,464 @@
+//! Untyped (serialized) endpoints: writers and readers of a type known only at run time.
+//!
+//! A tool such as `halyard sub TOPIC` learns a topic's type from discovery and cannot name a
+//! Rust [`TopicType`] for it. Its samples stay serialized bytes (the 4-byte encapsulation
+//! header included, exactly what travels in a DATA submessage), and what the endpoints need
+//! to know of the type comes from an [`UntypedType`] value: its name, whether it has a key,
+//! and a [`KeySupport`] that computes the key hash and the serialized key of a sample. A
+//! dynamic type (decoded from a TypeObject) implements [`KeySupport`] to plug in; a Rust
+//! type does through [`UntypedType::of`].
+//!
+//! Design: there is no second writer or reader. `DataWriter<T>` and `DataReader<T>` are
+//! split into type-independent methods (`impl<T>`: QoS, statuses, listeners, conditions,
+//! matching, history, reliability, durability, deletion) and the methods that serialize or
+//! decode a Rust type (`impl<T: TopicType>`). An untyped endpoint is a
+//! `DataWriter<Untyped>` / `DataReader<Untyped>` (the [`Untyped`] marker has no values) with
+//! the type support beside it, and derefs to it for the type-independent methods. What does
+//! not fit bytes is left out, not faked: content-filtered untyped readers, query conditions
+//! and writer-side filtering need to evaluate members, which only a dynamic type can do.
+//! An untyped writer sends every sample to every reader; readers filter on their side.
+
+use crate::error::{Error, Result};
+use crate::listener::{DataReaderListener, DataWriterListener};
+use crate::participant::{DomainParticipant, Publisher, Subscriber, Topic};
+use crate::qos::{DataReaderQos, DataWriterQos};
+use crate::reader::{condition_visit, DataReader, Sample, Selector};
+use crate::status::InstanceHandle;
+use crate::writer::DataWriter;
+use crate::ReadCondition;
+use halyard_cdr::{
+    deserialize, parse_encapsulation, serialize_key, CdrError, DataRepresentation, Extensibility,
+    TopicType,
+};
+use halyard_core::ChangeKind;
+use halyard_wire::Time;
+use std::sync::Arc;
+
+/// The type parameter of untyped endpoints and topics (`DataWriter<Untyped>`,
+/// `DataReader<Untyped>`, `Topic<Untyped>`): it has no values, samples are bytes.
+#[derive(Debug)]
+pub enum Untyped {}
+
+/// What a keyed type known at run time must compute from serialized samples (each with its
+/// encapsulation header). Implemented by dynamic types, and for Rust types by
+/// [`UntypedType::of`].
+pub trait KeySupport: Send + Sync {
+    /// The key hash (XTypes 1.3 §7.6.8) of a serialized sample, or of a serialized key only
+    /// when `key_only` (the payload of a dispose or unregister, which may be padded).
+    fn key_hash(&self, payload: &[u8], key_only: bool) -> std::result::Result<[u8; 16], CdrError>;
+    /// The serialized key of a serialized sample (encapsulation header included, in the
+    /// sample's representation): the payload of a dispose or unregister of its instance.
+    fn serialized_key(&self, sample: &[u8]) -> std::result::Result<Vec<u8>, CdrError>;
+}
+
+/// A topic type's XTypes description as owned bytes (the run-time counterpart of
+/// [`halyard_cdr::TypeDescription`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnedTypeDescription {
+    /// The `TypeInformation` (XCDR2 little-endian, no encapsulation header).
+    pub type_information: Vec<u8>,
+    /// The `TypeObject`s the information names.
+    pub type_objects: Vec<Vec<u8>>,
+}
+
+/// A topic type known at run time: what untyped endpoints need of it.
+#[derive(Clone)]
+pub struct UntypedType {
+    /// The registered type name, e.g. `"ShapeType"` or `"M::Point"` (matched by name).
+    pub type_name: String,
+    /// The extensibility of the top-level type.
+    pub extensibility: Extensibility,
+    /// How keys are computed; `None` for a keyless type.
+    pub key: Option<Arc<dyn KeySupport>>,
+    /// The type's XTypes description, when known. Kept with the type for discovery's type
+    /// information; the endpoints do not announce it yet (SEDP carries no type information
+    /// in this version), so matching is by type name.
+    pub type_description: Option<OwnedTypeDescription>,
+}
+
+impl std::fmt::Debug for UntypedType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UntypedType")
+            .field("type_name", &self.type_name)
+            .field("extensibility", &self.extensibility)
+            .field("has_key", &self.has_key())
+            .field("type_description", &self.type_description.is_some())
+            .finish()
+    }
+}
+
+impl UntypedType {
+    /// A keyless type.
+    pub fn keyless(type_name: impl Into<String>, extensibility: Extensibility) -> Self {
+        UntypedType {
+            type_name: type_name.into(),
+            extensibility,
+            key: None,
+            type_description: None,
+        }
+    }
+
+    /// A keyed type whose keys `key` computes.
+    pub fn keyed(
+        type_name: impl Into<String>,
+        extensibility: Extensibility,
+        key: Arc<dyn KeySupport>,
+    ) -> Self {
+        UntypedType {
+            key: Some(key),
+            ..Self::keyless(type_name, extensibility)
+        }
+    }
+
+    /// The run-time description of a Rust topic type (for relays, bridges and tests): its
+    /// name, extensibility, description and keys as `T` computes them.
+    pub fn of<T: TopicType>() -> Self {
+        let key: Option<Arc<dyn KeySupport>> = if T::has_key() {
+            Some(Arc::new(TypedKey::<T>(std::marker::PhantomData)))
+        } else {
+            None
+        };
+        UntypedType {
+            type_name: T::type_name().to_string(),
+            extensibility: T::extensibility(),
+            key,
+            type_description: T::type_description().map(|d| OwnedTypeDescription {
+                type_information: d.type_information.to_vec(),
+                type_objects: d.type_objects.iter().map(|o| o.to_vec()).collect(),
+            }),
+        }
+    }
+
+    /// True for a keyed type.
+    pub fn has_key(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// The instance handle (key hash) of a serialized sample; all zero for a keyless type.
+    pub fn instance_of(&self, sample: &[u8]) -> Result<InstanceHandle> {
+        check_encapsulation(sample)?;
+        match &self.key {
+            Some(k) => Ok(InstanceHandle(k.key_hash(sample, false)?)),
+            None => Ok(InstanceHandle([0; 16])),
+        }
+    }
+}
+
+/// [`KeySupport`] from a Rust topic type.
+struct TypedKey<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T: TopicType> KeySupport for TypedKey<T> {
+    fn key_hash(&self, payload: &[u8], key_only: bool) -> std::result::Result<[u8; 16], CdrError> {
+        let v: T = if key_only {
+            halyard_cdr::deserialize_key(payload)?
+        } else {
+            deserialize(payload)?
+        };
+        halyard_cdr::key_hash(&v)
+    }
+
+    fn serialized_key(&self, sample: &[u8]) -> std::result::Result<Vec<u8>, CdrError> {
+        let (rep, _) = parse_encapsulation(encapsulation_id(sample)?)?;
+        let v: T = deserialize(sample)?;
+        let mut out = Vec::with_capacity(32);
+        serialize_key(&v, rep, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// The encapsulation identifier at the start of a serialized sample.
+fn encapsulation_id(sample: &[u8]) -> std::result::Result<u16, CdrError> {
+    match sample {
+        [a, b, _, _, ..] => Ok(u16::from_be_bytes([*a, *b])),
+        _ => Err(CdrError::Truncated),
+    }
+}
+
+/// The representation of a serialized sample, checking it has a known encapsulation header.
+fn check_encapsulation(sample: &[u8]) -> Result<DataRepresentation> {
+    let id = encapsulation_id(sample).map_err(|_| {
+        Error::BadParameter("a serialized sample starts with a 4-byte encapsulation header")
+    })?;
+    Ok(parse_encapsulation(id)?.0)
+}
+
+/// A topic of a type known at run time.
+#[derive(Clone)]
+pub struct UntypedTopic {
+    topic: Topic<Untyped>,
+    ty: Arc<UntypedType>,
+}
+
+impl std::fmt::Debug for UntypedTopic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UntypedTopic")
+            .field("name", &self.topic.name())
+            .field("type", &self.ty)
+            .finish()
+    }
+}
+
+impl UntypedTopic {
+    /// The topic name.
+    pub fn name(&self) -> &str {
+        self.topic.name()
+    }
+
+    /// The type.
+    pub fn untyped_type(&self) -> &UntypedType {
+        &self.ty
+    }
+}
+
+impl DomainParticipant {
+    /// Creates (or refers to) a topic of a type known at run time.
+    pub fn create_untyped_topic(&self, name: &str, ty: UntypedType) -> Result<UntypedTopic> {
+        if name.is_empty() || name.len() > 256 {
+            return Err(Error::BadParameter("topic names are 1..=256 characters"));
+        }
+        if ty.type_name.is_empty() || ty.type_name.len() > 256 {
+            return Err(Error::BadParameter("type names are 1..=256 characters"));
+        }
+        Ok(UntypedTopic {
+            topic: Topic::named(name, &ty.type_name),
+            ty: Arc::new(ty),
+        })
+    }
+}
+
+impl Publisher {
+    /// Creates a writer of serialized samples of `topic`'s run-time type. QoS, listener,
+    /// matching, reliability and durability are a typed writer's; it does not apply its
+    /// readers' content filters (it cannot evaluate members), they filter on their side.
+    pub fn create_untyped_datawriter(
+        &self,
+        topic: &UntypedTopic,
+        qos: DataWriterQos,
+        listener: Option<Arc<dyn DataWriterListener>>,
+    ) -> Result<UntypedDataWriter> {
+        let has_key = topic.ty.has_key();
+        let representation = match qos.data_representation.first() {
+            Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
+            _ => DataRepresentation::Xcdr1,
+        };
+        let inner = self.create_writer(&topic.topic, has_key, None, qos, listener)?;
+        Ok(UntypedDataWriter {
+            inner,
+            ty: topic.ty.clone(),
+            representation,
+        })
+    }
+}
+
+impl Subscriber {
+    /// Creates a reader of serialized samples of `topic`'s run-time type. QoS, listener,
+    /// history, conditions and WaitSets are a typed reader's.
+    pub fn create_untyped_datareader(
+        &self,
+        topic: &UntypedTopic,
+        qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+    ) -> Result<UntypedDataReader> {
+        let key_fn: Option<crate::history::KeyFn> = topic.ty.key.clone().map(|k| {
+            Arc::new(move |payload: &[u8], key_only: bool| {
+                // Peers differ in what a key-only payload holds: try the other way too.
+                k.key_hash(payload, key_only)
+                    .or_else(|_| k.key_hash(payload, !key_only))
+                    .ok()
+            }) as crate::history::KeyFn
+        });
+        let endpoint = (topic.ty.has_key(), key_fn, None);
+        let inner =
+            self.create_reader_with(&topic.topic, endpoint, qos, listener, |core, now, spec| {
+                core.create_reader_disabled(now, spec, None)
+            })?;
+        Ok(UntypedDataReader {
+            inner,
+            ty: topic.ty.clone(),
+        })
+    }
+}
+
+/// Writes serialized samples of a type known at run time. Derefs to [`DataWriter`] for the
+/// type-independent methods (QoS, statuses, listener, matching, acknowledgments ...).
+pub struct UntypedDataWriter {
+    inner: DataWriter<Untyped>,
+    ty: Arc<UntypedType>,
+    /// The writer's representation (DATA_REPRESENTATION's first entry): samples must be in it.
+    representation: DataRepresentation,
+}
+
+impl std::ops::Deref for UntypedDataWriter {
+    type Target = DataWriter<Untyped>;
+    fn deref(&self) -> &DataWriter<Untyped> {
+        &self.inner
+    }
+}
+
+impl UntypedDataWriter {
+    /// The type.
+    pub fn untyped_type(&self) -> &UntypedType {
+        &self.ty
+    }
+
+    /// Checks `sample` is serialized in the writer's representation (readers were matched
+    /// on it).
+    fn check(&self, sample: &[u8]) -> Result<()> {
+        if check_encapsulation(sample)? != self.representation {
+            return Err(Error::BadParameter(
+                "the sample's encapsulation is not the writer's DATA_REPRESENTATION",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The key hash and serialized key of `sample` (which must be keyed).
+    fn key_of(&self, sample: &[u8]) -> Result<([u8; 16], Vec<u8>)> {
+        self.check(sample)?;
+        let Some(k) = &self.ty.key else {
+            return Err(Error::BadParameter(
+                "dispose/unregister need a keyed topic type",
+            ));
+        };
+        Ok((k.key_hash(sample, false)?, k.serialized_key(sample)?))
+    }
+
+    /// Writes a serialized sample (encapsulation header included) stamped with the current
+    /// time.
+    pub fn write(&self, sample: &[u8]) -> Result<()> {
+        self.write_w_timestamp(sample, crate::wall_clock())
+    }
+
+    /// Writes a serialized sample with an explicit source timestamp.
+    pub fn write_w_timestamp(&self, sample: &[u8], timestamp: Time) -> Result<()> {
+        self.check(sample)?;
+        let (key, make_key) = match &self.ty.key {
+            Some(k) => (k.key_hash(sample, false)?, Some(k)),
+            None => ([0; 16], None),
+        };
+        let serialized_key =
+            |k: &Arc<dyn KeySupport>| k.serialized_key(sample).map_err(Error::from);
+        let register = make_key.map(|k| move || serialized_key(k));
+        let register = register.as_ref().map(|f| f as &dyn Fn() -> Result<Vec<u8>>);
+        self.inner
+            .submit(ChangeKind::Alive, key, sample.to_vec(), timestamp, register)
+    }
+
+    /// Disposes the instance of a serialized sample (only its key members matter).
+    pub fn dispose(&self, sample: &[u8]) -> Result<()> {
+        self.dispose_w_timestamp(sample, crate::wall_clock())
+    }
+
+    /// Disposes the instance of a serialized sample with an explicit source timestamp.
+    pub fn dispose_w_timestamp(&self, sample: &[u8], timestamp: Time) -> Result<()> {
+        let (key, payload) = self.key_of(sample)?;
+        self.inner
+            .key_change_serialized(ChangeKind::Disposed, key, payload, timestamp)
+    }
+
+    /// Unregisters the instance of a serialized sample; with WRITER_DATA_LIFECYCLE
+    /// autodispose_unregistered_instances (the default) this disposes it too.
+    pub fn unregister_instance(&self, sample: &[u8]) -> Result<()> {
+        self.unregister_instance_w_timestamp(sample, crate::wall_clock())
+    }
+
+    /// Unregisters the instance of a serialized sample with an explicit source timestamp.
+    pub fn unregister_instance_w_timestamp(&self, sample: &[u8], timestamp: Time) -> Result<()> {
+        let (key, payload) = self.key_of(sample)?;
+        let kind = self.inner.unregister_kind();
+        self.inner
+            .key_change_serialized(kind, key, payload, timestamp)
+    }
+
+    /// The instance handle (key hash) of a serialized sample.
+    pub fn lookup_instance(&self, sample: &[u8]) -> Result<InstanceHandle> {
+        self.ty.instance_of(sample)
+    }
+}
+
+/// Reads serialized samples of a type known at run time: each valid sample's `data` is its
+/// payload as received (encapsulation header included). Derefs to [`DataReader`] for the
+/// type-independent methods (QoS, statuses, listeners, conditions, matching ...).
+pub struct UntypedDataReader {
+    inner: DataReader<Untyped>,
+    ty: Arc<UntypedType>,
+}
+
+impl std::ops::Deref for UntypedDataReader {
+    type Target = DataReader<Untyped>;
+    fn deref(&self) -> &DataReader<Untyped> {
+        &self.inner
+    }
+}
+
+/// A serialized sample's bytes, as received.
+fn bytes(payload: &[u8]) -> Option<Vec<u8>> {
+    Some(payload.to_vec())
+}
+
+impl UntypedDataReader {
+    /// The type.
+    pub fn untyped_type(&self) -> &UntypedType {
+        &self.ty
+    }
+
+    /// Removes and returns up to `max` samples.
+    pub fn take(&self, max: usize) -> Result<Vec<Sample<Vec<u8>>>> {
+        self.take_with(max, Selector::default())
+    }
+
+    /// Returns up to `max` samples, leaving them in the cache (marked READ).
+    pub fn read(&self, max: usize) -> Result<Vec<Sample<Vec<u8>>>> {
+        self.read_with(max, Selector::default())
+    }
+
+    /// Take with a selector (unread only, one instance, states).
+    pub fn take_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<Vec<u8>>>> {
+        self.inner.collect_with(sel.visit(max, true), bytes)
+    }
+
+    /// Read with a selector.
+    pub fn read_with(&self, max: usize, sel: Selector) -> Result<Vec<Sample<Vec<u8>>>> {
+        self.inner.collect_with(sel.visit(max, false), bytes)
+    }
+
+    /// Reads the samples of the next instance after `previous` (see
+    /// [`DataReader::read_next_instance`]).
+    pub fn read_next_instance(
+        &self,
+        max: usize,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<Vec<u8>>>> {
+        let v = sel.next_instance_visit(max, false, previous);
+        self.inner.collect_with(v, bytes)
+    }
+
+    /// Takes the samples of the next instance after `previous`.
+    pub fn take_next_instance(
+        &self,
+        max: usize,
+        previous: Option<InstanceHandle>,
+        sel: Selector,
+    ) -> Result<Vec<Sample<Vec<u8>>>> {
+        let v = sel.next_instance_visit(max, true, previous);
+        self.inner.collect_with(v, bytes)
+    }
+
+    /// Reads the samples a ReadCondition selects.
+    pub fn read_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<Vec<u8>>>> {
+        self.inner
+            .collect_with(condition_visit(max, false, c), bytes)
+    }
+
+    /// Takes the samples a ReadCondition selects.
+    pub fn take_w_condition(&self, max: usize, c: &ReadCondition) -> Result<Vec<Sample<Vec<u8>>>> {
+        self.inner
+            .collect_with(condition_visit(max, true, c), bytes)
+    }
+
+    /// The instance handle (key hash) of a serialized sample.
+    pub fn lookup_instance(&self, sample: &[u8]) -> Result<InstanceHandle> {
+        self.ty.instance_of(sample)
+    }
+}
