@@ -183,11 +183,12 @@ class DataWriter(_t.Generic[T]):
         self.publisher = pub
         self.topic = topic
         bound = _Bound(listener) if listener is not None else None
+        if bound is not None:
+            # Set before creation: a local match is reported while the writer is created.
+            bound._entity = weakref.ref(self)
         xcdr2 = bool(getattr(topic.data_type, "__idl_annotations__", {}).get("xcdrv2", False))
         self._native = _native.NativeWriter(pub._native, topic._native, _qos_dict(topic.qos, qos),
                                             bound, _extensible(topic) or xcdr2)
-        if bound is not None:
-            bound._entity = weakref.ref(self)
 
     def write(self, sample: T, timestamp: _t.Optional[int] = None) -> None:
         """Writes ``sample`` (``timestamp``: source timestamp, ns since the epoch)."""
@@ -253,9 +254,9 @@ class DataReader(_t.Generic[T]):
         self.subscriber = sub
         self.topic = topic
         bound = _Bound(listener) if listener is not None else None
-        self._native = _native.NativeReader(sub._native, topic._native, _qos_dict(topic.qos, qos), bound)
         if bound is not None:
             bound._entity = weakref.ref(self)
+        self._native = _native.NativeReader(sub._native, topic._native, _qos_dict(topic.qos, qos), bound)
 
     def _collect(self, n: int, take: bool, condition: _t.Optional["ReadCondition"]) -> _t.List[_t.Any]:
         nc = condition._native if condition is not None else None

@@ -177,9 +177,8 @@ impl NativeWriter {
         if let Some(d) = qos {
             qos::apply_endpoint(&mut q, d)?;
         }
-        let l = listener.map(|l| {
-            Arc::new(PyWriterListener { obj: l }) as Arc<dyn halyard::DataWriterListener>
-        });
+        let l = listener
+            .map(|l| Arc::new(PyWriterListener { obj: l }) as Arc<dyn halyard::DataWriterListener>);
         let w = py
             .allow_threads(|| {
                 publisher
@@ -369,9 +368,8 @@ impl NativeReader {
         if let Some(d) = qos {
             qos::apply_endpoint(&mut q, d)?;
         }
-        let l = listener.map(|l| {
-            Arc::new(PyReaderListener { obj: l }) as Arc<dyn halyard::DataReaderListener>
-        });
+        let l = listener
+            .map(|l| Arc::new(PyReaderListener { obj: l }) as Arc<dyn halyard::DataReaderListener>);
         let r = py
             .allow_threads(|| {
                 subscriber

@@ -61,10 +61,16 @@ impl halyard::DataReaderListener for PyReaderListener {
         });
     }
     fn on_sample_lost(&self, total_count: u64) {
-        call(&self.obj, "on_sample_lost", |py| Ok(total_count.into_py(py)));
+        call(
+            &self.obj,
+            "on_sample_lost",
+            |py| Ok(total_count.into_py(py)),
+        );
     }
     fn on_sample_rejected(&self, total_count: u64) {
-        call(&self.obj, "on_sample_rejected", |py| Ok(total_count.into_py(py)));
+        call(&self.obj, "on_sample_rejected", |py| {
+            Ok(total_count.into_py(py))
+        });
     }
     fn on_requested_incompatible_qos(&self, status: halyard::IncompatibleQosStatus) {
         call(&self.obj, "on_requested_incompatible_qos", |py| {

@@ -33,7 +33,10 @@ enum Shape {
     Prim(PrimitiveKind),
     Str,
     /// sequence or array of octet/uint8: Python `bytes`.
-    Octets { array: bool, kind: PrimitiveKind },
+    Octets {
+        array: bool,
+        kind: PrimitiveKind,
+    },
     Seq(Box<Shape>),
     Array(Box<Shape>, usize),
     Map(Box<Shape>, Box<Shape>),
@@ -91,7 +94,10 @@ fn registry_of(
 pub(crate) fn compile_idl(text: &str, name: &str) -> PyResult<(Vec<u8>, Vec<Vec<u8>>)> {
     let opts = halyard_idl::ParseOptions::default();
     let spec = halyard_idl::parse_str("<python class>", text, &opts).map_err(|e| {
-        let msgs: Vec<String> = e.iter().map(|x| format!("{}: {}", x.location, x.kind)).collect();
+        let msgs: Vec<String> = e
+            .iter()
+            .map(|x| format!("{}: {}", x.location, x.kind))
+            .collect();
         BadParameterError::new_err(format!(
             "the class's IDL does not compile: {}\n{text}",
             msgs.join("; ")
@@ -149,7 +155,10 @@ impl TypeSupport {
         } else {
             DataRepresentation::Xcdr1
         };
-        let new = py.import_bound("builtins")?.getattr("object")?.getattr("__new__")?;
+        let new = py
+            .import_bound("builtins")?
+            .getattr("object")?
+            .getattr("__new__")?;
         Ok(TypeSupport {
             ty,
             shape,
@@ -413,10 +422,9 @@ fn int<T: TryFrom<i128>>(o: &Bound<'_, PyAny>, what: &str) -> Conv<T> {
 fn prim(p: PrimitiveKind, o: &Bound<'_, PyAny>) -> Conv<DynamicValue> {
     use DynamicValue as V;
     Ok(match p {
-        PrimitiveKind::Boolean => V::Bool(
-            o.extract()
-                .map_err(|_| ConvError::new("expected a bool"))?,
-        ),
+        PrimitiveKind::Boolean => {
+            V::Bool(o.extract().map_err(|_| ConvError::new("expected a bool"))?)
+        }
         PrimitiveKind::Byte => V::Byte(int(o, "octet")?),
         PrimitiveKind::Int8 => V::Int8(int(o, "int8")?),
         PrimitiveKind::UInt8 => V::UInt8(int(o, "uint8")?),
@@ -459,10 +467,7 @@ fn elements<'p>(o: &Bound<'p, PyAny>) -> Conv<Vec<Bound<'p, PyAny>>> {
         return Err(ConvError::new("expected a list, not a str"));
     }
     let mut v = Vec::new();
-    for x in o
-        .iter()
-        .map_err(|_| ConvError::new("expected a list"))?
-    {
+    for x in o.iter().map_err(|_| ConvError::new("expected a list"))? {
         if v.len() >= MAX_ELEMENTS {
             return Err(ConvError::new("too many elements"));
         }
@@ -475,10 +480,7 @@ fn to_value(s: &Shape, o: &Bound<'_, PyAny>) -> Conv<DynamicValue> {
     use DynamicValue as V;
     Ok(match s {
         Shape::Prim(p) => prim(*p, o)?,
-        Shape::Str => V::String(
-            o.extract()
-                .map_err(|_| ConvError::new("expected a str"))?,
-        ),
+        Shape::Str => V::String(o.extract().map_err(|_| ConvError::new("expected a str"))?),
         Shape::Octets { array, kind } => {
             let bytes: Vec<u8> = if let Ok(b) = o.downcast::<PyBytes>() {
                 b.as_bytes().to_vec()
