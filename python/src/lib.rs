@@ -10,8 +10,10 @@
 
 mod entities;
 mod errors;
+mod fast;
 mod listeners;
 mod qos;
+mod shape;
 mod types;
 
 use pyo3::prelude::*;
