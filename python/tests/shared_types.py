@@ -116,6 +116,19 @@ def samples(m: types.ModuleType, type_name: str, n: int = 5) -> list:
     return out
 
 
+def _active(u) -> list:
+    """The names of the active branch of a Choice (cyclonedds raises on an inactive one,
+    Halyard returns None)."""
+    out = []
+    for n in ("number", "text", "other"):
+        try:
+            if getattr(u, n) is not None:
+                out.append(n)
+        except AttributeError:
+            pass
+    return out
+
+
 def norm(v):
     """A library-independent normal form (dicts, lists, numbers, str) of a sample."""
     if dataclasses.is_dataclass(v):
@@ -123,8 +136,7 @@ def norm(v):
     if isinstance(v, enum.Enum):
         return v.value
     if type(v).__name__ == "Choice":
-        active = [n for n in ("number", "text", "other") if getattr(v, n) is not None]
-        return ["union", active, norm(v.value)]
+        return ["union", _active(v), norm(v.value)]
     if isinstance(v, (bytes, bytearray)):
         return list(v)
     if isinstance(v, (list, tuple)):
