@@ -118,7 +118,7 @@ fn struct_idl(s: &StructDesc, local: &str, body: &mut String) {
         s.own_start
             .checked_sub(1)
             .and_then(|i| s.members.get(i))
-            .map_or(0, |m| m.id + 1)
+            .map_or(0, |m| m.id.wrapping_add(1))
     });
     for m in s.members.iter().skip(s.own_start) {
         let mut ann = String::new();
@@ -137,7 +137,7 @@ fn struct_idl(s: &StructDesc, local: &str, body: &mut String) {
         if expected_id != Some(m.id) {
             let _ = write!(ann, "@id({}) ", m.id);
         }
-        expected_id = Some(m.id + 1);
+        expected_id = m.id.checked_add(1);
         let (ty, dims) = spec(&m.ty);
         let _ = writeln!(body, "    {ann}{ty} {}{dims};", m.name);
     }

@@ -10,15 +10,29 @@
 //!   [`TypeIdentifier::hashed_minimal`] / [`TypeIdentifier::hashed_complete`] wrap it.
 //! * [`name_hash`]: the first 4 bytes of the MD5 of a member name (§7.3.4.9.3).
 //!
+//!
+//! Dynamic data (types learnt at run time, issue 13):
+//!
+//! * [`TypeRegistry`]: TypeObjects by hashed identifier, each checked on insertion (hash,
+//!   consistency); [`TypeRegistry::missing`] lists what TypeLookup should still fetch and
+//!   [`TypeRegistry::build`] resolves an identifier into a [`DynamicType`].
+//! * [`dynamic`]: [`DynamicValue`]s of those types, their XCDR1/XCDR2 codec laid out as
+//!   Cyclone DDS 11 writes it ([`dynamic::encode`], [`dynamic::decode`]), keys
+//!   ([`dynamic::key_hash`]) and JSON ([`dynamic::to_json`], [`dynamic::from_json`]).
+//! * [`to_idl`]: IDL text of a type and its dependencies; [`assignable`]: XTypes 1.3 §7.2.4
+//!   assignability under a [`TypeConsistency`] policy.
+//!
 //! Decoding never panics: lengths are checked against the input, nesting is bounded by
 //! [`MAX_DEPTH`], unknown discriminators are [`XTypesError`]s.
 //!
-//! Not here yet: TypeLookup, assignability, minimal-from-complete derivation, applied
-//! annotations, annotation and bitset types.
+//! Not here yet: TypeLookup, minimal-from-complete derivation, applied annotations,
+//! annotation and bitset types, recursive types (strongly connected components), `float128`
+//! values, `wstring` in XCDR1.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assignable;
 mod codec;
 mod decode;
 pub mod dynamic;
@@ -30,6 +44,7 @@ mod kinds;
 mod object;
 pub mod registry;
 
+pub use assignable::{assignable, TypeConsistency, TypeConsistencyKind};
 pub use codec::{MAX_DEPTH, NAME_MAX_LEN};
 pub use dynamic::{DynamicError, DynamicType, DynamicValue};
 pub use error::XTypesError;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::dynamic::build::Builder;
 use crate::dynamic::{DynamicError, DynamicType};
 use crate::object::*;
-use crate::{type_flag, PrimitiveKind, TypeIdentifier, TypeMapping, TypeObject};
+use crate::{type_flag, PrimitiveKind, TypeIdentifier, TypeInformation, TypeMapping, TypeObject};
 
 /// Default bound on the number of objects a registry holds.
 pub const DEFAULT_MAX_OBJECTS: usize = 4096;
@@ -143,6 +143,23 @@ impl TypeRegistry {
         missing
     }
 
+    /// What TypeLookup must still fetch to build the type a TypeInformation announces: the
+    /// complete type and the dependencies it lists, then whatever those objects refer to.
+    pub fn missing_for(&self, info: &TypeInformation) -> Vec<TypeIdentifier> {
+        let complete = &info.complete;
+        let mut wanted = vec![complete.typeid_with_size.type_id.clone()];
+        wanted.extend(complete.dependent_typeids.iter().map(|d| d.type_id.clone()));
+        let mut out: Vec<TypeIdentifier> = Vec::new();
+        for id in wanted {
+            for m in self.missing(&id) {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+
     /// Builds the [`DynamicType`] of `id` (complete identifiers give member names; minimal
     /// ones name members `m<id>`). Fails with [`DynamicError::Missing`] listing what lacks.
     pub fn build(&self, id: &TypeIdentifier) -> Result<DynamicType, DynamicError> {
@@ -251,76 +268,31 @@ fn check_body<F: Form>(b: &TypeObjectBody<F>, name: &str) -> Result<(), DynamicE
             let ids = t.members.iter().map(|m| m.member_id);
             let names = t.members.iter().map(|m| &m.detail);
             check_unique(ids, names, name, "member")?;
-            for m in &t.members {
-                if m.member_type_id == TypeIdentifier::None {
-                    return Err(inconsistent(
-                        name,
-                        format!("member {} has no type", m.member_id),
-                    ));
-                }
-            }
-            Ok(())
-        }
-        TypeObjectBody::Union(t) => {
-            check_extensibility(t.union_flags, name)?;
-            check_discriminator(&t.discriminator_type, name)?;
-            let ids = t.members.iter().map(|m| m.member_id);
-            let names = t.members.iter().map(|m| &m.detail);
-            check_unique(ids, names, name, "case")?;
-            let mut labels = BTreeSet::new();
-            for l in t.members.iter().flat_map(|m| &m.labels) {
-                if !labels.insert(*l) {
-                    return Err(inconsistent(name, format!("case label {l} appears twice")));
-                }
-            }
-            let defaults = t
+            match t
                 .members
                 .iter()
-                .filter(|m| m.member_flags & crate::member_flag::IS_DEFAULT != 0)
-                .count();
-            if defaults > 1 {
-                return Err(inconsistent(name, "more than one default case"));
-            }
-            Ok(())
-        }
-        TypeObjectBody::Enum(t) => {
-            if !(1..=32).contains(&t.bit_bound) {
-                return Err(inconsistent(
+                .find(|m| m.member_type_id == TypeIdentifier::None)
+            {
+                Some(m) => Err(inconsistent(
                     name,
-                    format!("enum bit_bound {} not in 1..=32", t.bit_bound),
-                ));
+                    format!("member {} has no type", m.member_id),
+                )),
+                None => Ok(()),
             }
-            let limit = 1i64 << (t.bit_bound - 1);
-            for l in &t.literals {
-                if t.bit_bound < 32 && !(-limit..limit).contains(&i64::from(l.value)) {
-                    return Err(inconsistent(
-                        name,
-                        format!(
-                            "enumerator value {} exceeds bit_bound {}",
-                            l.value, t.bit_bound
-                        ),
-                    ));
-                }
-            }
-            let values = t.literals.iter().map(|l| l.value as u32);
-            let names = t.literals.iter().map(|l| &l.detail);
-            check_unique(values, names, name, "enumerator")
         }
+        TypeObjectBody::Union(t) => check_union(t, name),
+        TypeObjectBody::Enum(t) => check_enum(t, name),
         TypeObjectBody::Bitmask(t) => {
             if !(1..=64).contains(&t.bit_bound) {
-                return Err(inconsistent(
-                    name,
-                    format!("bitmask bit_bound {} not in 1..=64", t.bit_bound),
-                ));
+                let why = format!("bitmask bit_bound {} not in 1..=64", t.bit_bound);
+                return Err(inconsistent(name, why));
             }
             if let Some(f) = t.flags.iter().find(|f| f.position >= t.bit_bound) {
-                return Err(inconsistent(
-                    name,
-                    format!(
-                        "flag position {} not below bit_bound {}",
-                        f.position, t.bit_bound
-                    ),
-                ));
+                let why = format!(
+                    "flag position {} not below bit_bound {}",
+                    f.position, t.bit_bound
+                );
+                return Err(inconsistent(name, why));
             }
             let positions = t.flags.iter().map(|f| u32::from(f.position));
             let names = t.flags.iter().map(|f| &f.detail);
@@ -334,6 +306,49 @@ fn check_body<F: Form>(b: &TypeObjectBody<F>, name: &str) -> Result<(), DynamicE
         }
         TypeObjectBody::Alias(_) | TypeObjectBody::Sequence(_) | TypeObjectBody::Map(_) => Ok(()),
     }
+}
+
+fn check_union<F: Form>(t: &UnionType<F>, name: &str) -> Result<(), DynamicError> {
+    check_extensibility(t.union_flags, name)?;
+    check_discriminator(&t.discriminator_type, name)?;
+    let ids = t.members.iter().map(|m| m.member_id);
+    let names = t.members.iter().map(|m| &m.detail);
+    check_unique(ids, names, name, "case")?;
+    let mut labels = BTreeSet::new();
+    for l in t.members.iter().flat_map(|m| &m.labels) {
+        if !labels.insert(*l) {
+            return Err(inconsistent(name, format!("case label {l} appears twice")));
+        }
+    }
+    let defaults = t
+        .members
+        .iter()
+        .filter(|m| m.member_flags & crate::member_flag::IS_DEFAULT != 0)
+        .count();
+    if defaults > 1 {
+        return Err(inconsistent(name, "more than one default case"));
+    }
+    Ok(())
+}
+
+fn check_enum<F: Form>(t: &EnumType<F>, name: &str) -> Result<(), DynamicError> {
+    if !(1..=32).contains(&t.bit_bound) {
+        let why = format!("enum bit_bound {} not in 1..=32", t.bit_bound);
+        return Err(inconsistent(name, why));
+    }
+    let limit = 1i64 << (t.bit_bound - 1);
+    for l in &t.literals {
+        if t.bit_bound < 32 && !(-limit..limit).contains(&i64::from(l.value)) {
+            let why = format!(
+                "enumerator value {} exceeds bit_bound {}",
+                l.value, t.bit_bound
+            );
+            return Err(inconsistent(name, why));
+        }
+    }
+    let values = t.literals.iter().map(|l| l.value as u32);
+    let names = t.literals.iter().map(|l| &l.detail);
+    check_unique(values, names, name, "enumerator")
 }
 
 fn check_extensibility(flags: u16, name: &str) -> Result<(), DynamicError> {

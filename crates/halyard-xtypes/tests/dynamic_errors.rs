@@ -209,3 +209,34 @@ fn arbitrary_and_mutated_bytes_never_panic() {
         }
     }
 }
+
+/// A missing member whose default would be huge (here a 4096 x 4096 array) is refused with a
+/// limit error instead of allocating it.
+#[test]
+fn huge_defaults_of_missing_members_are_bounded() {
+    use halyard_xtypes::dynamic::{DynamicType, Extensibility, MemberDesc, StructDesc, TypeNode};
+    let arr = DynamicType::new(TypeNode::Array {
+        element: DynamicType::new(TypeNode::Primitive(PrimitiveKind::Int32)),
+        dims: vec![4096, 4096],
+    });
+    let t = DynamicType::new(TypeNode::Struct(StructDesc {
+        name: "Big".into(),
+        extensibility: Extensibility::Mutable,
+        base: None,
+        members: vec![MemberDesc {
+            name: "a".into(),
+            id: 1,
+            ty: arr,
+            key: false,
+            optional: false,
+            must_understand: false,
+            external: false,
+        }],
+        own_start: 0,
+        names_known: true,
+        nested: false,
+    }));
+    // PL_CDR2_LE, DHEADER 0: no member present.
+    let err = dynamic::decode(&t, &[0, 0x0b, 0, 0, 0, 0, 0, 0]).unwrap_err();
+    assert!(matches!(err, DynamicError::Limit { .. }), "{err}");
+}

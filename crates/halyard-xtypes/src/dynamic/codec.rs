@@ -20,7 +20,7 @@ use halyard_cdr::{parse_encapsulation, DataRepresentation, Endianness, Extensibi
 use super::types::*;
 use super::value::DynamicValue;
 use super::wire::{truncated, In, Out};
-use super::{default_value, DynamicError};
+use super::{default_within, DynamicError, MAX_DEFAULT_VALUES};
 use crate::PrimitiveKind;
 
 const PID_EXTENDED: u16 = 0x3f01;
@@ -101,6 +101,7 @@ pub(crate) fn open(bytes: &[u8]) -> Result<In<'_>, DynamicError> {
         origin: 4,
         rep,
         be: endianness == Endianness::Big,
+        defaults_left: MAX_DEFAULT_VALUES,
     })
 }
 
@@ -138,12 +139,13 @@ pub(crate) fn write_value(
     t: &DynamicType,
     v: &DynamicValue,
 ) -> Result<(), DynamicError> {
+    use DynamicValue as V;
     let t = t.resolved();
     match (t.node(), v) {
         (TypeNode::Primitive(p), v) => write_primitive(out, *p, v).ok_or_else(|| mismatch(t, v)),
-        (TypeNode::String8 { bound }, DynamicValue::String(s)) => write_string8(out, *bound, s),
-        (TypeNode::String16 { bound }, DynamicValue::String(s)) => write_string16(out, *bound, s),
-        (TypeNode::Enum(e), DynamicValue::Enum(x)) => {
+        (TypeNode::String8 { bound }, V::String(s)) => write_string8(out, *bound, s),
+        (TypeNode::String16 { bound }, V::String(s)) => write_string16(out, *bound, s),
+        (TypeNode::Enum(e), V::Enum(x)) => {
             if e.by_value(*x).is_none() {
                 return Err(DynamicError::value(format!(
                     "{x} is no enumerator of {}",
@@ -153,7 +155,7 @@ pub(crate) fn write_value(
             write_sized(out, enum_size(e.bit_bound), *x as i64 as u64);
             Ok(())
         }
-        (TypeNode::Bitmask(b), DynamicValue::Bitmask(x)) => {
+        (TypeNode::Bitmask(b), V::Bitmask(x)) => {
             if b.bit_bound < 64 && x >> b.bit_bound != 0 {
                 return Err(DynamicError::value(format!(
                     "bits {x:#x} beyond bit_bound {}",
@@ -163,8 +165,30 @@ pub(crate) fn write_value(
             write_sized(out, bitmask_size(b.bit_bound), *x);
             Ok(())
         }
+        (TypeNode::Sequence { .. } | TypeNode::Array { .. } | TypeNode::Map { .. }, _) => {
+            write_collection(out, t, v)
+        }
+        (TypeNode::Struct(s), V::Struct(slots)) => write_struct(out, s, slots),
+        (
+            TypeNode::Union(u),
+            V::Union {
+                discriminator,
+                case,
+            },
+        ) => {
+            let case = case.as_ref().map(|(i, v)| (*i, &**v));
+            write_union(out, u, discriminator, case)
+        }
+        _ => Err(mismatch(t, v)),
+    }
+}
+
+/// Sequences, arrays and maps (a DHEADER first in XCDR2 unless the elements are primitive).
+fn write_collection(out: &mut Out, t: &DynamicType, v: &DynamicValue) -> Result<(), DynamicError> {
+    let over = |n: usize, bound: u32| bound != 0 && n > bound as usize;
+    match (t.node(), v) {
         (TypeNode::Sequence { element, bound }, DynamicValue::Sequence(items)) => {
-            if *bound != 0 && items.len() > *bound as usize {
+            if over(items.len(), *bound) {
                 return Err(DynamicError::value(format!(
                     "{} elements exceed the bound {bound}",
                     items.len()
@@ -188,7 +212,7 @@ pub(crate) fn write_value(
             })
         }
         (TypeNode::Map { key, value, bound }, DynamicValue::Map(pairs)) => {
-            if *bound != 0 && pairs.len() > *bound as usize {
+            if over(pairs.len(), *bound) {
                 return Err(DynamicError::value(format!(
                     "{} entries exceed the bound {bound}",
                     pairs.len()
@@ -203,19 +227,6 @@ pub(crate) fn write_value(
                 Ok(())
             })
         }
-        (TypeNode::Struct(s), DynamicValue::Struct(slots)) => write_struct(out, s, slots),
-        (
-            TypeNode::Union(u),
-            DynamicValue::Union {
-                discriminator,
-                case,
-            },
-        ) => write_union(
-            out,
-            u,
-            discriminator,
-            case.as_ref().map(|(i, v)| (*i, &**v)),
-        ),
         _ => Err(mismatch(t, v)),
     }
 }
@@ -224,8 +235,10 @@ fn count(n: usize) -> Result<u32, DynamicError> {
     u32::try_from(n).map_err(|_| DynamicError::value("more than 2^32 elements"))
 }
 
+/// The number of elements of an array (saturating: dimensions come from peers).
 pub(crate) fn array_len(dims: &[u32]) -> u64 {
-    dims.iter().map(|d| u64::from(*d)).product()
+    dims.iter()
+        .fold(1u64, |n, d| n.saturating_mul(u64::from(*d)))
 }
 
 fn write_elements(
@@ -360,7 +373,7 @@ fn write_member(
             None => Ok(()),
         },
         (DataRepresentation::Xcdr1, Extensibility::Mutable) => match v {
-            Some(v) => write_param(out, m.id, m.must_understand, |out| {
+            Some(v) => write_param(out, m.id, m.must_understand, ParamEnd::Padded, |out| {
                 write_value(out, &m.ty, v)
             }),
             None => Ok(()),
@@ -370,7 +383,7 @@ fn write_member(
             v.map_or(Ok(()), |v| write_value(out, &m.ty, v))
         }
         (DataRepresentation::Xcdr1, _) if m.optional => {
-            write_param(out, m.id, m.must_understand, |out| {
+            write_param(out, m.id, m.must_understand, ParamEnd::Exact, |out| {
                 v.map_or(Ok(()), |v| write_value(out, &m.ty, v))
             })
         }
@@ -378,11 +391,23 @@ fn write_member(
     }
 }
 
+/// How an XCDR1 parameter's length is closed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamEnd {
+    /// A member of a mutable struct: the value is padded to 4 and the padding counted (as
+    /// XTypes 1.1 said and RTI expects; Cyclone's `dds_stream_write_xcdr1_pl_member`).
+    Padded,
+    /// An optional member of a final/appendable struct or a mutable union member: the exact
+    /// length.
+    Exact,
+}
+
 /// An XCDR1 parameter as Cyclone 11 writes it: long header, value aligned as if at 0 mod 8.
 fn write_param(
     out: &mut Out,
     id: u32,
     must_understand: bool,
+    end: ParamEnd,
     f: impl FnOnce(&mut Out) -> Result<(), DynamicError>,
 ) -> Result<(), DynamicError> {
     if id > PL_LONG_ID_MASK {
@@ -400,9 +425,10 @@ fn write_param(
     let r = f(out);
     out.origin = saved;
     r?;
-    // Cyclone pads the parameter value to 4 bytes and counts the padding in its length.
-    let pad = (4 - (out.buf.len() - at - 4) % 4) % 4;
-    out.buf.resize(out.buf.len() + pad, 0);
+    if end == ParamEnd::Padded {
+        let pad = (4 - (out.buf.len() - at - 4) % 4) % 4;
+        out.buf.resize(out.buf.len() + pad, 0);
+    }
     out.close_len(at)
 }
 
@@ -476,8 +502,21 @@ fn write_union(
     };
     let xcdr2 = out.rep == DataRepresentation::Xcdr2;
     match u.extensibility {
+        // Cyclone's dds_stream_write_mutable_uni: the discriminator as must-understand
+        // parameter 0, the case as a parameter of its id, then the list end.
         Extensibility::Mutable if !xcdr2 => {
-            Err(DynamicError::Unsupported("mutable unions in XCDR1"))
+            write_param(out, 0, true, ParamEnd::Exact, |out| {
+                write_value(out, &u.discriminator, disc).map_err(|e| e.at("discriminator"))
+            })?;
+            if let Some((c, v)) = case {
+                write_param(out, c.id, false, ParamEnd::Exact, |out| {
+                    write_value(out, &c.ty, v).map_err(|e| e.at(&c.name))
+                })?;
+            }
+            out.align(4);
+            out.u16(PID_LIST_END | PID_MU);
+            out.u16(0);
+            Ok(())
         }
         Extensibility::Mutable => with_dheader(out, true, |out| {
             let at = write_em_nextint(out, 0, true);
@@ -545,27 +584,34 @@ pub(crate) fn read_value(r: &mut In<'_>, t: &DynamicType) -> Result<DynamicValue
             read_dheadered(r, !element.is_primitive(), |r| read_elements(r, element, n))
                 .map(DynamicValue::Array)?
         }
-        TypeNode::Map { key, value, bound } => {
-            read_dheadered(r, !(key.is_primitive() && value.is_primitive()), |r| {
-                let n = r.u32()? as usize;
-                if *bound != 0 && n > *bound as usize {
-                    return Err(DynamicError::decode(format!(
-                        "{n} entries exceed the bound {bound}"
-                    )));
-                }
-                check_count(r, n, 2)?;
-                let mut pairs = Vec::with_capacity(n.min(r.remaining()));
-                for i in 0..n {
-                    let k = read_value(r, key).map_err(|e| e.at(&format!("[{i}]")))?;
-                    let v = read_value(r, value).map_err(|e| e.at(&format!("[{i}]")))?;
-                    pairs.push((k, v));
-                }
-                Ok(DynamicValue::Map(pairs))
-            })?
-        }
+        TypeNode::Map { key, value, bound } => read_map(r, key, value, *bound)?,
         TypeNode::Struct(s) => read_struct(r, s)?,
         TypeNode::Union(u) => read_union(r, u)?,
         TypeNode::Alias { .. } => return Err(DynamicError::decode("unresolved alias")),
+    })
+}
+
+fn read_map(
+    r: &mut In<'_>,
+    key: &DynamicType,
+    value: &DynamicType,
+    bound: u32,
+) -> Result<DynamicValue, DynamicError> {
+    read_dheadered(r, !(key.is_primitive() && value.is_primitive()), |r| {
+        let n = r.u32()? as usize;
+        if bound != 0 && n > bound as usize {
+            return Err(DynamicError::decode(format!(
+                "{n} entries exceed the bound {bound}"
+            )));
+        }
+        check_count(r, n, min_size(key).saturating_add(min_size(value)))?;
+        let mut pairs = Vec::with_capacity(n.min(r.remaining()));
+        for i in 0..n {
+            let k = read_value(r, key).map_err(|e| e.at(&format!("[{i}]")))?;
+            let v = read_value(r, value).map_err(|e| e.at(&format!("[{i}]")))?;
+            pairs.push((k, v));
+        }
+        Ok(DynamicValue::Map(pairs))
     })
 }
 
@@ -739,7 +785,7 @@ fn read_struct(r: &mut In<'_>, s: &StructDesc) -> Result<DynamicValue, DynamicEr
                 slots.push(if m.optional {
                     None
                 } else {
-                    Some(default_value(&m.ty))
+                    Some(default_within(&m.ty, &mut r.defaults_left)?)
                 });
                 continue;
             }
@@ -853,7 +899,7 @@ fn read_mutable(r: &mut In<'_>, s: &StructDesc) -> Result<DynamicValue, DynamicE
     }
     for (slot, m) in slots.iter_mut().zip(&s.members) {
         if slot.is_none() && !m.optional {
-            *slot = Some(default_value(&m.ty));
+            *slot = Some(default_within(&m.ty, &mut r.defaults_left)?);
         }
     }
     Ok(DynamicValue::Struct(slots))
@@ -888,32 +934,11 @@ fn read_emheader(r: &mut In<'_>) -> Result<(Header, bool), DynamicError> {
 }
 
 fn read_union(r: &mut In<'_>, u: &UnionDesc) -> Result<DynamicValue, DynamicError> {
-    let xcdr2 = r.rep == DataRepresentation::Xcdr2;
     match u.extensibility {
-        Extensibility::Mutable if !xcdr2 => {
-            Err(DynamicError::Unsupported("mutable unions in XCDR1"))
+        Extensibility::Mutable => {
+            let xcdr2 = r.rep == DataRepresentation::Xcdr2;
+            read_dheadered(r, xcdr2, |r| read_mutable_union(r, u))
         }
-        Extensibility::Mutable => read_dheadered(r, true, |r| {
-            let (h, _) = read_emheader(r)?;
-            let outer = r.enter(h.len)?;
-            let disc = read_value(r, &u.discriminator).map_err(|e| e.at("discriminator"))?;
-            r.leave(outer);
-            let case = select(u, &disc)?;
-            let case = match case {
-                Some(i) if r.remaining() > 0 => {
-                    let (h, _) = read_emheader(r)?;
-                    let outer = r.enter(h.len)?;
-                    let v = read_case(r, u, i)?;
-                    r.leave(outer);
-                    Some((i, Box::new(v)))
-                }
-                _ => None,
-            };
-            Ok(DynamicValue::Union {
-                discriminator: Box::new(disc),
-                case,
-            })
-        }),
         ext => read_dheadered(r, ext == Extensibility::Appendable, |r| {
             let disc = read_value(r, &u.discriminator).map_err(|e| e.at("discriminator"))?;
             let case = match select(u, &disc)? {
@@ -926,6 +951,63 @@ fn read_union(r: &mut In<'_>, u: &UnionDesc) -> Result<DynamicValue, DynamicErro
             })
         }),
     }
+}
+
+/// The next member header of a mutable type (parameter or EMHEADER); `None` at the end.
+fn next_part(r: &mut In<'_>) -> Result<Option<Header>, DynamicError> {
+    match r.rep {
+        DataRepresentation::Xcdr1 => read_param_header(r),
+        DataRepresentation::Xcdr2 if r.remaining() == 0 => Ok(None),
+        DataRepresentation::Xcdr2 => read_emheader(r).map(|(h, _)| Some(h)),
+    }
+}
+
+/// The value of a member whose header was just read.
+fn part_body(r: &mut In<'_>, h: &Header, t: &DynamicType) -> Result<DynamicValue, DynamicError> {
+    match r.rep {
+        DataRepresentation::Xcdr1 => read_param_body(r, h, t),
+        DataRepresentation::Xcdr2 => {
+            let outer = r.enter(h.len)?;
+            let v = read_value(r, t);
+            r.leave(outer);
+            v
+        }
+    }
+}
+
+/// A mutable union: the discriminator (member 0), then the selected case; in XCDR1 the
+/// parameter list end (anything else before it is skipped).
+fn read_mutable_union(r: &mut In<'_>, u: &UnionDesc) -> Result<DynamicValue, DynamicError> {
+    let h = next_part(r)?.ok_or_else(|| DynamicError::decode("union without discriminator"))?;
+    let disc = part_body(r, &h, &u.discriminator).map_err(|e| e.at("discriminator"))?;
+    let mut case = None;
+    let mut ended = false;
+    if let Some(i) = select(u, &disc)? {
+        match next_part(r)? {
+            Some(h) => {
+                let c = u
+                    .cases
+                    .get(i)
+                    .ok_or_else(|| DynamicError::decode("case index"))?;
+                let v = part_body(r, &h, &c.ty).map_err(|e| e.at(&c.name))?;
+                case = Some((i, Box::new(v)));
+            }
+            None => ended = true,
+        }
+    }
+    // XCDR1: up to and including the list end (XCDR2: the DHEADER window is left anyway).
+    if r.rep == DataRepresentation::Xcdr1 && !ended {
+        for _ in 0..r.remaining() / 4 + 1 {
+            let Some(h) = read_param_header(r)? else {
+                break;
+            };
+            r.enter(h.len).map(|outer| r.leave(outer))?;
+        }
+    }
+    Ok(DynamicValue::Union {
+        discriminator: Box::new(disc),
+        case,
+    })
 }
 
 fn select(u: &UnionDesc, disc: &DynamicValue) -> Result<Option<usize>, DynamicError> {

@@ -51,6 +51,14 @@ pub fn to_json(t: &DynamicType, v: &DynamicValue) -> Result<Value, DynamicError>
         (TypeNode::Array { element, dims }, V::Array(items)) => nested(element, dims, items)?,
         (TypeNode::Map { key, value, .. }, V::Map(pairs)) => map_json(key, value, pairs)?,
         (TypeNode::Struct(s), V::Struct(slots)) => {
+            if slots.len() != s.members.len() {
+                return Err(DynamicError::value(format!(
+                    "struct {} has {} members, value has {}",
+                    s.name,
+                    s.members.len(),
+                    slots.len()
+                )));
+            }
             let mut o = Map::new();
             for (m, slot) in s.members.iter().zip(slots) {
                 let j = match slot {
@@ -213,9 +221,14 @@ pub fn from_json(
         TypeNode::Primitive(p) => primitive(*p, json)?,
         TypeNode::String8 { bound } | TypeNode::String16 { bound } => {
             let s = json.as_str().ok_or_else(|| expected("a string", json))?;
-            if *bound != 0 && s.chars().count() > *bound as usize {
+            // Bounds count what the wire counts: bytes of a string, UTF-16 units of a wstring.
+            let len = match t.node() {
+                TypeNode::String8 { .. } => s.len(),
+                _ => s.encode_utf16().count(),
+            };
+            if *bound != 0 && len > *bound as usize {
                 return Err(DynamicError::value(format!(
-                    "string exceeds the bound {bound}"
+                    "string of length {len} exceeds the bound {bound}"
                 )));
             }
             DynamicValue::String(s.to_owned())
@@ -448,7 +461,9 @@ fn structure(
         match o.get(&m.name) {
             Some(Value::Null) | None if m.optional => slots.push(None),
             Some(j) => slots.push(Some(from_json(&m.ty, j, opts).map_err(|e| e.at(&m.name))?)),
-            None if opts.default_missing => slots.push(Some(default_value(&m.ty))),
+            None if opts.default_missing => {
+                slots.push(Some(default_value(&m.ty).map_err(|e| e.at(&m.name))?))
+            }
             None => {
                 missing.push(m.name.clone());
                 slots.push(None);

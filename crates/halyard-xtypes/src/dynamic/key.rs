@@ -10,7 +10,7 @@ use md5::{Digest, Md5};
 use super::codec::{encapsulated, open, read_value, write_value};
 use super::types::*;
 use super::wire::{In, Out};
-use super::{default_value, DynamicError, DynamicValue};
+use super::{default_within, DynamicError, DynamicValue};
 
 /// The members serialized when `s` is (part of) a key, as indices, in key order.
 fn effective_keys(s: &StructDesc) -> Vec<usize> {
@@ -33,10 +33,18 @@ fn write_key_members(out: &mut Out, t: &DynamicType, v: &DynamicValue) -> Result
     };
     for i in effective_keys(s) {
         let m = &s.members[i];
-        let mv = slots
-            .get(i)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| DynamicError::value("key member is absent").at(&m.name))?;
+        let slot = slots.get(i).and_then(Option::as_ref);
+        if m.optional {
+            // Only reachable through a keyless struct used as a key: like halyard-cdr's
+            // `Option<T>`, a presence octet then the value.
+            out.buf.push(u8::from(slot.is_some()));
+        }
+        let Some(mv) = slot else {
+            if m.optional {
+                continue;
+            }
+            return Err(DynamicError::value("key member is absent").at(&m.name));
+        };
         write_key_members(out, &m.ty, mv).map_err(|e| e.at(&m.name))?;
     }
     Ok(())
@@ -46,13 +54,23 @@ fn read_key_members(r: &mut In<'_>, t: &DynamicType) -> Result<DynamicValue, Dyn
     let Some(s) = t.as_struct() else {
         return read_value(r, t);
     };
-    let mut slots: Vec<Option<DynamicValue>> = s
-        .members
-        .iter()
-        .map(|m| (!m.optional).then(|| default_value(&m.ty)))
-        .collect();
+    let mut slots: Vec<Option<DynamicValue>> = Vec::with_capacity(s.members.len());
+    for m in &s.members {
+        slots.push(if m.optional {
+            None
+        } else {
+            Some(default_within(&m.ty, &mut r.defaults_left)?)
+        });
+    }
     for i in effective_keys(s) {
         let m = &s.members[i];
+        if m.optional {
+            match r.bytes(1)?.first() {
+                Some(0) => continue,
+                Some(1) => {}
+                _ => return Err(DynamicError::decode("presence flag").at(&m.name)),
+            }
+        }
         slots[i] = Some(read_key_members(r, &m.ty).map_err(|e| e.at(&m.name))?);
     }
     Ok(DynamicValue::Struct(slots))
@@ -79,7 +97,7 @@ pub fn decode_key(t: &DynamicType, bytes: &[u8]) -> Result<DynamicValue, Dynamic
 /// unbounded (strings, sequences, maps, unions).
 fn key_max_end(t: &DynamicType, offset: usize) -> Option<usize> {
     if let Some(size) = t.fixed_size() {
-        return Some(offset.next_multiple_of(size.min(4)) + size);
+        return offset.next_multiple_of(size.min(4)).checked_add(size);
     }
     match t.resolved().node() {
         TypeNode::Struct(s) => effective_keys(s)
@@ -93,7 +111,9 @@ fn key_max_end(t: &DynamicType, offset: usize) -> Option<usize> {
             if n == 0 {
                 return Some(offset);
             }
-            Some(offset.next_multiple_of(size.min(4)) + size * n)
+            offset
+                .next_multiple_of(size.min(4))
+                .checked_add(size.checked_mul(n)?)
         }
         _ => None,
     }

@@ -81,6 +81,8 @@ pub(crate) struct In<'a> {
     pub(crate) origin: usize,
     pub(crate) rep: DataRepresentation,
     pub(crate) be: bool,
+    /// How many more values defaults of missing members may create in this sample.
+    pub(crate) defaults_left: usize,
 }
 
 pub(crate) fn truncated() -> DynamicError {

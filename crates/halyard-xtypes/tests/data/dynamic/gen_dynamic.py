@@ -1,7 +1,7 @@
 """Defines topic types with the cyclonedds 11 Python package and prints, as one JSON document,
 for each type: its TypeInformation and TypeMapping (XCDR2 LE hex, as Cyclone announces them),
 samples serialized as XCDR1 and XCDR2 (with encapsulation header, hex), the key-only payload,
-and each sample converted to JSON by this script (enums by name, bitmasks as lists of flag
+the IDL `cyclonedds typeof` would print for each type, and each sample converted to JSON by this script (enums by name, bitmasks as lists of flag
 names, unions as {"discriminator": d, case_name: value}, absent optionals as null)."""
 import enum
 import json
@@ -16,6 +16,7 @@ from cyclonedds.idl.types import (int8, uint8, int16, uint16, int32, uint32, int
                                   float32, float64, byte, char, sequence, array, typedef,
                                   bounded_str, case, default)
 from cyclonedds.idl._support import Endianness
+from cyclonedds.tools.cli.idl import IdlType
 
 
 @dataclass
@@ -136,6 +137,21 @@ class Nest(IdlStruct, typename="Dyn::Nest"):
     eus: sequence[EU]
 
 
+@appendable
+class AU(IdlUnion, discriminator=uint8, typename="Dyn::AU"):
+    x: case[0, int16]
+    y: default[str]
+
+
+@appendable
+@dataclass
+class Unions(IdlStruct, typename="Dyn::Unions"):
+    a: AU
+    us: sequence[AU]
+    u: U
+    tail: int16
+
+
 SAMPLES = [
     Prims(id=-7, b=True, o=255, i8=-128, u8=200, i16=-30000, u16=65000, u32=4000000000,
           i64=-(2**62), u64=2**63 + 5, f32=1.5, f64=-2.25e10, c="z", s="héllo"),
@@ -149,6 +165,9 @@ SAMPLES = [
         matrix=[[0, 0, 0], [0, 0, 0]], u=U(c=0.5), eu=EU(r=3), flag=False, big=""),
     Opt(a=None, b="set", c=-3),
     Opt(a=17, b=None, c=4),
+    Opt(a=None, b="ab", c=1),
+    Unions(a=AU(x=3), us=[AU(y="hey"), AU(x=-2)], u=U(a=1), tail=-1),
+    Unions(a=AU(y="dflt"), us=[], u=U(c=2.5), tail=9),
     Ids(k=-99, v=[1, 2, 3, 250], w=Point(0.25, 0.5)),
     Ids(k=1, v=[], w=None),
     Nest(inner=Shape(name="sq", color=Color.RED, points=[], corner=[Point(0, 0), Point(1, 1)],
@@ -187,10 +206,12 @@ def _active(u):
 
 
 out = {"types": {}, "samples": []}
-for T in (Prims, Shape, U, EU, Rec, Opt, Ids, Nest):
+for T in (Prims, Shape, U, EU, Rec, Opt, Ids, Nest, AU, Unions):
     T.__idl__.fill_type_data()
     ti, tm = T.__idl__._xt_bytedata
-    out["types"][T.__idl_typename__] = {"typeinfo": ti.hex(), "typemap": tm.hex()}
+    # `cyclonedds typeof` prints a type with this printer (cyclonedds/tools/cli/idl.py)
+    out["types"][T.__idl_typename__] = {"typeinfo": ti.hex(), "typemap": tm.hex(),
+                                       "idl": IdlType.idl([T])}
 for s in SAMPLES:
     T = type(s)
     rec = {
@@ -198,6 +219,7 @@ for s in SAMPLES:
         # JSON of the sample as Python decodes it back (so default-case discriminators are concrete)
         "json": to_json2(T.deserialize(s.serialize(use_version_2=True))),
         "xcdr1": s.serialize(use_version_2=False).hex(),
+        "xcdr1_be": s.serialize(use_version_2=False, endianness=Endianness.Big).hex(),
         "xcdr2": s.serialize(use_version_2=True).hex(),
         "xcdr2_be": s.serialize(use_version_2=True, endianness=Endianness.Big).hex(),
         "key_xcdr2_be": T.__idl__.serialize_key_normalized(s, use_version_2=True, endianness=Endianness.Big).hex(),
