@@ -741,7 +741,11 @@ impl Subscriber {
         };
         let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
         let shared = self.group.participant.shared.clone();
-        let endpoint = (T::has_key(), key_fn, filter);
+        let endpoint = crate::reader::ReaderSupport {
+            has_key: T::has_key(),
+            key_fn,
+            filter,
+        };
         self.create_reader_with(
             topic,
             endpoint,
@@ -756,13 +760,12 @@ impl Subscriber {
         )
     }
 
-    /// Creates a reader of `topic` (typed, or untyped): `endpoint` is whether its type has
-    /// a key, how to compute the key hash of a sample that comes without one, and the content
-    /// filter samples must pass; `create` makes the core's (disabled) reader.
+    /// Creates a reader of `topic` (typed, or untyped) with what `endpoint` says of its type;
+    /// `create` makes the core's (disabled) reader.
     pub(crate) fn create_reader_with<T, U>(
         &self,
         topic: &Topic<U>,
-        endpoint: (bool, Option<KeyFn>, Option<crate::filter::SampleFilter>),
+        endpoint: crate::reader::ReaderSupport,
         mut qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
         create: impl FnOnce(
@@ -771,7 +774,11 @@ impl Subscriber {
             ReaderSpec,
         ) -> halyard_wire::EntityId,
     ) -> Result<DataReader<T>> {
-        let (has_key, key_fn, filter) = endpoint;
+        let crate::reader::ReaderSupport {
+            has_key,
+            key_fn,
+            filter,
+        } = endpoint;
         validate(&qos, false)?;
         use halyard_core::matching::{XCDR1, XCDR2};
         inherit(&mut qos, &self.qos(), &[XCDR1, XCDR2]);

@@ -40,6 +40,16 @@ pub(crate) fn key_of<T: TopicType>(payload: &[u8], key_only: bool) -> Option<[u8
     key_hash(&v).ok()
 }
 
+/// What creating a reader needs of its type (typed or untyped).
+pub(crate) struct ReaderSupport {
+    /// Whether the type has a key.
+    pub(crate) has_key: bool,
+    /// Computes the key hash of a sample that comes without one (keyed types).
+    pub(crate) key_fn: Option<crate::history::KeyFn>,
+    /// The content filter samples must pass (a reader of a content-filtered topic).
+    pub(crate) filter: Option<crate::filter::SampleFilter>,
+}
+
 /// Reads samples of `T` from a topic.
 ///
 /// `T` is a [`TopicType`] for typed readers; the methods that do not depend on the type

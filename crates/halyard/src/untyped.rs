@@ -267,7 +267,11 @@ impl Subscriber {
                     .ok()
             }) as crate::history::KeyFn
         });
-        let endpoint = (topic.ty.has_key(), key_fn, None);
+        let endpoint = crate::reader::ReaderSupport {
+            has_key: topic.ty.has_key(),
+            key_fn,
+            filter: None,
+        };
         let inner =
             self.create_reader_with(&topic.topic, endpoint, qos, listener, |core, now, spec| {
                 core.create_reader_disabled(now, spec, None)
@@ -332,16 +336,21 @@ impl UntypedDataWriter {
     /// Writes a serialized sample with an explicit source timestamp.
     pub fn write_w_timestamp(&self, sample: &[u8], timestamp: Time) -> Result<()> {
         self.check(sample)?;
-        let (key, make_key) = match &self.ty.key {
-            Some(k) => (k.key_hash(sample, false)?, Some(k)),
-            None => ([0; 16], None),
+        let Some(k) = &self.ty.key else {
+            return self
+                .inner
+                .submit(ChangeKind::Alive, [0; 16], sample.to_vec(), timestamp, None);
         };
-        let serialized_key =
-            |k: &Arc<dyn KeySupport>| k.serialized_key(sample).map_err(Error::from);
-        let register = make_key.map(|k| move || serialized_key(k));
-        let register = register.as_ref().map(|f| f as &dyn Fn() -> Result<Vec<u8>>);
-        self.inner
-            .submit(ChangeKind::Alive, key, sample.to_vec(), timestamp, register)
+        let key = k.key_hash(sample, false)?;
+        // Called only for an instance the writer has not registered yet.
+        let register = || k.serialized_key(sample).map_err(Error::from);
+        self.inner.submit(
+            ChangeKind::Alive,
+            key,
+            sample.to_vec(),
+            timestamp,
+            Some(&register),
+        )
     }
 
     /// Disposes the instance of a serialized sample (only its key members matter).

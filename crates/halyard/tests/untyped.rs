@@ -1,4 +1,4 @@
-//! Proves that untyped (serialized) endpoints interoperate with typed ones and with Cyclone DDS: the bytes and keys a reader gets are the writer's, keyed instances are disposed and unregistered, WaitSets and ReadConditions work, and malformed samples are refused.
+//! Proves that untyped (serialized) endpoints interoperate with typed ones and with Cyclone DDS both ways: the bytes and keys a reader gets are the writer's, keyed instances are disposed and unregistered (key hashes computed by the reader's key support when Cyclone sends none), TRANSIENT_LOCAL history, listeners, WaitSets and ReadConditions work, and malformed samples are refused.
 
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
@@ -77,6 +77,7 @@ fn participant(domain: u32) -> DomainParticipant {
 }
 
 fn reliable_keep_all(mut q: EndpointQos) -> EndpointQos {
+    q.reliability.kind = halyard::qos::ReliabilityKind::Reliable;
     q.history = History::KeepAll;
     q
 }
@@ -125,8 +126,7 @@ fn typed_writer_to_untyped_reader_bytes_keys_and_dispose() {
         .create_subscriber(GroupQos::default())
         .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
         .unwrap();
-    // Both sides: a writer may count the reader as matched (acknowledged) before the
-    // reader has matched the writer, and a VOLATILE reader then misses what came before.
+    // Both sides matched before writing: a VOLATILE reader gets what is written after.
     wr.wait_for_matched(1, secs(10.0)).unwrap();
     rd.wait_for_matched(1, secs(10.0)).unwrap();
     let sent: Vec<Keyed> = (0..6).map(|i| sample(i % 3, i as u32)).collect();
@@ -173,8 +173,7 @@ fn untyped_writer_to_typed_reader_values_dispose_and_unregister() {
         .create_subscriber(GroupQos::default())
         .create_datareader(&topic, reliable_keep_all(EndpointQos::reader_default()))
         .unwrap();
-    // Both sides: a writer may count the reader as matched (acknowledged) before the
-    // reader has matched the writer, and a VOLATILE reader then misses what came before.
+    // Both sides matched before writing: a VOLATILE reader gets what is written after.
     wr.wait_for_matched(1, secs(10.0)).unwrap();
     rd.wait_for_matched(1, secs(10.0)).unwrap();
     let sent: Vec<Keyed> = (0..4).map(|i| sample(10 + i, i as u32 * 3)).collect();
@@ -368,4 +367,184 @@ fn untyped_writer_to_cyclone_reader() {
     got.sort();
     let want: Vec<(i64, Option<i64>, i64)> = (0..6).map(|i| (i, Some(i % 2), i)).collect();
     o.check(got == want, &format!("python got {got:?}"));
+}
+
+/// Counts a reader's data-available and a writer's publication-matched callbacks.
+#[derive(Default)]
+struct Counter(std::sync::atomic::AtomicUsize);
+
+impl halyard::DataReaderListener for Counter {
+    fn on_data_available(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl halyard::DataWriterListener for Counter {
+    fn on_publication_matched(&self, _status: halyard::MatchedStatus) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn untyped_transient_local_writer_serves_a_late_untyped_reader_with_listeners() {
+    let (a, b) = (participant(85), participant(85));
+    let ut = a.create_untyped_topic("UntypedE", keyed_type()).unwrap();
+    let mut wq = EndpointQos::writer_default();
+    wq.durability = halyard::qos::DurabilityKind::TransientLocal;
+    wq.history = History::KeepLast(2);
+    let matched = Arc::new(Counter::default());
+    let wr = a
+        .create_publisher(GroupQos::default())
+        .create_untyped_datawriter(&ut, wq, Some(matched.clone()))
+        .unwrap();
+    // Three samples of instance 1 (history keeps the last two) and one of instance 2.
+    let sent = [sample(1, 0), sample(1, 1), sample(1, 2), sample(2, 3)];
+    for s in &sent {
+        wr.write(&bytes_of(s)).unwrap();
+    }
+    let mut rq = reliable_keep_all(EndpointQos::reader_default());
+    rq.durability = halyard::qos::DurabilityKind::TransientLocal;
+    let available = Arc::new(Counter::default());
+    let late = b.create_untyped_topic("UntypedE", keyed_type()).unwrap();
+    let rd = b
+        .create_subscriber(GroupQos::default())
+        .create_untyped_datareader(&late, rq, Some(available.clone()))
+        .unwrap();
+    let got = take_until(&rd, |g| g.len() >= 3);
+    let bytes: Vec<Vec<u8>> = got.iter().filter_map(|s| s.data.clone()).collect();
+    let mut want: Vec<Vec<u8>> = sent[1..].iter().map(bytes_of).collect();
+    let mut sorted = bytes.clone();
+    sorted.sort();
+    want.sort();
+    assert_eq!(sorted, want);
+    // Listeners run on the receive thread after the cache is updated: give them a moment.
+    let end = Instant::now() + Duration::from_secs(5);
+    let count = |c: &Counter| c.0.load(std::sync::atomic::Ordering::SeqCst);
+    while (count(&available) == 0 || count(&matched) == 0) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(count(&available) >= 1, "no data-available callback");
+    assert!(count(&matched) >= 1, "no publication-matched callback");
+}
+
+/// The last instance state of each instance in `samples`, by key hash.
+fn last_states(samples: &[Sample<Vec<u8>>]) -> std::collections::BTreeMap<[u8; 16], InstanceState> {
+    samples
+        .iter()
+        .map(|s| (s.info.instance_handle.0, s.info.instance_state))
+        .collect()
+}
+
+fn keyed_hash(id: i32) -> [u8; 16] {
+    cdr::key_hash(&sample(id, 0)).unwrap()
+}
+
+#[test]
+fn cyclone_writer_dispose_and_unregister_reach_an_untyped_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(86);
+    let ut = dp.create_untyped_topic("UntypedPyI", keyed_type()).unwrap();
+    let rd = dp
+        .create_subscriber(GroupQos::default())
+        .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_instances.py",
+        &[
+            "--domain",
+            "86",
+            "--topic",
+            "UntypedPyI",
+            "--write",
+            "--timeout",
+            "8",
+        ],
+    );
+    // Cyclone sends no key hash (GenerateKeyhash is off by default): the reader's key support
+    // computes the instances, of the samples and of the key-only dispose and unregister.
+    let want = [
+        (keyed_hash(1), InstanceState::Alive),
+        (keyed_hash(2), InstanceState::NotAliveDisposed),
+        (keyed_hash(3), InstanceState::NotAliveNoWriters),
+    ];
+    let got = take_until(&rd, |g| last_states(g) == want.into_iter().collect());
+    let o = py.finish(secs(15.0));
+    o.check(o.ok, "python writer failed");
+    assert_eq!(last_states(&got), want.into_iter().collect(), "{got:?}");
+    assert_eq!(got.iter().filter(|s| s.info.valid_data).count(), 3);
+}
+
+#[test]
+fn untyped_dispose_and_unregister_reach_a_cyclone_reader() {
+    if !peer_available() {
+        return;
+    }
+    let dp = participant(86);
+    let ut = dp
+        .create_untyped_topic("UntypedPyJ", UntypedType::of::<Keyed>())
+        .unwrap();
+    let mut wq = reliable_keep_all(EndpointQos::writer_default());
+    wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
+    let wr = dp
+        .create_publisher(GroupQos::default())
+        .create_untyped_datawriter(&ut, wq, None)
+        .unwrap();
+    let mut py = Peer::spawn(
+        "cyclone_instances.py",
+        &[
+            "--domain",
+            "86",
+            "--topic",
+            "UntypedPyJ",
+            "--read",
+            "--count",
+            "100",
+            "--timeout",
+            "5",
+        ],
+    );
+    wr.wait_for_matched(1, secs(10.0)).unwrap();
+    assert!(py.wait_line("\"ready\"", secs(10.0)));
+    for id in 1..=3 {
+        wr.write(&bytes_of(&sample(id, id as u32))).unwrap();
+    }
+    wr.dispose(&bytes_of(&sample(2, 0))).unwrap();
+    wr.unregister_instance(&bytes_of(&sample(3, 0))).unwrap();
+    wr.wait_for_acknowledgments(secs(10.0)).unwrap();
+    let o = py.finish(secs(15.0));
+    o.check(o.ok, "python reader failed");
+    // Instance handles are Cyclone's own: map them to ids through the valid samples.
+    let lines: Vec<&String> = o.lines.iter().filter(|l| l.contains("\"state\"")).collect();
+    let mut state_of_id = std::collections::BTreeMap::new();
+    for l in &lines {
+        let h = handle(l);
+        let id = lines
+            .iter()
+            .find(|m| handle(m) == h && python_peer::json_int(m, "id").is_some())
+            .and_then(|m| python_peer::json_int(m, "id"));
+        let state = l
+            .split("\"state\": \"")
+            .nth(1)
+            .and_then(|s| s.split('"').next());
+        state_of_id.insert(id, state.map(str::to_string));
+    }
+    let want: std::collections::BTreeMap<_, _> = [
+        (Some(1), Some("alive".to_string())),
+        (Some(2), Some("disposed".to_string())),
+        (Some(3), Some("no_writers".to_string())),
+    ]
+    .into_iter()
+    .collect();
+    o.check(
+        state_of_id == want,
+        &format!("states by id: {state_of_id:?}"),
+    );
+}
+
+/// The `"handle"` of a python peer's line, as text (a u64 may not fit `json_int`).
+fn handle(line: &str) -> Option<String> {
+    let rest = line.split("\"handle\": ").nth(1)?;
+    Some(rest.split(',').next()?.to_string())
 }

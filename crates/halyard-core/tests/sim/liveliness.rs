@@ -37,7 +37,8 @@ fn reader(net: &mut SimNet, node: usize, qos: EndpointQos) -> EntityId {
         has_key: true,
     };
     let r = net.p(node).create_reader(now, spec);
-    net.p(node).set_reader_key_fn(r, Some(|_, _| Some([1; 16])));
+    net.p(node)
+        .set_reader_key_fn(r, Some(std::sync::Arc::new(|_: &[u8], _| Some([1; 16]))));
     r
 }
 

@@ -50,7 +50,8 @@ fn keyed_reader(net: &mut SimNet, node: usize, topic: &str, qos: EndpointQos) ->
         has_key: true,
     };
     let r = net.p(node).create_reader(now, spec);
-    net.p(node).set_reader_key_fn(r, Some(key_of));
+    net.p(node)
+        .set_reader_key_fn(r, Some(std::sync::Arc::new(key_of)));
     r
 }
 

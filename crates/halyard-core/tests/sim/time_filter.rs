@@ -72,7 +72,8 @@ fn reader(net: &mut SimNet, node: usize, qos: EndpointQos) -> EntityId {
         has_key: true,
     };
     let r = net.p(node).create_reader(now, spec);
-    net.p(node).set_reader_key_fn(r, Some(key_of));
+    net.p(node)
+        .set_reader_key_fn(r, Some(std::sync::Arc::new(key_of)));
     r
 }
 
