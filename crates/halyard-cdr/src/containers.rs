@@ -231,9 +231,18 @@ mod tests {
     fn bounds_are_checked_both_ways() {
         let rep = DataRepresentation::Xcdr2;
         let long = BoundedString::<3>("abcd".into());
-        assert!(matches!(enc(&long, rep), Err(CdrError::LengthTooLarge { length: 4, limit: 3 })));
+        assert!(matches!(
+            enc(&long, rep),
+            Err(CdrError::LengthTooLarge {
+                length: 4,
+                limit: 3
+            })
+        ));
         let bytes = enc(&"abcd".to_string(), rep).unwrap();
-        assert!(matches!(dec::<BoundedString<3>>(&bytes, rep), Err(CdrError::LengthTooLarge { .. })));
+        assert!(matches!(
+            dec::<BoundedString<3>>(&bytes, rep),
+            Err(CdrError::LengthTooLarge { .. })
+        ));
         assert_eq!(dec::<BoundedString<4>>(&bytes, rep).unwrap().0, "abcd");
         let seq = vec![1i32, 2, 3];
         let bytes = enc(&seq, rep).unwrap();
@@ -251,11 +260,20 @@ mod tests {
         let m: BTreeMap<i32, u8> = [(1, 7), (2, 9)].into();
         let b = enc(&m, DataRepresentation::Xcdr2).unwrap();
         assert_eq!(b, [2, 0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 2, 0, 0, 0, 9]);
-        assert_eq!(dec::<BTreeMap<i32, u8>>(&b, DataRepresentation::Xcdr2).unwrap(), m);
+        assert_eq!(
+            dec::<BTreeMap<i32, u8>>(&b, DataRepresentation::Xcdr2).unwrap(),
+            m
+        );
         let s: BTreeMap<String, i32> = [("k".to_string(), 5)].into();
         let b = enc(&s, DataRepresentation::Xcdr2).unwrap();
-        assert_eq!(b, [16, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, b'k', 0, 0, 0, 5, 0, 0, 0]);
-        assert_eq!(dec::<BTreeMap<String, i32>>(&b, DataRepresentation::Xcdr2).unwrap(), s);
+        assert_eq!(
+            b,
+            [16, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, b'k', 0, 0, 0, 5, 0, 0, 0]
+        );
+        assert_eq!(
+            dec::<BTreeMap<String, i32>>(&b, DataRepresentation::Xcdr2).unwrap(),
+            s
+        );
     }
 
     #[test]
@@ -267,7 +285,10 @@ mod tests {
         assert_eq!(dec::<[[i32; 3]; 2]>(&b, rep).unwrap(), a);
         let s = [["a".to_string()], ["b".to_string()]];
         let b = enc(&s, rep).unwrap();
-        assert_eq!(b, [14, 0, 0, 0, 2, 0, 0, 0, b'a', 0, 0, 0, 2, 0, 0, 0, b'b', 0]);
+        assert_eq!(
+            b,
+            [14, 0, 0, 0, 2, 0, 0, 0, b'a', 0, 0, 0, 2, 0, 0, 0, b'b', 0]
+        );
         assert_eq!(dec::<[[String; 1]; 2]>(&b, rep).unwrap(), s);
     }
 }

@@ -162,8 +162,8 @@ impl<T: CdrDecode + CdrEncode> CdrDecode for Vec<T> {
 /// An array: the N elements without a count (XCDR2: DHEADER first for non-primitives).
 impl<T: CdrEncode, const N: usize> CdrEncode for [T; N] {
     fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), CdrError> {
-        let dheader = w.representation() == DataRepresentation::Xcdr2
-            && !T::array_innermost_primitive();
+        let dheader =
+            w.representation() == DataRepresentation::Xcdr2 && !T::array_innermost_primitive();
         with_dheader(w, dheader, |w| self.encode_array_elements(w))
     }
     fn is_primitive() -> bool {

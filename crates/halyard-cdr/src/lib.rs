@@ -58,12 +58,12 @@ mod reflect;
 mod traits;
 mod writer;
 
+pub use containers::{BoundedSeq, BoundedString};
 pub use encapsulation::{
     deserialize, deserialize_key, deserialize_value, encapsulation_id, parse_encapsulation,
     serialize, serialize_key, CDR2_BE, CDR2_LE, CDR_BE, CDR_LE, D_CDR2_BE, D_CDR2_LE, PL_CDR2_BE,
     PL_CDR2_LE, PL_CDR_BE, PL_CDR_LE,
 };
-pub use containers::{BoundedSeq, BoundedString};
 pub use error::CdrError;
 pub use halyard_derive::{CdrType, Topic};
 pub use keyhash::key_hash;

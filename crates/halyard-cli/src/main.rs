@@ -8,6 +8,7 @@ mod durability;
 mod durability_bench;
 mod json;
 mod ls;
+mod idl;
 mod perf;
 mod ps;
 mod security;
@@ -15,7 +16,7 @@ mod shapes;
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard shapes -P|-S -t TOPIC ...   the OMG dds-rtps interoperability suite's shape_main (see `halyard shapes -h`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n  halyard security init|add|check|cyclone-config ...   DDS Security set-up (see `halyard security help`)\n  halyard durability --store PATH ...   a durability service: TRANSIENT and PERSISTENT data for late readers (see `halyard durability -h`)\n  halyard durability-bench [--samples N] [--size B]   PERSISTENT write, disk, reload and late-reader catch-up figures\n  halyard ls [--id DOMAIN] [--json] [--watch] [--duration S]   participants, topics and endpoints with QoS (see `halyard ls -h`)\n  halyard ps [--id DOMAIN] [--json] [--duration S]   processes and hosts in a domain (see `halyard ps -h`)\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
+        "usage:\n  halyard perf [OPTIONS] MODE...   ddsperf-compatible ping/pong/pub/sub (see `halyard perf help`)\n  halyard shapes -P|-S -t TOPIC ...   the OMG dds-rtps interoperability suite's shape_main (see `halyard shapes -h`)\n  halyard demo [SECONDS]            a publisher and a subscriber in two processes, with figures\n  halyard security init|add|check|cyclone-config ...   DDS Security set-up (see `halyard security help`)\n  halyard durability --store PATH ...   a durability service: TRANSIENT and PERSISTENT data for late readers (see `halyard durability -h`)\n  halyard durability-bench [--samples N] [--size B]   PERSISTENT write, disk, reload and late-reader catch-up figures\n  halyard ls [--id DOMAIN] [--json] [--watch] [--duration S]   participants, topics and endpoints with QoS (see `halyard ls -h`)\n  halyard ps [--id DOMAIN] [--json] [--duration S]   processes and hosts in a domain (see `halyard ps -h`)\n  halyard idl FILE.idl --lang rust|python --out DIR [-I DIR]... [-D NAME[=VAL]]...   the IDL compiler\n\nenvironment: HALYARD_INTERFACE=lo selects the network interface (default: first multicast-capable non-loopback one)"
     );
     std::process::exit(3)
 }
@@ -31,6 +32,7 @@ fn main() {
         Some("durability-bench") => durability_bench::main(&args[1..]),
         Some("ls") => ls::main(&args[1..]),
         Some("ps") => ps::main(&args[1..]),
+        Some("idl") => idl::main(&args[1..]),
         _ => usage(),
     };
     std::process::exit(code)

@@ -77,9 +77,7 @@ impl<'a> Index<'a> {
                     }
                 }
                 Definition::Const(c) => self.item(scope, Item::Const(c)),
-                Definition::Bitset(_)
-                | Definition::Forward(_)
-                | Definition::Unsupported(_) => {}
+                Definition::Bitset(_) | Definition::Forward(_) | Definition::Unsupported(_) => {}
             }
         }
     }

@@ -1,16 +1,17 @@
 //! The back ends of Halyard's IDL compiler (issue 13): from a resolved [`halyard_idl::Spec`]
 //! to XTypes TypeObjects ([`type_objects`]), Rust source ([`rust::generate`]), Python modules
-//! ([`python::generate`]), plus a `build.rs` helper ([`Builder`]).
+//! ([`python::generate`]), plus a `build.rs` helper ([`Builder`]). The IDL → Rust mapping,
+//! the constructs refused (with a `file:line:col` error) and where the output differs from
+//! Cyclone DDS's, and why, are in the crate's `README.md`; the Python runtime contract in
+//! `PYTHON_CONTRACT.md`.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     halyard_idlc::Builder::new()
-//!         .file("idl/HelloWorld.idl")
-//!         .include("idl")
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
-//! }
+//! // build.rs, in `fn main()`:
+//! halyard_idlc::Builder::new()
+//!     .file("idl/HelloWorld.idl")
+//!     .include("idl")
+//!     .compile()
+//!     .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 //! and in the crate:
 //! ```ignore
@@ -21,15 +22,17 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod deporder;
 mod ids;
 mod index;
 pub mod python;
 pub mod rust;
+mod rust_union;
 mod typeobj;
 
 use std::fmt;
 
-pub use builder::Builder;
+pub use builder::{compile_rust, Builder};
 pub use typeobj::{type_objects, TopicDescription, TypeEntry, TypeSet};
 
 use halyard_idl::Location;

@@ -22,9 +22,9 @@ use halyard_idl::ast::{
 };
 use halyard_idl::{Location, Spec};
 use halyard_xtypes::{
-    member_flag, name_hash, type_flag, AliasType, Bitflag, BitmaskType,
-    Complete, CompleteTypeObject, EnumLiteral, EnumType, MemberDetail, Minimal,
-    MinimalTypeObject, PrimitiveKind, StructMember, StructType, TypeDetail, TypeIdentifier,
+    member_flag, name_hash, type_flag, AliasType, Bitflag, BitmaskType, Complete,
+    CompleteTypeObject, EnumLiteral, EnumType, MemberDetail, Minimal, MinimalTypeObject,
+    PrimitiveKind, StructMember, StructType, TypeDetail, TypeIdentifier,
     TypeIdentifierWithDependencies, TypeIdentifierWithSize, TypeInformation, TypeObject,
     TypeObjectBody, UnionMember, UnionType,
 };
@@ -58,7 +58,7 @@ pub struct TopicDescription {
     /// Its serialization.
     pub type_information_bytes: Vec<u8>,
     /// Minimal then complete object of the type itself, then of each dependency in the
-    /// order the TypeInformation lists them.
+    /// order the TypeInformation lists them (an object equal to an earlier one is left out).
     pub type_objects: Vec<Vec<u8>>,
 }
 
@@ -81,7 +81,10 @@ pub fn type_objects(spec: &Spec) -> Result<TypeSet, Error> {
         busy: BTreeSet::new(),
     };
     for full in &ix.order {
-        let at = ix.get(full, &Location::default_for(full))?.location().clone();
+        let at = ix
+            .get(full, &Location::default_for(full))?
+            .location()
+            .clone();
         b.named(full, &at)?;
     }
     let mut set = TypeSet::default();
@@ -154,11 +157,8 @@ impl Builder<'_, '_> {
             Named::Enum(e) => enumeration(e, &name)?,
             Named::Bitmask(m) => bitmask(m, &name)?,
             Named::Alias(t, d) => {
-                let mut both = [TypeIdentifier::None, TypeIdentifier::None];
-                for (i, complete) in [false, true].into_iter().enumerate() {
-                    both[i] = self.ti(&t.type_spec, &d.array, complete, &mut deps)?;
-                }
-                let [m, c] = both;
+                let m = self.ti(&t.type_spec, &d.array, false, &mut deps)?;
+                let c = self.ti(&t.type_spec, &d.array, true, &mut deps)?;
                 (
                     TypeObjectBody::Alias(AliasType {
                         alias_flags: 0,
@@ -168,7 +168,9 @@ impl Builder<'_, '_> {
                     }),
                     TypeObjectBody::Alias(AliasType {
                         alias_flags: 0,
-                        detail: TypeDetail { type_name: name.clone() },
+                        detail: TypeDetail {
+                            type_name: name.clone(),
+                        },
                         related_flags: 0,
                         related_type: c,
                     }),
@@ -232,35 +234,12 @@ impl Builder<'_, '_> {
             }
             TypeSpec::Map {
                 key, value, bound, ..
-            } => {
-                if let Some(b) = bound {
-                    return Err(Error::unsupported(
-                        &b.location,
-                        "bounded maps are not supported (the XTypes of Cyclone's Python binding \
-                         has no bound for maps)",
-                    ));
-                }
-                let k = self.ti(key, &[], complete, deps)?;
-                let v = self.ti(value, &[], complete, deps)?;
-                let header = v.plain_header(0);
-                let header = halyard_xtypes::PlainCollectionHeader {
-                    equiv_kind: if k.equivalence_kind() != halyard_xtypes::EquivalenceKind::Both {
-                        k.equivalence_kind()
-                    } else {
-                        header.equiv_kind
-                    },
-                    element_flags: 0,
-                };
-                TypeIdentifier::PlainMapLarge {
-                    header,
-                    bound: u32::MAX,
-                    element: Box::new(v),
-                    key_flags: 0,
-                    key: Box::new(k),
-                }
-            }
+            } => self.map_ti(key, value, bound.as_deref(), complete, deps)?,
             TypeSpec::Fixed { location, .. } => {
-                return Err(Error::unsupported(location, "fixed-point types are not supported"))
+                return Err(Error::unsupported(
+                    location,
+                    "fixed-point types are not supported",
+                ))
             }
             TypeSpec::Named(n) => {
                 let full = resolved(n)?.to_string();
@@ -272,6 +251,42 @@ impl Builder<'_, '_> {
                     e.minimal_id.type_id.clone()
                 }
             }
+        })
+    }
+
+    /// A map's identifier: the large form with bound `u32::MAX` and flags 0, as cyclonedds 11.
+    fn map_ti(
+        &mut self,
+        key: &TypeSpec,
+        value: &TypeSpec,
+        bound: Option<&ConstExpr>,
+        complete: bool,
+        deps: &mut BTreeSet<String>,
+    ) -> Result<TypeIdentifier, Error> {
+        if let Some(b) = bound {
+            return Err(Error::unsupported(
+                &b.location,
+                "bounded maps are not supported (the XTypes of Cyclone's Python binding \
+                     has no bound for maps)",
+            ));
+        }
+        let k = self.ti(key, &[], complete, deps)?;
+        let v = self.ti(value, &[], complete, deps)?;
+        let header = v.plain_header(0);
+        let header = halyard_xtypes::PlainCollectionHeader {
+            equiv_kind: if k.equivalence_kind() != halyard_xtypes::EquivalenceKind::Both {
+                k.equivalence_kind()
+            } else {
+                header.equiv_kind
+            },
+            element_flags: 0,
+        };
+        Ok(TypeIdentifier::PlainMapLarge {
+            header,
+            bound: u32::MAX,
+            element: Box::new(v),
+            key_flags: 0,
+            key: Box::new(k),
         })
     }
 
@@ -412,53 +427,54 @@ impl Builder<'_, '_> {
         ))
     }
 
-    /// The TypeInformation of a topic type and the objects it names: the dependencies are
-    /// every named type reachable from it, in depth-first post-order.
+    /// The TypeInformation of a topic type and the objects it names, dependencies in the order
+    /// of [`crate::deporder`]. As cyclonedds does, the minimal list names each identifier once
+    /// (distinct types can have equal minimal objects); the complete list names every type.
     fn topic(&mut self, full: &str) -> Result<TopicDescription, Error> {
-        let mut order = Vec::new();
-        let mut seen = BTreeSet::new();
-        self.post_order(full, &mut seen, &mut order);
+        let at = Location::default_for(full);
+        let order = crate::deporder::dependency_order(self.ix, full)?;
         let top = self
             .done
             .get(full)
-            .ok_or_else(|| Error::unsupported(&Location::default_for(full), "type not built"))?;
-        let deps: Vec<&TypeEntry> = order
-            .iter()
-            .filter(|d| d.as_str() != full)
-            .filter_map(|d| self.done.get(d))
-            .collect();
-        let list = |pick: fn(&TypeEntry) -> &TypeIdentifierWithSize| TypeIdentifierWithDependencies {
-            typeid_with_size: pick(top).clone(),
-            dependent_typeid_count: deps.len() as i32,
-            dependent_typeids: deps.iter().map(|d| pick(d).clone()).collect(),
+            .ok_or_else(|| Error::unsupported(&at, "type not built"))?;
+        let deps: Vec<&TypeEntry> = order.iter().filter_map(|d| self.done.get(d)).collect();
+        let mut minimal: Vec<TypeIdentifierWithSize> = Vec::new();
+        for d in &deps {
+            if !minimal.iter().any(|m| m.type_id == d.minimal_id.type_id) {
+                minimal.push(d.minimal_id.clone());
+            }
+        }
+        let complete: Vec<TypeIdentifierWithSize> =
+            deps.iter().map(|d| d.complete_id.clone()).collect();
+        let count = |v: &Vec<TypeIdentifierWithSize>| {
+            i32::try_from(v.len()).map_err(|_| Error::unsupported(&at, "too many dependencies"))
         };
         let info = TypeInformation {
-            minimal: list(|e| &e.minimal_id),
-            complete: list(|e| &e.complete_id),
+            minimal: TypeIdentifierWithDependencies {
+                typeid_with_size: top.minimal_id.clone(),
+                dependent_typeid_count: count(&minimal)?,
+                dependent_typeids: minimal,
+            },
+            complete: TypeIdentifierWithDependencies {
+                typeid_with_size: top.complete_id.clone(),
+                dependent_typeid_count: count(&complete)?,
+                dependent_typeids: complete,
+            },
         };
-        let at = Location::default_for(full);
-        let mut objects = Vec::new();
+        let mut objects: Vec<Vec<u8>> = Vec::new();
         for e in std::iter::once(top).chain(deps.iter().copied()) {
-            objects.push(e.minimal.to_xcdr2_le().map_err(xt(&at))?);
-            objects.push(e.complete.to_xcdr2_le().map_err(xt(&at))?);
+            for o in [&e.minimal, &e.complete] {
+                let bytes = o.to_xcdr2_le().map_err(xt(&at))?;
+                if !objects.contains(&bytes) {
+                    objects.push(bytes);
+                }
+            }
         }
         Ok(TopicDescription {
             type_information_bytes: info.to_xcdr2_le().map_err(xt(&at))?,
             type_information: info,
             type_objects: objects,
         })
-    }
-
-    fn post_order(&self, full: &str, seen: &mut BTreeSet<String>, out: &mut Vec<String>) {
-        if !seen.insert(full.to_string()) {
-            return;
-        }
-        if let Some(e) = self.done.get(full) {
-            for d in &e.direct_dependencies {
-                self.post_order(&format!("::{d}"), seen, out);
-            }
-        }
-        out.push(full.to_string());
     }
 }
 
@@ -522,9 +538,16 @@ fn enumeration(
     let mut cl = Vec::new();
     for (i, x) in e.enumerators.iter().enumerate() {
         let value = i32::try_from(x.value).map_err(|_| {
-            Error::unsupported(&x.name.location, format!("enumerator value {} too large", x.value))
+            Error::unsupported(
+                &x.name.location,
+                format!("enumerator value {} too large", x.value),
+            )
         })?;
-        let flags = if i == default { member_flag::IS_DEFAULT } else { 0 };
+        let flags = if i == default {
+            member_flag::IS_DEFAULT
+        } else {
+            0
+        };
         ml.push(EnumLiteral::<Minimal> {
             value,
             flags,
@@ -557,8 +580,7 @@ fn enumeration(
 }
 
 fn bit_bound(b: Option<u32>, at: &Location) -> Result<u16, Error> {
-    u16::try_from(b.unwrap_or(32))
-        .map_err(|_| Error::unsupported(at, "@bit_bound above 64"))
+    u16::try_from(b.unwrap_or(32)).map_err(|_| Error::unsupported(at, "@bit_bound above 64"))
 }
 
 fn bitmask(

@@ -23,9 +23,8 @@ fn hex(file: &str) -> Vec<u8> {
 }
 
 fn set() -> halyard_idlc::TypeSet {
-    let spec =
-        halyard_idl::parse_file(&data("rich_py.idl"), &halyard_idl::ParseOptions::default())
-            .unwrap();
+    let spec = halyard_idl::parse_file(&data("rich_py.idl"), &halyard_idl::ParseOptions::default())
+        .unwrap();
     halyard_idlc::type_objects(&spec).unwrap()
 }
 
@@ -52,11 +51,16 @@ fn every_python_type_object_is_one_of_ours_byte_for_byte() {
             assert_eq!(&our_id.type_id, id, "{ty}: {}", e.name);
         }
     }
-    assert!(missing.is_empty(), "python objects we do not build:\n{}\nours: {:?}", missing.join("\n"), set.types.values().map(|e| &e.complete).collect::<Vec<_>>());
+    assert!(
+        missing.is_empty(),
+        "python objects we do not build:\n{}\nours: {:?}",
+        missing.join("\n"),
+        set.types.values().map(|e| &e.complete).collect::<Vec<_>>()
+    );
 }
 
 #[test]
-fn topic_type_information_equals_python_up_to_dependency_order() {
+fn topic_type_information_is_byte_identical_to_python() {
     let set = set();
     for (ty, name) in [
         ("HelloWorldData_Msg", "HelloWorldData::Msg"),
@@ -78,8 +82,49 @@ fn topic_type_information_equals_python_up_to_dependency_order() {
             sorted(theirs.clone()),
             "{ty}"
         );
-        if theirs.minimal.dependent_typeids.len() <= 1 {
-            assert_eq!(ours.type_information_bytes, bytes, "{ty}: bytes");
+        assert_eq!(
+            ours.type_information_bytes, bytes,
+            "{ty}: bytes (dependency order)"
+        );
+    }
+}
+
+/// Clears IS_MUST_UNDERSTAND on key members (Cyclone's C `idlc` 0.10.2 sets it there).
+fn without_key_must_understand(o: &halyard_xtypes::TypeObject) -> halyard_xtypes::TypeObject {
+    use halyard_xtypes::{member_flag, TypeObject, TypeObjectBody};
+    fn clear(f: &mut u16) {
+        if *f & member_flag::IS_KEY != 0 {
+            *f &= !member_flag::IS_MUST_UNDERSTAND;
         }
     }
+    let mut o = o.clone();
+    match &mut o {
+        TypeObject::Minimal(TypeObjectBody::Struct(s)) => s
+            .members
+            .iter_mut()
+            .for_each(|m| clear(&mut m.member_flags)),
+        TypeObject::Complete(TypeObjectBody::Struct(s)) => s
+            .members
+            .iter_mut()
+            .for_each(|m| clear(&mut m.member_flags)),
+        _ => {}
+    }
+    o
+}
+
+/// Against Cyclone's C `idlc` 0.10.2 (the `TYPE_MAP_CDR` of the C it generated from the same
+/// HelloWorldData.idl): the only difference is the must-understand flag it puts on `@key`
+/// members, which the Python package 11 (and Halyard) leave off.
+#[test]
+fn idlc_0_10_2_differs_only_by_must_understand_on_keys() {
+    let set = set();
+    let ours = &set.types["HelloWorldData::Msg"];
+    let map = TypeMapping::from_xcdr2(&hex("idlc-0.10.2_HelloWorldData_Msg.typemap.hex")).unwrap();
+    let (min, com) = (&map.minimal[0].1, &map.complete[0].1);
+    assert_ne!(
+        min, &ours.minimal,
+        "idlc 0.10.2 does set must-understand on the key"
+    );
+    assert_eq!(without_key_must_understand(min), ours.minimal);
+    assert_eq!(without_key_must_understand(com), ours.complete);
 }

@@ -1,0 +1,1 @@
+"""Tiny test stub of the halyard package (no cyclonedds needed)."""
