@@ -208,7 +208,7 @@ impl NativeWriter {
 
     /// Disposes the sample's instance.
     fn dispose(&self, sample: &Bound<'_, PyAny>) -> PyResult<()> {
-        let bytes = self.ts.get().encode(sample)?;
+        let bytes = self.ts.get().encode_key_sample(sample)?;
         let w = self.w()?;
         sample
             .py()
@@ -218,7 +218,7 @@ impl NativeWriter {
 
     /// Unregisters the sample's instance.
     fn unregister_instance(&self, sample: &Bound<'_, PyAny>) -> PyResult<()> {
-        let bytes = self.ts.get().encode(sample)?;
+        let bytes = self.ts.get().encode_key_sample(sample)?;
         let w = self.w()?;
         sample
             .py()
@@ -228,7 +228,7 @@ impl NativeWriter {
 
     /// The instance handle (key hash) of a sample.
     fn lookup_instance<'p>(&self, sample: &Bound<'p, PyAny>) -> PyResult<Bound<'p, PyBytes>> {
-        let bytes = self.ts.get().encode(sample)?;
+        let bytes = self.ts.get().encode_key_sample(sample)?;
         let h = self.w()?.lookup_instance(&bytes).map_err(to_py)?;
         Ok(PyBytes::new_bound(sample.py(), &h.0))
     }
@@ -469,7 +469,7 @@ impl NativeReader {
 
     /// The instance handle (key hash) of a sample.
     fn lookup_instance<'p>(&self, sample: &Bound<'p, PyAny>) -> PyResult<Bound<'p, PyBytes>> {
-        let bytes = self.ts.get().encode(sample)?;
+        let bytes = self.ts.get().encode_key_sample(sample)?;
         let h: InstanceHandle = self.inner.lookup_instance(&bytes).map_err(to_py)?;
         Ok(PyBytes::new_bound(sample.py(), &h.0))
     }

@@ -32,7 +32,7 @@ pub(crate) fn supports(s: &Shape) -> bool {
         Shape::Struct { fields, ext, .. } => {
             *ext != Extensibility::Mutable && fields.iter().all(|(_, f, opt)| !opt && supports(f))
         }
-        Shape::Map(..) | Shape::Union { .. } => false,
+        Shape::Map(..) | Shape::Union { .. } | Shape::Bitmask { .. } => false,
     }
 }
 
@@ -227,7 +227,7 @@ fn write(w: &mut W, s: &Shape, o: &Bound<'_, PyAny>) -> Conv<()> {
             }
             w.close(at)
         }
-        Shape::Map(..) | Shape::Union { .. } => {
+        Shape::Map(..) | Shape::Union { .. } | Shape::Bitmask { .. } => {
             Err(ConvError::new("not handled by the fast codec"))
         }
     }
@@ -419,6 +419,6 @@ fn read(py: Python<'_>, r: &mut R<'_>, s: &Shape, new: &Bound<'_, PyAny>) -> Dec
             r.leave(outer);
             inst.unbind()
         }
-        Shape::Map(..) | Shape::Union { .. } => return Err(GiveUp),
+        Shape::Map(..) | Shape::Union { .. } | Shape::Bitmask { .. } => return Err(GiveUp),
     })
 }

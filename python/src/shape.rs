@@ -61,6 +61,11 @@ pub(crate) enum Shape {
         fields: Vec<(Py<PyString>, Shape, bool)>,
         ext: Extensibility,
     },
+    /// A bitmask: its class and (flag attribute, bit position) of each flag.
+    Bitmask {
+        cls: Py<PyAny>,
+        flags: Vec<(Py<PyString>, u16)>,
+    },
     /// A union: its class, discriminator and case shapes.
     Union {
         cls: Py<PyAny>,
@@ -70,10 +75,12 @@ pub(crate) enum Shape {
 }
 
 /// Builds the shape of `t`, looking up the classes of named types in `classes`.
+/// `renames` maps a type name to its {IDL member name: Python attribute} renames.
 pub(crate) fn shape_of(
     py: Python<'_>,
     t: &DynamicType,
     classes: &Bound<'_, PyDict>,
+    renames: Option<&Bound<'_, PyDict>>,
     depth: usize,
 ) -> PyResult<Shape> {
     if depth > MAX_DEPTH {
@@ -87,7 +94,21 @@ pub(crate) fn shape_of(
             ))),
         }
     };
-    let sub = |t: &DynamicType| shape_of(py, t, classes, depth + 1);
+    let sub = |t: &DynamicType| shape_of(py, t, classes, renames, depth + 1);
+    let attr = |type_name: &str, member: &str| -> PyResult<Py<PyString>> {
+        let renamed = match renames
+            .map(|r| r.get_item(type_name))
+            .transpose()?
+            .flatten()
+        {
+            Some(d) => d.get_item(member).ok().map(|a| a.str()).transpose()?,
+            None => None,
+        };
+        Ok(match renamed {
+            Some(a) => PyString::intern_bound(py, &a.to_cow()?).unbind(),
+            None => PyString::intern_bound(py, member).unbind(),
+        })
+    };
     Ok(match t.resolved().node() {
         TypeNode::Primitive(p) => Shape::Prim(*p),
         TypeNode::String8 { bound } => Shape::Str {
@@ -146,8 +167,7 @@ pub(crate) fn shape_of(
             let cls = class(&s.name)?;
             let mut fields = Vec::with_capacity(s.members.len());
             for m in &s.members {
-                let name = PyString::intern_bound(py, &m.name).unbind();
-                fields.push((name, sub(&m.ty)?, m.optional));
+                fields.push((attr(&s.name, &m.name)?, sub(&m.ty)?, m.optional));
             }
             Shape::Struct {
                 cls,
@@ -165,10 +185,12 @@ pub(crate) fn shape_of(
             Shape::Union { cls, disc, cases }
         }
         TypeNode::Bitmask(b) => {
-            return Err(BadParameterError::new_err(format!(
-                "bitmask {} is not supported by the Python binding yet",
-                b.name
-            )))
+            let cls = class(&b.name)?;
+            let mut flags = Vec::with_capacity(b.flags.len());
+            for (name, pos) in &b.flags {
+                flags.push((attr(&b.name, name)?, *pos));
+            }
+            Shape::Bitmask { cls, flags }
         }
         _ => return Err(BadParameterError::new_err("unsupported type kind")),
     })
@@ -424,6 +446,21 @@ pub(crate) fn to_value(s: &Shape, o: &Bound<'_, PyAny>) -> Conv<DynamicValue> {
             }
             V::Struct(slots)
         }
+        Shape::Bitmask { cls, flags } => {
+            check_class(o, cls)?;
+            let mut bits = 0u64;
+            for (name, pos) in flags {
+                let n = name.bind(o.py());
+                let on: bool = o
+                    .getattr(n)?
+                    .is_truthy()
+                    .map_err(|e| ConvError::from(e).at(&n.to_string()))?;
+                if on && *pos < 64 {
+                    bits |= 1 << pos;
+                }
+            }
+            V::Bitmask(bits)
+        }
         Shape::Union { cls, disc, cases } => {
             check_class(o, cls)?;
             let d = to_value(disc, &o.getattr("discriminator")?)?;
@@ -547,6 +584,14 @@ pub(crate) fn from_value(
                     None => py.None(),
                 };
                 dict.set_item(name.bind(py), val)?;
+            }
+            inst.unbind()
+        }
+        (Shape::Bitmask { cls, flags }, V::Bitmask(bits)) => {
+            let (inst, dict) = blank(cls.bind(py), new)?;
+            for (name, pos) in flags {
+                let on = *pos < 64 && bits & (1 << pos) != 0;
+                dict.set_item(name.bind(py), on)?;
             }
             inst.unbind()
         }

@@ -46,6 +46,11 @@ fn dyn_err(e: DynamicError) -> PyErr {
     SerializationError::new_err(e.to_string())
 }
 
+/// An encoding error: the value came from the caller, so it is a [`SampleTypeError`].
+fn value_err(e: DynamicError) -> PyErr {
+    SampleTypeError::new_err(format!("the sample does not fit its type: {e}"))
+}
+
 /// The complete TypeObject identifier of a TypeInformation and a registry with its objects.
 fn registry_of(
     info_bytes: &[u8],
@@ -89,22 +94,24 @@ pub(crate) fn compile_idl(text: &str, name: &str) -> PyResult<(Vec<u8>, Vec<Vec<
 
 #[pymethods]
 impl TypeSupport {
-    /// `TypeSupport(type_information, type_objects, classes, xcdr2)`: `classes` maps each
-    /// qualified IDL name (`M::T`) to its Python class.
+    /// `TypeSupport(type_information, type_objects, classes, xcdr2, renames)`: `classes` maps
+    /// each qualified IDL name (`M::T`) to its Python class, `renames` a type name to its
+    /// {IDL member name: Python attribute} renames.
     #[new]
-    #[pyo3(signature = (type_information, type_objects, classes, xcdr2=false))]
+    #[pyo3(signature = (type_information, type_objects, classes, xcdr2=false, renames=None))]
     fn py_new(
         py: Python<'_>,
         type_information: Vec<u8>,
         type_objects: Vec<Vec<u8>>,
         classes: &Bound<'_, PyDict>,
         xcdr2: bool,
+        renames: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (reg, id) = registry_of(&type_information, &type_objects)?;
         let ty = reg
             .build(&id)
             .map_err(|e| BadParameterError::new_err(format!("type: {e}")))?;
-        let shape = shape_of(py, &ty, classes, 0)?;
+        let shape = shape_of(py, &ty, classes, renames, 0)?;
         let s = ty
             .as_struct()
             .ok_or_else(|| BadParameterError::new_err("a topic type is a struct"))?;
@@ -184,7 +191,8 @@ impl TypeSupport {
     /// (for tests that compare both).
     fn serialize_dynamic<'p>(&self, sample: &Bound<'p, PyAny>) -> PyResult<Bound<'p, PyBytes>> {
         let v = self.to_value(sample)?;
-        let bytes = dynamic::encode(&self.ty, &v, self.rep, Endianness::Little).map_err(dyn_err)?;
+        let bytes =
+            dynamic::encode(&self.ty, &v, self.rep, Endianness::Little).map_err(value_err)?;
         Ok(PyBytes::new_bound(sample.py(), &bytes))
     }
 
@@ -223,7 +231,34 @@ impl TypeSupport {
                 .map_err(|e| e.into_err(sample.py()));
         }
         let v = self.to_value(sample)?;
-        dynamic::encode(&self.ty, &v, self.rep, Endianness::Little).map_err(dyn_err)
+        dynamic::encode(&self.ty, &v, self.rep, Endianness::Little).map_err(value_err)
+    }
+
+    /// Serializes a sample whose key members only matter (dispose, unregister, lookup):
+    /// the other members of the top-level struct are replaced by their defaults, so that a
+    /// sample built with only its key set (`Msg(id=7)`) works.
+    pub(crate) fn encode_key_sample(&self, sample: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+        self.check_class(sample)?;
+        let (Some(s), Shape::Struct { fields, .. }) = (self.ty.as_struct(), &self.shape) else {
+            return self.encode(sample);
+        };
+        if !s.has_key() {
+            return self.encode(sample);
+        }
+        let mut slots = Vec::with_capacity(fields.len());
+        for (m, (name, fs, _)) in s.members.iter().zip(fields) {
+            if m.key {
+                let a = sample.getattr(name.bind(sample.py()))?;
+                let v = to_value(fs, &a).map_err(|e| e.at(&m.name).into_err(sample.py()))?;
+                slots.push(Some(v));
+            } else if m.optional {
+                slots.push(None);
+            } else {
+                slots.push(Some(dynamic::default_value(&m.ty).map_err(value_err)?));
+            }
+        }
+        let v = DynamicValue::Struct(slots);
+        dynamic::encode(&self.ty, &v, self.rep, Endianness::Little).map_err(value_err)
     }
 
     fn to_value(&self, sample: &Bound<'_, PyAny>) -> PyResult<DynamicValue> {

@@ -26,7 +26,7 @@ import typing as _t
 from . import _scope
 from ._writer import to_idl, typename_of
 
-__all__ = ["IdlStruct", "IdlUnion", "IdlEnum", "IdlMeta", "register", "to_idl", "type_support"]
+__all__ = ["IdlStruct", "IdlUnion", "IdlEnum", "IdlBitmask", "IdlMeta", "register", "to_idl", "type_support"]
 
 
 class IdlMeta(type):
@@ -57,9 +57,15 @@ class IdlMeta(type):
         if disc is not None:
             cls.__idl_discriminator__ = disc  # type: ignore[attr-defined]
             cls.__idl_discriminator_is_key__ = bool(disc_key)  # type: ignore[attr-defined]
-        if bases and ns.get("__idl_base__") is None and not ns.get("_idl_abstract", False):
-            if issubclass(cls, IdlStructBase):
+        if bases and not ns.get("_idl_abstract", False):
+            if issubclass(cls, (IdlStructBase, IdlBitmask)):
                 cls = dataclasses.dataclass(cls)  # type: ignore[assignment]
+                # A `@dataclass` written above the class (cyclonedds style) runs again: put
+                # back the Field objects of default_factory members, which the first pass
+                # removed from the class, so that the second pass keeps their defaults.
+                for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+                    if f.default_factory is not dataclasses.MISSING:
+                        setattr(cls, f.name, f)
         return cls
 
     def __init__(cls, name: str, bases: _t.Tuple[type, ...], ns: dict, **kwargs: _t.Any) -> None:
@@ -86,6 +92,14 @@ class IdlStruct(IdlStructBase, metaclass=IdlMeta):
     def deserialize(cls, data: bytes) -> _t.Any:
         """A sample from its serialization."""
         return type_support(cls).deserialize(data)
+
+
+class IdlBitmask(metaclass=IdlMeta):
+    """Base of IDL bitmasks: a dataclass of ``bool`` flags, ``annotate.position("F", p)``
+    giving a flag's bit (default: declaration order), ``@annotate.bit_bound(n)``."""
+
+    _idl_abstract = True
+    __idl_typename__: _t.ClassVar[str]
 
 
 class IdlUnion(metaclass=IdlMeta):
@@ -212,6 +226,7 @@ def type_support(cls: type) -> _t.Any:
     from ._writer import classes_of
 
     classes = classes_of(cls)
+    renames = {name: _renames(c) for name, c in classes.items() if isinstance(c, type) and not issubclass(c, enum.Enum)}
     info = cls.__dict__.get("__idl_type_information__")
     objs = cls.__dict__.get("__idl_type_objects__")
     if info is None:
@@ -219,6 +234,17 @@ def type_support(cls: type) -> _t.Any:
     xcdr2 = bool(getattr(cls, "__idl_annotations__", {}).get("xcdrv2", False)) or bool(
         cls.__dict__.get("__idl_xcdr2__", False)
     )
-    ts = _native.TypeSupport(info, list(objs), classes, xcdr2)
+    ts = _native.TypeSupport(info, list(objs), classes, xcdr2, renames)
     setattr(cls, "__idl_type_support__", ts)
     return ts
+
+
+def _renames(cls: type) -> _t.Dict[str, str]:
+    """IDL member name -> Python attribute, for members renamed with ``member_name`` (an IDL
+    name that is a Python keyword), over the class and its IDL bases."""
+    out: _t.Dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        for attr, anns in (klass.__dict__.get("__idl_field_annotations__") or {}).items():
+            if "member_name" in anns:
+                out[str(anns["member_name"])] = attr
+    return out

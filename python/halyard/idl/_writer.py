@@ -107,9 +107,9 @@ def _struct(ctx: _Ctx, cls: type) -> str:
     fanns = getattr(cls, "__idl_field_annotations__", {}) or {}
     keylist = anns.get("keylist") or []
     lines = []
-    for name, h in _hints(cls).items():
+    for name, h in _own_hints(cls).items():
         fa = fanns.get(name, {})
-        for bad in ("external", "position", "hashid", "member_name"):
+        for bad in ("external", "position", "hashid"):
             if bad in fa:
                 raise IdlWriteError(f"{typename_of(cls)}.{name}: @{bad} is not supported")
         prefix = ""
@@ -123,11 +123,49 @@ def _struct(ctx: _Ctx, cls: type) -> str:
             prefix += f"@id({fa['id']}) "
         if fa.get("must_understand"):
             prefix += "@must_understand "
+        if "default" in fa:
+            prefix += f"@default({_literal(fa['default'])}) "
         ts, suf = _type(ctx, h, f"{typename_of(cls)}.{name}")
-        lines.append(f"  {prefix}{ts} {name}{suf};")
-    if not lines:
+        lines.append(f"  {prefix}{ts} {fa.get('member_name', name)}{suf};")
+    base = _idl_base(cls)
+    inherit = ""
+    if base is not None:
+        _named(ctx, base)
+        inherit = f" : ::{typename_of(base)}"
+    if not lines and base is None:
         raise IdlWriteError(f"{typename_of(cls)}: an IDL struct needs at least one member")
-    return _header(cls) + f"struct {_short(cls)} {{\n" + "\n".join(lines) + "\n};"
+    return _header(cls) + f"struct {_short(cls)}{inherit} {{\n" + "\n".join(lines) + "\n};"
+
+
+def _idl_base(cls: type) -> _t.Optional[type]:
+    """The IDL struct ``cls`` derives from, if any."""
+    from . import IdlStruct
+
+    for b in cls.__bases__:
+        if b is not IdlStruct and isinstance(b, type) and issubclass(b, IdlStruct):
+            return b
+    return None
+
+
+def _own_hints(cls: type) -> _t.Dict[str, _t.Any]:
+    """The members ``cls`` declares itself (its IDL base's come from the base)."""
+    hints = _hints(cls)
+    if _idl_base(cls) is None:
+        return hints
+    own = cls.__dict__.get("__annotations__", {})
+    return {k: v for k, v in hints.items() if k in own}
+
+
+def _literal(v: _t.Any) -> str:
+    import json
+
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, enum.Enum):
+        return _enum_label(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    return repr(v)
 
 
 def _header(cls: type) -> str:
@@ -195,6 +233,17 @@ def _enum(cls: type) -> str:
     return head + f"enum {_short(cls)} {{\n" + ",\n".join(names) + "\n};"
 
 
+def _bitmask(cls: type) -> str:
+    fanns = getattr(cls, "__idl_field_annotations__", {}) or {}
+    names = []
+    for name in _hints(cls):
+        pos = fanns.get(name, {}).get("position")
+        names.append(f"  @position({int(pos)}) {name}" if pos is not None else f"  {name}")
+    bb = getattr(cls, "__idl_annotations__", {}).get("bit_bound")
+    head = f"@bit_bound({int(bb)}) " if bb else ""
+    return head + f"bitmask {_short(cls)} {{\n" + ",\n".join(names) + "\n};"
+
+
 def _named(ctx: _Ctx, cls: type) -> None:
     name = typename_of(cls)
     prev = ctx.done.get(name)
@@ -207,8 +256,12 @@ def _named(ctx: _Ctx, cls: type) -> None:
     ctx.busy.add(name)
     from . import IdlUnion
 
+    from . import IdlBitmask
+
     if isinstance(cls, type) and issubclass(cls, enum.Enum):
         decl = _enum(cls)
+    elif issubclass(cls, IdlBitmask):
+        decl = _bitmask(cls)
     elif issubclass(cls, IdlUnion):
         decl = _union(ctx, cls)
     else:

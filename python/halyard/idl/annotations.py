@@ -19,7 +19,7 @@ from ._scope import current_scope
 
 __all__ = [
     "key", "member_id", "final", "appendable", "mutable", "nested", "autoid", "extensibility",
-    "keylist", "default_literal", "must_understand", "external", "position", "member_hash_id",
+    "keylist", "default", "default_literal", "must_understand", "external", "position", "member_hash_id",
     "member_name", "bit_bound", "xcdrv2", "cdrv0",
 ]
 
@@ -66,8 +66,14 @@ def member_hash_id(name: str, value: _t.Optional[str] = None) -> None:
 
 
 def member_name(name: str, value: str) -> None:
-    """Not supported: raises when the type is built."""
-    _field(name, "member_name", value)
+    """Member ``name`` (a Python attribute) has IDL name ``value`` (e.g. ``class_`` for
+    ``class``)."""
+    _field(name, "member_name", str(value))
+
+
+def default(name: str, value: _t.Any) -> None:
+    """``@default(value)`` on member ``name``."""
+    _field(name, "default", value)
 
 
 def _type_annotate(cls: T, what: str, value: _t.Any) -> T:
