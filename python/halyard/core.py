@@ -228,10 +228,14 @@ def _extensible(topic: Topic) -> bool:
     return ext in ("appendable", "mutable")
 
 
+#: How many instances a reader remembers the last sample of (for InvalidSample.key).
+_LAST_MAX = 4096
+
+
 class InvalidSample:
     """A dispose/unregister notice from ``take``/``read``: ``sample_info.valid_data`` is
-    False; ``key`` holds an instance with the key members set (others default) when the
-    notice carried the key."""
+    False; ``key`` is the last valid sample this reader returned for the instance (its key
+    members identify it), or None if it returned none (of the last 4096 instances seen)."""
 
     def __init__(self, key: _t.Any, sample_info: _native.SampleInfo) -> None:
         self.key = key
@@ -257,15 +261,24 @@ class DataReader(_t.Generic[T]):
         if bound is not None:
             bound._entity = weakref.ref(self)
         self._native = _native.NativeReader(sub._native, topic._native, _qos_dict(topic.qos, qos), bound)
+        self._keyed = topic._ts.has_key
+        self._last: _t.Dict[bytes, _t.Any] = {}
 
     def _collect(self, n: int, take: bool, condition: _t.Optional["ReadCondition"]) -> _t.List[_t.Any]:
         nc = condition._native if condition is not None else None
         out = []
+        keys = self._last
         for data, info, key in self._native.collect(n, take, nc):
             if data is None:
+                if key is None:
+                    key = keys.get(info.instance_handle)
                 out.append(InvalidSample(key, info))
             else:
                 data.sample_info = info
+                if self._keyed:
+                    if len(keys) >= _LAST_MAX:
+                        keys.pop(next(iter(keys)))
+                    keys[info.instance_handle] = data
                 out.append(data)
         return out
 

@@ -102,6 +102,7 @@ def test_read_then_take_and_dispose(dp):
         notices = [s for s in rd.take(10) if isinstance(s, halyard.InvalidSample)]
         time.sleep(0.01)
     assert notices and notices[0].sample_info.instance_state == "NOT_ALIVE_DISPOSED"
+    assert notices[0].key.sensor == 3
     assert not notices[0].sample_info.valid_data
 
 

@@ -26,9 +26,16 @@ import typing as _t
 from . import _scope
 from ._writer import to_idl, typename_of
 
+try:  # Python 3.11+
+    from typing import dataclass_transform
+except ImportError:  # pragma: no cover - older Pythons: no static dataclass semantics
+    def dataclass_transform(**_kw: _t.Any) -> _t.Callable[[_t.Any], _t.Any]:  # type: ignore[no-redef,misc]
+        return lambda x: x
+
 __all__ = ["IdlStruct", "IdlUnion", "IdlEnum", "IdlBitmask", "IdlMeta", "register", "to_idl", "type_support"]
 
 
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
 class IdlMeta(type):
     """Metaclass of IDL structs and unions: records the class body for annotations and makes
     the class a dataclass."""
@@ -186,7 +193,7 @@ def _union_cases(cls: type) -> _t.List[_t.Tuple[str, _t.Any, list, bool]]:
 
 
 def _default_label(cls: type, cases: list) -> _t.Any:
-    used = set()
+    used: _t.Set[_t.Any] = set()
     for _, _, labels, _ in cases:
         used.update(getattr(x, "value", x) for x in labels)
     d = 0
@@ -234,7 +241,7 @@ def type_support(cls: type) -> _t.Any:
     xcdr2 = bool(getattr(cls, "__idl_annotations__", {}).get("xcdrv2", False)) or bool(
         cls.__dict__.get("__idl_xcdr2__", False)
     )
-    ts = _native.TypeSupport(info, list(objs), classes, xcdr2, renames)
+    ts = _native.TypeSupport(info, list(objs or ()), classes, xcdr2, renames)
     setattr(cls, "__idl_type_support__", ts)
     return ts
 

@@ -223,7 +223,7 @@ def _enum_label(x: enum.Enum) -> str:
 
 
 def _enum(cls: type) -> str:
-    members = list(cls)  # type: ignore[var-annotated]
+    members: _t.List[_t.Any] = list(cls)  # type: ignore[call-overload]
     seq = all(m.value == i for i, m in enumerate(members))
     names = []
     for m in members:
