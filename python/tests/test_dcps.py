@@ -126,3 +126,28 @@ def test_wrong_sample_type_and_member_value(dp):
     with pytest.raises(halyard.SampleTypeError, match="value"):
         wr.write(Reading(1, "x"))
     assert issubclass(halyard.SampleTypeError, halyard.DDSError)
+
+
+def test_partitions_decide_matching(dp):
+    topic = halyard.Topic(dp, "partition_topic", Reading)
+    pub = halyard.Publisher(dp, halyard.Qos(P.Partition(["a"])))
+    wr = halyard.DataWriter(pub, topic, qos=RELIABLE)
+    other = halyard.DataReader(halyard.Subscriber(dp, halyard.Qos(P.Partition(["b"]))), topic, qos=RELIABLE)
+    with pytest.raises(halyard.DDSTimeoutError):
+        other.wait_for_matched(1, 0.3)
+    same = halyard.DataReader(halyard.Subscriber(dp, halyard.Qos(P.Partition(["a"]))), topic, qos=RELIABLE)
+    same.wait_for_matched(1, 5)
+    assert wr.get_publication_matched_status()["current_count"] == 1
+    assert other.get_subscription_matched_status()["current_count"] == 0
+
+
+def test_status_condition_on_publication_matched(dp):
+    topic = halyard.Topic(dp, "status_topic", Reading)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    sc = halyard.StatusCondition(wr, halyard.StatusMask.PublicationMatched)
+    ws = halyard.WaitSet(dp)
+    ws.attach(sc)
+    assert ws.wait(0.1) == []
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    assert ws.wait(5) == [sc]
+    assert rd.get_subscription_matched_status()["current_count"] == 1
