@@ -21,6 +21,33 @@ use crate::listeners::{PyReaderListener, PyWriterListener};
 use crate::qos;
 use crate::types::TypeSupport;
 
+/// Holds a Halyard entity and drops it with the GIL released: deleting an entity may wait for
+/// Halyard's threads, and one of them may be waiting for the GIL to run a Python listener.
+pub(crate) struct GilFree<T: Send>(Option<T>);
+
+impl<T: Send> GilFree<T> {
+    fn new(v: T) -> Self {
+        GilFree(Some(v))
+    }
+}
+
+impl<T: Send> std::ops::Deref for GilFree<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // Invariant: the value is only taken in `drop`.
+        #[allow(clippy::unwrap_used, clippy::expect_used)]
+        self.0.as_ref().expect("GilFree value present until drop")
+    }
+}
+
+impl<T: Send> Drop for GilFree<T> {
+    fn drop(&mut self) {
+        if let Some(v) = self.0.take() {
+            Python::with_gil(|py| py.allow_threads(move || drop(v)));
+        }
+    }
+}
+
 /// Seconds (float, None = forever) to a Duration.
 pub(crate) fn timeout(t: Option<f64>) -> Duration {
     match t {
@@ -33,7 +60,7 @@ pub(crate) fn timeout(t: Option<f64>) -> Duration {
 /// A domain participant.
 #[pyclass(module = "halyard._native", frozen)]
 pub struct Participant {
-    pub(crate) inner: Arc<DomainParticipant>,
+    pub(crate) inner: GilFree<Arc<DomainParticipant>>,
 }
 
 #[pymethods]
@@ -44,7 +71,9 @@ impl Participant {
         let p = py
             .allow_threads(|| DomainParticipant::new(domain_id))
             .map_err(to_py)?;
-        Ok(Participant { inner: Arc::new(p) })
+        Ok(Participant {
+            inner: GilFree::new(Arc::new(p)),
+        })
     }
 
     /// The domain id.
@@ -149,7 +178,7 @@ fn rep_names(untyped_rep_xcdr2: bool) -> Vec<i16> {
 /// A data writer.
 #[pyclass(module = "halyard._native", frozen)]
 pub struct NativeWriter {
-    inner: UntypedDataWriter,
+    inner: GilFree<UntypedDataWriter>,
     ts: Py<TypeSupport>,
 }
 
@@ -187,7 +216,7 @@ impl NativeWriter {
             })
             .map_err(to_py)?;
         Ok(NativeWriter {
-            inner: w,
+            inner: GilFree::new(w),
             ts: topic.ts.clone_ref(py),
         })
     }
@@ -347,7 +376,7 @@ fn info(i: &SampleInfo) -> PySampleInfo {
 /// A data reader.
 #[pyclass(module = "halyard._native", frozen)]
 pub struct NativeReader {
-    inner: UntypedDataReader,
+    inner: GilFree<UntypedDataReader>,
     ts: Py<TypeSupport>,
 }
 
@@ -378,7 +407,7 @@ impl NativeReader {
             })
             .map_err(to_py)?;
         Ok(NativeReader {
-            inner: r,
+            inner: GilFree::new(r),
             ts: topic.ts.clone_ref(py),
         })
     }
