@@ -151,3 +151,33 @@ def test_status_condition_on_publication_matched(dp):
     rd = halyard.DataReader(dp, topic, qos=RELIABLE)
     assert ws.wait(5) == [sc]
     assert rd.get_subscription_matched_status()["current_count"] == 1
+
+
+def test_blocking_calls_release_the_gil(dp):
+    topic = halyard.Topic(dp, "blocking_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    ws = halyard.WaitSet(dp)
+    ws.attach(halyard.ReadCondition(rd))
+    ticks = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.005)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        for wait in (lambda: ws.wait(0.3), lambda: rd.wait_for_data(0.3)):
+            before = len(ticks)
+            assert not wait()
+            # ~300 ms blocked in Halyard; the other Python thread ran meanwhile.
+            assert len(ticks) - before >= 10
+        before = len(ticks)
+        with pytest.raises(halyard.DDSTimeoutError):
+            rd.wait_for_matched(1, 0.3)
+        assert len(ticks) - before >= 10
+    finally:
+        stop.set()
+        t.join()
