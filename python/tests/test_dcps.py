@@ -181,3 +181,27 @@ def test_blocking_calls_release_the_gil(dp):
     finally:
         stop.set()
         t.join()
+
+
+def test_deadline_and_liveliness_listeners(dp):
+    topic = halyard.Topic(dp, "deadline_topic", Reading)
+    q = halyard.Qos(P.Reliability.Reliable(), P.History.KeepAll, P.Deadline(halyard.duration(milliseconds=100)))
+    missed, alive = threading.Event(), []
+
+    class L(halyard.Listener):
+        def on_requested_deadline_missed(self, reader, total):
+            missed.set()
+
+        def on_liveliness_changed(self, reader, status):
+            alive.append(status["alive_count"])
+
+    rd = halyard.DataReader(dp, topic, qos=q, listener=L())
+    wr = halyard.DataWriter(dp, topic, qos=q)
+    wr.wait_for_matched(1, 5)
+    wr.write(Reading(1, 1.0))
+    assert missed.wait(3), "on_requested_deadline_missed was not called"
+    deadline = time.time() + 3
+    while not alive and time.time() < deadline:
+        time.sleep(0.01)
+    assert alive and alive[-1] == 1
+    assert rd.get_subscription_matched_status()["current_count"] == 1
