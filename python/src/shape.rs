@@ -10,7 +10,7 @@
 //! members `None`, unions instances with `discriminator` and `value`.
 
 use halyard_cdr::Extensibility;
-use halyard_xtypes::dynamic::{enum_size, TypeNode};
+use halyard_xtypes::dynamic::{enum_size, EnumDesc, StructDesc, TypeNode};
 use halyard_xtypes::{DynamicType, DynamicValue, PrimitiveKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -74,126 +74,155 @@ pub(crate) enum Shape {
     },
 }
 
-/// Builds the shape of `t`, looking up the classes of named types in `classes`.
+/// Builds the shape of `t`, looking up the classes of named types in `classes`;
 /// `renames` maps a type name to its {IDL member name: Python attribute} renames.
 pub(crate) fn shape_of(
     py: Python<'_>,
     t: &DynamicType,
     classes: &Bound<'_, PyDict>,
     renames: Option<&Bound<'_, PyDict>>,
-    depth: usize,
 ) -> PyResult<Shape> {
-    if depth > MAX_DEPTH {
-        return Err(BadParameterError::new_err("type nesting deeper than 64"));
+    ShapeBuilder {
+        py,
+        classes,
+        renames,
     }
-    let class = |name: &str| -> PyResult<Py<PyAny>> {
-        match classes.get_item(name)? {
+    .build(t, 0)
+}
+
+/// The lookups [`shape_of`] needs while it walks a type.
+struct ShapeBuilder<'a, 'py> {
+    py: Python<'py>,
+    classes: &'a Bound<'py, PyDict>,
+    renames: Option<&'a Bound<'py, PyDict>>,
+}
+
+impl ShapeBuilder<'_, '_> {
+    fn build(&self, t: &DynamicType, depth: usize) -> PyResult<Shape> {
+        if depth > MAX_DEPTH {
+            return Err(BadParameterError::new_err("type nesting deeper than 64"));
+        }
+        let sub = |t: &DynamicType| self.build(t, depth + 1);
+        Ok(match t.resolved().node() {
+            TypeNode::Primitive(p) => Shape::Prim(*p),
+            TypeNode::String8 { bound } => Shape::Str {
+                bound: *bound,
+                wide: false,
+            },
+            TypeNode::String16 { bound } => Shape::Str {
+                bound: *bound,
+                wide: true,
+            },
+            TypeNode::Sequence { element, bound } => match octet_kind(element) {
+                Some(kind) => Shape::Octets {
+                    array: None,
+                    bound: *bound,
+                    kind,
+                },
+                None => Shape::Seq {
+                    elem: Box::new(sub(element)?),
+                    bound: *bound,
+                    dheader: !element.is_primitive(),
+                },
+            },
+            TypeNode::Array { element, dims } => self.array(element, dims, depth)?,
+            TypeNode::Map { key, value, .. } => {
+                Shape::Map(Box::new(sub(key)?), Box::new(sub(value)?))
+            }
+            TypeNode::Enum(e) => self.enumeration(e)?,
+            TypeNode::Struct(s) => self.structure(s, depth)?,
+            TypeNode::Union(u) => Shape::Union {
+                cls: self.class(&u.name)?,
+                disc: Box::new(sub(&u.discriminator)?),
+                cases: u
+                    .cases
+                    .iter()
+                    .map(|c| sub(&c.ty))
+                    .collect::<PyResult<_>>()?,
+            },
+            TypeNode::Bitmask(b) => Shape::Bitmask {
+                cls: self.class(&b.name)?,
+                flags: b
+                    .flags
+                    .iter()
+                    .map(|(name, pos)| Ok((self.attr(&b.name, name)?, *pos)))
+                    .collect::<PyResult<_>>()?,
+            },
+            _ => return Err(BadParameterError::new_err("unsupported type kind")),
+        })
+    }
+
+    /// The Python class of named type `name`.
+    fn class(&self, name: &str) -> PyResult<Py<PyAny>> {
+        match self.classes.get_item(name)? {
             Some(c) => Ok(c.unbind()),
             None => Err(BadParameterError::new_err(format!(
                 "no Python class given for IDL type {name}"
             ))),
         }
-    };
-    let sub = |t: &DynamicType| shape_of(py, t, classes, renames, depth + 1);
-    let attr = |type_name: &str, member: &str| -> PyResult<Py<PyString>> {
-        let renamed = match renames
-            .map(|r| r.get_item(type_name))
-            .transpose()?
-            .flatten()
-        {
+    }
+
+    /// The Python attribute of member `member` of `type_name` (renamed or the IDL name).
+    fn attr(&self, type_name: &str, member: &str) -> PyResult<Py<PyString>> {
+        let table = match self.renames {
+            Some(r) => r.get_item(type_name)?,
+            None => None,
+        };
+        let renamed = match table {
             Some(d) => d.get_item(member).ok().map(|a| a.str()).transpose()?,
             None => None,
         };
         Ok(match renamed {
-            Some(a) => PyString::intern_bound(py, &a.to_cow()?).unbind(),
-            None => PyString::intern_bound(py, member).unbind(),
+            Some(a) => PyString::intern_bound(self.py, &a.to_cow()?).unbind(),
+            None => PyString::intern_bound(self.py, member).unbind(),
         })
-    };
-    Ok(match t.resolved().node() {
-        TypeNode::Primitive(p) => Shape::Prim(*p),
-        TypeNode::String8 { bound } => Shape::Str {
-            bound: *bound,
-            wide: false,
-        },
-        TypeNode::String16 { bound } => Shape::Str {
-            bound: *bound,
-            wide: true,
-        },
-        TypeNode::Sequence { element, bound } => match octet_kind(element) {
-            Some(kind) => Shape::Octets {
-                array: None,
-                bound: *bound,
+    }
+
+    fn array(&self, element: &DynamicType, dims: &[u32], depth: usize) -> PyResult<Shape> {
+        let dims: Vec<usize> = dims.iter().map(|d| *d as usize).collect();
+        let n = dims.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
+        if n.is_none_or(|n| n > MAX_ELEMENTS) {
+            return Err(BadParameterError::new_err("array too large"));
+        }
+        Ok(match (octet_kind(element), dims.as_slice()) {
+            (Some(kind), [len]) => Shape::Octets {
+                array: Some(*len),
+                bound: 0,
                 kind,
             },
-            None => Shape::Seq {
-                elem: Box::new(sub(element)?),
-                bound: *bound,
+            _ => Shape::Array {
+                elem: Box::new(self.build(element, depth + 1)?),
+                dims,
                 dheader: !element.is_primitive(),
             },
-        },
-        TypeNode::Array { element, dims } => {
-            let dims: Vec<usize> = dims.iter().map(|d| *d as usize).collect();
-            let n = dims.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
-            if n.is_none_or(|n| n > MAX_ELEMENTS) {
-                return Err(BadParameterError::new_err("array too large"));
-            }
-            match (octet_kind(element), dims.as_slice()) {
-                (Some(kind), [len]) => Shape::Octets {
-                    array: Some(*len),
-                    bound: 0,
-                    kind,
-                },
-                _ => Shape::Array {
-                    elem: Box::new(sub(element)?),
-                    dims,
-                    dheader: !element.is_primitive(),
-                },
-            }
+        })
+    }
+
+    fn enumeration(&self, e: &EnumDesc) -> PyResult<Shape> {
+        let cls = self.class(&e.name)?;
+        let mut members = Vec::with_capacity(e.literals.len());
+        for l in &e.literals {
+            members.push((l.value, cls.bind(self.py).call1((l.value,))?.unbind()));
         }
-        TypeNode::Map { key, value, .. } => Shape::Map(Box::new(sub(key)?), Box::new(sub(value)?)),
-        TypeNode::Enum(e) => {
-            let cls = class(&e.name)?;
-            let mut members = Vec::with_capacity(e.literals.len());
-            for l in &e.literals {
-                members.push((l.value, cls.bind(py).call1((l.value,))?.unbind()));
-            }
-            Shape::Enum {
-                cls,
-                members,
-                size: enum_size(e.bit_bound),
-            }
+        Ok(Shape::Enum {
+            cls,
+            members,
+            size: enum_size(e.bit_bound),
+        })
+    }
+
+    fn structure(&self, s: &StructDesc, depth: usize) -> PyResult<Shape> {
+        let mut fields = Vec::with_capacity(s.members.len());
+        for m in &s.members {
+            let shape = self.build(&m.ty, depth + 1)?;
+            fields.push((self.attr(&s.name, &m.name)?, shape, m.optional));
         }
-        TypeNode::Struct(s) => {
-            let cls = class(&s.name)?;
-            let mut fields = Vec::with_capacity(s.members.len());
-            for m in &s.members {
-                fields.push((attr(&s.name, &m.name)?, sub(&m.ty)?, m.optional));
-            }
-            Shape::Struct {
-                cls,
-                fields,
-                ext: s.extensibility,
-            }
-        }
-        TypeNode::Union(u) => {
-            let cls = class(&u.name)?;
-            let disc = Box::new(sub(&u.discriminator)?);
-            let mut cases = Vec::with_capacity(u.cases.len());
-            for c in &u.cases {
-                cases.push(sub(&c.ty)?);
-            }
-            Shape::Union { cls, disc, cases }
-        }
-        TypeNode::Bitmask(b) => {
-            let cls = class(&b.name)?;
-            let mut flags = Vec::with_capacity(b.flags.len());
-            for (name, pos) in &b.flags {
-                flags.push((attr(&b.name, name)?, *pos));
-            }
-            Shape::Bitmask { cls, flags }
-        }
-        _ => return Err(BadParameterError::new_err("unsupported type kind")),
-    })
+        Ok(Shape::Struct {
+            cls: self.class(&s.name)?,
+            fields,
+            ext: s.extensibility,
+        })
+    }
 }
 
 fn octet_kind(t: &DynamicType) -> Option<PrimitiveKind> {
@@ -430,55 +459,74 @@ pub(crate) fn to_value(s: &Shape, o: &Bound<'_, PyAny>) -> Conv<DynamicValue> {
             check_class(o, cls)?;
             V::Enum(int(&o.getattr("value")?, "enum value")?)
         }
-        Shape::Struct { cls, fields, .. } => {
-            check_class(o, cls)?;
-            let mut slots = Vec::with_capacity(fields.len());
-            for (name, fs, _) in fields {
-                let n = name.bind(o.py());
-                let a = o
-                    .getattr(n)
-                    .map_err(|_| ConvError::new("missing").at(&n.to_string()))?;
-                if a.is_none() {
-                    slots.push(None);
-                } else {
-                    slots.push(Some(to_value(fs, &a).map_err(|e| e.at(&n.to_string()))?));
-                }
-            }
-            V::Struct(slots)
+        Shape::Struct { cls, fields, .. } => struct_value(cls, fields, o)?,
+        Shape::Bitmask { cls, flags } => bitmask_value(cls, flags, o)?,
+        Shape::Union { cls, disc, cases } => union_value(cls, disc, cases, o)?,
+    })
+}
+
+fn struct_value(
+    cls: &Py<PyAny>,
+    fields: &[(Py<PyString>, Shape, bool)],
+    o: &Bound<'_, PyAny>,
+) -> Conv<DynamicValue> {
+    check_class(o, cls)?;
+    let mut slots = Vec::with_capacity(fields.len());
+    for (name, fs, _) in fields {
+        let n = name.bind(o.py());
+        let a = o
+            .getattr(n)
+            .map_err(|_| ConvError::new("missing").at(&n.to_string()))?;
+        if a.is_none() {
+            slots.push(None);
+        } else {
+            slots.push(Some(to_value(fs, &a).map_err(|e| e.at(&n.to_string()))?));
         }
-        Shape::Bitmask { cls, flags } => {
-            check_class(o, cls)?;
-            let mut bits = 0u64;
-            for (name, pos) in flags {
-                let n = name.bind(o.py());
-                let on: bool = o
-                    .getattr(n)?
-                    .is_truthy()
-                    .map_err(|e| ConvError::from(e).at(&n.to_string()))?;
-                if on && *pos < 64 {
-                    bits |= 1 << pos;
-                }
-            }
-            V::Bitmask(bits)
+    }
+    Ok(DynamicValue::Struct(slots))
+}
+
+fn bitmask_value(
+    cls: &Py<PyAny>,
+    flags: &[(Py<PyString>, u16)],
+    o: &Bound<'_, PyAny>,
+) -> Conv<DynamicValue> {
+    check_class(o, cls)?;
+    let mut bits = 0u64;
+    for (name, pos) in flags {
+        let n = name.bind(o.py());
+        let on: bool = o
+            .getattr(n)?
+            .is_truthy()
+            .map_err(|e| ConvError::from(e).at(&n.to_string()))?;
+        if on && *pos < 64 {
+            bits |= 1 << pos;
         }
-        Shape::Union { cls, disc, cases } => {
-            check_class(o, cls)?;
-            let d = to_value(disc, &o.getattr("discriminator")?)?;
-            let index: Option<usize> = o.call_method0("_case_index")?.extract()?;
-            let case = match index {
-                Some(i) => {
-                    let cs = cases
-                        .get(i)
-                        .ok_or_else(|| ConvError::new("bad union case index"))?;
-                    Some((i, Box::new(to_value(cs, &o.getattr("value")?)?)))
-                }
-                None => None,
-            };
-            V::Union {
-                discriminator: Box::new(d),
-                case,
-            }
+    }
+    Ok(DynamicValue::Bitmask(bits))
+}
+
+fn union_value(
+    cls: &Py<PyAny>,
+    disc: &Shape,
+    cases: &[Shape],
+    o: &Bound<'_, PyAny>,
+) -> Conv<DynamicValue> {
+    check_class(o, cls)?;
+    let d = to_value(disc, &o.getattr("discriminator")?)?;
+    let index: Option<usize> = o.call_method0("_case_index")?.extract()?;
+    let case = match index {
+        Some(i) => {
+            let cs = cases
+                .get(i)
+                .ok_or_else(|| ConvError::new("bad union case index"))?;
+            Some((i, Box::new(to_value(cs, &o.getattr("value")?)?)))
         }
+        None => None,
+    };
+    Ok(DynamicValue::Union {
+        discriminator: Box::new(d),
+        case,
     })
 }
 

@@ -111,7 +111,7 @@ impl TypeSupport {
         let ty = reg
             .build(&id)
             .map_err(|e| BadParameterError::new_err(format!("type: {e}")))?;
-        let shape = shape_of(py, &ty, classes, renames, 0)?;
+        let shape = shape_of(py, &ty, classes, renames)?;
         let s = ty
             .as_struct()
             .ok_or_else(|| BadParameterError::new_err("a topic type is a struct"))?;
