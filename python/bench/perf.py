@@ -70,7 +70,7 @@ class Api:
             h = self.h
             w = h.DataWriter(self.dp, h.Topic(self.dp, wname, self.m.Perf), qos=self.qos)
             r = h.DataReader(self.dp, h.Topic(self.dp, rname, self.m.Perf), qos=self.qos)
-            take = lambda: [s for s, _ in r.take_with_info(1000) if s is not None]  # noqa: E731
+            take = lambda: r.take(1000)  # noqa: E731
             wait = lambda t: r.wait_for_data(t)  # noqa: E731
             matched = lambda: w.get_publication_matched_status()["current_count"]  # noqa: E731
         else:

@@ -11,6 +11,7 @@
 mod entities;
 mod errors;
 mod fast;
+mod keyscan;
 mod listeners;
 mod qos;
 mod shape;

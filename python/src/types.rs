@@ -117,7 +117,10 @@ impl TypeSupport {
             .ok_or_else(|| BadParameterError::new_err("a topic type is a struct"))?;
         let name = s.name.clone();
         let key: Option<Arc<dyn KeySupport>> = if s.has_key() {
-            Some(Arc::new(DynKey(ty.clone())))
+            Some(Arc::new(DynKey(
+                ty.clone(),
+                crate::keyscan::KeyScan::new(&ty),
+            )))
         } else {
             None
         };
@@ -200,6 +203,31 @@ impl TypeSupport {
     fn deserialize_dynamic(&self, py: Python<'_>, data: &[u8]) -> PyResult<PyObject> {
         let v = dynamic::decode(&self.ty, data).map_err(dyn_err)?;
         from_value(py, &self.shape, v, self.new.bind(py))
+    }
+
+    /// The key hash of a serialized sample as Halyard computes it (`scan`: with the key
+    /// scanner when it covers the type, else by a full decode), for tests.
+    fn serialized_key_hash<'p>(
+        &self,
+        py: Python<'p>,
+        data: &[u8],
+        scan: bool,
+    ) -> PyResult<Bound<'p, PyBytes>> {
+        let h = if scan {
+            crate::keyscan::KeyScan::new(&self.ty)
+                .and_then(|s| s.key_hash(data))
+                .ok_or_else(|| BadParameterError::new_err("the key scanner does not cover this"))?
+        } else {
+            let v = dynamic::decode(&self.ty, data).map_err(dyn_err)?;
+            dynamic::key_hash(&self.ty, &v).map_err(dyn_err)?
+        };
+        Ok(PyBytes::new_bound(py, &h))
+    }
+
+    /// True when the key scanner computes key hashes (no full decode).
+    #[getter]
+    fn uses_key_scan(&self) -> bool {
+        crate::keyscan::KeyScan::new(&self.ty).is_some()
     }
 
     /// True when samples go through the fast codec.
@@ -300,8 +328,9 @@ impl TypeSupport {
     }
 }
 
-/// [`KeySupport`] of a dynamic type.
-struct DynKey(DynamicType);
+/// [`KeySupport`] of a dynamic type: the key scanner when it covers the type, else a full
+/// decode.
+struct DynKey(DynamicType, Option<crate::keyscan::KeyScan>);
 
 fn cdr(e: DynamicError) -> CdrError {
     let _ = e;
@@ -310,6 +339,11 @@ fn cdr(e: DynamicError) -> CdrError {
 
 impl KeySupport for DynKey {
     fn key_hash(&self, payload: &[u8], key_only: bool) -> Result<[u8; 16], CdrError> {
+        if !key_only {
+            if let Some(h) = self.1.as_ref().and_then(|s| s.key_hash(payload)) {
+                return Ok(h);
+            }
+        }
         let v = if key_only {
             dynamic::decode_key(&self.0, payload)
         } else {

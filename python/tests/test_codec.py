@@ -57,3 +57,18 @@ class Bounded(IdlStruct, typename="Codec::Bounded"):
 def test_bad_values_name_the_member(sample, member):
     with pytest.raises(halyard.SampleTypeError, match=f"member '{member}"):
         halyard.idl.type_support(Bounded).serialize(sample)
+
+
+@pytest.mark.parametrize("tname", ["KeyedFinal", "Nested", "MutableOpt", "WithUnion"])
+def test_key_scan_equals_full_decode(tname):
+    m = st.load("halyard")
+    ts = halyard.idl.type_support(getattr(m, tname))
+    assert ts.uses_key_scan == (tname in ("KeyedFinal", "Nested"))
+    others = []
+    if importlib.util.find_spec("cyclonedds") is not None:
+        others = [s.serialize() for s in st.samples(st.load("cyclonedds"), tname)]
+    for s, data in zip(st.samples(m, tname) * 2, [ts.serialize(x) for x in st.samples(m, tname)] + others):
+        full = ts.serialized_key_hash(data, False)
+        assert full == ts.key_hash(s)
+        if ts.uses_key_scan:
+            assert ts.serialized_key_hash(data, True) == full
