@@ -5,6 +5,7 @@
 //! endpoints, listeners, conditions and WaitSets, and the exceptions.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 // pyo3 0.22's #[pymethods] expansion converts PyErr into PyErr; newer clippy flags it.
 #![allow(clippy::useless_conversion)]
 

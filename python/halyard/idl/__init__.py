@@ -207,12 +207,23 @@ def _default_label(cls: type, cases: list) -> _t.Any:
     return d
 
 
-class IdlEnum(enum.Enum):
-    """Base of IDL enums: ``class Color(IdlEnum, typename="Color"): RED = 0; GREEN = 1``."""
+class IdlEnumMeta(enum.EnumMeta):
+    """Takes the ``typename=`` class keyword (Python < 3.11's EnumMeta takes no keywords)."""
 
-    def __init_subclass__(cls, typename: _t.Optional[str] = None, **kwargs: _t.Any) -> None:
-        super().__init_subclass__(**kwargs)
+    @classmethod
+    def __prepare__(mcs, name: str, bases: _t.Tuple[type, ...], **kwargs: _t.Any) -> _t.Any:  # type: ignore[override]
+        kwargs.pop("typename", None)
+        return super().__prepare__(name, bases, **kwargs)
+
+    def __new__(mcs, name: str, bases: _t.Tuple[type, ...], ns: _t.Any, typename: _t.Optional[str] = None,
+                **kwargs: _t.Any) -> _t.Any:
+        cls = super().__new__(mcs, name, bases, ns, **kwargs)
         cls.__idl_typename__ = typename or f"{cls.__module__}.{cls.__qualname__}".replace(".", "::")  # type: ignore[attr-defined]
+        return cls
+
+
+class IdlEnum(enum.Enum, metaclass=IdlEnumMeta):
+    """Base of IDL enums: ``class Color(IdlEnum, typename="Color"): RED = 0; GREEN = 1``."""
 
 
 def register(cls: type, type_information: bytes, type_objects: _t.Sequence[bytes], *, xcdr2: bool = False) -> None:
