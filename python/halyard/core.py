@@ -296,6 +296,15 @@ class DataReader(_t.Generic[T]):
         set on the samples: the fastest way to take)."""
         return [(d, i) for d, i, _ in self._native.collect(N, True, None)]
 
+    def take_iter(self, timeout: _t.Optional[float] = None) -> _t.Iterator[_t.Any]:
+        """Yields samples (and :class:`InvalidSample` notices) as they arrive, until
+        ``timeout`` seconds pass without any (None: forever)."""
+        while self.wait_for_data(timeout):
+            got = self.take(256)
+            if not got:
+                return
+            yield from got
+
     def wait_for_data(self, timeout: _t.Optional[float] = None) -> bool:
         """Waits until data is available; True if it is."""
         return self._native.wait_for_data(timeout)

@@ -205,3 +205,16 @@ def test_deadline_and_liveliness_listeners(dp):
         time.sleep(0.01)
     assert alive and alive[-1] == 1
     assert rd.get_subscription_matched_status()["current_count"] == 1
+
+
+def test_take_iter_yields_until_quiet(dp):
+    topic = halyard.Topic(dp, "iter_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    wr.wait_for_matched(1, 5)
+    for i in range(5):
+        wr.write(Reading(i, float(i)))
+    t0 = time.monotonic()
+    got = [s.sensor for s in rd.take_iter(timeout=0.3)]
+    assert got == [0, 1, 2, 3, 4]
+    assert 0.25 <= time.monotonic() - t0 < 5
