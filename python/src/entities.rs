@@ -100,10 +100,9 @@ pub struct NativeTopic {
 impl NativeTopic {
     /// `NativeTopic(participant, name, type_support)`.
     #[new]
-    fn py_new(p: &Participant, name: &str, ts: Py<TypeSupport>, py: Python<'_>) -> PyResult<Self> {
+    fn py_new(p: &Participant, name: &str, ts: Py<TypeSupport>) -> PyResult<Self> {
         let ty = ts.get().untyped.clone();
         let inner = p.inner.create_untyped_topic(name, ty).map_err(to_py)?;
-        let _ = py;
         Ok(NativeTopic { inner, ts })
     }
 
@@ -167,8 +166,10 @@ pub(crate) fn matched_dict<'p>(py: Python<'p>, s: &MatchedStatus) -> PyResult<Bo
     Ok(d)
 }
 
-fn rep_names(untyped_rep_xcdr2: bool) -> Vec<i16> {
-    if untyped_rep_xcdr2 {
+/// The writer's DATA_REPRESENTATION: XCDR2 for appendable and mutable types (and when asked),
+/// else XCDR1, as the `cyclonedds` package writes them.
+fn representation_ids(xcdr2: bool) -> Vec<i16> {
+    if xcdr2 {
         vec![2]
     } else {
         vec![0]
@@ -202,7 +203,7 @@ impl NativeWriter {
         xcdr2: bool,
     ) -> PyResult<Self> {
         let mut q = halyard::qos::EndpointQos::writer_default();
-        q.data_representation = rep_names(xcdr2);
+        q.data_representation = representation_ids(xcdr2);
         if let Some(d) = qos {
             qos::apply_endpoint(&mut q, d)?;
         }
