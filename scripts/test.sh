@@ -41,7 +41,8 @@ step limit 2700 cargo test --release --workspace --exclude halyard-core --exclud
 step cargo fmt --manifest-path python/Cargo.toml -- --check
 step cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
 step python3 -m pip install ./python
-step limit 600 python3 -m pytest python/tests -q
+# The test of `halyard idl --lang python` output needs the release binary built above.
+HALYARD_REQUIRE_BIN=1 step limit 600 python3 -m pytest python/tests -q
 
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'test.sh: FAILED: %s\n' "${failed[@]}" >&2
