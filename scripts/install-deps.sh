@@ -10,6 +10,8 @@
 #   libfastrtps-dev   Fast DDS 2.9 (and Fast CDR) headers + libraries, for the
 #                     benchmark's Fast DDS perf peer (bench/peers/fastdds)
 #   g++, gcc, make    to build the benchmark peers (Fast DDS, raw UDP)
+#   fastddsgen        Fast DDS 2.9's IDL code generator (2.3.0), for
+#                     crates/halyard-idlc/corpus-test/tests/interop_fastddsgen.rs
 #   libssl-dev, pkg-config, openssl  OpenSSL for the security plugins (the `openssl` crate)
 #   python: cyclonedds  Cyclone 11 Python binding + `cyclonedds` CLI, used by
 #                       tests/peers/*.py
@@ -29,7 +31,7 @@ else
 fi
 
 APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables
-              libfastrtps-dev g++ gcc make libssl-dev pkg-config openssl
+              libfastrtps-dev fastddsgen g++ gcc make libssl-dev pkg-config openssl
               python3-venv python3-dev)
 
 # Wait for any other apt/dpkg run (e.g. a background install) to finish instead
