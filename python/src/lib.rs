@@ -12,7 +12,6 @@
 mod entities;
 mod errors;
 mod fast;
-mod keyscan;
 mod listeners;
 mod qos;
 mod shape;

@@ -13,9 +13,9 @@
 
 use std::sync::Arc;
 
-use halyard::{KeySupport, OwnedTypeDescription, UntypedType};
-use halyard_cdr::{CdrError, DataRepresentation, Endianness, Extensibility};
-use halyard_xtypes::dynamic;
+use halyard::{DynamicKeySupport, KeySupport, OwnedTypeDescription, UntypedType};
+use halyard_cdr::{DataRepresentation, Endianness, Extensibility};
+use halyard_xtypes::dynamic::{self, KeyScan};
 use halyard_xtypes::{
     DynamicError, DynamicType, DynamicValue, TypeInformation, TypeObject, TypeRegistry,
 };
@@ -117,10 +117,7 @@ impl TypeSupport {
             .ok_or_else(|| BadParameterError::new_err("a topic type is a struct"))?;
         let name = s.name.clone();
         let key: Option<Arc<dyn KeySupport>> = if s.has_key() {
-            Some(Arc::new(DynKey(
-                ty.clone(),
-                crate::keyscan::KeyScan::new(&ty),
-            )))
+            Some(Arc::new(DynamicKeySupport::new(ty.clone())))
         } else {
             None
         };
@@ -214,7 +211,7 @@ impl TypeSupport {
         scan: bool,
     ) -> PyResult<Bound<'p, PyBytes>> {
         let h = if scan {
-            crate::keyscan::KeyScan::new(&self.ty)
+            KeyScan::new(&self.ty)
                 .and_then(|s| s.key_hash(data))
                 .ok_or_else(|| BadParameterError::new_err("the key scanner does not cover this"))?
         } else {
@@ -227,7 +224,7 @@ impl TypeSupport {
     /// True when the key scanner computes key hashes (no full decode).
     #[getter]
     fn uses_key_scan(&self) -> bool {
-        crate::keyscan::KeyScan::new(&self.ty).is_some()
+        KeyScan::new(&self.ty).is_some()
     }
 
     /// True when samples go through the fast codec.
@@ -325,42 +322,6 @@ impl TypeSupport {
             .or_else(|_| dynamic::decode(&self.ty, data))
             .map_err(dyn_err)?;
         from_value(py, &self.shape, v, self.new.bind(py))
-    }
-}
-
-/// [`KeySupport`] of a dynamic type: the key scanner when it covers the type, else a full
-/// decode.
-struct DynKey(DynamicType, Option<crate::keyscan::KeyScan>);
-
-fn cdr(e: DynamicError) -> CdrError {
-    let _ = e;
-    CdrError::InvalidHeader("sample does not decode with its dynamic type")
-}
-
-impl KeySupport for DynKey {
-    fn key_hash(&self, payload: &[u8], key_only: bool) -> Result<[u8; 16], CdrError> {
-        if !key_only {
-            if let Some(h) = self.1.as_ref().and_then(|s| s.key_hash(payload)) {
-                return Ok(h);
-            }
-        }
-        let v = if key_only {
-            dynamic::decode_key(&self.0, payload)
-        } else {
-            dynamic::decode(&self.0, payload)
-        }
-        .map_err(cdr)?;
-        dynamic::key_hash(&self.0, &v).map_err(cdr)
-    }
-
-    fn serialized_key(&self, sample: &[u8]) -> Result<Vec<u8>, CdrError> {
-        let id = match sample {
-            [a, b, ..] => u16::from_be_bytes([*a, *b]),
-            _ => return Err(CdrError::Truncated),
-        };
-        let (rep, end) = halyard_cdr::parse_encapsulation(id)?;
-        let v = dynamic::decode(&self.0, sample).map_err(cdr)?;
-        dynamic::encode_key(&self.0, &v, rep, end).map_err(cdr)
     }
 }
 

@@ -11,17 +11,17 @@
 //! 0.10, Fast DDS 2.9) cannot be decoded unless `--idl FILE` gives the type: the file is
 //! compiled with halyard-idl + halyard-idlc into the same TypeObjects.
 //!
-//! The untyped endpoints need keys: [`DynKey`] implements [`KeySupport`] with the dynamic
-//! codec, and the type's description goes with the topic so that our own endpoints announce
+//! The untyped endpoints need keys: [`DynamicKeySupport`] computes them (key scanner, else the
+//! dynamic codec), and the type's description goes with the topic so that our own endpoints announce
 //! TypeInformation too (so `cyclonedds typeof/subscribe` can read what `halyard pub` writes).
 
 use crate::discovery::{self, BadArgs};
-use halyard::cdr::{parse_encapsulation, CdrError, Extensibility};
+use halyard::cdr::Extensibility;
 use halyard::qos::EndpointQos;
-use halyard::xtypes::dynamic::{self, DynamicError, TypeNode};
+use halyard::xtypes::dynamic::{DynamicError, TypeNode};
 use halyard::xtypes::{DynamicType, TypeIdentifier, TypeInformation, TypeRegistry};
 use halyard::{DomainParticipant, EndpointTypeInformation};
-use halyard::{KeySupport, OwnedTypeDescription, UntypedType};
+use halyard::{DynamicKeySupport, OwnedTypeDescription, UntypedType};
 use halyard_wire::discovery::EndpointData;
 use halyard_wire::qos::{DurabilityKind, History, ReliabilityKind};
 use std::path::PathBuf;
@@ -403,7 +403,11 @@ impl Resolved {
     pub fn untyped(&self) -> UntypedType {
         let ext = extensibility(&self.ty);
         let mut t = if has_key(&self.ty) {
-            UntypedType::keyed(&self.type_name, ext, Arc::new(DynKey(self.ty.clone())))
+            UntypedType::keyed(
+                &self.type_name,
+                ext,
+                Arc::new(DynamicKeySupport::new(self.ty.clone())),
+            )
         } else {
             UntypedType::keyless(&self.type_name, ext)
         };
@@ -640,44 +644,11 @@ pub fn resolve(
     Ok((dp, r, seen))
 }
 
-/// [`KeySupport`] of a dynamic type: keys computed by decoding the sample.
-pub struct DynKey(pub DynamicType);
-
-/// A dynamic-codec error as the untyped endpoints report it.
-fn cdr(e: DynamicError) -> CdrError {
-    match e {
-        DynamicError::Decode { .. } => {
-            CdrError::InvalidHeader("the sample does not decode as the topic's type")
-        }
-        _ => CdrError::Unsupported("the topic's type cannot compute this key"),
-    }
-}
-
-impl KeySupport for DynKey {
-    fn key_hash(&self, payload: &[u8], key_only: bool) -> Result<[u8; 16], CdrError> {
-        let v = if key_only {
-            dynamic::decode_key(&self.0, payload)
-        } else {
-            dynamic::decode(&self.0, payload)
-        }
-        .map_err(cdr)?;
-        dynamic::key_hash(&self.0, &v).map_err(cdr)
-    }
-
-    fn serialized_key(&self, sample: &[u8]) -> Result<Vec<u8>, CdrError> {
-        let id = match sample {
-            [a, b, ..] => u16::from_be_bytes([*a, *b]),
-            _ => return Err(CdrError::Truncated),
-        };
-        let (rep, endianness) = parse_encapsulation(id)?;
-        let v = dynamic::decode(&self.0, sample).map_err(cdr)?;
-        dynamic::encode_key(&self.0, &v, rep, endianness).map_err(cdr)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use halyard::xtypes::dynamic;
+    use halyard::KeySupport;
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -772,7 +743,7 @@ mod tests {
         let j = serde_json::json!({"sensor": 2, "name": "n", "color": "RED",
             "where": {"x": 1, "y": 2.0}, "history": [1], "note": null});
         let v = dynamic::from_json(&r.ty, &j, Default::default()).unwrap();
-        let k = DynKey(r.ty.clone());
+        let k = DynamicKeySupport::new(r.ty.clone());
         for rep in [
             halyard::cdr::DataRepresentation::Xcdr1,
             halyard::cdr::DataRepresentation::Xcdr2,

@@ -328,3 +328,47 @@ fn random_types_round_trip_in_every_representation_and_json() {
         }
     }
 }
+
+/// The key scanner (`KeyScan`) gives the key hash of a full decode whenever it gives one,
+/// and gives one for a good share of the random keyed types (so this cannot pass vacuously).
+#[test]
+fn key_scan_equals_full_decode_on_random_types() {
+    let (mut scanned, mut covered_types) = (0, 0);
+    for seed in 1..=3000u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut n = 0;
+        let t = DynamicType::new(gen_struct(&mut rng, 0, &mut n));
+        let Some(scan) = KeyScan::new(&t) else {
+            continue;
+        };
+        covered_types += 1;
+        for _ in 0..4 {
+            let v = gen_value(&mut rng, &t);
+            let want = key_hash(&t, &v).unwrap();
+            for rep in [DataRepresentation::Xcdr1, DataRepresentation::Xcdr2] {
+                if rep == DataRepresentation::Xcdr1 && !xcdr1_ok(&t) {
+                    continue;
+                }
+                let bytes = encode(&t, &v, rep, Endianness::Little).unwrap();
+                if let Some(h) = scan.key_hash(&bytes) {
+                    assert_eq!(h, want, "seed {seed}: {rep:?}\n{t:?}\n{v:?}");
+                    scanned += 1;
+                }
+                // Every truncation either falls back or still gives the right hash.
+                for cut in 0..bytes.len() {
+                    if let Some(h) = scan.key_hash(&bytes[..cut]) {
+                        assert_eq!(h, want, "seed {seed}: {rep:?} cut at {cut}");
+                    }
+                }
+                // Big-endian samples are left to the full decode.
+                let be = encode(&t, &v, rep, Endianness::Big).unwrap();
+                assert_eq!(scan.key_hash(&be), None, "seed {seed}: big-endian");
+            }
+        }
+    }
+    println!("{covered_types} covered types, {scanned} scanned samples");
+    assert!(
+        covered_types >= 50 && scanned >= 400,
+        "{covered_types} types, {scanned} samples"
+    );
+}

@@ -22,6 +22,7 @@ pub mod builtin;
 mod clock;
 pub mod condition;
 pub mod durability;
+mod dynamic_key;
 pub mod error;
 pub mod filter;
 mod group;
@@ -45,6 +46,7 @@ pub use clock::wall_clock;
 pub use condition::{
     Condition, GuardCondition, QueryCondition, ReadCondition, StatusCondition, WaitSet,
 };
+pub use dynamic_key::DynamicKeySupport;
 pub use error::{Error, Result};
 pub use filter::{ContentFilteredTopic, Filter, FilterError};
 pub use halyard_cdr as cdr;

@@ -5,8 +5,8 @@
 //! header included, exactly what travels in a DATA submessage), and what the endpoints need
 //! to know of the type comes from an [`UntypedType`] value: its name, whether it has a key,
 //! and a [`KeySupport`] that computes the key hash and the serialized key of a sample. A
-//! dynamic type (decoded from a TypeObject) implements [`KeySupport`] to plug in; a Rust
-//! type does through [`UntypedType::of`].
+//! dynamic type (decoded from a TypeObject) plugs in with [`crate::DynamicKeySupport`]; a
+//! Rust type does through [`UntypedType::of`].
 //!
 //! Design: there is no second writer or reader. `DataWriter<T>` and `DataReader<T>` are
 //! split into type-independent methods (`impl<T>`: QoS, statuses, listeners, conditions,

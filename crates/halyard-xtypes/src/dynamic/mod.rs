@@ -1,6 +1,7 @@
 //! Dynamic data: types learnt at run time ([`DynamicType`], built by
 //! [`crate::TypeRegistry::build`]), their values ([`DynamicValue`]), the XCDR1/XCDR2 codec
-//! ([`encode`], [`decode`]), key handling ([`key_hash`], [`encode_key`], [`decode_key`]) and
+//! ([`encode`], [`decode`]), key handling ([`key_hash`], [`encode_key`], [`decode_key`], and
+//! [`KeyScan`] for key hashes without a full decode) and
 //! JSON conversion ([`to_json`], [`from_json`]) and table cells ([`column_names`], [`columns`]).
 
 pub(crate) mod build;
@@ -8,6 +9,7 @@ mod codec;
 mod error;
 mod json;
 mod key;
+mod keyscan;
 mod table;
 mod types;
 mod value;
@@ -17,6 +19,7 @@ pub use codec::{decode, encapsulation_id, encode};
 pub use error::{short_id, DynamicError};
 pub use json::{from_json, to_json, JsonOptions};
 pub use key::{decode_key, encode_key, key_hash, key_max_size};
+pub use keyscan::KeyScan;
 pub use table::{column_names, columns};
 pub use types::*;
 pub use value::DynamicValue;

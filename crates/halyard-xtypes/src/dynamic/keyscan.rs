@@ -1,20 +1,24 @@
 //! Key hashes of serialized samples without decoding them whole.
 //!
-//! Halyard asks the type support for the key hash of every keyed sample a writer sends and,
-//! when the writer gave none inline, of every sample a reader receives. Decoding the whole
-//! sample into a `DynamicValue` for that costs one value per element of every sequence (a
-//! 1 KiB payload is a thousand of them). For final and appendable structs whose key members
-//! are primitives, enums or strings, this module reads only the key members and skips the
-//! others by their lengths (octet runs, DHEADERs, string lengths), then hashes them with
-//! `halyard-xtypes` (`dynamic::key_hash`, XTypes 1.3 §7.6.8). Anything else (mutable or
-//! big-endian samples, nested or optional keys, an appendable sample from an older type
-//! version) returns `None` and the caller decodes the sample whole.
+//! A keyed topic needs the key hash of every sample a writer sends and, when the writer gave
+//! none inline, of every sample a reader receives. Decoding the whole sample into a
+//! [`DynamicValue`] for that costs one value per element of every sequence (a 1 KiB payload
+//! is a thousand of them). For final and appendable structs whose key members are
+//! primitives, enums or strings, [`KeyScan`] reads only the key members and skips the others
+//! by their lengths (octet runs, DHEADERs, string lengths), then hashes them with
+//! [`key_hash`](super::key_hash) (XTypes 1.3 §7.6.8). Anything else (mutable or big-endian
+//! samples, nested keys, optional members, an appendable sample from an older type version)
+//! gives `None` and the caller decodes the sample whole: the scanner is an optimisation,
+//! never a second opinion, and its hash always equals that of a full decode.
 
 use halyard_cdr::{DataRepresentation, Endianness, Extensibility};
-use halyard_xtypes::dynamic::{self, primitive_size, TypeNode};
-use halyard_xtypes::{DynamicType, DynamicValue, PrimitiveKind};
+
+use super::types::{enum_size, primitive_size, DynamicType, TypeNode};
+use super::{default_value, key_hash, DynamicValue};
+use crate::PrimitiveKind;
 
 /// How to read or skip one member.
+#[derive(Debug)]
 enum Plan {
     Prim(PrimitiveKind, usize),
     Enum,
@@ -42,7 +46,7 @@ fn plan(t: &DynamicType, depth: usize) -> Option<Plan> {
         TypeNode::Primitive(p) if !matches!(p, PrimitiveKind::Char16 | PrimitiveKind::Float128) => {
             Plan::Prim(*p, primitive_size(*p)?)
         }
-        TypeNode::Enum(e) if dynamic::enum_size(e.bit_bound) == 4 => Plan::Enum,
+        TypeNode::Enum(e) if enum_size(e.bit_bound) == 4 => Plan::Enum,
         TypeNode::String8 { .. } => Plan::Str,
         TypeNode::Sequence { element, .. } => Plan::Seq {
             elem: Box::new(plan(element, depth + 1)?),
@@ -72,8 +76,10 @@ fn plan(t: &DynamicType, depth: usize) -> Option<Plan> {
     })
 }
 
-/// The key scanner of a top-level struct type.
-pub(crate) struct KeyScan {
+/// The key scanner of a top-level keyed struct type: computes the key hash of a serialized
+/// sample by reading only its key members.
+#[derive(Debug)]
+pub struct KeyScan {
     ty: DynamicType,
     appendable: bool,
     /// Each member's plan and whether it is a key.
@@ -83,21 +89,27 @@ pub(crate) struct KeyScan {
 }
 
 impl KeyScan {
-    /// A scanner for `ty`, or `None` when its shape is not covered.
-    pub(crate) fn new(ty: &DynamicType) -> Option<KeyScan> {
+    /// A scanner for `ty`, or `None` when its shape is not covered (not a keyed struct, a
+    /// mutable one, a key member that is not a primitive, enum or string, ...).
+    pub fn new(ty: &DynamicType) -> Option<KeyScan> {
         let s = ty.as_struct()?;
         if s.extensibility == Extensibility::Mutable || !s.has_key() {
             return None;
         }
         let mut members = Vec::with_capacity(s.members.len());
         let mut defaults = Vec::with_capacity(s.members.len());
+        // An optional member is on the wire behind a presence flag or parameter header
+        // that the plans do not read: such structs are left to the full decode.
+        if s.members.iter().any(|m| m.optional) {
+            return None;
+        }
         for m in &s.members {
             let p = plan(&m.ty, 1)?;
             let simple = matches!(p, Plan::Prim(..) | Plan::Enum | Plan::Str);
-            if m.key && (!simple || m.optional) {
+            if m.key && !simple {
                 return None;
             }
-            defaults.push(Some(dynamic::default_value(&m.ty).ok()?));
+            defaults.push(Some(default_value(&m.ty).ok()?));
             members.push((p, m.key));
         }
         Some(KeyScan {
@@ -108,8 +120,10 @@ impl KeyScan {
         })
     }
 
-    /// The key hash of a full serialized sample, `None` when it must be decoded whole.
-    pub(crate) fn key_hash(&self, sample: &[u8]) -> Option<[u8; 16]> {
+    /// The key hash of a full serialized sample (encapsulation header included), `None` when
+    /// it must be decoded whole (big-endian, an appendable sample of an older type version
+    /// without all members, a malformed sample, ...).
+    pub fn key_hash(&self, sample: &[u8]) -> Option<[u8; 16]> {
         let id = u16::from_be_bytes([*sample.first()?, *sample.get(1)?]);
         let (rep, end) = halyard_cdr::parse_encapsulation(id).ok()?;
         if end != Endianness::Little || sample.len() < 4 {
@@ -139,7 +153,7 @@ impl KeyScan {
                 r.skip(p)?;
             }
         }
-        dynamic::key_hash(&self.ty, &DynamicValue::Struct(slots)).ok()
+        key_hash(&self.ty, &DynamicValue::Struct(slots)).ok()
     }
 }
 
@@ -284,5 +298,139 @@ impl<'a> R<'a> {
             self.skip(elem)?;
         }
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamic::{encode, MemberDesc, StructDesc};
+
+    fn member(name: &str, ty: TypeNode, key: bool, optional: bool) -> MemberDesc {
+        MemberDesc {
+            name: name.into(),
+            id: 0,
+            ty: DynamicType::new(ty),
+            key,
+            optional,
+            must_understand: false,
+            external: false,
+        }
+    }
+
+    fn strukt(extensibility: Extensibility, members: Vec<MemberDesc>) -> DynamicType {
+        let members = members
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| MemberDesc { id: i as u32, ..m })
+            .collect();
+        DynamicType::new(TypeNode::Struct(StructDesc {
+            name: "S".into(),
+            extensibility,
+            base: None,
+            members,
+            own_start: 0,
+            names_known: true,
+            nested: false,
+        }))
+    }
+
+    fn i32_t() -> TypeNode {
+        TypeNode::Primitive(PrimitiveKind::Int32)
+    }
+
+    fn str_t() -> TypeNode {
+        TypeNode::String8 { bound: 0 }
+    }
+
+    fn octets() -> TypeNode {
+        TypeNode::Sequence {
+            element: DynamicType::new(TypeNode::Primitive(PrimitiveKind::UInt8)),
+            bound: 0,
+        }
+    }
+
+    fn full(t: &DynamicType, bytes: &[u8]) -> [u8; 16] {
+        key_hash(t, &crate::dynamic::decode(t, bytes).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn keys_after_skipped_members_hash_as_a_full_decode() {
+        for ext in [Extensibility::Final, Extensibility::Appendable] {
+            let t = strukt(
+                ext,
+                vec![
+                    member("blob", octets(), false, false),
+                    member("id", i32_t(), true, false),
+                    member("note", str_t(), false, false),
+                    member("name", str_t(), true, false),
+                ],
+            );
+            let scan = KeyScan::new(&t).expect("covered");
+            let v = DynamicValue::Struct(vec![
+                Some(DynamicValue::Sequence(vec![DynamicValue::UInt8(7); 1000])),
+                Some(DynamicValue::Int32(-3)),
+                Some(DynamicValue::String("x".into())),
+                Some(DynamicValue::String("a key".into())),
+            ]);
+            for rep in [DataRepresentation::Xcdr1, DataRepresentation::Xcdr2] {
+                let bytes = encode(&t, &v, rep, Endianness::Little).unwrap();
+                assert_eq!(
+                    scan.key_hash(&bytes),
+                    Some(full(&t, &bytes)),
+                    "{ext:?} {rep:?}"
+                );
+                // Cut inside the key string.
+                assert_eq!(scan.key_hash(&bytes[..bytes.len() - 5]), None);
+                let be = encode(&t, &v, rep, Endianness::Big).unwrap();
+                assert_eq!(scan.key_hash(&be), None, "big-endian falls back");
+            }
+        }
+    }
+
+    #[test]
+    fn uncovered_shapes_fall_back() {
+        // Mutable, keyless, and a struct-typed key are left to the full decode.
+        let keyed = || vec![member("id", i32_t(), true, false)];
+        assert!(KeyScan::new(&strukt(Extensibility::Mutable, keyed())).is_none());
+        assert!(KeyScan::new(&strukt(
+            Extensibility::Final,
+            vec![member("id", i32_t(), false, false)]
+        ))
+        .is_none());
+        let inner = strukt(Extensibility::Final, keyed());
+        let nested = strukt(
+            Extensibility::Final,
+            vec![MemberDesc {
+                ty: inner,
+                ..member("in", i32_t(), true, false)
+            }],
+        );
+        assert!(KeyScan::new(&nested).is_none());
+        assert!(KeyScan::new(&strukt(Extensibility::Final, keyed())).is_some());
+    }
+
+    #[test]
+    fn optional_members_before_the_key_hash_as_a_full_decode() {
+        for ext in [Extensibility::Final, Extensibility::Appendable] {
+            let t = strukt(
+                ext,
+                vec![
+                    member("note", str_t(), false, true),
+                    member("id", i32_t(), true, false),
+                ],
+            );
+            let scan = KeyScan::new(&t);
+            assert!(scan.is_none(), "optional members are not scanned");
+            for note in [None, Some(DynamicValue::String("abcdefgh".into()))] {
+                let v = DynamicValue::Struct(vec![note, Some(DynamicValue::Int32(9))]);
+                for rep in [DataRepresentation::Xcdr1, DataRepresentation::Xcdr2] {
+                    let bytes = encode(&t, &v, rep, Endianness::Little).unwrap();
+                    if let Some(h) = scan.as_ref().and_then(|s| s.key_hash(&bytes)) {
+                        assert_eq!(h, full(&t, &bytes), "{ext:?} {rep:?}");
+                    }
+                }
+            }
+        }
     }
 }
