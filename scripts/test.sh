@@ -30,6 +30,8 @@ limit() {
 
 step cargo fmt --all -- --check
 step cargo clippy --workspace --all-targets -- -D warnings
+# Public documentation builds without broken links or markup.
+RUSTDOCFLAGS="-D warnings" step cargo doc --workspace --no-deps --quiet
 # The protocol core and the wire crate run their tests with their invariants checked (debug
 # assertions and overflow checks on, at release speed: Cargo.toml's `sim` profile).
 step limit 1500 cargo test --profile sim -p halyard-core -p halyard-wire --no-fail-fast -- --test-threads=2

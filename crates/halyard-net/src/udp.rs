@@ -54,7 +54,7 @@ fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> TransportError {
 
 /// Largest participant index tried.
 pub const MAX_PARTICIPANT_INDEX: u32 = 119;
-/// Socket buffer size requested (the kernel may cap it at net.core.[rw]mem_max).
+/// Socket buffer size requested (the kernel may cap it at `net.core.[rw]mem_max`).
 pub const SOCKET_BUFFER_BYTES: usize = 8 << 20;
 
 /// The sockets of one participant.

@@ -120,7 +120,7 @@ struct Profile {
 /// cyclic base names, duplicate profiles, and what Halyard has no setting for (`<property>`,
 /// `<type_consistency>`, a participant's `autoenable_created_entities` false, QoS outside a
 /// profile, the XML data representation). PRESENTATION and ENTITY_FACTORY are read into
-/// [`GroupQos`](crate::GroupQos); GROUP access scope with coherent or ordered access is
+/// [`GroupQos`]; GROUP access scope with coherent or ordered access is
 /// refused when an endpoint is created with it.
 #[derive(Clone)]
 pub struct QosProvider {

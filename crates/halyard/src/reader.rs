@@ -1,4 +1,4 @@
-//! DataReader<T> (DDS 1.4 §2.2.2.5.3).
+//! `DataReader<T>` (DDS 1.4 §2.2.2.5.3).
 
 use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};

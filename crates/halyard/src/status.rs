@@ -1,6 +1,6 @@
 //! Communication statuses (DDS 1.4 §2.2.4.1), sample and instance states, and what each
 //! DataReader and DataWriter keeps beside the core: statuses, listener, and a reader's
-//! history cache ([`crate::history`]).
+//! history cache (`crate::history`).
 
 use crate::history::{Cached, ReaderCache, Visit};
 use crate::listener::StatusMask;

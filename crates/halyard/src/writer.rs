@@ -1,4 +1,4 @@
-//! DataWriter<T> (DDS 1.4 §2.2.2.4.2).
+//! `DataWriter<T>` (DDS 1.4 §2.2.2.4.2).
 
 use crate::clock::wall_clock;
 use crate::condition::{StatusCondition, Target};
