@@ -155,10 +155,7 @@ impl<T> DataReader<T> {
     /// create the reader from a subscriber whose ENTITY_FACTORY does not autoenable, set it,
     /// then [`DataReader::enable`]; on an enabled reader this fails with
     /// [`Error::PreconditionNotMet`].
-    pub fn set_type_consistency(
-        &self,
-        tc: crate::qos::TypeConsistencyEnforcement,
-    ) -> Result<()> {
+    pub fn set_type_consistency(&self, tc: crate::qos::TypeConsistencyEnforcement) -> Result<()> {
         if self.is_enabled() {
             return Err(Error::PreconditionNotMet(
                 "TYPE_CONSISTENCY_ENFORCEMENT is set before the reader is enabled",

@@ -3,8 +3,8 @@
 //! XTypes types of one type name are judged by `typelookup::assign` (matched, refused, or
 //! decided later when the remote type has been looked up).
 
-use super::udp_only;
 use super::typelookup::assign::Gate;
+use super::udp_only;
 use crate::event::{Event, QosPolicyId};
 use crate::matching::{pairing, Pairing, Side};
 use crate::participant::Participant;

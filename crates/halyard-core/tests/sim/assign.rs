@@ -97,33 +97,48 @@ fn assert_match_and_delivery(net: &mut SimNet, w: EntityId, r: EntityId) {
         let s = net.p(node).stats();
         assert_eq!(s.type_assignable_matches, 1, "seed {seed:#x} node {node}");
         assert_eq!(s.type_not_assignable, 0, "seed {seed:#x} node {node}");
-        assert_eq!(s.type_name_fallback_matches, 0, "seed {seed:#x} node {node}");
+        assert_eq!(
+            s.type_name_fallback_matches, 0,
+            "seed {seed:#x} node {node}"
+        );
     }
     assert_eq!(net.p(1).pending_type_decisions(), 0, "seed {seed:#x}");
 }
 
 #[test]
 fn appendable_v2_writer_and_v1_reader_match_and_deliver() {
-    for_each_seed("appendable_v2_writer_and_v1_reader_match_and_deliver", 5, |seed| {
-        let (mut net, w, r) = versions(seed, Faults::none(), APPENDABLE_V2, APPENDABLE_V1);
-        assert_match_and_delivery(&mut net, w, r);
-    });
+    for_each_seed(
+        "appendable_v2_writer_and_v1_reader_match_and_deliver",
+        5,
+        |seed| {
+            let (mut net, w, r) = versions(seed, Faults::none(), APPENDABLE_V2, APPENDABLE_V1);
+            assert_match_and_delivery(&mut net, w, r);
+        },
+    );
 }
 
 #[test]
 fn appendable_v1_writer_and_v2_reader_match_and_deliver() {
-    for_each_seed("appendable_v1_writer_and_v2_reader_match_and_deliver", 5, |seed| {
-        let (mut net, w, r) = versions(seed, Faults::none(), APPENDABLE_V1, APPENDABLE_V2);
-        assert_match_and_delivery(&mut net, w, r);
-    });
+    for_each_seed(
+        "appendable_v1_writer_and_v2_reader_match_and_deliver",
+        5,
+        |seed| {
+            let (mut net, w, r) = versions(seed, Faults::none(), APPENDABLE_V1, APPENDABLE_V2);
+            assert_match_and_delivery(&mut net, w, r);
+        },
+    );
 }
 
 #[test]
 fn mutable_with_reordered_and_added_members_match() {
-    for_each_seed("mutable_with_reordered_and_added_members_match", 5, |seed| {
-        let (mut net, w, r) = versions(seed, Faults::none(), MUTABLE_V2, MUTABLE_V1);
-        assert_match_and_delivery(&mut net, w, r);
-    });
+    for_each_seed(
+        "mutable_with_reordered_and_added_members_match",
+        5,
+        |seed| {
+            let (mut net, w, r) = versions(seed, Faults::none(), MUTABLE_V2, MUTABLE_V1);
+            assert_match_and_delivery(&mut net, w, r);
+        },
+    );
 }
 
 #[test]
@@ -151,7 +166,11 @@ fn assert_refused(net: &mut SimNet, w: EntityId, r: EntityId, reader_side_only: 
             matches!(e, Event::RequestedIncompatibleQos { reader, policy: QosPolicyId::TypeConsistencyEnforcement, .. } if *reader == r)
         })
     });
-    assert!(refused, "seed {seed:#x}: no refusal; {:?}", net.p(1).stats());
+    assert!(
+        refused,
+        "seed {seed:#x}: no refusal; {:?}",
+        net.p(1).stats()
+    );
     net.run_for(5 * SEC);
     assert!(
         !net.node(1)
@@ -176,29 +195,40 @@ fn assert_refused(net: &mut SimNet, w: EntityId, r: EntityId, reader_side_only: 
 
 #[test]
 fn final_type_with_a_changed_member_type_does_not_match() {
-    for_each_seed("final_type_with_a_changed_member_type_does_not_match", 5, |seed| {
-        let (mut net, w, r) = versions(seed, Faults::none(), FINAL_V2, FINAL_V1);
-        assert_refused(&mut net, w, r, false);
-        let why = net.p(1).type_refusals().next().map(|x| x.reason.clone());
-        let why = why.unwrap_or_default();
-        assert!(why.contains('a'), "seed {seed:#x}: reason names no member: {why}");
-        eprintln!("refusal reason: {why}");
-    });
+    for_each_seed(
+        "final_type_with_a_changed_member_type_does_not_match",
+        5,
+        |seed| {
+            let (mut net, w, r) = versions(seed, Faults::none(), FINAL_V2, FINAL_V1);
+            assert_refused(&mut net, w, r, false);
+            let why = net.p(1).type_refusals().next().map(|x| x.reason.clone());
+            let why = why.unwrap_or_default();
+            assert!(
+                why.contains('a'),
+                "seed {seed:#x}: reason names no member: {why}"
+            );
+            eprintln!("refusal reason: {why}");
+        },
+    );
 }
 
 #[test]
 fn disallow_type_coercion_refuses_different_types() {
-    for_each_seed("disallow_type_coercion_refuses_different_types", 5, |seed| {
-        let (mut net, w, r) = versions(seed, Faults::none(), APPENDABLE_V2, APPENDABLE_V1);
-        let tc = TypeConsistency {
-            kind: TypeConsistencyKind::DisallowTypeCoercion,
-            ..TypeConsistency::default()
-        };
-        net.p(1).set_reader_type_consistency(r, tc);
-        assert_refused(&mut net, w, r, true);
-        let why = net.p(1).type_refusals().next().map(|x| x.reason.clone());
-        assert!(why.unwrap_or_default().contains("DISALLOW_TYPE_COERCION"));
-    });
+    for_each_seed(
+        "disallow_type_coercion_refuses_different_types",
+        5,
+        |seed| {
+            let (mut net, w, r) = versions(seed, Faults::none(), APPENDABLE_V2, APPENDABLE_V1);
+            let tc = TypeConsistency {
+                kind: TypeConsistencyKind::DisallowTypeCoercion,
+                ..TypeConsistency::default()
+            };
+            net.p(1).set_reader_type_consistency(r, tc);
+            assert_refused(&mut net, w, r, true);
+            let why = net.p(1).type_refusals().next().map(|x| x.reason.clone());
+            assert!(why.unwrap_or_default().contains("DISALLOW_TYPE_COERCION"));
+        },
+    );
 }
 
 /// Clears the TypeLookup bits of every PID_BUILTIN_ENDPOINT_SET node 0 sends: node 0 looks

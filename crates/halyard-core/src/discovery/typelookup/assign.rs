@@ -114,8 +114,14 @@ fn policy_bits(tc: &TypeConsistency) -> u8 {
 /// else minimal ones when both are, else none.
 fn roots(w: &TypeInformation, r: &TypeInformation) -> Option<(TypeIdentifier, TypeIdentifier)> {
     for (a, b) in [
-        (&w.complete.typeid_with_size.type_id, &r.complete.typeid_with_size.type_id),
-        (&w.minimal.typeid_with_size.type_id, &r.minimal.typeid_with_size.type_id),
+        (
+            &w.complete.typeid_with_size.type_id,
+            &r.complete.typeid_with_size.type_id,
+        ),
+        (
+            &w.minimal.typeid_with_size.type_id,
+            &r.minimal.typeid_with_size.type_id,
+        ),
     ] {
         if hash_key(a).is_some() && hash_key(b).is_some() {
             return Some((a.clone(), b.clone()));
@@ -334,9 +340,7 @@ impl Participant {
             .assign
             .pending
             .iter()
-            .filter(|(_, p)| {
-                all || p.next_request <= now || p.since + TYPE_LOOKUP_TIMEOUT <= now
-            })
+            .filter(|(_, p)| all || p.next_request <= now || p.since + TYPE_LOOKUP_TIMEOUT <= now)
             .map(|(k, p)| (*k, p.remote_is_writer))
             .collect();
         for ((remote, local), remote_is_writer) in due {
@@ -348,7 +352,10 @@ impl Participant {
             // Still pending without having been looked at (the pairing no longer reaches the
             // type check): forget it.
             let a = &mut self.types.assign;
-            if a.pending.get(&(remote, local)).is_some_and(|p| p.next_request <= now) {
+            if a.pending
+                .get(&(remote, local))
+                .is_some_and(|p| p.next_request <= now)
+            {
                 a.pending.remove(&(remote, local));
             }
         }
