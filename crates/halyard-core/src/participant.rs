@@ -69,8 +69,10 @@ pub struct Stats {
     /// Pairings of endpoints of different types matched because the reader's type is
     /// assignable from the writer's (XTypes 1.3 §7.2.4).
     pub type_assignable_matches: u64,
-    /// Pairings of endpoints of different types refused: not assignable, or
-    /// DISALLOW_TYPE_COERCION (reported as incompatible TYPE_CONSISTENCY_ENFORCEMENT QoS).
+    /// Refusals of pairings by type (counted each time the pairing is judged again, as on a
+    /// re-announcement): not assignable, DISALLOW_TYPE_COERCION with different types, or
+    /// FORCE_TYPE_VALIDATION without the writer's type; reported as incompatible
+    /// TYPE_CONSISTENCY_ENFORCEMENT QoS.
     pub type_not_assignable: u64,
     /// TypeLookup requests or replies that did not decode.
     pub typelookup_malformed: u64,

@@ -3,7 +3,9 @@
 //! member) and a Halyard reader of v1, whose description halyard-idlc builds from IDL, fetch
 //! each other's types through TypeLookup, judge them assignable, match and deliver; a v3 whose
 //! member changed type is refused by both: Halyard reports REQUESTED_INCOMPATIBLE_QOS with
-//! policy TYPE_CONSISTENCY_ENFORCEMENT, Cyclone does not match its writer either.
+//! policy TYPE_CONSISTENCY_ENFORCEMENT, Cyclone does not match its writer either. Between two
+//! Halyard participants, a reader set to DISALLOW_TYPE_COERCION (before it is enabled) refuses
+//! the assignable v2 its default twin accepts.
 
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
@@ -19,9 +21,17 @@ const CYCLONE_URI: &str =
 
 const V1_IDL: &str = "module M { @appendable struct T { long a; }; };";
 
-/// `M::T` v1 as halyard-idlc describes it (leaked once: a description is `'static`).
-static V1: LazyLock<TypeDescription> = LazyLock::new(|| {
-    let spec = halyard_idl::parse_str("v1.idl", V1_IDL, &Default::default()).expect("parses");
+/// `M::T` v1 as halyard-idlc describes it.
+static V1: LazyLock<TypeDescription> = LazyLock::new(|| describe(V1_IDL));
+
+const V2_IDL: &str = "module M { @appendable struct T { long a; string b; }; };";
+
+/// `M::T` v2 (an extra trailing member) as halyard-idlc describes it.
+static V2: LazyLock<TypeDescription> = LazyLock::new(|| describe(V2_IDL));
+
+/// `idl`'s `M::T` as halyard-idlc describes it, leaked (a description is `'static`).
+fn describe(idl: &str) -> TypeDescription {
+    let spec = halyard_idl::parse_str("t.idl", idl, &Default::default()).expect("parses");
     let set = halyard_idlc::type_objects(&spec).expect("type objects");
     let d = set
         .topics
@@ -37,7 +47,18 @@ static V1: LazyLock<TypeDescription> = LazyLock::new(|| {
         type_information: Box::leak(d.type_information_bytes.into_boxed_slice()),
         type_objects: Box::leak(objects.into_boxed_slice()),
     }
-});
+}
+
+#[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
+#[topic(
+    type_name = "M::T",
+    extensibility = "appendable",
+    type_description = "V2"
+)]
+struct TV2 {
+    a: i32,
+    b: String,
+}
 
 #[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
 #[topic(
@@ -200,4 +221,67 @@ fn cyclone_non_assignable_v3_writer_is_refused() {
         printed.contains("matched 0"),
         "Cyclone matched v3: {printed}"
     );
+}
+
+#[test]
+fn a_halyard_reader_set_to_disallow_type_coercion_refuses_another_version() {
+    use halyard::qos::{TypeConsistencyEnforcement, TypeConsistencyKind};
+    let wp = participant(97);
+    let rp = participant(97);
+    let wt = wp.create_topic::<TV2>("Versions").expect("topic");
+    let rt = rp.create_topic::<TV1>("Versions").expect("topic");
+    let mut manual = GroupQos::default();
+    manual.entity_factory.autoenable_created_entities = false;
+    let sub = rp.create_subscriber(manual);
+    let qos = halyard::qos::EndpointQos::reader_default;
+    let strict = sub.create_datareader(&rt, qos()).expect("reader");
+    let tc = TypeConsistencyEnforcement {
+        kind: TypeConsistencyKind::DisallowTypeCoercion,
+        ..Default::default()
+    };
+    strict.set_type_consistency(tc).expect("set before enable");
+    strict.enable().expect("enable");
+    assert!(
+        strict.set_type_consistency(tc).is_err(),
+        "fixed once enabled"
+    );
+    let lenient = rp
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&rt, qos())
+        .expect("reader");
+    let writer = wp
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&wt, halyard::qos::EndpointQos::writer_default())
+        .expect("writer");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut got = Vec::new();
+    while Instant::now() < deadline
+        && (got.is_empty() || strict.requested_incompatible_qos_status().total_count == 0)
+    {
+        writer
+            .write(&TV2 {
+                a: 5,
+                b: "v2".into(),
+            })
+            .expect("write");
+        got.extend(
+            lenient
+                .take(16)
+                .expect("take")
+                .into_iter()
+                .filter_map(|s| s.data),
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        got.contains(&TV1 { a: 5 }),
+        "the default reader got {got:?}"
+    );
+    let status = strict.requested_incompatible_qos_status();
+    assert_eq!(
+        status.last_policy_id,
+        Some(QosPolicyId::TypeConsistencyEnforcement)
+    );
+    assert_eq!(strict.subscription_matched_status().total_count, 0);
+    assert!(strict.take(16).expect("take").is_empty());
 }

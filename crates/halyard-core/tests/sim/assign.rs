@@ -233,7 +233,7 @@ fn disallow_type_coercion_refuses_different_types() {
 
 /// Clears the TypeLookup bits of every PID_BUILTIN_ENDPOINT_SET node 0 sends: node 0 looks
 /// like a participant without a TypeLookup service.
-fn hide_typelookup(from: usize, _to: usize, bytes: &mut Vec<u8>) {
+fn hide_typelookup(from: usize, _to: usize, bytes: &mut [u8]) {
     if from != 0 {
         return;
     }
@@ -254,7 +254,7 @@ fn hide_typelookup(from: usize, _to: usize, bytes: &mut Vec<u8>) {
 fn a_peer_without_typelookup_is_matched_by_name() {
     for_each_seed("a_peer_without_typelookup_is_matched_by_name", 5, |seed| {
         let (mut net, w, r) = versions(seed, Faults::none(), FINAL_V2, FINAL_V1);
-        net.tamper = Some(Box::new(hide_typelookup));
+        net.tamper = Some(Box::new(|f, t, b: &mut Vec<u8>| hide_typelookup(f, t, b)));
         net.flush();
         // Not assignable, but node 1 cannot learn that: it matches by name at once.
         let start = net.now;
@@ -310,4 +310,23 @@ fn same_types_need_no_lookup() {
         (0, 0)
     );
     assert_eq!(net.p(1).outstanding_type_requests(), 0);
+}
+
+#[test]
+fn force_type_validation_refuses_a_writer_without_type_information() {
+    let mut net = SimNet::new(11, Faults::none());
+    let a = net.add_node(node_config(1));
+    let b = net.add_node(node_config(2));
+    // Node 0 registers no description: its writer announces no TypeInformation.
+    register(&mut net, b, APPENDABLE_V1);
+    let w = writer(&mut net, a);
+    let r = reader(&mut net, b);
+    let tc = TypeConsistency {
+        force_type_validation: true,
+        ..TypeConsistency::default()
+    };
+    net.p(b).set_reader_type_consistency(r, tc);
+    assert_refused(&mut net, w, r, true);
+    let why = net.p(1).type_refusals().next().map(|x| x.reason.clone());
+    assert!(why.unwrap_or_default().contains("FORCE_TYPE_VALIDATION"));
 }

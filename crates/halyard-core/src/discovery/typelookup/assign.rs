@@ -22,6 +22,9 @@
 //! keeps peers without TypeLookup (Cyclone DDS built without it, older Halyard) working, and
 //! a sample that does not decode is then dropped by the reader, as before.
 //!
+//! With `force_type_validation`, a local reader with a type description refuses a writer that
+//! announces none (XTypes 1.3 §7.6.3.4.1); otherwise such pairings match by name, as before.
+//!
 //! The reader's policy is the local reader's ([`Participant::set_reader_type_consistency`],
 //! default XTypes' defaults); for a remote reader the defaults are assumed (its announced
 //! PID_TYPE_CONSISTENCY_ENFORCEMENT is not parsed), and that reader judges the pairing itself
@@ -184,10 +187,6 @@ impl Participant {
             true => (theirs.as_ref(), ours.as_ref()),
             false => (ours.as_ref(), theirs.as_ref()),
         };
-        let (Some(w), Some(r), TypeVerdict::NameFallback) = (w, r, type_verdict(w, r)) else {
-            self.types.assign.pending.remove(&(remote, local));
-            return Gate::Match;
-        };
         let tc = match remote_is_writer {
             true => self
                 .types
@@ -197,6 +196,14 @@ impl Participant {
                 .copied()
                 .unwrap_or_default(),
             false => TypeConsistency::default(),
+        };
+        if remote_is_writer && tc.force_type_validation && theirs.is_none() && ours.is_some() {
+            let why = "FORCE_TYPE_VALIDATION and the writer announced no type information";
+            return self.refuse(local, remote, why.to_string());
+        }
+        let (Some(w), Some(r), TypeVerdict::NameFallback) = (w, r, type_verdict(w, r)) else {
+            self.types.assign.pending.remove(&(remote, local));
+            return Gate::Match;
         };
         if tc.kind == TypeConsistencyKind::DisallowTypeCoercion {
             let why = "DISALLOW_TYPE_COERCION and the writer's and reader's types differ";
