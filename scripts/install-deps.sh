@@ -83,6 +83,8 @@ else
     log "pip: installing cyclonedds"
     "$PYTHON" -m pip install cyclonedds
 fi
+# pytest runs the Python package's tests (python/tests).
+"$PYTHON" -c 'import pytest' >/dev/null 2>&1 || "$PYTHON" -m pip install pytest
 
 # The Python binding of Debian's Cyclone DDS 0.10, built from source in its own virtual
 # environment: the wheel's bundled Cyclone 11 rejects <Security> ("unknown element").

@@ -36,6 +36,13 @@ step limit 1500 cargo test --profile sim -p halyard-core -p halyard-wire --no-fa
 step cargo build --release --workspace
 step limit 2700 cargo test --release --workspace --exclude halyard-core --exclude halyard-wire \
     --no-fail-fast -- --test-threads=2
+# The Python package (python/, PyO3; not a workspace member): lint, build and install it with
+# pip (maturin), then its pytest suite, which talks to the cyclonedds Python package.
+step cargo fmt --manifest-path python/Cargo.toml -- --check
+step cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
+step python3 -m pip install ./python
+# The test of `halyard idl --lang python` output needs the release binary built above.
+HALYARD_REQUIRE_BIN=1 step limit 600 python3 -m pytest python/tests -q
 
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'test.sh: FAILED: %s\n' "${failed[@]}" >&2

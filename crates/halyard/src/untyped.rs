@@ -70,9 +70,9 @@ pub struct UntypedType {
     pub extensibility: Extensibility,
     /// How keys are computed; `None` for a keyless type.
     pub key: Option<Arc<dyn KeySupport>>,
-    /// The type's XTypes description, when known. Kept with the type for discovery's type
-    /// information; the endpoints do not announce it yet (SEDP carries no type information
-    /// in this version), so matching is by type name.
+    /// The type's XTypes description, when known: `create_untyped_topic` registers it, so
+    /// the topic's endpoints announce its TypeInformation in SEDP and the participant's
+    /// TypeLookup service serves its TypeObjects (as for a typed topic).
     pub type_description: Option<OwnedTypeDescription>,
 }
 
@@ -218,6 +218,15 @@ impl DomainParticipant {
         }
         if ty.type_name.is_empty() || ty.type_name.len() > 256 {
             return Err(Error::BadParameter("type names are 1..=256 characters"));
+        }
+        if let Some(d) = &ty.type_description {
+            // Announced in SEDP and served through TypeLookup, as a typed topic's description.
+            let objects: Vec<&[u8]> = d.type_objects.iter().map(Vec::as_slice).collect();
+            self.shared
+                .lock()
+                .core
+                .register_type(&ty.type_name, &d.type_information, &objects)
+                .map_err(Error::BadTypeDescription)?;
         }
         Ok(UntypedTopic {
             topic: Topic::named(name, &ty.type_name),

@@ -485,18 +485,27 @@ impl Participant {
                 return;
             }
         };
-        if reply.related.writer != Guid::new(self.prefix, EntityId::TL_SVC_REQUEST_WRITER) {
-            return;
-        }
+        // Cyclone DDS 0.10 answers with its own reply writer's GUID (byte-swapped) as the
+        // relatedRequestId: the objects of such a reply are kept when one of our outstanding
+        // requests asked for them (each is checked against its hash anyway).
+        let ours = reply.related.writer == Guid::new(self.prefix, EntityId::TL_SVC_REQUEST_WRITER);
         let Return::GetTypes(Ok(out)) = reply.ret else {
             return;
         };
         for (id, bytes) in out.types {
-            self.accept_type_object(&id, bytes);
+            let asked = hash_key(&id).is_some_and(|k| {
+                self.types
+                    .outstanding
+                    .iter()
+                    .any(|(_, keys)| keys.contains(&k))
+            });
+            if ours || asked {
+                self.accept_type_object(&id, bytes);
+            }
         }
         let t = &mut self.types;
         t.outstanding.retain(|(sn, keys)| {
-            *sn != reply.related.sn
+            (!ours || *sn != reply.related.sn)
                 && !keys
                     .iter()
                     .all(|k| t.cache.contains_key(k) || t.local_objects.contains_key(k))

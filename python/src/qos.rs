@@ -1,0 +1,176 @@
+//! QoS conversion: the Python `Qos` object hands a dict of policies (plain tuples, strings
+//! and nanosecond integers, see `halyard/qos.py`) that becomes an `EndpointQos` or a
+//! `GroupQos`. An unknown policy or value is a `QosError` naming it; consistency is checked
+//! by Halyard when the entity is created (also a `QosError` naming the policy).
+
+use halyard::qos::{
+    DdsDuration, DestinationOrderKind, DurabilityKind, EndpointQos, History, Liveliness,
+    LivelinessKind, OwnershipKind, Presentation, Reliability, ReliabilityKind, ResourceLimits,
+};
+use halyard::GroupQos;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::QosError;
+
+fn bad(policy: &str, why: impl std::fmt::Display) -> PyErr {
+    QosError::new_err(format!("invalid {policy} QoS: {why}"))
+}
+
+/// A duration in nanoseconds; `None` or a negative value is infinite.
+fn duration(policy: &str, v: &Bound<'_, PyAny>) -> PyResult<DdsDuration> {
+    if v.is_none() {
+        return Ok(DdsDuration::INFINITE);
+    }
+    let ns: i64 = v
+        .extract()
+        .map_err(|_| bad(policy, "a duration is an int of nanoseconds or None"))?;
+    if ns < 0 {
+        return Ok(DdsDuration::INFINITE);
+    }
+    Ok(DdsDuration::from_nanos(ns))
+}
+
+fn get<'a, 'p, T: FromPyObject<'p>>(v: &'a Bound<'p, PyAny>, policy: &str) -> PyResult<T> {
+    v.extract()
+        .map_err(|e| bad(policy, format!("unexpected value {v}: {e}")))
+}
+
+/// Applies the policies of `d` to `q`.
+pub fn apply_endpoint(q: &mut EndpointQos, d: &Bound<'_, PyDict>) -> PyResult<()> {
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        apply_one(q, &key, &v)?;
+    }
+    Ok(())
+}
+
+fn apply_one(q: &mut EndpointQos, key: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
+    match key {
+        "reliability" => {
+            let (kind, blocking): (String, Bound<'_, PyAny>) = get(v, key)?;
+            q.reliability = Reliability {
+                kind: match kind.as_str() {
+                    "reliable" => ReliabilityKind::Reliable,
+                    "best_effort" => ReliabilityKind::BestEffort,
+                    o => return Err(bad(key, format!("unknown kind {o}"))),
+                },
+                max_blocking_time: duration(key, &blocking)?,
+            };
+        }
+        "durability" => {
+            let kind: String = get(v, key)?;
+            q.durability = match kind.as_str() {
+                "volatile" => DurabilityKind::Volatile,
+                "transient_local" => DurabilityKind::TransientLocal,
+                "transient" => DurabilityKind::Transient,
+                "persistent" => DurabilityKind::Persistent,
+                o => return Err(bad(key, format!("unknown kind {o}"))),
+            };
+        }
+        "history" => {
+            let (kind, depth): (String, i64) = get(v, key)?;
+            q.history = match kind.as_str() {
+                "keep_all" => History::KeepAll,
+                "keep_last" => History::KeepLast(
+                    i32::try_from(depth).map_err(|_| bad(key, "depth out of range"))?,
+                ),
+                o => return Err(bad(key, format!("unknown kind {o}"))),
+            };
+        }
+        "resource_limits" => {
+            let (a, b, c): (i32, i32, i32) = get(v, key)?;
+            q.resource_limits = ResourceLimits {
+                max_samples: a,
+                max_instances: b,
+                max_samples_per_instance: c,
+            };
+        }
+        "deadline" => q.deadline = duration(key, v)?,
+        "lifespan" => q.lifespan = duration(key, v)?,
+        "latency_budget" => q.latency_budget = duration(key, v)?,
+        "time_based_filter" => q.time_based_filter = duration(key, v)?,
+        "liveliness" => {
+            let (kind, lease): (String, Bound<'_, PyAny>) = get(v, key)?;
+            q.liveliness = Liveliness {
+                kind: match kind.as_str() {
+                    "automatic" => LivelinessKind::Automatic,
+                    "manual_by_participant" => LivelinessKind::ManualByParticipant,
+                    "manual_by_topic" => LivelinessKind::ManualByTopic,
+                    o => return Err(bad(key, format!("unknown kind {o}"))),
+                },
+                lease_duration: duration(key, &lease)?,
+            };
+        }
+        "ownership" => {
+            let kind: String = get(v, key)?;
+            q.ownership = match kind.as_str() {
+                "shared" => OwnershipKind::Shared,
+                "exclusive" => OwnershipKind::Exclusive,
+                o => return Err(bad(key, format!("unknown kind {o}"))),
+            };
+        }
+        "ownership_strength" => q.ownership_strength = get(v, key)?,
+        "transport_priority" => q.transport_priority = get(v, key)?,
+        "partition" => q.partition = get(v, key)?,
+        "user_data" => q.user_data = get(v, key)?,
+        "topic_data" => q.topic_data = get(v, key)?,
+        "destination_order" => {
+            let kind: String = get(v, key)?;
+            q.destination_order = match kind.as_str() {
+                "by_reception_timestamp" => DestinationOrderKind::ByReceptionTimestamp,
+                "by_source_timestamp" => DestinationOrderKind::BySourceTimestamp,
+                o => return Err(bad(key, format!("unknown kind {o}"))),
+            };
+        }
+        "presentation" => q.presentation = presentation(v)?,
+        "data_representation" => {
+            let kinds: Vec<String> = get(v, key)?;
+            q.data_representation = kinds
+                .iter()
+                .map(|k| match k.as_str() {
+                    "xcdr1" => Ok(0),
+                    "xcdr2" => Ok(2),
+                    o => Err(bad(key, format!("unknown representation {o}"))),
+                })
+                .collect::<PyResult<_>>()?;
+        }
+        "writer_data_lifecycle" => {
+            q.writer_data_lifecycle.autodispose_unregistered_instances = get(v, key)?;
+        }
+        o => return Err(bad(o, "not a DataWriter/DataReader policy Halyard knows")),
+    }
+    Ok(())
+}
+
+fn presentation(v: &Bound<'_, PyAny>) -> PyResult<Presentation> {
+    let (scope, coherent, ordered): (String, bool, bool) = get(v, "presentation")?;
+    Ok(Presentation {
+        access_scope: match scope.as_str() {
+            "instance" => 0,
+            "topic" => 1,
+            "group" => 2,
+            o => return Err(bad("presentation", format!("unknown access scope {o}"))),
+        },
+        coherent_access: coherent,
+        ordered_access: ordered,
+    })
+}
+
+/// A publisher's or subscriber's QoS from the policies of `d` (partition, presentation,
+/// group_data; the endpoint policies are ignored there, as DDS does for a group).
+pub fn group(d: Option<&Bound<'_, PyDict>>) -> PyResult<GroupQos> {
+    let mut g = GroupQos::default();
+    if let Some(d) = d {
+        for (k, v) in d.iter() {
+            let key: String = k.extract()?;
+            match key.as_str() {
+                "partition" => g.partition = get(&v, "partition")?,
+                "presentation" => g.presentation = presentation(&v)?,
+                "group_data" => g.group_data = get(&v, "group_data")?,
+                _ => {}
+            }
+        }
+    }
+    Ok(g)
+}

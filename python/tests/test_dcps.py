@@ -1,0 +1,220 @@
+"""Halyard Python entities on their own: listeners and WaitSets fire (data available, matched
+counts, timeouts), read/take return samples with SampleInfo, dispose notices arrive, and
+bad QoS or a wrong sample type raise the DDSError subclass that names the problem."""
+
+import threading
+import time
+
+import pytest
+
+import halyard
+from halyard.idl import IdlStruct
+from halyard.idl.annotations import key
+from halyard.idl.types import int32
+
+DOMAIN = 90
+P = halyard.Policy
+
+
+class Reading(IdlStruct, typename="Test::Reading"):
+    sensor: int32
+    key("sensor")
+    value: float
+
+
+RELIABLE = halyard.Qos(P.Reliability.Reliable(), P.History.KeepAll)
+
+
+@pytest.fixture(scope="module")
+def dp():
+    return halyard.DomainParticipant(DOMAIN)
+
+
+def test_listener_data_available_and_matched(dp):
+    topic = halyard.Topic(dp, "listener_topic", Reading)
+    got = threading.Event()
+    matched = []
+
+    class L(halyard.Listener):
+        def on_data_available(self, reader):
+            if reader.take(10):
+                got.set()
+
+        def on_subscription_matched(self, reader, status):
+            matched.append(status["current_count"])
+
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE, listener=L())
+    pub_matched = []
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE,
+                            listener=halyard.Listener(on_publication_matched=lambda w, s: pub_matched.append(s["current_count"])))
+    wr.wait_for_matched(1, 5)
+    wr.write(Reading(1, 2.5))
+    assert got.wait(5), "on_data_available was not called"
+    deadline = time.time() + 5
+    while (not matched or not pub_matched) and time.time() < deadline:
+        time.sleep(0.01)
+    assert matched and matched[-1] == 1
+    assert pub_matched and pub_matched[-1] == 1
+    assert rd.get_subscription_matched_status()["current_count"] == 1
+
+
+def test_waitset_read_condition_timeout_and_trigger(dp):
+    topic = halyard.Topic(dp, "waitset_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    rc = halyard.ReadCondition(rd, sample_states=halyard.SampleState.NotRead)
+    guard = halyard.GuardCondition()
+    ws = halyard.WaitSet(dp)
+    ws.attach(rc)
+    ws.attach(guard)
+    t0 = time.monotonic()
+    assert ws.wait(0.2) == []
+    assert time.monotonic() - t0 >= 0.19
+    wr.wait_for_matched(1, 5)
+    wr.write(Reading(7, 1.0))
+    assert ws.wait(5) == [rc]
+    samples = rd.take(10, condition=rc)
+    assert [(s.sensor, s.value) for s in samples] == [(7, 1.0)]
+    info = samples[0].sample_info
+    assert info.valid_data and info.instance_state == "ALIVE" and info.view_state == "NEW"
+    assert info.sample_state == "NOT_READ" and info.source_timestamp is not None
+    assert info.instance_handle == wr.lookup_instance(Reading(7, 0.0))
+    assert ws.wait(0.05) == []
+    guard.set(True)
+    assert ws.wait(1) == [guard]
+
+
+def test_read_then_take_and_dispose(dp):
+    topic = halyard.Topic(dp, "dispose_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    wr.wait_for_matched(1, 5)
+    wr.write(Reading(3, 9.0))
+    assert rd.wait_for_data(5)
+    first = rd.read(10)
+    assert len(first) == 1 and first[0].sample_info.sample_state == "NOT_READ"
+    again = rd.read(10)
+    assert again[0].sample_info.sample_state == "READ"
+    wr.dispose(Reading(3, 0.0))
+    deadline = time.time() + 5
+    notices = []
+    while not notices and time.time() < deadline:
+        notices = [s for s in rd.take(10) if isinstance(s, halyard.InvalidSample)]
+        time.sleep(0.01)
+    assert notices and notices[0].sample_info.instance_state == "NOT_ALIVE_DISPOSED"
+    assert notices[0].key.sensor == 3
+    assert not notices[0].sample_info.valid_data
+
+
+def test_bad_qos_names_the_policy(dp):
+    topic = halyard.Topic(dp, "badqos_topic", Reading)
+    with pytest.raises(halyard.QosError, match="HISTORY"):
+        halyard.DataWriter(dp, topic, qos=halyard.Qos(P.History.KeepLast(0)))
+    with pytest.raises(halyard.QosError, match="RESOURCE_LIMITS|HISTORY"):
+        halyard.DataReader(dp, topic, qos=halyard.Qos(P.History.KeepLast(10), P.ResourceLimits(max_samples_per_instance=2)))
+    with pytest.raises(TypeError):
+        halyard.Qos("reliable")
+
+
+def test_wrong_sample_type_and_member_value(dp):
+    topic = halyard.Topic(dp, "wrongtype_topic", Reading)
+    wr = halyard.DataWriter(dp, topic)
+    with pytest.raises(halyard.SampleTypeError, match="Reading"):
+        wr.write("not a sample")
+    with pytest.raises(halyard.SampleTypeError, match="sensor.*int32"):
+        wr.write(Reading(2**40, 1.0))
+    with pytest.raises(halyard.SampleTypeError, match="value"):
+        wr.write(Reading(1, "x"))
+    assert issubclass(halyard.SampleTypeError, halyard.DDSError)
+
+
+def test_partitions_decide_matching(dp):
+    topic = halyard.Topic(dp, "partition_topic", Reading)
+    pub = halyard.Publisher(dp, halyard.Qos(P.Partition(["a"])))
+    wr = halyard.DataWriter(pub, topic, qos=RELIABLE)
+    other = halyard.DataReader(halyard.Subscriber(dp, halyard.Qos(P.Partition(["b"]))), topic, qos=RELIABLE)
+    with pytest.raises(halyard.DDSTimeoutError):
+        other.wait_for_matched(1, 0.3)
+    same = halyard.DataReader(halyard.Subscriber(dp, halyard.Qos(P.Partition(["a"]))), topic, qos=RELIABLE)
+    same.wait_for_matched(1, 5)
+    assert wr.get_publication_matched_status()["current_count"] == 1
+    assert other.get_subscription_matched_status()["current_count"] == 0
+
+
+def test_status_condition_on_publication_matched(dp):
+    topic = halyard.Topic(dp, "status_topic", Reading)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    sc = halyard.StatusCondition(wr, halyard.StatusMask.PublicationMatched)
+    ws = halyard.WaitSet(dp)
+    ws.attach(sc)
+    assert ws.wait(0.1) == []
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    assert ws.wait(5) == [sc]
+    assert rd.get_subscription_matched_status()["current_count"] == 1
+
+
+def test_blocking_calls_release_the_gil(dp):
+    topic = halyard.Topic(dp, "blocking_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    ws = halyard.WaitSet(dp)
+    ws.attach(halyard.ReadCondition(rd))
+    ticks = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.005)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        for wait in (lambda: ws.wait(0.3), lambda: rd.wait_for_data(0.3)):
+            before = len(ticks)
+            assert not wait()
+            # ~300 ms blocked in Halyard; the other Python thread ran meanwhile.
+            assert len(ticks) - before >= 10
+        before = len(ticks)
+        with pytest.raises(halyard.DDSTimeoutError):
+            rd.wait_for_matched(1, 0.3)
+        assert len(ticks) - before >= 10
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_deadline_and_liveliness_listeners(dp):
+    topic = halyard.Topic(dp, "deadline_topic", Reading)
+    q = halyard.Qos(P.Reliability.Reliable(), P.History.KeepAll, P.Deadline(halyard.duration(milliseconds=100)))
+    missed, alive = threading.Event(), []
+
+    class L(halyard.Listener):
+        def on_requested_deadline_missed(self, reader, total):
+            missed.set()
+
+        def on_liveliness_changed(self, reader, status):
+            alive.append(status["alive_count"])
+
+    rd = halyard.DataReader(dp, topic, qos=q, listener=L())
+    wr = halyard.DataWriter(dp, topic, qos=q)
+    wr.wait_for_matched(1, 5)
+    wr.write(Reading(1, 1.0))
+    assert missed.wait(3), "on_requested_deadline_missed was not called"
+    deadline = time.time() + 3
+    while not alive and time.time() < deadline:
+        time.sleep(0.01)
+    assert alive and alive[-1] == 1
+    assert rd.get_subscription_matched_status()["current_count"] == 1
+
+
+def test_take_iter_yields_until_quiet(dp):
+    topic = halyard.Topic(dp, "iter_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    wr.wait_for_matched(1, 5)
+    for i in range(5):
+        wr.write(Reading(i, float(i)))
+    t0 = time.monotonic()
+    got = [s.sensor for s in rd.take_iter(timeout=0.3)]
+    assert got == [0, 1, 2, 3, 4]
+    assert 0.25 <= time.monotonic() - t0 < 5
