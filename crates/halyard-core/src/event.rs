@@ -26,6 +26,9 @@ pub enum QosPolicyId {
     DestinationOrder = 12,
     /// DATA_REPRESENTATION (23)
     DataRepresentation = 23,
+    /// TYPE_CONSISTENCY_ENFORCEMENT (24, DDS-XTypes 1.3 §7.6.3.4): the reader's type is not
+    /// assignable from the writer's (Cyclone DDS reports a type mismatch under this id too).
+    TypeConsistencyEnforcement = 24,
 }
 
 impl QosPolicyId {
@@ -41,6 +44,7 @@ impl QosPolicyId {
             QosPolicyId::Reliability => "RELIABILITY",
             QosPolicyId::DestinationOrder => "DESTINATION_ORDER",
             QosPolicyId::DataRepresentation => "DATA_REPRESENTATION",
+            QosPolicyId::TypeConsistencyEnforcement => "TYPE_CONSISTENCY_ENFORCEMENT",
         }
     }
 }

@@ -31,6 +31,10 @@ mod writer;
 
 pub use admission::KeyFn;
 pub use config::{ParticipantConfig, MAX_QUEUED_EVENTS};
+pub use discovery::typelookup::assign::{
+    TypeRefusal, MAX_CACHED_VERDICTS, MAX_PENDING_PER_REMOTE, MAX_PENDING_TYPE_DECISIONS,
+    MAX_TYPE_REFUSALS, TYPE_LOOKUP_RETRY, TYPE_LOOKUP_TIMEOUT,
+};
 pub use discovery::typelookup::{
     msg as typelookup_msg, TypeClosure, TypeLookupError, TypeRegistrationError, MAX_CACHED_OBJECTS,
     MAX_IDS_PER_REQUEST, MAX_OBJECTS_PER_TYPE, MAX_OUTSTANDING_REQUESTS, MAX_REGISTERED_TYPES,

@@ -287,14 +287,15 @@ pub enum TypeVerdict {
     Untyped,
     /// Both announced the same minimal type: they match.
     SameType,
-    /// Both announced TypeInformation with different minimal types. Assignability (XTypes
-    /// 1.3 §7.2.4) is not judged yet: they are matched by type name, as before type
-    /// discovery, and the participant counts it (`Stats::type_name_fallback_matches`).
+    /// Both announced TypeInformation with different minimal types: whether they match is
+    /// decided by assignability (XTypes 1.3 §7.2.4) once the remote type is looked up (see
+    /// `discovery::typelookup::assign`), or by type name when it cannot be.
     NameFallback,
 }
 
 impl TypeVerdict {
-    /// Whether the pairing may match.
+    /// Whether the pairing may match on this verdict alone (a `NameFallback` pairing still
+    /// awaits the assignability decision).
     pub fn matches(self) -> bool {
         match self {
             TypeVerdict::Untyped | TypeVerdict::SameType | TypeVerdict::NameFallback => true,
@@ -303,8 +304,8 @@ impl TypeVerdict {
 }
 
 /// THE type-consistency decision of matching (XTypes 1.3 §7.6.3.4): what the writer's and the
-/// reader's TypeInformation, where announced, say about matching them. The one place where
-/// assignability between type versions is to be judged.
+/// reader's TypeInformation, where announced, say about matching them: the first step of the
+/// type check, which `discovery::typelookup::assign` completes for types that differ.
 pub fn type_verdict(
     writer: Option<&halyard_xtypes::TypeInformation>,
     reader: Option<&halyard_xtypes::TypeInformation>,

@@ -61,9 +61,19 @@ pub struct Stats {
     pub secure_send_failed: u64,
     /// Remote endpoints whose PID_TYPE_INFORMATION did not decode: kept without it.
     pub malformed_type_information: u64,
-    /// Pairings of endpoints that both announce TypeInformation with different minimal
-    /// types, matched by type name alone (assignability is not judged yet).
+    /// Pairings of endpoints that both announce TypeInformation with different types,
+    /// matched by type name alone because assignability could not be judged: the peer has no
+    /// TypeLookup service, its types did not arrive in time, too many decisions were pending,
+    /// or a type uses what Halyard cannot model yet (see `discovery::typelookup::assign`).
     pub type_name_fallback_matches: u64,
+    /// Pairings of endpoints of different types matched because the reader's type is
+    /// assignable from the writer's (XTypes 1.3 §7.2.4).
+    pub type_assignable_matches: u64,
+    /// Refusals of pairings by type (counted each time the pairing is judged again, as on a
+    /// re-announcement): not assignable, DISALLOW_TYPE_COERCION with different types, or
+    /// FORCE_TYPE_VALIDATION without the writer's type; reported as incompatible
+    /// TYPE_CONSISTENCY_ENFORCEMENT QoS.
+    pub type_not_assignable: u64,
     /// TypeLookup requests or replies that did not decode.
     pub typelookup_malformed: u64,
     /// TypeObjects in TypeLookup replies whose hash is not their identifier: dropped.
@@ -426,6 +436,7 @@ impl Participant {
         let Some(r) = self.readers.remove(&id) else {
             return;
         };
+        self.forget_type_consistency(id);
         for w in r.proxies.keys() {
             if let Some(v) = self.writer_index.get_mut(w) {
                 v.retain(|&x| x != id);
@@ -768,6 +779,7 @@ impl Participant {
             self.liveliness_next,
             self.pmd_auto_next,
             self.security_deadline(),
+            self.type_decisions_due(),
         ]
         .into_iter()
         .flatten()
@@ -803,6 +815,7 @@ impl Participant {
         }
         self.deadline_timeouts(now);
         self.liveliness_timeouts(now);
+        self.type_decision_timeouts(now, false);
     }
 
     /// Reports the instances that missed a DEADLINE (readers' requested, writers' offered).
@@ -1020,7 +1033,7 @@ impl Participant {
                 }
                 EntityId::TL_SVC_REPLY_READER => {
                     if s.kind == ChangeKind::Alive {
-                        self.on_typelookup_reply(&s.payload)
+                        self.on_typelookup_reply(now, &s.payload)
                     }
                 }
                 EntityId::P2P_STATELESS_MESSAGE_READER | EntityId::P2P_VOLATILE_SECURE_READER => {

@@ -9,6 +9,17 @@ pub use halyard_wire::qos::{
 };
 pub use halyard_wire::Duration as DdsDuration;
 
+/// TYPE_CONSISTENCY_ENFORCEMENT (DDS-XTypes 1.3 §7.6.3.4) of a DataReader: whether, and under
+/// which rules, it matches writers whose announced type differs from its own (set it with
+/// `DataReader::set_type_consistency` before the reader is enabled). The default is XTypes':
+/// ALLOW_TYPE_COERCION, sequence and string bounds ignored, member names compared, widening
+/// allowed. A reader that refuses a writer's type reports REQUESTED_INCOMPATIBLE_QOS with
+/// policy TYPE_CONSISTENCY_ENFORCEMENT, as Cyclone DDS does; the participant's statistics and
+/// `type_refusals` say why.
+pub use halyard_core::xtypes::{
+    TypeConsistency as TypeConsistencyEnforcement, TypeConsistencyKind,
+};
+
 /// A DataWriter's QoS (start from [`EndpointQos::writer_default`]).
 pub type DataWriterQos = EndpointQos;
 /// A DataReader's QoS (start from [`EndpointQos::reader_default`]).

@@ -150,6 +150,24 @@ impl<T> DataReader<T> {
         Ok(())
     }
 
+    /// Sets the reader's TYPE_CONSISTENCY_ENFORCEMENT QoS (see
+    /// [`crate::qos::TypeConsistencyEnforcement`]). It is fixed once the reader is enabled:
+    /// create the reader from a subscriber whose ENTITY_FACTORY does not autoenable, set it,
+    /// then [`DataReader::enable`]; on an enabled reader this fails with
+    /// [`Error::PreconditionNotMet`].
+    pub fn set_type_consistency(&self, tc: crate::qos::TypeConsistencyEnforcement) -> Result<()> {
+        if self.is_enabled() {
+            return Err(Error::PreconditionNotMet(
+                "TYPE_CONSISTENCY_ENFORCEMENT is set before the reader is enabled",
+            ));
+        }
+        let id = self.id;
+        self.participant
+            .shared
+            .drive(|st, _| st.core.set_reader_type_consistency(id, tc));
+        Ok(())
+    }
+
     /// True once the reader is enabled.
     pub fn is_enabled(&self) -> bool {
         self.enabled.load(std::sync::atomic::Ordering::SeqCst)

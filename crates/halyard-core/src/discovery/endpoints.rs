@@ -1,8 +1,11 @@
 //! Endpoint matching: a remote or local writer with a local reader (and the reverse) when
-//! topic, type, partitions and QoS agree, and the locators their traffic goes to.
+//! topic, type, partitions and QoS agree, and the locators their traffic goes to. Different
+//! XTypes types of one type name are judged by `typelookup::assign` (matched, refused, or
+//! decided later when the remote type has been looked up).
 
+use super::typelookup::assign::Gate;
 use super::udp_only;
-use crate::event::Event;
+use crate::event::{Event, QosPolicyId};
 use crate::matching::{pairing, Pairing, Side};
 use crate::participant::Participant;
 use crate::reader::WriterProxy;
@@ -82,8 +85,17 @@ impl Participant {
             Pairing::Compatible => {}
         }
         let local_type = w.spec.type_name.clone();
-        if !self.types_agree(&local_type, reader, false) {
-            return;
+        match self.type_gate(now, writer, &local_type, reader, false) {
+            Gate::Match => {}
+            Gate::Wait => return,
+            Gate::Refuse(_) => {
+                self.push_event(Event::OfferedIncompatibleQos {
+                    writer,
+                    reader,
+                    policy: QosPolicyId::TypeConsistencyEnforcement,
+                });
+                return;
+            }
         }
         let Some(ed) = self.remote_readers.get(&reader) else {
             return;
@@ -167,8 +179,17 @@ impl Participant {
             Pairing::Compatible => {}
         }
         let local_type = r.spec.type_name.clone();
-        if !self.types_agree(&local_type, writer, true) {
-            return;
+        match self.type_gate(now, reader, &local_type, writer, true) {
+            Gate::Match => {}
+            Gate::Wait => return,
+            Gate::Refuse(_) => {
+                self.push_event(Event::RequestedIncompatibleQos {
+                    reader,
+                    writer,
+                    policy: QosPolicyId::TypeConsistencyEnforcement,
+                });
+                return;
+            }
         }
         let Some(ed) = self.remote_writers.get(&writer) else {
             return;

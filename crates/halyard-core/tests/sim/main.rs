@@ -10,6 +10,7 @@
 
 mod net;
 
+mod assign;
 mod batching;
 mod best_effort;
 mod coherent;

@@ -21,6 +21,7 @@
 //! server ignores a request's `instanceName` and answers whatever it holds, and stays silent
 //! when it holds none of the types asked for.
 
+pub mod assign;
 pub mod msg;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -174,6 +175,8 @@ pub(crate) struct TypeService {
     outstanding: VecDeque<(i64, Vec<HashKey>)>,
     /// The last request sequence number used.
     request_sn: i64,
+    /// Pending assignability decisions, verdicts and policies (see [`assign`]).
+    pub(crate) assign: assign::AssignState,
 }
 
 /// The builtin TypeLookup pairs (writer, reader, announcer bit, detector bit).
@@ -286,35 +289,6 @@ impl Participant {
             },
         );
         Ok(info)
-    }
-
-    /// Judges the types of a local endpoint of type `local_type` and remote endpoint `remote`
-    /// (`remote_is_writer`: it is a writer) with [`crate::matching::type_verdict`]; counts a
-    /// pairing matched by name only.
-    pub(crate) fn types_agree(
-        &mut self,
-        local_type: &str,
-        remote: Guid,
-        remote_is_writer: bool,
-    ) -> bool {
-        let ed = if remote_is_writer {
-            self.remote_writers.get(&remote)
-        } else {
-            self.remote_readers.get(&remote)
-        };
-        let theirs = ed
-            .and_then(|e| e.type_information.as_ref())
-            .and_then(super::sedp::decode_type_information);
-        let ours = self.types.local.get(local_type).map(|t| &t.info);
-        let verdict = if remote_is_writer {
-            crate::matching::type_verdict(theirs.as_ref(), ours)
-        } else {
-            crate::matching::type_verdict(ours, theirs.as_ref())
-        };
-        if verdict == crate::matching::TypeVerdict::NameFallback {
-            self.stats.type_name_fallback_matches += 1;
-        }
-        verdict.matches()
     }
 
     /// Announces `bytes` as the TypeInformation of registered type `type_name` from now on,
@@ -503,7 +477,7 @@ impl Participant {
 
     /// A sample of the TypeLookup reply reader: keeps the objects that answer one of our
     /// requests and whose hashes check.
-    pub(crate) fn on_typelookup_reply(&mut self, payload: &[u8]) {
+    pub(crate) fn on_typelookup_reply(&mut self, now: Instant, payload: &[u8]) {
         let reply = match Reply::decode(payload) {
             Ok(r) => r,
             Err(_) => {
@@ -536,6 +510,10 @@ impl Participant {
                     .iter()
                     .all(|k| t.cache.contains_key(k) || t.local_objects.contains_key(k))
         });
+        // Pairings waiting for these objects may be decided now.
+        if !self.types.assign.pending.is_empty() {
+            self.type_decision_timeouts(now, true);
+        }
     }
 
     fn accept_type_object(&mut self, id: &TypeIdentifier, bytes: Vec<u8>) {
