@@ -37,6 +37,13 @@ pub struct Args {
 #[derive(Debug)]
 pub struct BadArgs(pub String);
 
+/// The value of option `name`: the next argument, or the error saying it is missing.
+pub fn option_value(it: &mut std::slice::Iter<'_, String>, name: &str) -> Result<String, BadArgs> {
+    it.next()
+        .cloned()
+        .ok_or_else(|| BadArgs(format!("{name} needs a value")))
+}
+
 /// Parses the options of `ls` (`allow_watch`) or `ps`; `default_duration` when `--duration`
 /// is not given.
 pub fn parse_args(
@@ -54,11 +61,7 @@ pub fn parse_args(
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| BadArgs(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| option_value(&mut it, name);
         match arg.as_str() {
             "-i" | "--id" | "--domain-id" => {
                 let v = value(arg)?;

@@ -15,7 +15,7 @@
 //! dynamic codec), and the type's description goes with the topic so that our own endpoints announce
 //! TypeInformation too (so `cyclonedds typeof/subscribe` can read what `halyard pub` writes).
 
-use crate::discovery::{self, BadArgs};
+use crate::discovery::{self, option_value, BadArgs};
 use halyard::cdr::Extensibility;
 use halyard::qos::EndpointQos;
 use halyard::xtypes::dynamic::{DynamicError, TypeNode};
@@ -89,11 +89,7 @@ impl Common {
         it: &mut std::slice::Iter<'_, String>,
         qos: bool,
     ) -> Result<bool, BadArgs> {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| BadArgs(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| option_value(it, name);
         match arg {
             "-i" | "--id" | "--domain-id" => {
                 let v = value(arg)?;

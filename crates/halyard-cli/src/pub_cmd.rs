@@ -9,7 +9,7 @@
 //! the discovered readers ask (so that every one matches), its partitions theirs.
 //! Samples are XCDR2 unless `--xcdr1` or a discovered reader does not accept XCDR2.
 
-use crate::discovery::BadArgs;
+use crate::discovery::{option_value, BadArgs};
 use crate::dyntopic::{self, Common, Failure, Resolved, Seen};
 use halyard::cdr::{DataRepresentation, Endianness};
 use halyard::qos::EndpointQos;
@@ -73,11 +73,7 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
         if a.common.take(arg, &mut it, true)? {
             continue;
         }
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| BadArgs(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| option_value(&mut it, name);
         match arg.as_str() {
             "--rate" => {
                 let v = value(arg)?;

@@ -10,7 +10,7 @@
 //! It accepts XCDR1 and XCDR2. `--filter` keeps the samples a DDS SQL expression accepts,
 //! evaluated on the decoded sample (see [`crate::sqlfilter`]).
 
-use crate::discovery::BadArgs;
+use crate::discovery::{option_value, BadArgs};
 use crate::dyntopic::{self, Common, Failure, Resolved, Seen};
 use crate::sqlfilter::Expr;
 use halyard::qos::EndpointQos;
@@ -79,11 +79,7 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
         if a.common.take(arg, &mut it, true)? {
             continue;
         }
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| BadArgs(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| option_value(&mut it, name);
         match arg.as_str() {
             "--table" => a.table = true,
             "--info" => a.info = true,
