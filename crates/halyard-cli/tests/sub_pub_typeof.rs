@@ -15,7 +15,9 @@
 mod python_peer;
 
 use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
-use python_peer::{peer_available, secs, Peer, CYCLONE_URI};
+use python_peer::{
+    cyclonedds_cli, cyclonedds_cli_available, peer_available, secs, Peer, CYCLONE_URI,
+};
 use serde_json::{json, Value};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -69,32 +71,6 @@ fn python_samples() -> Vec<Value> {
         json!({"sensor": 3, "name": "third, with \"quotes\"", "color": "RED",
                "where": {"x": 0, "y": 1e10}, "history": [32767], "note": ""}),
     ]
-}
-
-fn cli_available() -> bool {
-    let ok = Command::new("cyclonedds")
-        .arg("--help")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIP: the `cyclonedds` CLI (Python package cyclonedds) is not installed");
-    }
-    ok
-}
-
-fn cyclonedds(args: &[&str], secs: u32) -> (String, String) {
-    let out = Command::new("timeout")
-        .arg(secs.to_string())
-        .arg("cyclonedds")
-        .args(args)
-        .env("CYCLONEDDS_URI", CYCLONE_URI)
-        .env("COLUMNS", "200")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run cyclonedds");
-    text(&out)
 }
 
 #[test]
@@ -354,12 +330,12 @@ fn background_pub(domain: &str, topic: &str) -> Child {
 
 #[test]
 fn cyclonedds_typeof_and_subscribe_read_halyard_pub() {
-    if !cli_available() {
+    if !cyclonedds_cli_available() {
         return;
     }
     let mut publisher = background_pub("94", "SubPubIdl");
-    let (out, err) = cyclonedds(&["typeof", "SubPubIdl", "--id", "94", "-r", "4s"], 30);
-    let (sout, serr) = cyclonedds(&["subscribe", "SubPubIdl", "--id", "94", "-r", "4s"], 30);
+    let (out, err) = cyclonedds_cli(&["typeof", "SubPubIdl", "--id", "94", "-r", "4s"], 30);
+    let (sout, serr) = cyclonedds_cli(&["subscribe", "SubPubIdl", "--id", "94", "-r", "4s"], 30);
     // And halyard typeof on a Halyard writer.
     let o = halyard(&["typeof", "SubPubIdl", "--id", "94"]);
     let _ = publisher.kill();

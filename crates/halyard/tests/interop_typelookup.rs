@@ -12,6 +12,10 @@ use halyard::cdr::TypeDescription;
 use halyard::xtypes::{TypeInformation, TypeObject};
 use halyard::{DomainParticipant, EndpointTypeInformation, GroupQos, ParticipantOptions};
 use std::process::{Command, Stdio};
+
+#[path = "common/python_peer.rs"]
+mod python_peer;
+use python_peer::{cyclonedds_cli, cyclonedds_cli_available, CYCLONE_URI};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,22 +43,6 @@ struct Msg {
     message: String,
 }
 
-const CYCLONE_URI: &str =
-    r#"<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>"#;
-
-fn cli_available() -> bool {
-    let ok = Command::new("cyclonedds")
-        .arg("--help")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIP: the `cyclonedds` CLI (Python package cyclonedds) is not installed");
-    }
-    ok
-}
-
 fn participant(domain: u32) -> DomainParticipant {
     DomainParticipant::with_options(
         domain,
@@ -64,23 +52,6 @@ fn participant(domain: u32) -> DomainParticipant {
         },
     )
     .expect("create participant")
-}
-
-/// Runs the `cyclonedds` CLI for at most `secs` seconds; returns its stdout and stderr.
-fn cli(args: &[&str], secs: u32) -> (String, String) {
-    let out = Command::new("timeout")
-        .arg(secs.to_string())
-        .arg("cyclonedds")
-        .args(args)
-        .env("CYCLONEDDS_URI", CYCLONE_URI)
-        .env("COLUMNS", "200")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run cyclonedds");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// A Halyard writer of `Msg` on `topic` writing a sample every 100 ms until dropped.
@@ -129,12 +100,12 @@ impl Drop for Publisher {
 
 #[test]
 fn cyclonedds_typeof_and_subscribe_show_a_halyard_topic() {
-    if !cli_available() {
+    if !cyclonedds_cli_available() {
         return;
     }
     let dp = Arc::new(participant(79));
     let _publisher = Publisher::start(dp, "HalyardTyped");
-    let (out, err) = cli(&["typeof", "HalyardTyped", "--id", "79", "-r", "4s"], 30);
+    let (out, err) = cyclonedds_cli(&["typeof", "HalyardTyped", "--id", "79", "-r", "4s"], 30);
     eprintln!("cyclonedds typeof:\n{out}");
     assert!(
         out.contains("module HelloWorldData") && out.contains("struct Msg"),
@@ -144,7 +115,7 @@ fn cyclonedds_typeof_and_subscribe_show_a_halyard_topic() {
         out.contains("@key") && out.contains("userID") && out.contains("string message"),
         "typeof printed another type:\n{out}\n{err}"
     );
-    let (out, err) = cli(&["subscribe", "HalyardTyped", "--id", "79", "-r", "4s"], 30);
+    let (out, err) = cyclonedds_cli(&["subscribe", "HalyardTyped", "--id", "79", "-r", "4s"], 30);
     eprintln!("cyclonedds subscribe (first lines):");
     out.lines().take(3).for_each(|l| eprintln!("{l}"));
     assert!(
@@ -224,7 +195,7 @@ while time.time() < end:
 
 #[test]
 fn halyard_fetches_the_types_of_a_cyclone_writer_through_typelookup() {
-    if !cli_available() {
+    if !cyclonedds_cli_available() {
         return;
     }
     let mut child = Command::new("python3")

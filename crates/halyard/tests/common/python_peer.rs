@@ -15,6 +15,38 @@ use std::time::{Duration, Instant};
 pub const CYCLONE_URI: &str =
     r#"<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>"#;
 
+/// Whether the `cyclonedds` command-line tool (of the Python package) runs; says SKIP when not.
+pub fn cyclonedds_cli_available() -> bool {
+    let ok = Command::new("cyclonedds")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP: the `cyclonedds` CLI (Python package cyclonedds) is not installed");
+    }
+    ok
+}
+
+/// Runs the `cyclonedds` CLI on loopback for at most `secs` seconds; returns its stdout and
+/// stderr.
+pub fn cyclonedds_cli(args: &[&str], secs: u32) -> (String, String) {
+    let out = Command::new("timeout")
+        .arg(secs.to_string())
+        .arg("cyclonedds")
+        .args(args)
+        .env("CYCLONEDDS_URI", CYCLONE_URI)
+        .env("COLUMNS", "200")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run cyclonedds");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Returns false (the test returns early) when python3 + cyclonedds are missing outside CI;
 /// panics when they are missing under CI.
 pub fn peer_available() -> bool {
