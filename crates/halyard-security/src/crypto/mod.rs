@@ -228,6 +228,11 @@ pub enum CryptoError {
     },
     /// OpenSSL failed internally.
     OpenSsl(openssl::error::ErrorStack),
+    /// The AES-GCM primitive (AWS-LC) refused or failed.
+    Cipher {
+        /// What failed.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for CryptoError {
@@ -252,6 +257,7 @@ impl fmt::Display for CryptoError {
             CryptoError::NoKeys => f.write_str("key material of kind NONE cannot protect data"),
             CryptoError::TooLarge { what } => write!(f, "too large: {what}"),
             CryptoError::OpenSsl(e) => write!(f, "OpenSSL failure: {e}"),
+            CryptoError::Cipher { what } => write!(f, "AES-GCM failure: {what}"),
         }
     }
 }

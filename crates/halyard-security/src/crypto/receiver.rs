@@ -9,7 +9,7 @@
 //! on any failure.
 
 use super::sender::{info_src_for, RTPS_HEADER_LEN};
-use super::session::{receiver_session_key, sender_session_key, Gcm, ReplayWindow, SessionKey};
+use super::session::{receiver_session_key, sender_session_key, ReplayWindow, SessionKey};
 use super::wire::{
     read_be_u32, read_prefix, read_submsg, CryptoHeader, FooterView, CRYPTO_HEADER_LEN,
     FOOTER_BASE_LEN, SMID_INFO_SRC, SMID_SEC_BODY, SMID_SEC_POSTFIX, SMID_SEC_PREFIX,
@@ -39,14 +39,13 @@ enum Slot {
     New(RemoteSession),
 }
 
-/// Decoder for one remote key material. Keeps the current and previous sessions' keys and
-/// replay windows and a reusable OpenSSL context.
+/// Decoder for one remote key material. Keeps the current and previous sessions' keys (each
+/// keyed once) and replay windows.
 pub struct ReceiverCrypto {
     keymat: KeyMaterial,
     current: Option<RemoteSession>,
     previous: Option<RemoteSession>,
     replay_protection: bool,
-    gcm: Gcm,
 }
 
 impl std::fmt::Debug for ReceiverCrypto {
@@ -71,7 +70,6 @@ impl ReceiverCrypto {
             current: None,
             previous: None,
             replay_protection: true,
-            gcm: Gcm::new()?,
         })
     }
 
@@ -287,7 +285,6 @@ impl ReceiverCrypto {
             keymat,
             current,
             previous,
-            gcm,
             ..
         } = self;
         let session = match &mut slot {
@@ -309,18 +306,26 @@ impl ReceiverCrypto {
             if session.rs_key.is_none() {
                 session.rs_key = Some(receiver_session_key(keymat, h.session_id)?);
             }
-            let rs_key = session.rs_key.as_ref().map(|k| k.key()).unwrap_or(&[]);
-            gcm.verify_mac(rs_key, &iv, &[&footer.common_mac], &mac.receiver_mac)?;
+            let rs_key = session
+                .rs_key
+                .as_ref()
+                .ok_or(malformed("receiver-specific session key vanished"))?;
+            rs_key
+                .aead
+                .verify_mac(&iv, &footer.common_mac, &mac.receiver_mac)?;
         }
         let base = out.len();
         let r = match body {
             Body::Encrypted(ct) => {
-                out.resize(base + ct.len(), 0);
+                // One copy to where the plain bytes go, decrypted there in place.
+                out.extend_from_slice(ct);
                 let dst = out.get_mut(base..).unwrap_or_default();
-                gcm.open(session.key.key(), &iv, ct, &footer.common_mac, dst)
+                session.key.aead.open_in_place(&iv, dst, &footer.common_mac)
             }
-            Body::Clear(pt) => gcm
-                .verify_mac(session.key.key(), &iv, &[pt], &footer.common_mac)
+            Body::Clear(pt) => session
+                .key
+                .aead
+                .verify_mac(&iv, pt, &footer.common_mac)
                 .map(|()| out.extend_from_slice(pt)),
         }
         .and_then(|()| post_check(out.get(base..).unwrap_or(&[])));

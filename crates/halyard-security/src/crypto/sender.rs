@@ -4,12 +4,14 @@
 //!
 //! Per transform the session is renewed when needed (`max_blocks_per_session`), the IV suffix
 //! is incremented, then the CryptoHeader, the body (ciphertext, or the plain bytes under GMAC)
-//! and the CryptoFooter are appended. Receiver-specific MACs (origin authentication) are added
+//! and the CryptoFooter are appended. The body is made with one copy and one cipher pass: the
+//! plain bytes are appended where they go and encrypted there in place (under GMAC, the MAC
+//! reads them there); the session key's cipher is keyed once per session, not per transform. Receiver-specific MACs (origin authentication) are added
 //! for every receiver key material given that has a receiver-specific key.
 
 use zeroize::Zeroizing;
 
-use super::session::{receiver_session_key, sender_session_key, Gcm, SessionKey};
+use super::session::{receiver_session_key, sender_session_key, SessionKey};
 use super::wire::{
     patch_submsg_len, put_submsg_header, CryptoHeader, CRYPTO_HEADER_LEN, FLAG_E, FOOTER_BASE_LEN,
     MAC_LEN, RS_MAC_LEN, SMID_INFO_SRC, SMID_SEC_BODY, SMID_SEC_POSTFIX, SMID_SEC_PREFIX,
@@ -40,8 +42,8 @@ struct RsCacheEntry {
     key: SessionKey,
 }
 
-/// Encoder for one local key material: holds the current session, the IV suffix counter and a
-/// reusable OpenSSL context. Not thread-safe by design; wrap it in a lock per key material.
+/// Encoder for one local key material: holds the current session (its key keyed once) and the
+/// IV suffix counter. Not thread-safe by design; wrap it in a lock per key material.
 pub struct SenderCrypto {
     keymat: KeyMaterial,
     session_id: u32,
@@ -49,7 +51,6 @@ pub struct SenderCrypto {
     blocks: u64,
     max_blocks_per_session: u64,
     iv_suffix: u64,
-    gcm: Gcm,
     rs_cache: Vec<RsCacheEntry>,
 }
 
@@ -83,7 +84,6 @@ impl SenderCrypto {
             blocks: 0,
             max_blocks_per_session: DEFAULT_MAX_BLOCKS_PER_SESSION,
             iv_suffix,
-            gcm: Gcm::new()?,
             rs_cache: Vec::new(),
         })
     }
@@ -104,7 +104,6 @@ impl SenderCrypto {
             blocks: 0,
             max_blocks_per_session: DEFAULT_MAX_BLOCKS_PER_SESSION,
             iv_suffix,
-            gcm: Gcm::new()?,
             rs_cache: Vec::new(),
         })
     }
@@ -175,7 +174,8 @@ impl SenderCrypto {
     }
 
     /// Appends the protected body of `parts`: under GCM `u32 BE n | ciphertext`, under GMAC
-    /// the plain bytes; returns the common MAC.
+    /// the plain bytes; returns the common MAC. The parts are copied once, to where they go,
+    /// and encrypted (or MACed) there.
     fn protect(
         &mut self,
         h: &CryptoHeader,
@@ -184,18 +184,19 @@ impl SenderCrypto {
         out: &mut Vec<u8>,
     ) -> Result<[u8; MAC_LEN], CryptoError> {
         let iv = h.iv();
-        if self.keymat.transformation_kind.encrypts() {
+        let encrypts = self.keymat.transformation_kind.encrypts();
+        if encrypts {
             out.extend_from_slice(&len32.to_be_bytes());
-            let start = out.len();
-            out.resize(start + len32 as usize, 0);
-            let dst = out.get_mut(start..).unwrap_or_default();
-            self.gcm.seal(self.key.key(), &iv, parts, dst)
+        }
+        let start = out.len();
+        for p in parts {
+            out.extend_from_slice(p);
+        }
+        let body = out.get_mut(start..).unwrap_or_default();
+        if encrypts {
+            self.key.aead.seal_in_place(&iv, body)
         } else {
-            let tag = self.gcm.mac(self.key.key(), &iv, parts)?;
-            for p in parts {
-                out.extend_from_slice(p);
-            }
-            Ok(tag)
+            self.key.aead.mac(&iv, body)
         }
     }
 
@@ -329,11 +330,10 @@ impl SenderCrypto {
                 self.rs_cache.len() - 1
             }
         };
-        let key = match self.rs_cache.get(idx) {
-            Some(e) => e.key.key(),
-            None => return Err(CryptoError::NoKeys),
-        };
-        self.gcm.mac(key, iv, &[common_mac])
+        match self.rs_cache.get(idx) {
+            Some(e) => e.key.aead.mac(iv, common_mac),
+            None => Err(CryptoError::NoKeys),
+        }
     }
 }
 
