@@ -78,7 +78,16 @@ impl Outbox {
         self.queue.pop_front()
     }
 
+    /// A buffer from the free list (empty), or a new one: the security protection of a
+    /// datagram builds its protected form in it.
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        self.free.pop().unwrap_or_default()
+    }
+
     pub(crate) fn recycle(&mut self, mut buf: Vec<u8>) {
+        if buf.capacity() == 0 {
+            return;
+        }
         if self.free.len() < 64 && buf.capacity() <= 2 * self.max_message_size {
             buf.clear();
             self.free.push(buf);

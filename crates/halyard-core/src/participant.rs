@@ -176,9 +176,13 @@ pub struct Participant {
     pub(crate) pmd_auto_next: Option<Instant>,
     /// The security plugins, if this participant is secure (see [`crate::security`]).
     pub(crate) security: Option<Box<dyn crate::security::ParticipantSecurity>>,
-    /// The security attributes each local endpoint announces (secure participants only).
     /// Datagrams the security plugin's protection split off a longer one, sent next.
     pub(crate) secure_pending: VecDeque<Transmit>,
+    /// Buffers a received protected message and a protected submessage are decoded into,
+    /// kept from one datagram to the next so that decoding does not allocate (and touch
+    /// fresh pages) per datagram; each at most about a datagram long.
+    pub(crate) unprotect_buffers: [Vec<u8>; 2],
+    /// The security attributes each local endpoint announces (secure participants only).
     pub(crate) endpoint_security:
         std::collections::BTreeMap<EntityId, crate::security::SecurityInfo>,
     /// The last sequence number of the stateless message writer.
@@ -242,6 +246,7 @@ impl Participant {
             security: None,
             endpoint_security: std::collections::BTreeMap::new(),
             secure_pending: VecDeque::new(),
+            unprotect_buffers: Default::default(),
             stateless_sn: SequenceNumber(0),
             types: Default::default(),
         };
@@ -851,6 +856,20 @@ impl Participant {
 
     /// Processes one received datagram. Malformed input is counted and dropped.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        if self.security.is_none() {
+            return self.handle_datagram_into(now, bytes, &mut [Vec::new(), Vec::new()]);
+        }
+        let mut buffers = std::mem::take(&mut self.unprotect_buffers);
+        self.handle_datagram_into(now, bytes, &mut buffers);
+        for b in &mut buffers {
+            b.clear();
+        }
+        self.unprotect_buffers = buffers;
+    }
+
+    /// [`Participant::handle_datagram`], decoding protected data into `buffers` (empty).
+    fn handle_datagram_into(&mut self, now: Instant, bytes: &[u8], buffers: &mut [Vec<u8>; 2]) {
+        let [plain_message, plain] = buffers;
         self.stats.datagrams += 1;
         let msg = match Message::parse(bytes) {
             Ok(m) => m,
@@ -865,10 +884,9 @@ impl Participant {
         }
         // A whole message protected by its sender (SRTPS_PREFIX first): decoded by the
         // security plugin, then handled as if it had arrived plain.
-        let mut plain_message = Vec::new();
         let mut rtps_protected = false;
-        let msg = match self.unprotect_message(sender, bytes, &mut plain_message) {
-            Some(Ok(())) => match Message::parse(&plain_message) {
+        let msg = match self.unprotect_message(sender, bytes, plain_message) {
+            Some(Ok(())) => match Message::parse(plain_message) {
                 Ok(m) => {
                     rtps_protected = true;
                     m
@@ -889,7 +907,6 @@ impl Participant {
         };
         // A submessage addressed to us by name proves the sender knows us.
         let mut addressed = false;
-        let mut plain = Vec::new();
         let mut subs = msg.submessages();
         loop {
             let raw = subs.remaining();
@@ -912,13 +929,13 @@ impl Participant {
                 } => {
                     // SEC_PREFIX … SEC_POSTFIX: one protected submessage.
                     plain.clear();
-                    match self.unprotect_submessage(rx.src, raw, &mut plain) {
+                    match self.unprotect_submessage(rx.src, raw, plain) {
                         Some(consumed) => {
                             subs.skip_bytes(
                                 consumed.saturating_sub(raw.len() - subs.remaining().len()),
                             );
                             if rx.for_us {
-                                self.handle_plain_submessages(now, &rx, &plain);
+                                self.handle_plain_submessages(now, &rx, plain);
                             }
                         }
                         None => {

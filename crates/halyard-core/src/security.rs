@@ -797,9 +797,10 @@ impl Participant {
                 }
                 continue;
             };
+            let out = &mut self.out;
             let p = part.get_or_insert_with(|| Part {
                 bytes: {
-                    let mut v = Vec::with_capacity(total + 64);
+                    let mut v = out.buffer();
                     v.extend_from_slice(&t.payload[..total - raw.len()]);
                     v
                 },
@@ -811,7 +812,7 @@ impl Participant {
             {
                 // It would not fit protected: what came before goes as one datagram, this
                 // submessage starts the next (after the INFO_DST and INFO_TS in force).
-                let mut next = Vec::with_capacity(total + 64);
+                let mut next = self.out.buffer();
                 next.extend_from_slice(header);
                 next.extend_from_slice(dst_before);
                 next.extend_from_slice(ts_before);
@@ -824,7 +825,7 @@ impl Participant {
                         destination,
                     },
                 );
-                match protect_whole(sec.as_mut(), finished) {
+                match protect_whole(sec.as_mut(), finished, &mut self.out) {
                     Ok(m) => done.push(m),
                     Err(()) => {
                         self.stats.secure_send_failed += 1;
@@ -842,13 +843,19 @@ impl Participant {
             }
         }
         let last = match part {
-            Some(p) => protect_whole(sec.as_mut(), p),
+            Some(p) => protect_whole(sec.as_mut(), p, &mut self.out),
             None => {
-                let mut message = Vec::new();
+                let mut message = self.out.buffer();
                 match sec.protect_message(destination, &t.payload, &mut message) {
                     Ok(true) => Ok(message),
-                    Ok(false) => Ok(std::mem::take(&mut t.payload)),
-                    Err(_) => Err(()),
+                    Ok(false) => {
+                        self.out.recycle(message);
+                        Ok(std::mem::take(&mut t.payload))
+                    }
+                    Err(_) => {
+                        self.out.recycle(message);
+                        Err(())
+                    }
                 }
             }
         };
@@ -859,7 +866,9 @@ impl Participant {
         done.push(last);
         let mut parts = done.into_iter();
         if let Some(first) = parts.next() {
-            t.payload = first;
+            // The plain datagram's buffer goes back to the free list for the next one.
+            let plain = std::mem::replace(&mut t.payload, first);
+            self.out.recycle(plain);
         }
         for p in parts {
             self.secure_pending.push_back(Transmit {
@@ -888,14 +897,22 @@ struct Part {
     destination: Option<GuidPrefix>,
 }
 
-/// Protects `part` whole (rtps protection), or returns it as it is.
-fn protect_whole(sec: &mut dyn ParticipantSecurity, part: Part) -> Result<Vec<u8>, ()> {
-    let mut message = Vec::new();
-    match sec.protect_message(part.destination, &part.bytes, &mut message) {
-        Ok(true) => Ok(message),
-        Ok(false) => Ok(part.bytes),
-        Err(_) => Err(()),
-    }
+/// Protects `part` whole (rtps protection), or returns it as it is; the buffer not returned
+/// goes back to `out`'s free list.
+fn protect_whole(
+    sec: &mut dyn ParticipantSecurity,
+    part: Part,
+    out: &mut crate::outbox::Outbox,
+) -> Result<Vec<u8>, ()> {
+    let mut message = out.buffer();
+    let r = sec.protect_message(part.destination, &part.bytes, &mut message);
+    let (keep, spare) = match r {
+        Ok(true) => (Ok(message), part.bytes),
+        Ok(false) => (Ok(part.bytes), message),
+        Err(_) => (Err(()), message),
+    };
+    out.recycle(spare);
+    keep
 }
 
 /// The filter class of a volatile secure writer's per-reader destination filter.
