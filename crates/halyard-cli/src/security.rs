@@ -43,7 +43,12 @@ const USAGE: &str = "usage:
       exit 0 when all is well, 1 otherwise
   halyard security cyclone-config DIR/NAME
       prints the Cyclone DDS <Security> element for that identity, e.g.
-      CYCLONEDDS_URI=\"<General>...</General>$(halyard security cyclone-config DIR/alice)\" ddsperf pub";
+      CYCLONEDDS_URI=\"<General>...</General>$(halyard security cyclone-config DIR/alice)\" ddsperf pub
+  halyard security cipher-bench [--size BYTES] [--seconds S] [--kind aes256-gcm|aes128-gcm|aes256-gmac|aes128-gmac]
+      times the AES-GCM primitive every Halyard transform uses (default AES-256-GCM over 63000
+      octets for 1 s) and prints one line: cipher-bench kind=.. size=.. passes=..
+      us_per_pass_min=.. us_per_pass_median=.. gbytes_per_s=.. (min: the fastest batch, the
+      cipher floor on an idle core; median: what the load of the machine left)";
 
 /// Entry point: `args` follow `security`.
 pub fn main(args: &[String]) -> i32 {
@@ -53,6 +58,7 @@ pub fn main(args: &[String]) -> i32 {
         Some("resign") => resign(&args[1..]),
         Some("check") => check(&args[1..]),
         Some("cyclone-config") => cyclone_config(&args[1..]),
+        Some("cipher-bench") => cipher_bench(&args[1..]),
         Some("-h" | "--help" | "help") => {
             out!("{USAGE}");
             return 0;
@@ -296,5 +302,71 @@ fn cyclone_config(args: &[String]) -> Result<i32, String> {
     };
     let xml = setup::cyclone_config(Path::new(dir)).map_err(|e| e.to_string())?;
     out!("{xml}");
+    Ok(0)
+}
+
+/// Passes per timed batch of `cipher-bench`: long enough for the clock, short enough that a
+/// batch often runs without being preempted on a busy machine.
+const BENCH_BATCH: u32 = 16;
+/// Largest `cipher-bench --size` (a transform's input is at most a datagram here).
+const BENCH_SIZE_MAX: usize = 1 << 20;
+
+fn cipher_bench(args: &[String]) -> Result<i32, String> {
+    use halyard_security::crypto::{CipherPass, TransformKind};
+    let (mut size, mut seconds, mut kind) = (63_000usize, 1.0f64, TransformKind::Aes256Gcm);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = it.next().ok_or(format!("{a} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "--size" => size = parse_num("--size", v?)?,
+            "--seconds" => seconds = parse_num("--seconds", v?)?,
+            "--kind" => {
+                kind = match v?.as_str() {
+                    "aes256-gcm" => TransformKind::Aes256Gcm,
+                    "aes128-gcm" => TransformKind::Aes128Gcm,
+                    "aes256-gmac" => TransformKind::Aes256Gmac,
+                    "aes128-gmac" => TransformKind::Aes128Gmac,
+                    k => return Err(format!("--kind: unknown kind {k:?}\n{USAGE}")),
+                }
+            }
+            _ => return Err(format!("unknown option {a}\n{USAGE}")),
+        }
+    }
+    if size == 0 || size > BENCH_SIZE_MAX {
+        return Err(format!("--size must be 1 ..= {BENCH_SIZE_MAX}"));
+    }
+    if !(0.01..=60.0).contains(&seconds) {
+        return Err("--seconds must be 0.01 ..= 60".into());
+    }
+    let mut pass = CipherPass::new(kind).map_err(|e| e.to_string())?;
+    let mut data = vec![0x5au8; size];
+    let run = |pass: &mut CipherPass, data: &mut [u8]| -> Result<(), String> {
+        for _ in 0..BENCH_BATCH {
+            pass.run(data).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    run(&mut pass, &mut data)?; // warm-up: caches, key schedule, page faults
+    let start = std::time::Instant::now();
+    let mut batches_ns = Vec::new();
+    while start.elapsed().as_secs_f64() < seconds && batches_ns.len() < 10_000_000 {
+        let t = std::time::Instant::now();
+        run(&mut pass, &mut data)?;
+        batches_ns.push(t.elapsed().as_nanos() as f64);
+    }
+    batches_ns.sort_by(f64::total_cmp);
+    let per_pass = |ns: f64| ns / f64::from(BENCH_BATCH) / 1000.0;
+    let min_us = per_pass(batches_ns.first().copied().unwrap_or(0.0));
+    let median_us = per_pass(batches_ns.get(batches_ns.len() / 2).copied().unwrap_or(0.0));
+    let gbytes_per_s = if min_us > 0.0 {
+        size as f64 / min_us / 1000.0
+    } else {
+        0.0
+    };
+    out!(
+        "cipher-bench kind={kind} size={size} passes={} us_per_pass_min={min_us:.3} \
+         us_per_pass_median={median_us:.3} gbytes_per_s={gbytes_per_s:.2}",
+        batches_ns.len() as u64 * u64::from(BENCH_BATCH)
+    );
     Ok(0)
 }

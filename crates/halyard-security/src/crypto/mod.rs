@@ -89,7 +89,9 @@ pub use keymat::{
 };
 pub use receiver::ReceiverCrypto;
 pub use sender::{SenderCrypto, DEFAULT_MAX_BLOCKS_PER_SESSION, RTPS_HEADER_LEN};
-pub use session::{receiver_specific_session_key, session_key, ReplayWindow, REPLAY_WINDOW};
+pub use session::{
+    receiver_specific_session_key, session_key, CipherPass, ReplayWindow, REPLAY_WINDOW,
+};
 pub use wire::{
     peek_message_header, peek_payload_header, peek_submessage_header, CryptoFooter, CryptoHeader,
     ReceiverSpecificMac, CRYPTO_HEADER_LEN, MAC_LEN, SMID_INFO_SRC, SMID_SEC_BODY,

@@ -196,6 +196,52 @@ impl Aead {
     }
 }
 
+/// One pass of the primitive every transform of a kind runs (GCM encryption in place, or a
+/// GMAC over the data), under a fixed benchmark key, with the IV advancing per pass as a
+/// sender's does: what `halyard security cipher-bench` times to give the cipher floor of the
+/// security benchmark. Not for protecting anything.
+pub struct CipherPass {
+    aead: Aead,
+    encrypts: bool,
+    iv_suffix: u64,
+}
+
+impl std::fmt::Debug for CipherPass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CipherPass")
+            .field("encrypts", &self.encrypts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CipherPass {
+    /// The primitive of `kind` under a fixed key; `NoKeys` for NONE.
+    pub fn new(kind: TransformKind) -> Result<Self, CryptoError> {
+        let n = kind.key_len();
+        if n == 0 {
+            return Err(CryptoError::NoKeys);
+        }
+        let key: Vec<u8> = (1..=n as u8).collect();
+        Ok(CipherPass {
+            aead: Aead::new(&key)?,
+            encrypts: kind.encrypts(),
+            iv_suffix: 0,
+        })
+    }
+
+    /// One pass over `data` (encrypted in place under GCM, only read under GMAC); the tag.
+    pub fn run(&mut self, data: &mut [u8]) -> Result<[u8; MAC_LEN], CryptoError> {
+        self.iv_suffix = self.iv_suffix.wrapping_add(1);
+        let mut iv = [0u8; 12];
+        iv[4..].copy_from_slice(&self.iv_suffix.to_be_bytes());
+        if self.encrypts {
+            self.aead.seal_in_place(&iv, data)
+        } else {
+            self.aead.mac(&iv, data)
+        }
+    }
+}
+
 /// The longest input a transform takes (AWS-LC and the wire's lengths count in 32 bits).
 pub(crate) const MAX_CIPHER_LEN: usize = i32::MAX as usize;
 
