@@ -240,6 +240,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
     ctx = RunContext(spawner, raw, a.domain)
     ctx.security = prepare_security(points, raw)
     data["security"] = {lv: s.to_dict() for lv, s in ctx.security.items()}
+    if ctx.security:  # the cipher floor of the security section, measured in this run
+        data["security_cipher"] = sec.cipher_floor(os.path.join(ROOT, "target", "release", "halyard"))
     status = 0
     try:
         for i, p in enumerate(peers):

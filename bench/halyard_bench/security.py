@@ -13,6 +13,12 @@ they get the same CAs and the same signed governance:
 - Fast DDS (bench/peers/fastdds): ``FASTPERF_SECURITY=DIR/NAME``, from which the peer sets Fast
   DDS's ``dds.sec.*`` participant properties.
 
+The cipher floor: once per campaign with secured levels, ``halyard security cipher-bench``
+times the AES-GCM primitive Halyard's transforms use (AES-256-GCM over 63000 octets, the
+``encrypt`` level's kind at the "64 KB" point), kept as ``results.json``'s ``security_cipher``;
+the report turns it into the ceiling the ``encrypt`` level can reach on the machine
+(security_report.py).
+
 Each process of a run has its own identity: ``sender``, ``recv0``, ``recv1``, …, ``listen0`` ….
 Halyard, Cyclone and Fast DDS are given security settings; raw UDP's secured points fail with
 that reason. A set-up that cannot be made fails every point of its level with init's error.
@@ -155,3 +161,45 @@ def process_env(peer_name: str, env: dict[str, str], setup: Setup, name: str) ->
     else:
         raise ValueError(f"no security settings for peer {peer_name}")
     return out
+
+
+# What `halyard security cipher-bench` times for the cipher floor: the encrypt level's kind at
+# the campaign's "64 KB" throughput point.
+CIPHER_BENCH_SIZE = 63000
+CIPHER_BENCH_SECONDS = 2.0
+
+
+def parse_cipher_bench(text: str) -> dict | None:
+    """The ``key=value`` fields of ``halyard security cipher-bench``'s line (numbers as float),
+    or None when there is no such line."""
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] != ["cipher-bench"]:
+            continue
+        out: dict = {}
+        for w in words[1:]:
+            k, sep, v = w.partition("=")
+            if not sep:
+                continue
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+        if "us_per_pass_min" in out:
+            return out
+    return None
+
+
+def cipher_floor(halyard_exe: str, size: int = CIPHER_BENCH_SIZE,
+                 seconds: float = CIPHER_BENCH_SECONDS) -> dict:
+    """Runs ``halyard security cipher-bench`` (AES-256-GCM, ``size`` octets): its fields plus
+    ``argv`` and ``ok``; or ``ok`` False and ``error``. Never raises."""
+    argv = [halyard_exe, "security", "cipher-bench", "--size", str(size), "--seconds", str(seconds)]
+    if not os.access(halyard_exe, os.X_OK):
+        return {"ok": False, "argv": argv, "error": f"{halyard_exe} not built"}
+    rc, out, err = _run(argv)
+    fields = parse_cipher_bench(out) if rc == 0 else None
+    if fields is None:
+        return {"ok": False, "argv": argv,
+                "error": f"`halyard security cipher-bench` exit {rc}: {_first_line(err) or _first_line(out)}"}
+    return {"ok": True, "argv": argv, **fields}

@@ -1,6 +1,13 @@
 """The report's security section (issue 11): Halyard vs Cyclone at every protection level of
 the security dimension, and the issue's targets, each marked met / not met / not measured.
 
+The cipher floor (``results.json``'s ``security_cipher``, from ``halyard security cipher-bench``
+in the same campaign) gives the ``encrypt`` level's ceiling on the machine: the CPU time a
+sample costs at ``none`` (sender + receiver process CPU seconds ÷ samples received, at 63000 B)
+plus six AES-256-GCM passes (payload, submessage and message, encrypted by the writer and
+decrypted by the reader), spread over every core: ceiling = cores ÷ that time. It is shown
+beside the measured encrypt ÷ none ratio, for information.
+
 A target is *not met* when Halyard's figure misses it or Halyard failed at that level (the
 reason, normally Halyard's own error text, is given); *not measured* when the reference figure
 is missing (Cyclone failed, or the point did not run).
@@ -144,6 +151,51 @@ def encrypt_share(v: View, level: str, base: str = "none") -> tuple[str, str]:
     return text, MET if a >= ENCRYPT_SHARE_MIN * b else NOT_MET
 
 
+PASSES_PER_SAMPLE = 6  # encrypt: payload, submessage and message; writer and reader
+
+
+def cpu_us_per_sample(v: View, key: str | None) -> float | None:
+    """Halyard's CPU µs per sample at point ``key``: the sender's and the receivers' CPU
+    seconds (utime + stime) over the samples they received, in the median run."""
+    r = v.row(key, H)
+    if r is None or not r.get("thr_received"):
+        return None
+    run = next((x for x in v.data["runs"] if x["point"] == key and x["peer"] == H
+                and x["repeat"] == r.get("repeat_chosen")), None)
+    procs = [p for p in (run or {}).get("processes") or [] if p.get("role") in ("sender", "receiver")]
+    if not procs:
+        return None
+    cpu_s = sum((p.get("utime_s") or 0.0) + (p.get("stime_s") or 0.0) for p in procs)
+    return cpu_s * 1e6 / r["thr_received"]
+
+
+def cipher_ceiling(v: View) -> tuple[str, str] | None:
+    """(measured text, "(for information)") of the encrypt level's ceiling on this machine,
+    or None when the campaign measured no cipher floor."""
+    c = v.data.get("security_cipher")
+    if not c:
+        return None
+    if not c.get("ok"):
+        return f"cipher floor not measured: {c.get('error')}", "(not measured)"
+    pass_us = float(c["us_per_pass_min"])
+    floor = (f"AES-256-GCM {int(c.get('size', 0))} B: {pass_us:.2f} µs a pass "
+             f"({c.get('gbytes_per_s')} GB/s, `halyard security cipher-bench`, fastest batch)")
+    kn = point_key(v, "none", "throughput", 63000)
+    none_sps = _figure(v, kn, H, "throughput")
+    cpu = cpu_us_per_sample(v, kn)
+    cores = (v.data.get("machine") or {}).get("cores")
+    if none_sps is None or cpu is None or not cores:
+        return floor + "; no ceiling: Halyard's none figure or its CPU time is missing", "(not measured)"
+    ceiling = cores * 1e6 / (cpu + PASSES_PER_SAMPLE * pass_us)
+    text = (f"{floor}; none: {cpu:.1f} µs CPU a sample; ceiling {cores} cores ÷ ({cpu:.1f} + "
+            f"{PASSES_PER_SAMPLE} × {pass_us:.2f} µs) = {f_num(ceiling, 4)}/s = {ceiling / none_sps:.0%} of none")
+    ka = point_key(v, "encrypt", "throughput", 63000)
+    enc = _figure(v, ka, H, "throughput")
+    if enc is not None:
+        text += f"; measured encrypt ÷ none = {enc / none_sps:.0%}"
+    return text, "(for information)"
+
+
 def targets(v: View) -> list[list[str]]:
     """[target, measured, verdict] rows of issue 11's benchmark targets (empty without the
     security dimension)."""
@@ -167,6 +219,9 @@ def targets(v: View) -> list[list[str]]:
             if "off" in lv and measured:  # the share against no DDS Security at all, too
                 text += f"; vs off (no DDS Security): {encrypt_share(v, level, 'off')[0]}"
             out.append([name, text, verdict if target else f"({verdict})"])
+        ceiling = cipher_ceiling(v) if "encrypt" in lv else None
+        if ceiling:
+            out.append(["encrypt 63000 B: the ceiling the cipher floor implies on this machine", *ceiling])
     return out
 
 

@@ -161,6 +161,36 @@ class SecurityReport(unittest.TestCase):
         self.assertEqual(verdict, "not measured")
         self.assertIn("1024 B: Cyclone failed: sub 0 received nothing", measured)
 
+    def test_cipher_bench_line_is_parsed(self):
+        line = ("noise\ncipher-bench kind=AES256_GCM size=63000 passes=1600 us_per_pass_min=3.660 "
+                "us_per_pass_median=3.700 gbytes_per_s=17.21\n")
+        f = security.parse_cipher_bench(line)
+        self.assertEqual((f["kind"], f["size"], f["us_per_pass_min"], f["gbytes_per_s"]),
+                         ("AES256_GCM", 63000.0, 3.66, 17.21))
+        self.assertIsNone(security.parse_cipher_bench("cipher-bench kind=AES256_GCM\n"))
+        self.assertFalse(security.cipher_floor("/nonexistent/halyard")["ok"])
+
+    def test_cipher_ceiling(self):
+        data = synthetic_security_results()
+        self.assertIsNone(security_report.cipher_ceiling(report.View(data)))  # no floor measured
+        key = "throughput-KS-63000-rel-n1-sec-none"
+        for r in data["runs"]:
+            if r["peer"] == "halyard" and r["point"] == key:  # 100,000 samples, 2.5 s of CPU: 25 µs each
+                r["processes"] = [{"role": "sender", "utime_s": 1.0, "stime_s": 0.5, "maxrss_kb": 1},
+                                  {"role": "receiver", "utime_s": 0.8, "stime_s": 0.2, "maxrss_kb": 1}]
+        data["security_cipher"] = {"ok": True, "size": 63000.0, "us_per_pass_min": 3.5, "gbytes_per_s": 18.0}
+        v = report.View(data)
+        self.assertAlmostEqual(security_report.cpu_us_per_sample(v, key), 25.0)
+        text, verdict = security_report.cipher_ceiling(v)
+        self.assertIn("ceiling 2 cores ÷ (25.0 + 6 × 3.50 µs) = 43,478/s = 43% of none", text)
+        self.assertEqual(verdict, "(for information)")
+        tgt = {t[0]: t[2] for t in security_report.targets(v)}
+        self.assertEqual(tgt["encrypt 63000 B: the ceiling the cipher floor implies on this machine"],
+                         "(for information)")
+        data["security_cipher"] = {"ok": False, "error": "not built"}
+        self.assertEqual(security_report.cipher_ceiling(report.View(data)),
+                         ("cipher floor not measured: not built", "(not measured)"))
+
     def test_reports_show_the_security_section(self):
         data = synthetic_security_results()
         with tempfile.TemporaryDirectory() as d:
