@@ -859,15 +859,14 @@ impl Participant {
         if self.security.is_none() {
             return self.handle_datagram_into(now, bytes, &mut [Vec::new(), Vec::new()]);
         }
+        // Not emptied: the plugin decodes over their old octets (no pass to initialise them).
         let mut buffers = std::mem::take(&mut self.unprotect_buffers);
         self.handle_datagram_into(now, bytes, &mut buffers);
-        for b in &mut buffers {
-            b.clear();
-        }
         self.unprotect_buffers = buffers;
     }
 
-    /// [`Participant::handle_datagram`], decoding protected data into `buffers` (empty).
+    /// [`Participant::handle_datagram`], decoding protected data into `buffers` (their old
+    /// contents are overwritten).
     fn handle_datagram_into(&mut self, now: Instant, bytes: &[u8], buffers: &mut [Vec<u8>; 2]) {
         let [plain_message, plain] = buffers;
         self.stats.datagrams += 1;
@@ -928,7 +927,6 @@ impl Participant {
                     id: halyard_wire::message::id::SEC_PREFIX,
                 } => {
                     // SEC_PREFIX … SEC_POSTFIX: one protected submessage.
-                    plain.clear();
                     match self.unprotect_submessage(rx.src, raw, plain) {
                         Some(consumed) => {
                             subs.skip_bytes(

@@ -144,7 +144,9 @@ pub trait ParticipantSecurity: Send {
         Ok(false)
     }
     /// Decodes the protected submessage at the start of `bytes` (SEC_PREFIX … SEC_POSTFIX)
-    /// from `source`, appending the plain submessage to `out`; returns the bytes it spans.
+    /// from `source` into `out`, replacing what it held; returns the bytes it spans. The core
+    /// passes the same buffer for every submessage and does not empty it: an implementation
+    /// may write over its old octets rather than initialise them again (or clear it first).
     fn unprotect_submessage(
         &mut self,
         _source: GuidPrefix,
@@ -153,8 +155,10 @@ pub trait ParticipantSecurity: Send {
     ) -> Result<usize, Rejected> {
         Err(Rejected("protected submessages are not supported"))
     }
-    /// Decodes a protected message (SRTPS_PREFIX after the header) from `source`, appending
-    /// the plain message (header included) to `out`.
+    /// Decodes a protected message (SRTPS_PREFIX after the header) from `source` into `out`
+    /// (the plain message, header included), replacing what it held; as with
+    /// [`ParticipantSecurity::unprotect_submessage`], `out` is reused from one datagram to the
+    /// next without being emptied.
     fn unprotect_message(
         &mut self,
         _source: GuidPrefix,

@@ -185,6 +185,7 @@ fn stand_in_seal(community: &[u8], plain: &[u8], out: &mut Vec<u8>) {
 }
 
 fn stand_in_open(community: &[u8], bytes: &[u8], out: &mut Vec<u8>) -> Result<usize, Rejected> {
+    out.clear(); // the core hands in its reused buffer: replace what it holds
     let bad = Rejected("stand-in: malformed or tampered");
     let u32_at = |i: usize| -> Result<u32, Rejected> {
         Ok(u32::from_le_bytes(

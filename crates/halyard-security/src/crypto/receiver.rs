@@ -6,7 +6,9 @@
 //! the replay window, our receiver-specific MAC when we hold a receiver-specific key, and the
 //! common MAC (GCM tag or GMAC). Only after all of them pass is the IV suffix recorded and a
 //! new session adopted; the plain bytes are appended to the caller's buffer, which is restored
-//! on any failure.
+//! on any failure. They are decrypted straight into that buffer (no copy of the ciphertext
+//! first); the `*_overwriting` decoders write over what a reused buffer holds, so that it is
+//! not initialised again for every datagram.
 
 use super::sender::{info_src_for, RTPS_HEADER_LEN};
 use super::session::{receiver_session_key, sender_session_key, ReplayWindow, SessionKey};
@@ -117,7 +119,8 @@ impl ReceiverCrypto {
         }
         // A payload never carries receiver-specific MACs, even when its key material came
         // with a receiver-specific key (Fast DDS 2.9 sends one under origin authentication).
-        self.verify_and_output_with(&h, &footer, body, false, false, out, |_| Ok(()))
+        let base = out.len();
+        self.verify_and_output_with(&h, &footer, body, false, false, out, base, |_| Ok(()))
     }
 
     /// decode_datawriter_submessage / decode_datareader_submessage (DDS Security 1.1
@@ -128,6 +131,41 @@ impl ReceiverCrypto {
         &mut self,
         encoded: &[u8],
         out: &mut Vec<u8>,
+    ) -> Result<usize, CryptoError> {
+        let base = out.len();
+        self.submessage_at(encoded, out, base)
+    }
+
+    /// [`ReceiverCrypto::decode_submessage`] into `out` from its start: on success `out` is
+    /// the plain submessage. The octets `out` already holds are overwritten, not initialised
+    /// again, so a buffer passed for every submessage costs no pass over it beyond the
+    /// decryption. On failure `out` is left empty.
+    pub fn decode_submessage_overwriting(
+        &mut self,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<usize, CryptoError> {
+        self.submessage_at(encoded, out, 0)
+    }
+
+    fn submessage_at(
+        &mut self,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+        base: usize,
+    ) -> Result<usize, CryptoError> {
+        let r = self.submessage_at_inner(encoded, out, base);
+        if r.is_err() {
+            out.truncate(base);
+        }
+        r
+    }
+
+    fn submessage_at_inner(
+        &mut self,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+        base: usize,
     ) -> Result<usize, CryptoError> {
         let (h, at) = read_prefix(encoded, 0, SMID_SEC_PREFIX, "not a SEC_PREFIX")?;
         self.check_transform(&h)?;
@@ -146,7 +184,7 @@ impl ReceiverCrypto {
         }
         let footer = FooterView::parse(&encoded[p.body..p.end])?;
         let replay = self.replay_protection;
-        self.verify_and_output(&h, &footer, body, replay, out, |_| Ok(()))?;
+        self.verify_and_output(&h, &footer, body, replay, out, base, |_| Ok(()))?;
         Ok(p.end)
     }
 
@@ -158,6 +196,41 @@ impl ReceiverCrypto {
         &mut self,
         encoded: &[u8],
         out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        let base = out.len();
+        self.message_at(encoded, out, base)
+    }
+
+    /// [`ReceiverCrypto::decode_rtps_message`] into `out` from its start: on success `out` is
+    /// the plain message. The octets `out` already holds are overwritten, not initialised
+    /// again (see [`ReceiverCrypto::decode_submessage_overwriting`]). On failure `out` is left
+    /// empty.
+    pub fn decode_rtps_message_overwriting(
+        &mut self,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        self.message_at(encoded, out, 0)
+    }
+
+    fn message_at(
+        &mut self,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+        base: usize,
+    ) -> Result<(), CryptoError> {
+        let r = self.message_at_inner(encoded, out, base);
+        if r.is_err() {
+            out.truncate(base);
+        }
+        r
+    }
+
+    fn message_at_inner(
+        &mut self,
+        encoded: &[u8],
+        out: &mut Vec<u8>,
+        base: usize,
     ) -> Result<(), CryptoError> {
         let header: &[u8; RTPS_HEADER_LEN] = encoded
             .get(..RTPS_HEADER_LEN)
@@ -191,22 +264,24 @@ impl ReceiverCrypto {
             return Err(malformed("no SRTPS_POSTFIX after the secure body"));
         }
         let footer = FooterView::parse(&encoded[p.body..p.end])?;
-        let base = out.len();
-        out.extend_from_slice(header);
+        // The header first, over what `out` holds from `base` on (or appended).
+        let body_at = base + RTPS_HEADER_LEN;
+        if out.len() < body_at {
+            out.resize(body_at, 0);
+        }
+        out.get_mut(base..body_at)
+            .ok_or(malformed("output buffer shorter than the RTPS header"))?
+            .copy_from_slice(header);
         let replay = self.replay_protection;
         let expect = info_src_for(header);
-        let r = self.verify_and_output(&h, &footer, body, replay, out, |plain| {
+        self.verify_and_output(&h, &footer, body, replay, out, body_at, |plain| {
             match plain.first() {
                 Some(&SMID_INFO_SRC) if plain.get(8..24) != Some(&expect[8..]) => {
                     Err(malformed("INFO_SRC does not match the RTPS header"))
                 }
                 _ => Ok(()),
             }
-        });
-        if r.is_err() {
-            out.truncate(base);
-        }
-        r
+        })
     }
 
     /// The kind and key id of `h` must be our key material's.
@@ -251,8 +326,10 @@ impl ReceiverCrypto {
         }))
     }
 
-    /// Verifies everything, appends the plain bytes, runs `post_check` on them, then commits
-    /// the session and replay state. `out` is restored on failure.
+    /// Verifies everything, writes the plain bytes at `out[base..]` (`out` ends there after),
+    /// runs `post_check` on them, then commits the session and replay state. On failure
+    /// `out` is truncated to `base`.
+    #[allow(clippy::too_many_arguments)]
     fn verify_and_output(
         &mut self,
         h: &CryptoHeader,
@@ -260,9 +337,10 @@ impl ReceiverCrypto {
         body: Body<'_>,
         replay: bool,
         out: &mut Vec<u8>,
+        base: usize,
         post_check: impl FnOnce(&[u8]) -> Result<(), CryptoError>,
     ) -> Result<(), CryptoError> {
-        self.verify_and_output_with(h, footer, body, replay, true, out, post_check)
+        self.verify_and_output_with(h, footer, body, replay, true, out, base, post_check)
     }
 
     /// [`ReceiverCrypto::verify_and_output`]; `receiver_specific`: a receiver-specific MAC is
@@ -276,6 +354,7 @@ impl ReceiverCrypto {
         replay: bool,
         receiver_specific: bool,
         out: &mut Vec<u8>,
+        base: usize,
         post_check: impl FnOnce(&[u8]) -> Result<(), CryptoError>,
     ) -> Result<(), CryptoError> {
         let id = u32::from_be_bytes(h.session_id);
@@ -314,19 +393,22 @@ impl ReceiverCrypto {
                 .aead
                 .verify_mac(&iv, &footer.common_mac, &mac.receiver_mac)?;
         }
-        let base = out.len();
         let r = match body {
             Body::Encrypted(ct) => {
-                // One copy to where the plain bytes go, decrypted there in place.
-                out.extend_from_slice(ct);
+                // Decrypted straight to where the plain bytes go: `resize` initialises only
+                // what `out` did not hold yet (nothing, for a buffer reused at its length).
+                out.resize(base + ct.len(), 0);
                 let dst = out.get_mut(base..).unwrap_or_default();
-                session.key.aead.open_in_place(&iv, dst, &footer.common_mac)
+                session.key.aead.open_into(&iv, ct, &footer.common_mac, dst)
             }
             Body::Clear(pt) => session
                 .key
                 .aead
                 .verify_mac(&iv, pt, &footer.common_mac)
-                .map(|()| out.extend_from_slice(pt)),
+                .map(|()| {
+                    out.truncate(base);
+                    out.extend_from_slice(pt)
+                }),
         }
         .and_then(|()| post_check(out.get(base..).unwrap_or(&[])));
         if let Err(e) = r {

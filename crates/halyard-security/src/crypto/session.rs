@@ -166,18 +166,21 @@ impl Aead {
         Ok(out)
     }
 
-    /// Decrypts `data` in place, verifying `tag`. On a bad tag `data` holds garbage and the
-    /// caller must discard it.
-    pub(crate) fn open_in_place(
+    /// Decrypts `ct` into `out` (exactly as long), verifying `tag`. On a bad tag `out` holds
+    /// garbage and the caller must discard it.
+    pub(crate) fn open_into(
         &self,
         iv: &[u8; 12],
-        data: &mut [u8],
+        ct: &[u8],
         tag: &[u8; MAC_LEN],
+        out: &mut [u8],
     ) -> Result<(), CryptoError> {
-        check_len(data.len())?;
+        check_len(ct.len())?;
+        if out.len() != ct.len() {
+            return Err(malformed("GCM output buffer of the wrong length"));
+        }
         self.key
-            .open_in_place_separate_tag(Nonce::assume_unique_for_key(*iv), Aad::empty(), tag, data)
-            .map(|_| ())
+            .open_separate_gather(Nonce::assume_unique_for_key(*iv), Aad::empty(), ct, tag, out)
             .map_err(|_| CryptoError::TamperedOrWrongKey)
     }
 

@@ -287,7 +287,8 @@ impl BuiltinSecurity {
             p.participant.as_mut()
         };
         let rx = rx.ok_or(Rejected("no key for this protected submessage"))?;
-        rx.decode_submessage(bytes, out).map_err(why_rejected)
+        rx.decode_submessage_overwriting(bytes, out)
+            .map_err(why_rejected)
     }
 
     pub(super) fn protect_whole_message(
@@ -340,7 +341,8 @@ impl BuiltinSecurity {
             .ok_or(Rejected(
                 "protected message from a participant whose keys we lack",
             ))?;
-        rx.decode_rtps_message(message, out).map_err(why_rejected)
+        rx.decode_rtps_message_overwriting(message, out)
+            .map_err(why_rejected)
     }
 
     pub(super) fn plain_submessage_acceptable(
