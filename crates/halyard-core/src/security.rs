@@ -143,6 +143,26 @@ pub trait ParticipantSecurity: Send {
     ) -> Result<bool, Rejected> {
         Ok(false)
     }
+    /// Octets [`ParticipantSecurity::protect_message_in_place`] wants free between the RTPS
+    /// header and the submessages of a message whose submessages the core protects (0: it
+    /// does not protect messages in place; the core then uses
+    /// [`ParticipantSecurity::protect_message`]).
+    fn message_headroom(&self) -> usize {
+        0
+    }
+    /// Protects a whole outgoing message (rtps protection) where it lies, with no copy: `buf`
+    /// is the RTPS header, `headroom` free octets (what
+    /// [`ParticipantSecurity::message_headroom`] asked for), then the submessages; on
+    /// `Ok(true)` it is the protected message. `Ok(false)`: not protected and `buf` unchanged
+    /// (the core removes the headroom and sends it plain). On `Err` it must not be sent.
+    fn protect_message_in_place(
+        &mut self,
+        _destination: Option<GuidPrefix>,
+        _buf: &mut Vec<u8>,
+        _headroom: usize,
+    ) -> Result<bool, Rejected> {
+        Ok(false)
+    }
     /// Decodes the protected submessage at the start of `bytes` (SEC_PREFIX … SEC_POSTFIX)
     /// from `source` into `out`, replacing what it held; returns the bytes it spans. The core
     /// passes the same buffer for every submessage and does not empty it: an implementation
@@ -763,6 +783,9 @@ impl Participant {
         };
         let total = t.payload.len();
         let header = &t.payload[..20];
+        // Room the plugin asks for between the header and the submessages, to protect the
+        // message in place after its submessages (none: the message is copied to protect it).
+        let headroom = sec.message_headroom();
         // The message with its submessages protected, made only once a submessage is (so a
         // message protected only whole is not copied first); the parts already split off,
         // protected whole.
@@ -805,10 +828,13 @@ impl Participant {
             let p = part.get_or_insert_with(|| Part {
                 bytes: {
                     let mut v = out.buffer();
-                    v.extend_from_slice(&t.payload[..total - raw.len()]);
+                    v.extend_from_slice(header);
+                    v.resize(20 + headroom, 0);
+                    v.extend_from_slice(&t.payload[20..total - raw.len()]);
                     v
                 },
-                start: 20,
+                start: 20 + headroom,
+                headroom,
                 destination,
             });
             if p.bytes.len() + whole.len() + SUBMESSAGE_PROTECTION_ROOM > PROTECTED_PART_LIMIT
@@ -818,6 +844,7 @@ impl Participant {
                 // submessage starts the next (after the INFO_DST and INFO_TS in force).
                 let mut next = self.out.buffer();
                 next.extend_from_slice(header);
+                next.resize(20 + headroom, 0);
                 next.extend_from_slice(dst_before);
                 next.extend_from_slice(ts_before);
                 let start = next.len();
@@ -826,6 +853,7 @@ impl Participant {
                     Part {
                         bytes: next,
                         start,
+                        headroom,
                         destination,
                     },
                 );
@@ -893,11 +921,13 @@ const PROTECTED_PART_LIMIT: usize = 62_000;
 /// SEC_BODY's header and length, SEC_POSTFIX and its common MAC).
 const SUBMESSAGE_PROTECTION_ROOM: usize = 128;
 
-/// A message being protected: its bytes, where its submessages begin (after the header and
-/// the INFO_DST / INFO_TS it starts with), and the participant it is for.
+/// A message being protected: its bytes, where its submessages begin (after the header, the
+/// headroom and the INFO_DST / INFO_TS it starts with), the free octets left after the header
+/// for protecting it in place, and the participant it is for.
 struct Part {
     bytes: Vec<u8>,
     start: usize,
+    headroom: usize,
     destination: Option<GuidPrefix>,
 }
 
@@ -908,6 +938,21 @@ fn protect_whole(
     part: Part,
     out: &mut crate::outbox::Outbox,
 ) -> Result<Vec<u8>, ()> {
+    if part.headroom > 0 {
+        let mut bytes = part.bytes;
+        return match sec.protect_message_in_place(part.destination, &mut bytes, part.headroom) {
+            Ok(true) => Ok(bytes),
+            Ok(false) => {
+                let end = (20 + part.headroom).min(bytes.len());
+                bytes.drain(20.min(end)..end);
+                Ok(bytes)
+            }
+            Err(_) => {
+                out.recycle(bytes);
+                Err(())
+            }
+        };
+    }
     let mut message = out.buffer();
     let r = sec.protect_message(part.destination, &part.bytes, &mut message);
     let (keep, spare) = match r {

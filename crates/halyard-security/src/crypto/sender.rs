@@ -14,7 +14,7 @@ use zeroize::Zeroizing;
 use super::session::{receiver_session_key, sender_session_key, SessionKey};
 use super::wire::{
     patch_submsg_len, put_submsg_header, CryptoHeader, CRYPTO_HEADER_LEN, FLAG_E, FOOTER_BASE_LEN,
-    MAC_LEN, RS_MAC_LEN, SMID_INFO_SRC, SMID_SEC_BODY, SMID_SEC_POSTFIX, SMID_SEC_PREFIX,
+    MAC_LEN, RS_MAC_LEN, SMID_INFO_SRC, SUBMSG_HEADER_LEN, SMID_SEC_BODY, SMID_SEC_POSTFIX, SMID_SEC_PREFIX,
     SMID_SRTPS_POSTFIX, SMID_SRTPS_PREFIX,
 };
 use super::{CryptoError, KeyMaterial};
@@ -251,15 +251,74 @@ impl SenderCrypto {
         r
     }
 
-    /// The shared shape of the submessage and message transforms.
-    fn secure_into(
+    /// Octets [`SenderCrypto::encode_rtps_message_in_place`] needs between the RTPS header
+    /// and the submessages: SRTPS_PREFIX, SEC_BODY's header and length (when encrypting) and
+    /// the INFO_SRC.
+    pub fn message_headroom(&self) -> usize {
+        let body = if self.keymat.transformation_kind.encrypts() {
+            SUBMSG_HEADER_LEN + 4
+        } else {
+            0
+        };
+        SUBMSG_HEADER_LEN + CRYPTO_HEADER_LEN + body + INFO_SRC_LEN
+    }
+
+    /// [`SenderCrypto::encode_rtps_message`] in place, with no copy of the submessages:
+    /// `buf` is the RTPS header, [`SenderCrypto::message_headroom`] free octets, then the
+    /// submessages (`headroom`, the caller's word for it, must be that number); on success it
+    /// is the protected message, the same octets `encode_rtps_message` makes. The checks that
+    /// can fail come before `buf` is changed; should a later step fail all the same, `buf`
+    /// must not be sent.
+    pub fn encode_rtps_message_in_place(
         &mut self,
-        (prefix_id, postfix_id): (u8, u8),
-        parts: &[&[u8]],
+        buf: &mut Vec<u8>,
+        headroom: usize,
         receivers: &[&KeyMaterial],
-        out: &mut Vec<u8>,
     ) -> Result<(), CryptoError> {
-        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if headroom != self.message_headroom() {
+            return Err(super::malformed("headroom is not what this transform needs"));
+        }
+        let body_at = RTPS_HEADER_LEN + headroom - INFO_SRC_LEN;
+        let header: [u8; RTPS_HEADER_LEN] = buf
+            .get(..RTPS_HEADER_LEN)
+            .and_then(|h| h.try_into().ok())
+            .ok_or(super::malformed("message shorter than an RTPS header"))?;
+        let len = buf
+            .len()
+            .checked_sub(body_at)
+            .filter(|&n| n >= INFO_SRC_LEN)
+            .ok_or(super::malformed("message shorter than its headroom"))?;
+        let len32 = self.check_secure_len(len)?;
+        for r in receivers.iter().filter(|r| r.receiver_specific_key_id != 0) {
+            self.check_receiver_kind(r)?;
+        }
+        let h = self.next_header(len)?;
+        // The prefix, SEC_BODY and INFO_SRC, written over the headroom.
+        let mut head = Vec::with_capacity(headroom);
+        put_submsg_header(&mut head, SMID_SRTPS_PREFIX, CRYPTO_HEADER_LEN)?;
+        h.write(&mut head);
+        if self.keymat.transformation_kind.encrypts() {
+            put_submsg_header(&mut head, SMID_SEC_BODY, 4 + len)?;
+            head.extend_from_slice(&len32.to_be_bytes());
+        }
+        head.extend_from_slice(&info_src_for(&header));
+        buf.get_mut(RTPS_HEADER_LEN..RTPS_HEADER_LEN + headroom)
+            .filter(|d| d.len() == head.len())
+            .ok_or(super::malformed("headroom of the wrong length"))?
+            .copy_from_slice(&head);
+        let iv = h.iv();
+        let body = buf.get_mut(body_at..).unwrap_or_default();
+        let common_mac = if self.keymat.transformation_kind.encrypts() {
+            self.key.aead.seal_in_place(&iv, body)?
+        } else {
+            self.key.aead.mac(&iv, body)?
+        };
+        self.put_footer(SMID_SRTPS_POSTFIX, &iv, &common_mac, receivers, buf)
+    }
+
+    /// The length of the protected bytes of a submessage or message transform as the wire's
+    /// u32, if SEC_BODY's 16-bit length can carry them and they are whole submessages.
+    fn check_secure_len(&self, len: usize) -> Result<u32, CryptoError> {
         let len32 = u32::try_from(len)
             .ok()
             .filter(|&n| n as usize + 8 <= usize::from(u16::MAX))
@@ -273,6 +332,45 @@ impl SenderCrypto {
                 "plain submessages must total a multiple of 4 octets",
             ));
         }
+        Ok(len32)
+    }
+
+    /// Appends the postfix of id `postfix_id`: the common MAC and a receiver-specific MAC for
+    /// each of `receivers` with a receiver-specific key.
+    fn put_footer(
+        &mut self,
+        postfix_id: u8,
+        iv: &[u8; 12],
+        common_mac: &[u8; MAC_LEN],
+        receivers: &[&KeyMaterial],
+        out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        let rs_count = receivers
+            .iter()
+            .filter(|r| r.receiver_specific_key_id != 0)
+            .count();
+        let footer_at = out.len();
+        put_submsg_header(out, postfix_id, FOOTER_BASE_LEN)?;
+        out.extend_from_slice(common_mac);
+        out.extend_from_slice(&(rs_count as u32).to_be_bytes());
+        for r in receivers.iter().filter(|r| r.receiver_specific_key_id != 0) {
+            let mac = self.receiver_mac(r, iv, common_mac)?;
+            out.extend_from_slice(&r.receiver_specific_key_id.to_be_bytes());
+            out.extend_from_slice(&mac);
+        }
+        patch_submsg_len(out, footer_at, FOOTER_BASE_LEN + rs_count * RS_MAC_LEN)
+    }
+
+    /// The shared shape of the submessage and message transforms.
+    fn secure_into(
+        &mut self,
+        (prefix_id, postfix_id): (u8, u8),
+        parts: &[&[u8]],
+        receivers: &[&KeyMaterial],
+        out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let len32 = self.check_secure_len(len)?;
         let h = self.next_header(len)?;
         let rs_count = receivers
             .iter()
@@ -285,17 +383,18 @@ impl SenderCrypto {
             put_submsg_header(out, SMID_SEC_BODY, 4 + len)?;
         }
         let common_mac = self.protect(&h, parts, len32, out)?;
-        let footer_at = out.len();
-        put_submsg_header(out, postfix_id, FOOTER_BASE_LEN)?;
-        out.extend_from_slice(&common_mac);
-        out.extend_from_slice(&(rs_count as u32).to_be_bytes());
-        let iv = h.iv();
-        for r in receivers.iter().filter(|r| r.receiver_specific_key_id != 0) {
-            let mac = self.receiver_mac(r, &iv, &common_mac)?;
-            out.extend_from_slice(&r.receiver_specific_key_id.to_be_bytes());
-            out.extend_from_slice(&mac);
+        self.put_footer(postfix_id, &h.iv(), &common_mac, receivers, out)
+    }
+
+    /// A receiver key material must be of our kind.
+    fn check_receiver_kind(&self, r: &KeyMaterial) -> Result<(), CryptoError> {
+        if r.transformation_kind != self.keymat.transformation_kind {
+            return Err(CryptoError::KindMismatch {
+                expected: self.keymat.transformation_kind,
+                found: r.transformation_kind.to_u32(),
+            });
         }
-        patch_submsg_len(out, footer_at, FOOTER_BASE_LEN + rs_count * RS_MAC_LEN)
+        Ok(())
     }
 
     /// The receiver-specific MAC of `common_mac` for receiver key material `r`.
@@ -305,12 +404,7 @@ impl SenderCrypto {
         iv: &[u8; 12],
         common_mac: &[u8; MAC_LEN],
     ) -> Result<[u8; MAC_LEN], CryptoError> {
-        if r.transformation_kind != self.keymat.transformation_kind {
-            return Err(CryptoError::KindMismatch {
-                expected: self.keymat.transformation_kind,
-                found: r.transformation_kind.to_u32(),
-            });
-        }
+        self.check_receiver_kind(r)?;
         let hit = self.rs_cache.iter().position(|e| {
             e.key_id == r.receiver_specific_key_id
                 && e.master.as_slice() == r.master_receiver_specific_key.as_slice()

@@ -389,6 +389,88 @@ fn receiver_specific_macs_authenticate_each_receiver() {
     }
 }
 
+/// The message in the layout [`SenderCrypto::encode_rtps_message_in_place`] takes: the header,
+/// `headroom` free octets (filled with junk, which must not matter), the submessages.
+fn with_headroom(subs: &[u8], headroom: usize) -> Vec<u8> {
+    let mut buf = rtps_header().to_vec();
+    buf.resize(RTPS_HEADER_LEN + headroom, 0xee);
+    buf.extend_from_slice(subs);
+    buf
+}
+
+#[test]
+fn message_protected_in_place_is_the_same_octets() {
+    // The known answer of gcm_message_matches_known_answer, made in place.
+    let mut subs = vec![0x09, 0x01, 0x08, 0x00];
+    subs.extend(0..8u8);
+    let mut tx = SenderCrypto::with_state(kat_keymat_128(), 0x0102_0304, 4).unwrap();
+    let mut want = Vec::new();
+    tx.encode_rtps_message(&rtps_header(), &subs, &[], &mut want)
+        .unwrap();
+    let mut tx = SenderCrypto::with_state(kat_keymat_128(), 0x0102_0304, 4).unwrap();
+    let headroom = tx.message_headroom();
+    let mut buf = with_headroom(&subs, headroom);
+    tx.encode_rtps_message_in_place(&mut buf, headroom, &[])
+        .unwrap();
+    assert_eq!(buf, want);
+    // Every kind, with receiver-specific MACs, and decoded over a dirty reused buffer.
+    let mut rng = SeededRandom::new(700);
+    for kind in TransformKind::KEYED {
+        let w = KeyMaterial::generate(kind, 3, &mut rng);
+        let (a, b) = (
+            w.with_receiver_specific_key(101, &mut rng),
+            w.with_receiver_specific_key(102, &mut rng),
+        );
+        let subs = [submessage(16, 9), submessage(400, 1)].concat();
+        let mut copying = SenderCrypto::with_state(w.clone(), 9, 77).unwrap();
+        let mut in_place = SenderCrypto::with_state(w.clone(), 9, 77).unwrap();
+        let mut want = Vec::new();
+        copying
+            .encode_rtps_message(&rtps_header(), &subs, &[&a, &b], &mut want)
+            .unwrap();
+        let headroom = in_place.message_headroom();
+        assert_eq!(headroom, if kind.encrypts() { 56 } else { 48 });
+        let mut buf = with_headroom(&subs, headroom);
+        in_place
+            .encode_rtps_message_in_place(&mut buf, headroom, &[&a, &b])
+            .unwrap();
+        assert_eq!(buf, want, "{kind}");
+        let mut out = vec![0x33u8; 5000];
+        let mut rx = ReceiverCrypto::new(b).unwrap();
+        rx.decode_rtps_message_overwriting(&buf, &mut out).unwrap();
+        assert_eq!(out.len(), 20 + 24 + subs.len(), "{kind}");
+        assert_eq!(&out[..20], &rtps_header());
+        assert_eq!(&out[44..], &subs[..], "{kind}");
+        // Another headroom is refused before anything is changed.
+        let mut short = with_headroom(&subs, headroom - 4);
+        let before = short.clone();
+        assert!(in_place
+            .encode_rtps_message_in_place(&mut short, headroom - 4, &[])
+            .is_err());
+        assert_eq!(short, before);
+    }
+}
+
+#[test]
+fn overwriting_decoders_reuse_a_buffer_and_empty_it_on_failure() {
+    for kind in TransformKind::KEYED {
+        let (mut tx, mut rx) = pair(kind, 800);
+        let mut out = Vec::new();
+        for len in [400, 40, 4000, 400] {
+            let sub = submessage(len, len as u8);
+            let mut enc = Vec::new();
+            tx.encode_submessage(&sub, &[], &mut enc).unwrap();
+            let n = rx.decode_submessage_overwriting(&enc, &mut out).unwrap();
+            assert_eq!((n, &out), (enc.len(), &sub), "{kind} {len}");
+            let last = enc.len() - 1;
+            enc[last] ^= 1; // the last MAC octet: tampered
+            out.extend_from_slice(b"junk");
+            assert!(rx.decode_submessage_overwriting(&enc, &mut out).is_err());
+            assert!(out.is_empty(), "{kind}: a failed decode leaves nothing behind");
+        }
+    }
+}
+
 #[test]
 fn sessions_renew_and_decode_across_the_change() {
     for kind in TransformKind::KEYED {

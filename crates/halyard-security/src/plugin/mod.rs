@@ -524,6 +524,19 @@ impl ParticipantSecurity for BuiltinSecurity {
         self.unprotect_whole_message(source, message, out)
     }
 
+    fn message_headroom(&self) -> usize {
+        self.whole_message_headroom()
+    }
+
+    fn protect_message_in_place(
+        &mut self,
+        destination: Option<GuidPrefix>,
+        buf: &mut Vec<u8>,
+        headroom: usize,
+    ) -> Result<bool, Rejected> {
+        self.protect_whole_message_in_place(destination, buf, headroom)
+    }
+
     fn accepts_plain_submessage(
         &self,
         source: GuidPrefix,

@@ -49,12 +49,17 @@ fn rtps_protected_entity(e: EntityId) -> bool {
 /// What rtps protection makes of a message: (some submessage is of an rtps-protected
 /// endpoint, some submessage must go plain: SPDP, the handshake, the key exchange).
 fn rtps_kinds(message: &[u8]) -> (bool, bool) {
-    use halyard_core::wire::Submessage as S;
     let Ok(m) = halyard_core::wire::Message::parse(message) else {
         return (false, true);
     };
+    rtps_kinds_of(m.submessages())
+}
+
+/// [`rtps_kinds`] of a message's submessages.
+fn rtps_kinds_of(submessages: halyard_core::wire::Submessages<'_>) -> (bool, bool) {
+    use halyard_core::wire::Submessage as S;
     let (mut protected, mut plain) = (false, false);
-    for sm in m.submessages() {
+    for sm in submessages {
         let ids = match sm {
             Ok(S::Data(d)) => [d.writer_id, d.reader_id],
             Ok(S::DataFrag(d)) => [d.writer_id, d.reader_id],
@@ -324,6 +329,50 @@ impl BuiltinSecurity {
         h.copy_from_slice(header);
         sender
             .encode_rtps_message(&h, body, &receivers, out)
+            .map(|_| true)
+            .map_err(|_| Rejected("message could not be protected"))
+    }
+
+    /// Octets [`BuiltinSecurity::protect_whole_message_in_place`] wants between the RTPS
+    /// header and the submessages (0 without rtps protection).
+    pub(super) fn whole_message_headroom(&self) -> usize {
+        self.participant_keys
+            .as_ref()
+            .map_or(0, |(_, sender)| sender.message_headroom())
+    }
+
+    /// [`BuiltinSecurity::protect_whole_message`] in place: `buf` is the RTPS header,
+    /// `headroom` free octets, then the submessages (see
+    /// [`SenderCrypto::encode_rtps_message_in_place`]). `Ok(false)`: not protected, `buf`
+    /// unchanged.
+    pub(super) fn protect_whole_message_in_place(
+        &mut self,
+        destination: Option<GuidPrefix>,
+        buf: &mut Vec<u8>,
+        headroom: usize,
+    ) -> Result<bool, Rejected> {
+        let hidden_protected = std::mem::take(&mut self.rtps_entity_in_datagram);
+        if std::mem::take(&mut self.volatile_in_datagram) {
+            return Ok(false);
+        }
+        let Some((_, sender)) = self.participant_keys.as_mut() else {
+            return Ok(false);
+        };
+        let receivers: Vec<&KeyMaterial> = self
+            .peers
+            .iter()
+            .filter(|(g, _)| destination.is_none_or(|d| **g == d))
+            .filter_map(|(_, p)| p.participant_sent.as_ref())
+            .collect();
+        let Some(subs) = buf.get(20 + headroom..) else {
+            return Ok(false);
+        };
+        let (protected, plain) = rtps_kinds_of(halyard_core::wire::Submessages::over(subs));
+        if !(protected || hidden_protected) || plain {
+            return Ok(false);
+        }
+        sender
+            .encode_rtps_message_in_place(buf, headroom, &receivers)
             .map(|_| true)
             .map_err(|_| Rejected("message could not be protected"))
     }
