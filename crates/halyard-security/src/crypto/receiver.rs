@@ -274,14 +274,20 @@ impl ReceiverCrypto {
             .copy_from_slice(header);
         let replay = self.replay_protection;
         let expect = info_src_for(header);
-        self.verify_and_output(&h, &footer, body, replay, out, body_at, |plain| {
-            match plain.first() {
+        self.verify_and_output(
+            &h,
+            &footer,
+            body,
+            replay,
+            out,
+            body_at,
+            |plain| match plain.first() {
                 Some(&SMID_INFO_SRC) if plain.get(8..24) != Some(&expect[8..]) => {
                     Err(malformed("INFO_SRC does not match the RTPS header"))
                 }
                 _ => Ok(()),
-            }
-        })
+            },
+        )
     }
 
     /// The kind and key id of `h` must be our key material's.

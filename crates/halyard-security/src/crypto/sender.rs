@@ -14,8 +14,8 @@ use zeroize::Zeroizing;
 use super::session::{receiver_session_key, sender_session_key, SessionKey};
 use super::wire::{
     patch_submsg_len, put_submsg_header, CryptoHeader, CRYPTO_HEADER_LEN, FLAG_E, FOOTER_BASE_LEN,
-    MAC_LEN, RS_MAC_LEN, SMID_INFO_SRC, SUBMSG_HEADER_LEN, SMID_SEC_BODY, SMID_SEC_POSTFIX, SMID_SEC_PREFIX,
-    SMID_SRTPS_POSTFIX, SMID_SRTPS_PREFIX,
+    MAC_LEN, RS_MAC_LEN, SMID_INFO_SRC, SMID_SEC_BODY, SMID_SEC_POSTFIX, SMID_SEC_PREFIX,
+    SMID_SRTPS_POSTFIX, SMID_SRTPS_PREFIX, SUBMSG_HEADER_LEN,
 };
 use super::{CryptoError, KeyMaterial};
 use crate::random::SecureRandom;
@@ -276,7 +276,9 @@ impl SenderCrypto {
         receivers: &[&KeyMaterial],
     ) -> Result<(), CryptoError> {
         if headroom != self.message_headroom() {
-            return Err(super::malformed("headroom is not what this transform needs"));
+            return Err(super::malformed(
+                "headroom is not what this transform needs",
+            ));
         }
         let body_at = RTPS_HEADER_LEN + headroom - INFO_SRC_LEN;
         let header: [u8; RTPS_HEADER_LEN] = buf

@@ -180,7 +180,13 @@ impl Aead {
             return Err(malformed("GCM output buffer of the wrong length"));
         }
         self.key
-            .open_separate_gather(Nonce::assume_unique_for_key(*iv), Aad::empty(), ct, tag, out)
+            .open_separate_gather(
+                Nonce::assume_unique_for_key(*iv),
+                Aad::empty(),
+                ct,
+                tag,
+                out,
+            )
             .map_err(|_| CryptoError::TamperedOrWrongKey)
     }
 
@@ -193,7 +199,12 @@ impl Aead {
     ) -> Result<(), CryptoError> {
         check_len(aad.len())?;
         self.key
-            .open_in_place_separate_tag(Nonce::assume_unique_for_key(*iv), Aad::from(aad), tag, &mut [])
+            .open_in_place_separate_tag(
+                Nonce::assume_unique_for_key(*iv),
+                Aad::from(aad),
+                tag,
+                &mut [],
+            )
             .map(|_| ())
             .map_err(|_| CryptoError::TamperedOrWrongKey)
     }

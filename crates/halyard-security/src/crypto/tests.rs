@@ -466,7 +466,10 @@ fn overwriting_decoders_reuse_a_buffer_and_empty_it_on_failure() {
             enc[last] ^= 1; // the last MAC octet: tampered
             out.extend_from_slice(b"junk");
             assert!(rx.decode_submessage_overwriting(&enc, &mut out).is_err());
-            assert!(out.is_empty(), "{kind}: a failed decode leaves nothing behind");
+            assert!(
+                out.is_empty(),
+                "{kind}: a failed decode leaves nothing behind"
+            );
         }
     }
 }
