@@ -10,8 +10,10 @@
 //! * [`setup`]: `halyard security init / check / cyclone-config`.
 //! * [`random`]: where the plugins' randomness comes from (the OS, or a seed in tests).
 //!
-//! Every primitive (hashes, signatures, key agreement, AES-GCM, X.509, S/MIME) comes from
-//! OpenSSL through the `openssl` crate; nothing cryptographic is written here by hand. Secret
+//! Every primitive (hashes, signatures, key agreement, X.509, S/MIME) comes from OpenSSL
+//! through the `openssl` crate, except AES-GCM/GMAC, which comes from AWS-LC through
+//! `aws-lc-rs` (about 2.7 times faster than OpenSSL 3.0 here: `halyard security cipher-bench`);
+//! nothing cryptographic is written here by hand. Secret
 //! keys are zeroized when dropped. Nothing here does network I/O or reads the clock: the
 //! current time is passed in.
 #![forbid(unsafe_code)]
