@@ -31,7 +31,7 @@ else
 fi
 
 APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables
-              libfastrtps-dev fastddsgen g++ gcc make libssl-dev pkg-config openssl
+              libfastrtps-dev fastddsgen g++ gcc make cmake libssl-dev pkg-config openssl
               python3-venv python3-dev)
 
 # Wait for any other apt/dpkg run (e.g. a background install) to finish instead
