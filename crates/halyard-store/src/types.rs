@@ -118,13 +118,18 @@ pub enum Inserted {
     Duplicate,
 }
 
-/// How hard a commit pushes data to the disk (SQLite `PRAGMA synchronous` in WAL mode).
+/// How hard a commit pushes data to the disk (SQLite `PRAGMA synchronous`, with a rollback
+/// journal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SyncLevel {
-    /// A committed transaction survives a crash of the process (kill -9), not a power loss.
+    /// A committed transaction survives a crash of the process (kill -9): the commit has
+    /// handed every byte to the kernel, no fsync. A power loss or an OS crash may lose recent
+    /// commits or leave the file damaged; a damaged file is then refused at open
+    /// ([`crate::StoreError::Corrupt`]), never silently used.
     #[default]
     Normal,
-    /// A committed transaction also survives a power loss or OS crash (fsync per commit).
+    /// A committed transaction also survives a power loss or OS crash: the journal and the
+    /// file are fsynced at each commit.
     Full,
 }
 
@@ -134,7 +139,8 @@ pub struct StoreOptions {
     /// Durability of each commit.
     pub sync: SyncLevel,
     /// Hard cap on the database size in bytes (`PRAGMA max_page_count`); `None` = no cap.
-    /// The write-ahead log comes on top of it until the next checkpoint.
+    /// The rollback journal comes on top of it: the pages the largest transaction changed
+    /// (not those it appended), truncated to 64 MB after a commit.
     pub max_bytes: Option<u64>,
 }
 
