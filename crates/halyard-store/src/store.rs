@@ -5,12 +5,13 @@ use crate::limits::{plan, Plan};
 use crate::open::{classify, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
 use crate::types::{
-    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, StoreOptions, StoreStats, StoredSample,
+    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, SampleRef, StoreOptions, StoreStats,
+    StoredSample,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{ffi, params, Connection, OptionalExtension, Row};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A store of DDS samples: one SQLite file (PERSISTENT) or one in-memory database (TRANSIENT).
@@ -29,7 +30,7 @@ pub struct Store {
     /// Limits and counts of the channels used since open (or since a lost transaction).
     channels: BTreeMap<ChannelId, ChannelState>,
     /// Instance rows changed by the pending inserts, not yet written (see [`InstanceDelta`]).
-    instances: RefCell<HashMap<(i64, [u8; 16]), InstanceDelta>>,
+    instances: RefCell<BTreeMap<(i64, [u8; 16]), InstanceDelta>>,
     /// Pages in use when last counted, and bytes inserted since (size cap only).
     used_pages: i64,
     bytes_since_count: i64,
@@ -117,7 +118,7 @@ impl Store {
             page_size,
             pending: 0,
             channels: BTreeMap::new(),
-            instances: RefCell::new(HashMap::new()),
+            instances: RefCell::new(BTreeMap::new()),
             used_pages: 0,
             bytes_since_count: i64::MAX / 4,
         })
@@ -297,6 +298,11 @@ impl Store {
     /// [`StoreError::Full`], as does the size cap. A refusal removes nothing and leaves the
     /// earlier pending inserts in place.
     pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
+        self.insert_ref(ch, &s.as_ref())
+    }
+
+    /// [`Store::insert`] of a sample whose payload the caller keeps.
+    pub fn insert_ref(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Inserted, StoreError> {
         match self.insert_once(ch, s)? {
             Written::Stored => Ok(Inserted::Stored),
             Written::Duplicate => Ok(Inserted::Duplicate),
@@ -316,7 +322,7 @@ impl Store {
         }
     }
 
-    fn insert_once(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Written, StoreError> {
+    fn insert_once(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Written, StoreError> {
         let state = self.state(ch)?;
         // KEEP_ALL without instance limits needs no per-instance count: skip the lookup
         // (`instances` in the cache then goes stale, unused until `channel` reloads it).
@@ -390,7 +396,7 @@ impl Store {
         &self,
         ch: ChannelId,
         row: i64,
-        s: &StoredSample,
+        s: &SampleRef<'_>,
         plan: Plan,
         guarded: bool,
     ) -> rusqlite::Result<Written> {
@@ -490,10 +496,8 @@ impl Store {
             // No transaction: the inserts these rows were for are gone.
             return Ok(());
         }
-        let mut rows: Vec<_> = pending.into_iter().collect();
-        // Key order: b-tree inserts walk the index forward.
-        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        for ((ch, key), delta) in rows {
+        // In key order: the upserts walk the table's b-tree forward.
+        for ((ch, key), delta) in pending {
             self.upsert_instance(ch, &key, delta, guarded)?;
         }
         Ok(())
@@ -777,7 +781,7 @@ impl Store {
         }
     }
 
-    fn is_stored(&self, ch: ChannelId, s: &StoredSample) -> Result<bool, StoreError> {
+    fn is_stored(&self, ch: ChannelId, s: &SampleRef<'_>) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached("SELECT 1 FROM samples WHERE channel = ?1 AND writer = ?2 AND sn = ?3")
             .and_then(|mut st| st.exists(params![ch.0, &s.writer[..], s.sn]))

@@ -91,6 +91,38 @@ pub struct StoredSample {
     pub payload: Vec<u8>,
 }
 
+/// A sample to store, borrowing its payload ([`crate::Store::insert_ref`]): the caller
+/// keeps its buffer (the durability service hands the same buffer to its relay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRef<'a> {
+    /// GUID of the original writer.
+    pub writer: [u8; 16],
+    /// The original writer's sequence number.
+    pub sn: i64,
+    /// Write, dispose, unregister or both.
+    pub kind: SampleKind,
+    /// The instance's key hash.
+    pub key_hash: [u8; 16],
+    /// Source timestamp.
+    pub source_time: i64,
+    /// Serialized payload.
+    pub payload: &'a [u8],
+}
+
+impl StoredSample {
+    /// The sample as a [`SampleRef`] borrowing its payload.
+    pub fn as_ref(&self) -> SampleRef<'_> {
+        SampleRef {
+            writer: self.writer,
+            sn: self.sn,
+            kind: self.kind,
+            key_hash: self.key_hash,
+            source_time: self.source_time,
+            payload: &self.payload,
+        }
+    }
+}
+
 /// A channel's identity within one store (its row id; stable across reopen).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ChannelId(pub(crate) i64);

@@ -250,6 +250,9 @@ pub(crate) struct Writer {
     pub(crate) builtin: bool,
     batch_policy: Option<BatchPolicy>,
     pending: Option<PendingBatch>,
+    /// GAPs of new changes that rejecting readers do not get, not yet sent: consecutive
+    /// changes to the same readers make one GAP of a range (see [`filter`]).
+    pending_gaps: Vec<filter::GapRun>,
     /// Readers sent fragment repairs (NACK_FRAG answers) since the last
     /// [`Writer::send_repair_heartbeats`]: each gets one HEARTBEAT after all the repairs a
     /// datagram asked for, not one per NACK_FRAG (a reader NACKs up to 64 windows at once, and
@@ -327,6 +330,7 @@ impl Writer {
             builtin,
             batch_policy: None,
             pending: None,
+            pending_gaps: Vec::new(),
             repaired: Vec::new(),
             linger_until: None,
             pacer: Pacer::default(),
