@@ -3,7 +3,11 @@
 //! An existing file is first inspected through a read-only connection (header bytes, then
 //! application_id, user_version, the table list and `PRAGMA quick_check`); only a file that
 //! passes is opened read-write. A read-only connection never checkpoints a write-ahead log
-//! into the main file, so a refused file keeps its bytes.
+//! into the main file, so a refused file keeps its bytes. A read-only connection cannot roll
+//! back a hot journal either (SQLITE_READONLY_ROLLBACK, left by a process killed within a
+//! transaction): then the application_id in the file header (which no transaction changes)
+//! decides; our store is opened read-write, which rolls the journal back, and inspected
+//! through that connection; any other file is refused untouched.
 
 use crate::error::StoreError;
 use crate::types::{StoreOptions, SyncLevel};
@@ -273,8 +277,8 @@ fn configure(
         // pages it appends once, into the file, and journals only the few existing pages it
         // changes (b-tree interior and last leaf pages). A write-ahead log writes every page
         // twice (log, then checkpoint) and checksums it, which cost 2.5 times the CPU per
-        // 1 KB sample (README of this crate, "Journal"). Stores of schema version 1 were in
-        // WAL mode; SQLite converts them here.
+        // 1 KB sample (the crate documentation, "Journal"). Stores written in WAL mode
+        // (before this choice; same schema) are converted here by SQLite.
         let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "PERSIST", |r| r.get(0))
             .map_err(|e| classify(name, op, e))?;
