@@ -357,9 +357,17 @@ impl Store {
         // Near the cap every row is written at once, within the savepoint, so that reaching
         // the cap undoes this insert alone.
         let written = match guarded {
-            true => self
-                .write_instances(true)
-                .and_then(|_| self.write_sample(ch, row, s, plan, true)),
+            true => {
+                // The savepoint may undo the pending instance rows too: keep them to put back.
+                let unwritten = self.instances.borrow().clone();
+                let written = self
+                    .write_instances(true)
+                    .and_then(|_| self.write_sample(ch, row, s, plan, true));
+                if written.is_err() {
+                    *self.instances.borrow_mut() = unwritten;
+                }
+                written
+            }
             false => self.write_sample(ch, row, s, plan, false),
         };
         if guarded && !self.conn.is_autocommit() {
@@ -490,15 +498,23 @@ impl Store {
     }
 
     /// Writes the instance rows the pending inserts changed (into the open transaction).
+    ///
+    /// A row leaves the map once written: after a failure the others are still there (and
+    /// a transaction SQLite rolled back meanwhile is reported by the next write or commit).
     fn write_instances(&self, guarded: bool) -> rusqlite::Result<()> {
-        let pending = std::mem::take(&mut *self.instances.borrow_mut());
         if self.conn.is_autocommit() {
             // No transaction: the inserts these rows were for are gone.
+            self.instances.borrow_mut().clear();
             return Ok(());
         }
         // In key order: the upserts walk the table's b-tree forward.
-        for ((ch, key), delta) in pending {
-            self.upsert_instance(ch, &key, delta, guarded)?;
+        let keys: Vec<(i64, [u8; 16])> = self.instances.borrow().keys().copied().collect();
+        for (ch, key) in keys {
+            let delta = self.instances.borrow().get(&(ch, key)).copied();
+            if let Some(delta) = delta {
+                self.upsert_instance(ch, &key, delta, guarded)?;
+                self.instances.borrow_mut().remove(&(ch, key));
+            }
         }
         Ok(())
     }
@@ -554,8 +570,8 @@ impl Store {
     /// Makes the pending inserts durable (as [`crate::SyncLevel`] says); returns how many.
     pub fn commit(&mut self) -> Result<usize, StoreError> {
         if self.conn.is_autocommit() {
-            self.pending = 0;
             self.instances.borrow_mut().clear();
+            self.lost_transaction()?;
             return Ok(0);
         }
         if let Err(e) = self.write_instances(false).and_then(|_| {
@@ -713,10 +729,31 @@ impl Store {
 
     fn begin(&mut self) -> Result<(), StoreError> {
         if self.conn.is_autocommit() {
-            self.pending = 0;
+            self.lost_transaction()?;
             self.exec("BEGIN IMMEDIATE", None)?;
         }
         Ok(())
+    }
+
+    /// With no transaction open: [`StoreError::TransactionLost`] if inserts were pending
+    /// (SQLite rolled their transaction back after a failure that was not a write of ours,
+    /// e.g. while a read wrote the pending instance rows), so that they are never taken
+    /// for committed.
+    fn lost_transaction(&mut self) -> Result<(), StoreError> {
+        let lost = std::mem::take(&mut self.pending);
+        if lost == 0 {
+            return Ok(());
+        }
+        self.channels.clear();
+        self.instances.borrow_mut().clear();
+        Err(StoreError::TransactionLost {
+            path: self.path.clone(),
+            lost,
+            source: rusqlite::Error::SqliteFailure(
+                ffi::Error::new(ffi::SQLITE_ABORT),
+                Some("the pending transaction is no longer open".into()),
+            ),
+        })
     }
 
     fn exec(&mut self, sql_text: &str, ch: Option<ChannelId>) -> Result<(), StoreError> {
