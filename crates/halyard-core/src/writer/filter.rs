@@ -31,9 +31,10 @@
 //! from the original writer, see `Writer::set_relay`): the GAP for a change joins the pending
 //! one of the same participant when it names the same readers and the change follows the
 //! pending range, so a durability service's batch of stored samples costs one GAP of a range
-//! per participant, not a datagram per sample. Pending GAPs go out before any other datagram
-//! of the writer, with a HEARTBEAT, or at the writer's next timeout (due at once): after the
-//! writes of one call into the core, not later. Other writers send each GAP at once.
+//! per participant, not a datagram per sample. A participant's pending GAPs go out before
+//! DATA to that participant, with a HEARTBEAT, before any unfiltered datagram of the writer,
+//! or at the writer's next timeout (due at once): after the writes of one call into the core,
+//! not later. Other writers send each GAP at once.
 //!
 //! Readers keep filtering on their side: writers of other vendors may not filter, and a writer
 //! filters with the parameters last announced. A sample a writer filtered never arrives.
@@ -369,9 +370,14 @@ impl Writer {
         };
         self.flush_data_batch(ctx.out);
         let groups = self.groups(rejecting);
-        if groups.iter().any(|(_, g)| !g.accepting.is_empty()) {
-            // DATA goes out after the GAPs of the changes before it.
-            self.flush_gaps(ctx.out);
+        for (prefix, g) in &groups {
+            if !g.accepting.is_empty() {
+                // DATA to a participant goes out after its GAPs of the changes before.
+                if let Some(i) = self.pending_gaps.iter().position(|r| r.prefix == *prefix) {
+                    let run = self.pending_gaps.swap_remove(i);
+                    self.send_gap_run(ctx.out, run, None);
+                }
+            }
         }
         let what = Sending {
             fragments: None,

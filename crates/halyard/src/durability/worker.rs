@@ -282,9 +282,14 @@ impl Worker {
             qos: channel::relay_qos(key, &ed.qos),
             has_key,
         };
+        let scoped = self.config.only_participant.is_some();
         self.shared.drive(|st, now| {
             let reader = st.core.create_reader_disabled(now, rspec, None);
             st.core.hold_acknowledgments(now, reader);
+            if scoped {
+                // It keeps its own participant's writers' samples, which it gets from them.
+                st.core.set_reader_catches_up(now, reader, false);
+            }
             st.core.set_reader_credit(now, reader, Some(CREDIT));
             let relay = st.core.create_writer_disabled(now, wspec);
             st.core.set_writer_relay(relay);
