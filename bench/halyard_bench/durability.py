@@ -45,7 +45,7 @@ def run(root: str, out_dir: str, samples: int, domain: int, data: dict) -> None:
     """Runs the bench into ``data["durability_bench"]`` (or ``durability_bench_failed``)."""
     exe = os.path.join(root, "target", "release", "halyard")
     store = os.path.join(out_dir, "raw", "durability-bench.store")
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-journal", "-wal", "-shm"):
         if os.path.exists(store + suffix):
             os.remove(store + suffix)
     cmd = [exe, "durability-bench", "--samples", str(samples), "--size", str(SIZE),
@@ -58,7 +58,7 @@ def run(root: str, out_dir: str, samples: int, domain: int, data: dict) -> None:
     except (OSError, subprocess.TimeoutExpired) as e:
         text, rc = str(e), None
     finally:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-journal", "-wal", "-shm"):
             if os.path.exists(store + suffix):
                 os.remove(store + suffix)
     with open(os.path.join(out_dir, "raw", "durability-bench.log"), "w", encoding="utf-8") as f:

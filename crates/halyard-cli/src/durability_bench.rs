@@ -309,9 +309,10 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The store file and its write-ahead log and shared-memory index, if any.
+/// The store file and its rollback journal (or, for a store of an earlier build, its
+/// write-ahead log and shared-memory index), if any.
 fn disk_bytes(store: &Path) -> u64 {
-    ["", "-wal", "-shm"]
+    ["", "-journal", "-wal", "-shm"]
         .iter()
         .filter_map(|suffix| {
             let mut p = store.as_os_str().to_owned();

@@ -47,7 +47,7 @@ pub use halyard_xtypes as xtypes;
 pub use outbox::Transmit;
 pub use participant::{Participant, Stats};
 pub use reader::ReaderSpec;
-pub use relay::{RELAY_WRITER_NAME, SERVICE_READER_NAME};
+pub use relay::{RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME, SERVICE_READER_NAME};
 pub use time::Instant;
 pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};
 

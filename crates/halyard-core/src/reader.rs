@@ -885,6 +885,11 @@ pub(crate) struct Reader {
     pub(crate) group: Option<EntityId>,
     /// It acknowledges only what is released (a durability service's, see [`crate::relay`]).
     pub(crate) holds_acks: bool,
+    /// A reader holding acknowledgments catches up from relays (announced as
+    /// [`crate::relay::SERVICE_READER_NAME`]: they send it every change); false for a
+    /// service scoped to its own participant's writers (see
+    /// `Participant::set_reader_catches_up`).
+    pub(crate) catches_up: bool,
     /// What it delivered per original writer, so that a sample that also comes from a
     /// durability service is delivered once (readers that are not VOLATILE).
     pub(crate) seen: Option<crate::relay::SeenSamples>,
@@ -896,6 +901,7 @@ impl Reader {
         let durable = spec.qos.durability >= halyard_wire::qos::DurabilityKind::TransientLocal;
         Reader {
             holds_acks: false,
+            catches_up: true,
             seen: (durable && !guid.entity.is_builtin()).then(Default::default),
             guid,
             spec,

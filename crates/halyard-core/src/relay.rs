@@ -16,7 +16,9 @@
 //!   samples, each sent with PID_ORIGINAL_WRITER_INFO (its first writer and sequence number).
 //!   A reader gets the history held when it matched; what the service stores later reaches
 //!   that reader from its original writer, so the relay sends it a GAP instead (every live
-//!   sample would otherwise travel twice).
+//!   sample would otherwise travel twice). Another service's reader gets everything, so that
+//!   services catch up from each other, unless that service keeps only its own
+//!   participant's writers ([`Participant::set_reader_catches_up`]).
 //! - **Once per sample.** A reader that is not VOLATILE may get a sample from its writer and
 //!   from one or more services. It remembers, per original writer, the sequence numbers it
 //!   delivered ([`SeenSamples`], a few ranges per writer) and drops the copies.
@@ -36,8 +38,22 @@ pub const SERVICE_READER_NAME: &str = "halyard.durability_service";
 /// liveliness delays the cleanup of disposed instances.
 pub const RELAY_WRITER_NAME: &str = "halyard.durability_relay";
 
-/// True if remote reader `ed` is a durability service's.
+/// The PID_ENTITY_NAME of the reader of a durability service that keeps only its own
+/// participant's writers (an embedded one, see [`Participant::set_reader_catches_up`]): a
+/// service for the writers it matches (a TRANSIENT or PERSISTENT KEEP_ALL writer drops what
+/// it acknowledged instead of blocking), but relays treat it as any reader.
+pub const SCOPED_SERVICE_READER_NAME: &str = "halyard.durability_service.scoped";
+
+/// True if remote reader `ed` is a durability service's (either name).
 pub(crate) fn is_service_reader(ed: &halyard_wire::discovery::EndpointData) -> bool {
+    matches!(
+        ed.entity_name.as_deref(),
+        Some(SERVICE_READER_NAME | SCOPED_SERVICE_READER_NAME)
+    )
+}
+
+/// True if remote reader `ed` is a service's that catches up from relays.
+pub(crate) fn catches_up_from_relays(ed: &halyard_wire::discovery::EndpointData) -> bool {
     ed.entity_name.as_deref() == Some(SERVICE_READER_NAME)
 }
 
@@ -123,6 +139,27 @@ impl Participant {
         for p in r.proxies.values_mut().filter(|p| p.reliable) {
             p.unreleased.get_or_insert_with(Default::default);
         }
+        if r.announced_sn.is_some() {
+            self.announce_reader(now, reader);
+        }
+    }
+
+    /// Whether held reader `reader` catches up from relays: they send it every change they
+    /// hold and store later (services catch up from each other; the default, announced as
+    /// [`SERVICE_READER_NAME`]). A service that keeps only its own participant's writers (an
+    /// embedded one) gets those from the writers themselves: `false` (announced as
+    /// [`SCOPED_SERVICE_READER_NAME`]) makes relays treat its reader as any other (the
+    /// history held at matching, GAPs after), which spares every relay sending it each
+    /// stored sample a second time; writers still see a service. Announced again if it was
+    /// already.
+    pub fn set_reader_catches_up(&mut self, now: Instant, reader: EntityId, catches_up: bool) {
+        let Some(r) = self.readers.get_mut(&reader) else {
+            return;
+        };
+        if r.catches_up == catches_up {
+            return;
+        }
+        r.catches_up = catches_up;
         if r.announced_sn.is_some() {
             self.announce_reader(now, reader);
         }

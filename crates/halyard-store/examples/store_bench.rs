@@ -87,7 +87,7 @@ fn main() -> Result<(), StoreError> {
         stats.file_bytes as f64 / samples as f64
     );
     drop(store);
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-journal", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
     Ok(())

@@ -5,10 +5,12 @@ use crate::limits::{plan, Plan};
 use crate::open::{classify, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
 use crate::types::{
-    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, StoreOptions, StoreStats, StoredSample,
+    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, SampleRef, StoreOptions, StoreStats,
+    StoredSample,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{ffi, params, Connection, OptionalExtension, Row};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -27,6 +29,25 @@ pub struct Store {
     pending: usize,
     /// Limits and counts of the channels used since open (or since a lost transaction).
     channels: BTreeMap<ChannelId, ChannelState>,
+    /// Instance rows changed by the pending inserts, not yet written (see [`InstanceDelta`]).
+    instances: RefCell<BTreeMap<(i64, [u8; 16]), InstanceDelta>>,
+    /// Pages in use when last counted, and bytes inserted since (size cap only).
+    used_pages: i64,
+    bytes_since_count: i64,
+}
+
+/// What the pending inserts did to one instance's row. The `instances` table is updated
+/// from these once per commit (and before anything reads it) instead of once per sample:
+/// one upsert per instance and batch rather than per sample.
+#[derive(Debug, Clone, Copy)]
+struct InstanceDelta {
+    /// Kind and source time of the instance's last sample.
+    kind: i64,
+    source_time: i64,
+    /// Samples added minus samples evicted.
+    added: i64,
+    /// The instance has no row yet.
+    new: bool,
 }
 
 /// What one attempt to write a sample did.
@@ -58,6 +79,9 @@ const CHANNEL_LIMIT: i64 = 1 << (63 - SEQ_BITS);
 /// Below this many free pages (plus twice the payload's) before the cap, inserts take the
 /// guarded path that can fail alone.
 const NEAR_CAP_PAGES: i64 = 64;
+/// Bytes a sample row and its index entries take besides the payload, at most (for the
+/// estimate of the pages in use).
+const ROW_BYTES: i64 = 256;
 
 impl Store {
     /// Opens the store at `path`, creating it when absent (its directory must exist).
@@ -94,6 +118,9 @@ impl Store {
             page_size,
             pending: 0,
             channels: BTreeMap::new(),
+            instances: RefCell::new(BTreeMap::new()),
+            used_pages: 0,
+            bytes_since_count: i64::MAX / 4,
         })
     }
 
@@ -271,6 +298,11 @@ impl Store {
     /// [`StoreError::Full`], as does the size cap. A refusal removes nothing and leaves the
     /// earlier pending inserts in place.
     pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
+        self.insert_ref(ch, &s.as_ref())
+    }
+
+    /// [`Store::insert`] of a sample whose payload the caller keeps.
+    pub fn insert_ref(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Inserted, StoreError> {
         match self.insert_once(ch, s)? {
             Written::Stored => Ok(Inserted::Stored),
             Written::Duplicate => Ok(Inserted::Duplicate),
@@ -290,7 +322,7 @@ impl Store {
         }
     }
 
-    fn insert_once(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Written, StoreError> {
+    fn insert_once(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Written, StoreError> {
         let state = self.state(ch)?;
         // KEEP_ALL without instance limits needs no per-instance count: skip the lookup
         // (`instances` in the cache then goes stale, unused until `channel` reloads it).
@@ -322,7 +354,22 @@ impl Store {
             self.exec("SAVEPOINT insert_one", Some(ch))?;
         }
         let row = ch.0 << SEQ_BITS | state.next_seq;
-        let written = self.write_sample(ch, row, s, plan, guarded);
+        // Near the cap every row is written at once, within the savepoint, so that reaching
+        // the cap undoes this insert alone.
+        let written = match guarded {
+            true => {
+                // The savepoint may undo the pending instance rows too: keep them to put back.
+                let unwritten = self.instances.borrow().clone();
+                let written = self
+                    .write_instances(true)
+                    .and_then(|_| self.write_sample(ch, row, s, plan, true));
+                if written.is_err() {
+                    *self.instances.borrow_mut() = unwritten;
+                }
+                written
+            }
+            false => self.write_sample(ch, row, s, plan, false),
+        };
         if guarded && !self.conn.is_autocommit() {
             if written.is_err() {
                 self.exec("ROLLBACK TO insert_one", Some(ch))?;
@@ -331,6 +378,9 @@ impl Store {
         }
         let written = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
         if written == Written::Stored {
+            self.bytes_since_count = self
+                .bytes_since_count
+                .saturating_add(ROW_BYTES + i64::try_from(s.payload.len()).unwrap_or(i64::MAX));
             if let Some(st) = self.channels.get_mut(&ch) {
                 let evicted = plan.evict.min(in_instance.unwrap_or(0));
                 st.next_seq += 1;
@@ -354,7 +404,7 @@ impl Store {
         &self,
         ch: ChannelId,
         row: i64,
-        s: &StoredSample,
+        s: &SampleRef<'_>,
         plan: Plan,
         guarded: bool,
     ) -> rusqlite::Result<Written> {
@@ -397,33 +447,105 @@ impl Store {
                 )?
                 .execute(params![ch.0, &s.key_hash[..], to_sql(Some(plan.evict))])?;
         }
+        let evicted = i64::try_from(plan.evict).unwrap_or(i64::MAX);
+        let delta = InstanceDelta {
+            kind: s.kind.code(),
+            source_time: s.source_time,
+            added: 1 - evicted,
+            new: plan.new_instance,
+        };
+        if guarded {
+            self.upsert_instance(ch.0, &s.key_hash, delta, true)?;
+        } else {
+            let mut pending = self.instances.borrow_mut();
+            let e = pending
+                .entry((ch.0, s.key_hash))
+                .or_insert(InstanceDelta { added: 0, ..delta });
+            e.kind = delta.kind;
+            e.source_time = delta.source_time;
+            e.added += delta.added;
+        }
+        Ok(Written::Stored)
+    }
+
+    /// Writes (upserts) one instance's row: `delta` on top of what the row holds.
+    fn upsert_instance(
+        &self,
+        ch: i64,
+        key_hash: &[u8; 16],
+        delta: InstanceDelta,
+        guarded: bool,
+    ) -> rusqlite::Result<()> {
         let upsert = if guarded {
             "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
-             SELECT ?1, ?2, ?3, ?4, 1 WHERE true ON CONFLICT (channel, key_hash) DO UPDATE SET \
-             kind = excluded.kind, source_time = excluded.source_time, \
-             samples = max(samples + 1 - ?5, 1)"
+             SELECT ?1, ?2, ?3, ?4, max(?5, 1) WHERE true ON CONFLICT (channel, key_hash) \
+             DO UPDATE SET kind = excluded.kind, source_time = excluded.source_time, \
+             samples = max(samples + ?5, 1)"
         } else {
             "INSERT INTO instances (channel, key_hash, kind, source_time, samples) \
-             VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT (channel, key_hash) DO UPDATE SET \
-             kind = excluded.kind, source_time = excluded.source_time, \
-             samples = max(samples + 1 - ?5, 1)"
+             VALUES (?1, ?2, ?3, ?4, max(?5, 1)) ON CONFLICT (channel, key_hash) \
+             DO UPDATE SET kind = excluded.kind, source_time = excluded.source_time, \
+             samples = max(samples + ?5, 1)"
         };
         self.conn.prepare_cached(upsert)?.execute(params![
-            ch.0,
-            &s.key_hash[..],
-            s.kind.code(),
-            s.source_time,
-            to_sql(Some(plan.evict))
+            ch,
+            &key_hash[..],
+            delta.kind,
+            delta.source_time,
+            delta.added
         ])?;
-        Ok(Written::Stored)
+        Ok(())
+    }
+
+    /// Writes the instance rows the pending inserts changed (into the open transaction).
+    ///
+    /// A row leaves the map once written: after a failure the others are still there (and
+    /// a transaction SQLite rolled back meanwhile is reported by the next write or commit).
+    fn write_instances(&self, guarded: bool) -> rusqlite::Result<()> {
+        if self.conn.is_autocommit() {
+            // No transaction: the inserts these rows were for are gone.
+            self.instances.borrow_mut().clear();
+            return Ok(());
+        }
+        // In key order: the upserts walk the table's b-tree forward.
+        let keys: Vec<(i64, [u8; 16])> = self.instances.borrow().keys().copied().collect();
+        for (ch, key) in keys {
+            let delta = self.instances.borrow().get(&(ch, key)).copied();
+            if let Some(delta) = delta {
+                self.upsert_instance(ch, &key, delta, guarded)?;
+                self.instances.borrow_mut().remove(&(ch, key));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Store::write_instances`] before a read of the `instances` table.
+    fn flush_instances(&self, op: &'static str) -> Result<(), StoreError> {
+        if self.instances.borrow().is_empty() {
+            return Ok(());
+        }
+        self.write_instances(false).map_err(|e| self.err(op, e))
     }
 
     /// Whether the database is within reach of its size cap, so that the next insert of a
     /// `payload_len` payload must be able to fail alone.
-    fn near_cap(&self, payload_len: usize) -> Result<bool, StoreError> {
+    ///
+    /// The pages in use are counted (two PRAGMA queries) only when an estimate from the bytes
+    /// inserted since the last count (doubled, for indexes and half-full pages) says the cap
+    /// may be near; far from it an insert costs no query.
+    fn near_cap(&mut self, payload_len: usize) -> Result<bool, StoreError> {
         let Some(max_pages) = self.max_pages else {
             return Ok(false);
         };
+        let page = self.page_size.max(512);
+        let payload_pages = i64::try_from(payload_len).unwrap_or(i64::MAX) / page;
+        let margin = NEAR_CAP_PAGES + 2 * payload_pages;
+        let estimate = self
+            .used_pages
+            .saturating_add(self.bytes_since_count.saturating_mul(2) / page + 1);
+        if max_pages.saturating_sub(estimate) >= margin {
+            return Ok(false);
+        }
         let pages = |sql: &str| -> Result<i64, StoreError> {
             self.conn
                 .prepare_cached(sql)
@@ -431,9 +553,9 @@ impl Store {
                 .map_err(|e| self.err("page count", e))
         };
         let used = pages("PRAGMA page_count")? - pages("PRAGMA freelist_count")?;
-        let payload_pages =
-            i64::try_from(payload_len).unwrap_or(i64::MAX) / self.page_size.max(512);
-        Ok(max_pages - used < NEAR_CAP_PAGES + 2 * payload_pages)
+        self.used_pages = used;
+        self.bytes_since_count = 0;
+        Ok(max_pages - used < margin)
     }
 
     fn full(&self, ch: ChannelId, limit: FullLimit, max: u64) -> StoreError {
@@ -448,14 +570,15 @@ impl Store {
     /// Makes the pending inserts durable (as [`crate::SyncLevel`] says); returns how many.
     pub fn commit(&mut self) -> Result<usize, StoreError> {
         if self.conn.is_autocommit() {
-            self.pending = 0;
+            self.instances.borrow_mut().clear();
+            self.lost_transaction()?;
             return Ok(0);
         }
-        if let Err(e) = self
-            .conn
-            .prepare_cached("COMMIT")
-            .and_then(|mut s| s.execute([]))
-        {
+        if let Err(e) = self.write_instances(false).and_then(|_| {
+            self.conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut s| s.execute([]))
+        }) {
             return Err(self.write_err(None, "commit", e));
         }
         Ok(std::mem::take(&mut self.pending))
@@ -516,6 +639,10 @@ impl Store {
         key_hash: [u8; 16],
     ) -> Result<usize, StoreError> {
         self.state(ch)?;
+        let had_row = match self.instances.borrow_mut().remove(&(ch.0, key_hash)) {
+            Some(delta) => !delta.new,
+            None => true,
+        };
         let samples = self
             .conn
             .prepare_cached("DELETE FROM samples WHERE channel = ?1 AND key_hash = ?2")
@@ -526,6 +653,8 @@ impl Store {
             .prepare_cached("DELETE FROM instances WHERE channel = ?1 AND key_hash = ?2")
             .and_then(|mut s| s.execute(params![ch.0, &key_hash[..]]))
             .map_err(|e| self.write_err(Some(ch), "purge instance", e))?;
+        // An instance created within the pending transaction has no row yet: it still counts.
+        let instances = instances + usize::from(!had_row);
         if let Some(st) = self.channels.get_mut(&ch) {
             st.samples = st.samples.saturating_sub(samples as u64);
             st.instances = st.instances.saturating_sub(instances as u64);
@@ -538,6 +667,7 @@ impl Store {
     pub fn instances(&self, ch: ChannelId) -> Result<Vec<([u8; 16], SampleKind, i64)>, StoreError> {
         let op = "list instances";
         self.known(ch)?;
+        self.flush_instances(op)?;
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -560,6 +690,7 @@ impl Store {
 
     /// Counts over the whole store.
     pub fn stats(&self) -> Result<StoreStats, StoreError> {
+        self.flush_instances("stats")?;
         let count = |sql: &str| -> Result<u64, StoreError> {
             let v: i64 = self
                 .conn
@@ -598,10 +729,31 @@ impl Store {
 
     fn begin(&mut self) -> Result<(), StoreError> {
         if self.conn.is_autocommit() {
-            self.pending = 0;
+            self.lost_transaction()?;
             self.exec("BEGIN IMMEDIATE", None)?;
         }
         Ok(())
+    }
+
+    /// With no transaction open: [`StoreError::TransactionLost`] if inserts were pending
+    /// (SQLite rolled their transaction back after a failure that was not a write of ours,
+    /// e.g. while a read wrote the pending instance rows), so that they are never taken
+    /// for committed.
+    fn lost_transaction(&mut self) -> Result<(), StoreError> {
+        let lost = std::mem::take(&mut self.pending);
+        if lost == 0 {
+            return Ok(());
+        }
+        self.channels.clear();
+        self.instances.borrow_mut().clear();
+        Err(StoreError::TransactionLost {
+            path: self.path.clone(),
+            lost,
+            source: rusqlite::Error::SqliteFailure(
+                ffi::Error::new(ffi::SQLITE_ABORT),
+                Some("the pending transaction is no longer open".into()),
+            ),
+        })
     }
 
     fn exec(&mut self, sql_text: &str, ch: Option<ChannelId>) -> Result<(), StoreError> {
@@ -621,6 +773,7 @@ impl Store {
             return Ok(*st);
         }
         let (_, spec) = self.known(ch)?;
+        self.flush_instances("count channel")?;
         let count = |sql: &str| -> Result<u64, StoreError> {
             let v: i64 = self
                 .conn
@@ -665,7 +818,7 @@ impl Store {
         }
     }
 
-    fn is_stored(&self, ch: ChannelId, s: &StoredSample) -> Result<bool, StoreError> {
+    fn is_stored(&self, ch: ChannelId, s: &SampleRef<'_>) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached("SELECT 1 FROM samples WHERE channel = ?1 AND writer = ?2 AND sn = ?3")
             .and_then(|mut st| st.exists(params![ch.0, &s.writer[..], s.sn]))
@@ -673,6 +826,13 @@ impl Store {
     }
 
     fn instance_samples(&self, ch: ChannelId, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
+        let pending = self.instances.borrow().get(&(ch.0, *key)).copied();
+        if let Some(InstanceDelta {
+            new: true, added, ..
+        }) = pending
+        {
+            return Ok(Some(u64::try_from(added).unwrap_or(0)));
+        }
         let held: Option<i64> = self
             .conn
             .prepare_cached("SELECT samples FROM instances WHERE channel = ?1 AND key_hash = ?2")
@@ -681,7 +841,8 @@ impl Store {
                     .optional()
             })
             .map_err(|e| self.err("find instance", e))?;
-        Ok(held.map(|n| u64::try_from(n).unwrap_or(0)))
+        let added = pending.map_or(0, |d| d.added);
+        Ok(held.map(|n| u64::try_from(n.saturating_add(added)).unwrap_or(0)))
     }
 
     fn guid(&self, v: ValueRef<'_>, what: &str) -> Result<[u8; 16], StoreError> {
@@ -726,6 +887,10 @@ impl Store {
         op: &'static str,
         e: rusqlite::Error,
     ) -> StoreError {
+        if self.conn.is_autocommit() {
+            // The transaction is gone, and with it what the pending instance rows were for.
+            self.instances.borrow_mut().clear();
+        }
         if self.pending > 0 && self.conn.is_autocommit() {
             let lost = std::mem::take(&mut self.pending);
             self.channels.clear();

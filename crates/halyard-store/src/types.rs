@@ -91,6 +91,38 @@ pub struct StoredSample {
     pub payload: Vec<u8>,
 }
 
+/// A sample to store, borrowing its payload ([`crate::Store::insert_ref`]): the caller
+/// keeps its buffer (the durability service hands the same buffer to its relay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRef<'a> {
+    /// GUID of the original writer.
+    pub writer: [u8; 16],
+    /// The original writer's sequence number.
+    pub sn: i64,
+    /// Write, dispose, unregister or both.
+    pub kind: SampleKind,
+    /// The instance's key hash.
+    pub key_hash: [u8; 16],
+    /// Source timestamp.
+    pub source_time: i64,
+    /// Serialized payload.
+    pub payload: &'a [u8],
+}
+
+impl StoredSample {
+    /// The sample as a [`SampleRef`] borrowing its payload.
+    pub fn as_ref(&self) -> SampleRef<'_> {
+        SampleRef {
+            writer: self.writer,
+            sn: self.sn,
+            kind: self.kind,
+            key_hash: self.key_hash,
+            source_time: self.source_time,
+            payload: &self.payload,
+        }
+    }
+}
+
 /// A channel's identity within one store (its row id; stable across reopen).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ChannelId(pub(crate) i64);
@@ -118,13 +150,18 @@ pub enum Inserted {
     Duplicate,
 }
 
-/// How hard a commit pushes data to the disk (SQLite `PRAGMA synchronous` in WAL mode).
+/// How hard a commit pushes data to the disk (SQLite `PRAGMA synchronous`, with a rollback
+/// journal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SyncLevel {
-    /// A committed transaction survives a crash of the process (kill -9), not a power loss.
+    /// A committed transaction survives a crash of the process (kill -9): the commit has
+    /// handed every byte to the kernel, no fsync. A power loss or an OS crash may lose recent
+    /// commits or leave the file damaged; a damaged file is then refused at open
+    /// ([`crate::StoreError::Corrupt`]), never silently used.
     #[default]
     Normal,
-    /// A committed transaction also survives a power loss or OS crash (fsync per commit).
+    /// A committed transaction also survives a power loss or OS crash: the journal and the
+    /// file are fsynced at each commit.
     Full,
 }
 
@@ -134,7 +171,8 @@ pub struct StoreOptions {
     /// Durability of each commit.
     pub sync: SyncLevel,
     /// Hard cap on the database size in bytes (`PRAGMA max_page_count`); `None` = no cap.
-    /// The write-ahead log comes on top of it until the next checkpoint.
+    /// The rollback journal comes on top of it: the pages the largest transaction changed
+    /// (not those it appended), truncated to 64 MB after a commit.
     pub max_bytes: Option<u64>,
 }
 

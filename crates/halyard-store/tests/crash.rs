@@ -240,3 +240,90 @@ fn verify(path: &Path, iteration: usize, reported: i64, seed: u64) -> i64 {
     }
     n
 }
+
+/// Leaves beside a copy of `path` (at `copy`) the state a process killed within a
+/// transaction leaves: pages of the open transaction already written to the file and their
+/// originals in a hot rollback journal. `sql` is the transaction's work.
+fn hot_copy(path: &Path, copy: &Path, sql: &str) {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.execute_batch(
+        "PRAGMA journal_mode = PERSIST; PRAGMA synchronous = OFF; PRAGMA cache_size = 2;",
+    )
+    .expect("configure");
+    conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+    conn.execute_batch(sql).expect("transaction");
+    let journal = |p: &Path| std::path::PathBuf::from(format!("{}-journal", p.display()));
+    // The cache of 2 pages spilled: the transaction is in the file and the journal.
+    let hot = std::fs::read(journal(path)).expect("journal");
+    assert!(
+        hot.len() > 512 && hot[..8] != [0; 8],
+        "no hot journal: the test needs the transaction to spill"
+    );
+    std::fs::copy(path, copy).expect("copy file");
+    std::fs::write(journal(copy), hot).expect("copy journal");
+    drop(conn);
+}
+
+#[test]
+fn a_transaction_cut_by_a_kill_is_rolled_back_at_open() {
+    let dir = Scratch::new("hot");
+    let path = dir.file("s.db");
+    let copy = dir.file("copy.db");
+    let mut store = Store::open(&path, options(0)).expect("open");
+    let ch = store
+        .channel(&spec("Hot", Limits::default()))
+        .expect("channel");
+    for sn in 1..=50 {
+        let _ = store.insert(ch, &nth(sn)).expect("insert");
+    }
+    store.commit().expect("commit");
+    drop(store);
+    hot_copy(
+        &path,
+        &copy,
+        "UPDATE samples SET payload = zeroblob(4000); DELETE FROM instances;",
+    );
+    let store = Store::open(&copy, options(0)).expect("a store with a hot journal opens");
+    store.check().expect("sound after the rollback");
+    let mut got = Vec::new();
+    store
+        .for_each_sample(ch, |s| got.push(s))
+        .expect("read samples");
+    assert_eq!(got, (1..=50).map(nth).collect::<Vec<_>>());
+    assert_eq!(store.instances(ch).expect("instances").len(), 7);
+    let journal = std::fs::read(format!("{}-journal", copy.display())).unwrap_or_default();
+    assert!(
+        journal.len() < 28 || journal[..8] == [0; 8],
+        "the journal is no longer hot"
+    );
+}
+
+#[test]
+fn a_foreign_file_with_a_hot_journal_is_refused_untouched() {
+    let dir = Scratch::new("hotforeign");
+    let path = dir.file("app.db");
+    let copy = dir.file("copy.db");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute_batch(
+        "PRAGMA application_id = 4660; CREATE TABLE t (x); \
+         INSERT INTO t SELECT zeroblob(3000) FROM (WITH RECURSIVE n(i) AS \
+         (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) SELECT i FROM n);",
+    )
+    .expect("another application's database");
+    drop(conn);
+    hot_copy(&path, &copy, "UPDATE t SET x = zeroblob(5000);");
+    let before = std::fs::read(&copy).expect("read");
+    let err = match Store::open(&copy, options(0)) {
+        Ok(_) => panic!("a foreign file was opened"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(&err, halyard_store::StoreError::Foreign { reason, .. } if reason.contains("0x1234")),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read(&copy).expect("read"),
+        before,
+        "the file changed"
+    );
+}

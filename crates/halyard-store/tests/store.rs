@@ -566,3 +566,48 @@ fn a_second_store_on_the_same_file_does_not_overwrite_rows() {
     a.commit().unwrap();
     assert_eq!(sns(&a, ch), vec![1, 1, 2]);
 }
+
+#[test]
+fn a_store_written_in_wal_mode_opens_with_its_samples() {
+    // Earlier builds kept the store in WAL mode. A service killed with samples committed to
+    // the log only (not checkpointed) leaves the file and its log: the next open must serve
+    // them, then keep the store in the rollback journal.
+    let dir = Scratch::new("wal");
+    let path = dir.file("s.db");
+    let copy = dir.file("copy.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    for sn in 1..=5 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 100)).unwrap();
+    }
+    store.commit().unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    conn.execute_batch(
+        "PRAGMA wal_autocheckpoint = 0; \
+         INSERT INTO samples (id, channel, writer, sn, kind, key_hash, source_time, payload) \
+         SELECT id + 5, channel, writer, sn + 5, kind, key_hash, source_time, payload \
+         FROM samples;",
+    )
+    .unwrap();
+    let wal = |p: &std::path::Path| format!("{}-wal", p.display());
+    std::fs::copy(&path, &copy).unwrap();
+    std::fs::copy(wal(&path), wal(&copy)).unwrap();
+    drop(conn);
+    let mut store = Store::open(&copy, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_all())).unwrap();
+    assert_eq!(sns(&store, ch), (1..=10).collect::<Vec<_>>());
+    let _ = store.insert(ch, &sample(1, 11, 1, 100)).unwrap();
+    store.commit().unwrap();
+    drop(store);
+    assert!(
+        !std::path::Path::new(&wal(&copy)).exists(),
+        "the log is gone"
+    );
+    let store = Store::open(&copy, StoreOptions::default()).unwrap();
+    assert_eq!(sns(&store, ch), (1..=11).collect::<Vec<_>>());
+}

@@ -114,6 +114,7 @@ impl Participant {
         proxy.reorder_window = self.reorder_window_of(reader);
         proxy.time_filter = self.time_filter_of(ed).map(crate::writer::TimeFilter::new);
         proxy.durability_service = crate::relay::is_service_reader(ed);
+        proxy.catches_up = crate::relay::catches_up_from_relays(ed);
         // A writer that encodes its payloads cannot filter on their content: the reader does.
         let announced = match self.payload_protected(writer) {
             true => None,

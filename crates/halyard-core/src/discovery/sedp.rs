@@ -69,7 +69,11 @@ impl Participant {
         ed.content_filter = r.content_filter.clone();
         ed.group_entity = r.group;
         if r.holds_acks {
-            ed.entity_name = Some(crate::relay::SERVICE_READER_NAME.to_string());
+            let name = match r.catches_up {
+                true => crate::relay::SERVICE_READER_NAME,
+                false => crate::relay::SCOPED_SERVICE_READER_NAME,
+            };
+            ed.entity_name = Some(name.to_string());
         }
         let sedp = self.sedp_writer_for(id, false);
         let sn = self.publish_sedp(now, sedp, &ed);

@@ -27,6 +27,15 @@
 //! participant, which get samples without the network, are content-filtered in
 //! `Participant::write` (time filters leave them to their own filter).
 //!
+//! A relay gathers its GAPs of new changes (its live samples, which its matched readers get
+//! from the original writer, see `Writer::set_relay`): the GAP for a change joins the pending
+//! one of the same participant when it names the same readers and the change follows the
+//! pending range, so a durability service's batch of stored samples costs one GAP of a range
+//! per participant, not a datagram per sample. A participant's pending GAPs go out before
+//! DATA to that participant, with a HEARTBEAT, before any unfiltered datagram of the writer,
+//! or at the writer's next timeout (due at once): after the writes of one call into the core,
+//! not later. Other writers send each GAP at once.
+//!
 //! Readers keep filtering on their side: writers of other vendors may not filter, and a writer
 //! filters with the parameters last announced. A sample a writer filtered never arrives.
 //!
@@ -39,11 +48,24 @@
 use super::send::{Sending, Target};
 use super::{push_gap, Ctx, Writer};
 use crate::event::ChangeKind;
+use crate::outbox::Outbox;
+use crate::time::Instant;
 use crate::writer::NewChange;
 use halyard_wire::discovery::ContentFilterProperty;
 use halyard_wire::{EntityId, Guid, GuidPrefix, Locator, SequenceNumber};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// GAPs not yet sent to the rejecting reliable readers of one participant: `start..end`.
+pub(crate) struct GapRun {
+    prefix: GuidPrefix,
+    readers: Vec<EntityId>,
+    dests: Vec<Locator>,
+    start: SequenceNumber,
+    end: SequenceNumber,
+    /// When it must go out at the latest (the writer's next timeout).
+    pub(super) due: Instant,
+}
 
 /// A test of a serialized sample (encapsulation header included): true if it passes.
 pub type SampleFilter = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
@@ -346,12 +368,22 @@ impl Writer {
         let Some(change) = self.changes.get(&sn).map(|c| c.change.clone()) else {
             return;
         };
-        self.flush_batch(ctx.out);
+        self.flush_data_batch(ctx.out);
+        let groups = self.groups(rejecting);
+        for (prefix, g) in &groups {
+            if !g.accepting.is_empty() {
+                // DATA to a participant goes out after its GAPs of the changes before.
+                if let Some(i) = self.pending_gaps.iter().position(|r| r.prefix == *prefix) {
+                    let run = self.pending_gaps.swap_remove(i);
+                    self.send_gap_run(ctx.out, run, None);
+                }
+            }
+        }
         let what = Sending {
             fragments: None,
             with_heartbeat,
         };
-        for (prefix, g) in self.groups(rejecting) {
+        for (prefix, g) in groups {
             if !g.rejecting {
                 let mut dests = Vec::new();
                 g.accepting.iter().for_each(|(_, l)| union(&mut dests, l));
@@ -375,8 +407,9 @@ impl Writer {
         }
     }
 
-    /// One datagram to participant `prefix`: a GAP for `sn` to each of `readers`, and a
-    /// HEARTBEAT when asked for.
+    /// A GAP for `sn` to each of `readers` of participant `prefix`: it joins the pending run
+    /// of that participant when it can, else that run goes out and a new one starts. With a
+    /// HEARTBEAT the run goes out at once, the HEARTBEAT in the same datagram.
     fn send_filter_gaps(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -388,22 +421,171 @@ impl Writer {
         if readers.is_empty() {
             return;
         }
-        let mut dests = Vec::new();
-        let mut mb = ctx.out.start(Some(prefix));
-        let empty = mb.len();
-        for (reader_id, locs) in readers {
-            union(&mut dests, locs);
-            push_gap(&mut mb, *reader_id, self.guid.entity, sn, sn + 1);
+        let same = |run: &GapRun| {
+            run.readers.len() == readers.len()
+                && run.readers.iter().zip(readers).all(|(a, (b, _))| a == b)
+        };
+        let at = self.pending_gaps.iter().position(|r| r.prefix == prefix);
+        let joined = match at.and_then(|i| self.pending_gaps.get_mut(i)) {
+            Some(run) if run.end == sn && same(run) => {
+                run.end = sn + 1;
+                true
+            }
+            _ => false,
+        };
+        if !joined {
+            if let Some(i) = at {
+                let run = self.pending_gaps.swap_remove(i);
+                self.send_gap_run(ctx.out, run, None);
+            }
+            let mut dests = Vec::new();
+            readers.iter().for_each(|(_, l)| union(&mut dests, l));
+            self.pending_gaps.push(GapRun {
+                prefix,
+                readers: readers.iter().map(|(r, _)| *r).collect(),
+                dests,
+                start: sn,
+                end: sn + 1,
+                due: ctx.now,
+            });
         }
-        if with_heartbeat {
+        let hb = with_heartbeat.then(|| {
             let reader_id = match readers {
                 [(one, _)] => *one,
                 _ => EntityId::UNKNOWN,
             };
-            let hb = self.heartbeat(reader_id, false);
-            mb.heartbeat(&hb);
             self.note_hb_sent(ctx.now);
+            self.heartbeat(reader_id, false)
+        });
+        // Only a relay gathers; a content or time filter's GAP goes out at once.
+        if hb.is_some() || !self.relay {
+            if let Some(i) = self.pending_gaps.iter().position(|r| r.prefix == prefix) {
+                let run = self.pending_gaps.swap_remove(i);
+                self.send_gap_run(ctx.out, run, hb.as_ref());
+            }
         }
-        ctx.out.push(mb, empty, &dests);
+    }
+
+    /// Sends every pending GAP run.
+    pub(crate) fn flush_gaps(&mut self, out: &mut Outbox) {
+        for run in std::mem::take(&mut self.pending_gaps) {
+            self.send_gap_run(out, run, None);
+        }
+    }
+
+    /// One datagram: the run's GAP to each of its readers, then `hb` if given.
+    fn send_gap_run(&self, out: &mut Outbox, run: GapRun, hb: Option<&halyard_wire::Heartbeat>) {
+        let mut mb = out.start(Some(run.prefix));
+        let empty = mb.len();
+        for reader_id in &run.readers {
+            push_gap(&mut mb, *reader_id, self.guid.entity, run.start, run.end);
+        }
+        if let Some(hb) = hb {
+            mb.heartbeat(hb);
+        }
+        out.push(mb, empty, &run.dests);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::ParticipantConfig;
+    use crate::outbox::Outbox;
+    use crate::time::Instant;
+    use crate::writer::{NewChange, ReaderProxy, Writer, WriterSpec};
+    use halyard_wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+    use halyard_wire::{
+        EntityId, Guid, GuidPrefix, Header, Locator, Message, ProtocolVersion, Submessage, VendorId,
+    };
+    use std::sync::Arc;
+
+    fn prefix(n: u8) -> GuidPrefix {
+        GuidPrefix([n; 12])
+    }
+
+    /// A relay (a durability service's writer) with one reliable reader matched, synced.
+    fn relay_with_reader() -> Writer {
+        let mut qos = EndpointQos::writer_default();
+        qos.reliability.kind = ReliabilityKind::Reliable;
+        qos.history = History::KeepAll;
+        qos.durability = DurabilityKind::Persistent;
+        let spec = WriterSpec {
+            topic_name: "T".into(),
+            type_name: "K".into(),
+            qos,
+            has_key: true,
+        };
+        let mut w = Writer::new(Guid::new(prefix(1), EntityId([0, 0, 1, 2])), spec, false, 7);
+        w.set_relay();
+        let reader = Guid::new(prefix(2), EntityId([0, 0, 2, 7]));
+        let locator = Locator::udpv4([10, 0, 0, 2], 7411);
+        w.add_proxy(
+            Instant::from_nanos(0),
+            ReaderProxy::new(reader, vec![locator], true),
+            false,
+        );
+        w.assume_synced(&reader);
+        w
+    }
+
+    /// (GAP ranges as (start, end), DATA sequence numbers) in the datagrams `o` holds.
+    fn sent(o: &mut Outbox) -> (Vec<(i64, i64)>, Vec<i64>) {
+        let (mut gaps, mut data) = (Vec::new(), Vec::new());
+        while let Some(t) = o.pop() {
+            let m = Message::parse(&t.payload).expect("parses");
+            for s in m.submessages() {
+                match s.expect("parses") {
+                    Submessage::Gap(g) => gaps.push((g.gap_start.0, g.gap_list.base.0)),
+                    Submessage::Data(d) => data.push(d.writer_sn.0),
+                    _ => {}
+                }
+            }
+        }
+        (gaps, data)
+    }
+
+    #[test]
+    fn a_relays_live_changes_go_to_its_readers_as_one_gap_range() {
+        let mut w = relay_with_reader();
+        let header = Header {
+            version: ProtocolVersion::V2_5,
+            vendor: VendorId::HALYARD,
+            guid_prefix: prefix(1),
+        };
+        let mut o = Outbox::new(header, 1400);
+        let cfg = ParticipantConfig::new(0, prefix(1));
+        let now = Instant::from_nanos(0);
+        let _ = sent(&mut o);
+        for k in 0..100u8 {
+            let change = NewChange {
+                kind: crate::event::ChangeKind::Alive,
+                key_hash: [k; 16],
+                payload: Arc::new(vec![0, 1, 0, 0, k, 0, 0, 0]),
+                timestamp: None,
+                original: Some((
+                    Guid::new(prefix(3), EntityId([0, 0, 1, 2])),
+                    halyard_wire::SequenceNumber(1 + i64::from(k)),
+                )),
+            };
+            w.write(now, &mut o, &cfg, change, None).expect("room");
+        }
+        let (gaps, data) = sent(&mut o);
+        assert!(data.is_empty(), "live changes go as GAPs: {data:?}");
+        // At most a HEARTBEAT cuts the run (it goes with the GAPs before it).
+        let covered: i64 = gaps.iter().map(|(s, e)| e - s).sum();
+        assert!(gaps.len() <= 3, "{gaps:?}");
+        assert!(w.batch_due().is_some() || covered == 100, "the rest is due");
+        w.flush_batch(&mut o);
+        let (rest, _) = sent(&mut o);
+        let mut all = gaps;
+        all.extend(rest);
+        all.sort_unstable();
+        assert_eq!(all.first().map(|g| g.0), Some(1));
+        assert!(
+            all.windows(2).all(|p| p[0].1 == p[1].0),
+            "contiguous: {all:?}"
+        );
+        assert_eq!(all.last().map(|g| g.1), Some(101), "{all:?}");
+        assert!(all.len() <= 4, "{all:?}");
     }
 }

@@ -184,9 +184,12 @@ pub(crate) struct ReaderProxy {
     /// A relay writer's first change written after this reader matched (see
     /// [`Writer::set_relay`]): it and the later ones go to the reader as GAPs.
     pub(crate) snapshot_end: SequenceNumber,
-    /// The reader is another durability service's (see [`crate::relay`]): a relay sends it
-    /// everything, so that services that missed a writer catch up from each other.
+    /// The reader is a durability service's (see [`crate::relay`]): a TRANSIENT or
+    /// PERSISTENT KEEP_ALL writer drops what it acknowledged instead of blocking.
     pub(crate) durability_service: bool,
+    /// The reader is a service's that catches up from relays: a relay sends it everything,
+    /// so that services that missed a writer catch up from each other.
+    pub(crate) catches_up: bool,
 }
 
 impl ReaderProxy {
@@ -214,6 +217,7 @@ impl ReaderProxy {
             time_filter: None,
             snapshot_end: SequenceNumber(i64::MAX),
             durability_service: false,
+            catches_up: false,
         }
     }
 }
@@ -250,6 +254,9 @@ pub(crate) struct Writer {
     pub(crate) builtin: bool,
     batch_policy: Option<BatchPolicy>,
     pending: Option<PendingBatch>,
+    /// GAPs of new changes that rejecting readers do not get, not yet sent: consecutive
+    /// changes to the same readers make one GAP of a range (see [`filter`]).
+    pending_gaps: Vec<filter::GapRun>,
     /// Readers sent fragment repairs (NACK_FRAG answers) since the last
     /// [`Writer::send_repair_heartbeats`]: each gets one HEARTBEAT after all the repairs a
     /// datagram asked for, not one per NACK_FRAG (a reader NACKs up to 64 windows at once, and
@@ -327,6 +334,7 @@ impl Writer {
             builtin,
             batch_policy: None,
             pending: None,
+            pending_gaps: Vec::new(),
             repaired: Vec::new(),
             linger_until: None,
             pacer: Pacer::default(),
@@ -354,7 +362,7 @@ impl Writer {
     pub(crate) fn set_relay(&mut self) {
         self.relay = true;
         let next = self.last_sn + 1;
-        for p in self.proxies.values_mut().filter(|p| !p.durability_service) {
+        for p in self.proxies.values_mut().filter(|p| !p.catches_up) {
             p.snapshot_end = next;
         }
         self.recount_filters();
@@ -426,7 +434,7 @@ impl Writer {
         };
         proxy.start_sn = start;
         proxy.acked_below = start;
-        if self.relay && !proxy.durability_service {
+        if self.relay && !proxy.catches_up {
             proxy.snapshot_end = self.last_sn + 1;
         }
         // A reliable reader that is not owed the past must first learn where its stream

@@ -332,7 +332,10 @@ impl Writer {
         }
         self.pump_paced(&mut Ctx { now, out, cfg }, shared);
         if self.pending.as_ref().is_some_and(|b| now >= b.due) {
-            self.flush_batch(out);
+            self.flush_data_batch(out);
+        }
+        if self.pending_gaps.iter().any(|g| now >= g.due) {
+            self.flush_gaps(out);
         }
         let Some(due) = self.hb_due else { return };
         if now < due {

@@ -325,13 +325,23 @@ impl Writer {
         self.batch_policy = policy;
     }
 
-    /// When the pending batch must be sent, if there is one.
+    /// When the pending batch (or pending GAPs) must be sent, if there is one.
     pub(crate) fn batch_due(&self) -> Option<Instant> {
-        self.pending.as_ref().map(|b| b.due)
+        let gaps = self.pending_gaps.iter().map(|g| g.due).min();
+        match (self.pending.as_ref().map(|b| b.due), gaps) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Sends the pending batch, if any.
+    /// Sends the pending batch and the pending GAPs, if any.
     pub(crate) fn flush_batch(&mut self, out: &mut Outbox) {
+        self.flush_data_batch(out);
+        self.flush_gaps(out);
+    }
+
+    /// Sends the pending batch of DATA only.
+    pub(super) fn flush_data_batch(&mut self, out: &mut Outbox) {
         if let Some(b) = self.pending.take() {
             out.push(b.mb, b.empty_len, &b.dests);
         }
@@ -349,6 +359,8 @@ impl Writer {
         let Some(policy) = self.batch_policy else {
             return;
         };
+        // GAPs of earlier changes go before this one.
+        self.flush_gaps(ctx.out);
         let limit = policy
             .max_bytes
             .clamp(MIN_BATCH_BYTES, ctx.cfg.max_message_size);

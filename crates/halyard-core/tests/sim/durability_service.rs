@@ -59,11 +59,17 @@ struct Service {
 
 impl Service {
     fn start(net: &mut SimNet, node: usize) -> Service {
+        Service::start_with(net, node, true)
+    }
+
+    /// `catches_up`: false for a service keeping only its own participant's writers.
+    fn start_with(net: &mut SimNet, node: usize, catches_up: bool) -> Service {
         let now = net.instant();
         let reader = net
             .p(node)
             .create_reader(now, spec_r(DurabilityKind::Transient));
         net.p(node).hold_acknowledgments(now, reader);
+        net.p(node).set_reader_catches_up(now, reader, catches_up);
         let writer = net
             .p(node)
             .create_writer(now, spec_w(DurabilityKind::Transient));
@@ -195,7 +201,7 @@ fn acknowledgment_waits_for_the_store() {
 /// A writer writes `n` samples while `services` run, then leaves; a TRANSIENT reader starts
 /// on a fresh node afterwards. Returns what it received.
 fn late_joiner_after_writer_left(seed: u64, service_count: usize, n: u64) -> Vec<Option<u64>> {
-    late_joiner_after_writer_left_with(seed, service_count, n, None)
+    late_joiner_after_writer_left_with(seed, service_count, n, None, true)
 }
 
 /// Writes one sample, letting the services work while the writer's history is full.
@@ -228,13 +234,14 @@ fn late_joiner_after_writer_left_with(
     service_count: usize,
     n: u64,
     max_samples: Option<i32>,
+    catches_up: bool,
 ) -> Vec<Option<u64>> {
     let mut net = SimNet::new(seed, faults());
     let a = net.add_node(node_config(1));
     let mut services: Vec<Service> = (0..service_count)
         .map(|i| {
             let node = net.add_node(node_config(2 + i as u8));
-            Service::start(&mut net, node)
+            Service::start_with(&mut net, node, catches_up)
         })
         .collect();
     let late = net.add_node(node_config(9));
@@ -347,7 +354,10 @@ fn a_full_writer_history_drops_what_the_services_stored_instead_of_blocking() {
         "a_full_writer_history_drops_what_the_services_stored_instead_of_blocking",
         20,
         |seed| {
-            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8));
+            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), true);
+            assert_exactly_once_in_order(seed, &got, 60);
+            // A service that does not catch up from relays is a service all the same.
+            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), false);
             assert_exactly_once_in_order(seed, &got, 60);
         },
     );
@@ -412,6 +422,64 @@ fn a_live_reader_gets_each_sample_once_with_a_service_running() {
             sorted.sort();
             sorted.dedup();
             assert_eq!(sorted.len(), 80, "seed {seed:#x}: no copies");
+        },
+    );
+}
+
+/// Samples a held reader (node `node`, reader `r`) received from a relay of node `relay`
+/// (rather than from the original writer), after `write`s of node `a`'s writer stored by a
+/// service on node `s`; the held reader catches up from relays or not.
+fn relayed_to_a_held_reader(seed: u64, catches_up: bool) -> (usize, usize) {
+    let mut net = SimNet::new(seed, Faults::none());
+    let a = net.add_node(node_config(1));
+    let s = net.add_node(node_config(2));
+    let c = net.add_node(node_config(3));
+    let now = net.instant();
+    let w = net
+        .p(a)
+        .create_writer(now, spec_w(DurabilityKind::Transient));
+    let mut services = [Service::start(&mut net, s)];
+    let now = net.instant();
+    let held = net
+        .p(c)
+        .create_reader(now, spec_r(DurabilityKind::Transient));
+    net.p(c).hold_acknowledgments(now, held);
+    net.p(c).set_reader_catches_up(now, held, catches_up);
+    net.flush();
+    run_services(&mut net, &mut services, SEC);
+    for i in 0..30 {
+        write_retrying(&mut net, a, w, KEY, indexed_payload(i, 100));
+        services[0].pump(&mut net);
+    }
+    run_services(&mut net, &mut services, 3 * SEC);
+    let relay_prefix = net.p(s).guid_prefix();
+    let got: Vec<_> = net
+        .node(c)
+        .samples
+        .iter()
+        .filter(|(_, x)| x.reader == held)
+        .map(|(_, x)| x.writer.prefix == relay_prefix)
+        .collect();
+    (
+        got.iter().filter(|&&r| !r).count(),
+        got.iter().filter(|&&r| r).count(),
+    )
+}
+
+#[test]
+fn a_service_scoped_to_its_own_writers_gets_no_relay_copies() {
+    for_each_seed(
+        "a_service_scoped_to_its_own_writers_gets_no_relay_copies",
+        5,
+        |seed| {
+            // A service that catches up gets every stored sample from the relay as well.
+            let (direct, relayed) = relayed_to_a_held_reader(seed, true);
+            assert_eq!(direct, 30, "seed {seed:#x}");
+            assert_eq!(relayed, 30, "seed {seed:#x}: copies from the relay");
+            // One scoped to its own writers gets them from the writer only: GAPs from relays.
+            let (direct, relayed) = relayed_to_a_held_reader(seed, false);
+            assert_eq!(direct, 30, "seed {seed:#x}");
+            assert_eq!(relayed, 0, "seed {seed:#x}: no relay copies");
         },
     );
 }
