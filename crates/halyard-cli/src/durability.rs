@@ -14,14 +14,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
-  halyard durability --store PATH [--domain ID] [--commit POLICY] [--sync normal|full]
+  halyard durability --store PATH [--domain ID] [--commit POLICY] [--sync process|normal|full]
                      [--max-bytes N] [--status SECONDS]
       serves the domain's TRANSIENT (in memory) and PERSISTENT (in the store file PATH,
       created if absent) data to readers that start later, until SIGINT or SIGTERM.
       --commit sample | batch (default: 1024 samples or 5 ms) | batch:N[:MS] | interval:MS
           when received samples are committed; a writer's samples are acknowledged to it
           only once committed
-      --sync normal: a commit survives a crash of the process (default); full: a power loss too
+      --sync process: a commit survives a crash of the process (kill -9), but a power loss
+          may damage the store; normal (default): a power loss may lose the latest commits,
+          never damages the store; full: every commit survives a power loss
       --max-bytes N: the store file's size limit; a full store refuses samples and says so
       --status S: a status line every S seconds (default 5; 0: none)
   environment: HALYARD_INTERFACE selects the network interface";
@@ -70,13 +72,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 }
             }
             "--commit" => config.commit = value()?.parse::<CommitPolicy>()?,
-            "--sync" => {
-                config.sync = match value()?.as_str() {
-                    "normal" => SyncLevel::Normal,
-                    "full" => SyncLevel::Full,
-                    other => return Err(format!("--sync takes normal or full, not {other:?}")),
-                }
-            }
+            "--sync" => config.sync = value()?.parse::<SyncLevel>()?,
             "--max-bytes" => {
                 let v = value()?;
                 config.max_store_bytes = Some(
@@ -218,7 +214,10 @@ mod tests {
                 &["--store", "s", "--commit", "often"][..],
                 "bad commit policy",
             ),
-            (&["--store", "s", "--sync", "maybe"][..], "normal or full"),
+            (
+                &["--store", "s", "--sync", "maybe"][..],
+                "bad sync level \"maybe\"",
+            ),
             (&["--store", "s", "--max-bytes", "0"][..], "positive"),
             (&["--store", "s", "--frobnicate"][..], "unknown option"),
         ] {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: halyard durability-bench [--samples N] [--size BYTES] [--store PATH] \
-[--domain ID] [--commit POLICY] [--sync normal|full] [--timeout SECONDS]
+[--domain ID] [--commit POLICY] [--sync process|normal|full] [--timeout SECONDS]
   --samples N    samples written, then caught up by a late reader (default 100000)
   --size BYTES   sample size on the wire, at least 32 (default 1024)
   --store PATH   the store file, which must not exist (default: a fresh temporary file, removed after)
@@ -99,13 +99,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     .parse::<CommitPolicy>()
                     .map_err(|e| e.to_string())?
             }
-            "--sync" => {
-                a.sync = match value()? {
-                    "normal" => SyncLevel::Normal,
-                    "full" => SyncLevel::Full,
-                    v => return Err(format!("--sync takes normal or full, not {v:?}")),
-                }
-            }
+            "--sync" => a.sync = value()?.parse::<SyncLevel>()?,
             "--timeout" => {
                 a.timeout = value()?
                     .parse::<f64>()
@@ -309,8 +303,8 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The store file and its rollback journal (or, for a store of an earlier build, its
-/// write-ahead log and shared-memory index), if any.
+/// The store file and its rollback journal (`process`, `full`) or its write-ahead log and
+/// shared-memory index (`normal`), whichever are there.
 fn disk_bytes(store: &Path) -> u64 {
     ["", "-journal", "-wal", "-shm"]
         .iter()

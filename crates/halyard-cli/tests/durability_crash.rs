@@ -435,3 +435,31 @@ fn a_persistent_shape_outlives_its_publisher_and_a_kill_9_of_the_service() {
         "every persisted shape, in order:\n{out}"
     );
 }
+
+#[test]
+fn a_bad_embedded_sync_level_is_refused_with_its_name() {
+    let dir = scratch("bad-sync");
+    let out = Command::new(env!("CARGO_BIN_EXE_halyard"))
+        .args(["perf", "-D", "1", "-i", "63", "--durability", "persistent"])
+        .args(["pub", "size", "1k"])
+        .env("HALYARD_DURABILITY_STORE", dir.join("store.sqlite"))
+        .env("HALYARD_DURABILITY_SYNC", "fast")
+        .env("HALYARD_INTERFACE", "lo")
+        .output()
+        .expect("run halyard perf");
+    // halyard perf prints its errors in ddsperf's way, on standard output.
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "output: {said}");
+    assert!(
+        said.contains("HALYARD_DURABILITY_SYNC") && said.contains("\"fast\""),
+        "output: {said}"
+    );
+    assert!(
+        !dir.join("store.sqlite").exists(),
+        "no store is created before the level is known"
+    );
+}

@@ -2,9 +2,10 @@
 //! time to stream them all back (the late-joiner catch-up the durability service serves).
 //!
 //! ```text
-//! cargo run --release -p halyard-store --example store_bench -- [SAMPLES] [BATCH] [DIR] [full]
+//! cargo run --release -p halyard-store --example store_bench -- [SAMPLES] [BATCH] [DIR] [process|normal|full]
 //! ```
-//! Defaults: 1 000 000 samples, commit every 1000, the system temp directory, sync NORMAL.
+//! Defaults: 1 000 000 samples, commit every 1000, the system temp directory, sync level
+//! `normal` (see `SyncLevel`).
 
 use halyard_store::{ChannelSpec, StoreError};
 use halyard_store::{Limits, SampleKind, Store, StoreOptions, StoredSample, SyncLevel};
@@ -18,10 +19,13 @@ fn main() -> Result<(), StoreError> {
         .unwrap_or(1_000_000);
     let batch: i64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
     let dir = args.get(3).map_or_else(std::env::temp_dir, Into::into);
-    let sync = if args.get(4).is_some_and(|a| a == "full") {
-        SyncLevel::Full
-    } else {
-        SyncLevel::Normal
+    let sync = match args.get(4).map(|a| a.parse::<SyncLevel>()) {
+        None => SyncLevel::default(),
+        Some(Ok(level)) => level,
+        Some(Err(why)) => {
+            eprintln!("store_bench: {why}");
+            std::process::exit(2);
+        }
     };
     let path = dir.join(format!("halyard-store-bench-{}.db", std::process::id()));
     let options = StoreOptions {

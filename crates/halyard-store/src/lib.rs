@@ -37,23 +37,28 @@
 //!   before anything reads the `instances` table), one upsert per instance and batch
 //!   instead of one per sample. Near the size cap they are written at once, inside the
 //!   insert's savepoint.
-//! * **Journal.** A rollback journal kept between transactions (`journal_mode = PERSIST`),
-//!   not a write-ahead log. Samples are appended: a commit writes its new pages once, into
-//!   the file, and journals only the few existing pages it changes (the last leaf and the
-//!   interior pages of the table and its indexes). A write-ahead log writes every page
-//!   twice (log, then checkpoint into the file) and checksums it. Measured on 1 KB samples
-//!   in batches of 1024 (`examples/store_bench`: 300 000 samples, 100 instances), the store
-//!   took 9 to 13 µs per sample with the WAL and an upsert per sample, 3.2 to 3.5 µs with
-//!   the rollback journal and instance rows per commit. The journal file (`PATH-journal`)
-//!   stays beside the store between transactions, its header zeroed (PERSIST saves creating
-//!   and deleting it per commit): it belongs to the store, copy or remove them together. A
-//!   process killed within a transaction leaves a *hot* journal: the next open rolls it
-//!   back (SQLite's own recovery; it needs a read-write connection, taken only once the
-//!   file's header says it is a Halyard store). [`SyncLevel::Normal`] is `synchronous =
-//!   OFF`: a commit has handed every byte to the kernel, which is what survives a kill -9;
-//!   [`SyncLevel::Full`] is `synchronous = FULL` (journal and file fsynced per commit) for
-//!   power loss. Stores that earlier builds wrote in WAL mode (the same schema) are
-//!   converted on open.
+//! * **Journal, by [`SyncLevel`].** [`SyncLevel::Normal`] (the default) keeps a write-ahead
+//!   log with `synchronous = NORMAL`: fsync only at checkpoints, so a power loss may lose the
+//!   commits since the last one but never damages the file. [`SyncLevel::Process`] and
+//!   [`SyncLevel::Full`] keep a rollback journal between transactions (`journal_mode =
+//!   PERSIST`). Samples are appended: a commit writes its new pages once, into the file, and
+//!   journals only the few existing pages it changes (the last leaf and the interior pages of
+//!   the table and its indexes), where the log writes every page twice (log, then checkpoint
+//!   into the file) and checksums it. Measured on 1 KB samples in batches of 1024
+//!   (`examples/store_bench`: 300 000 samples, 100 instances), the store took 9 to 13 µs per
+//!   sample with the log and an upsert per sample (before instance rows were written per
+//!   commit), 3.2 to 3.5 µs with the rollback journal, `synchronous = OFF` and instance rows
+//!   per commit, and about 6.4 µs with the log at `NORMAL`. `Process` is `synchronous = OFF`:
+//!   a commit has handed every byte to the kernel, which is what survives a kill -9, but a
+//!   power loss may damage the file (refused at open as corrupt): an explicit choice, never
+//!   the default. `Full` is `synchronous = FULL` (journal and file fsynced per commit). The
+//!   journal file (`PATH-journal`) stays beside a rollback-journal store between
+//!   transactions, its header zeroed (PERSIST saves creating and deleting it per commit); the
+//!   log (`PATH-wal`, `PATH-shm`) beside a WAL store: they belong to the store, copy or
+//!   remove them together. A process killed within a transaction leaves a *hot* journal: the
+//!   next open rolls it back (SQLite's own recovery; it needs a read-write connection, taken
+//!   only once the file's header says it is a Halyard store). Opening a store with another
+//!   level converts it (SQLite switches the journal mode).
 //! * **Refuse, never repair.** An existing file is inspected read-only first (magic bytes,
 //!   application_id, schema version, table list, `PRAGMA quick_check`); a file that is not
 //!   ours or is damaged is refused with a typed error and not written to.
@@ -62,9 +67,9 @@
 //!
 //! SQLite's file format is stable and documented, backward compatible since 2004 and
 //! readable by the `sqlite3` shell and countless tools, which matters for a file operators
-//! keep for years and must be able to inspect when something goes wrong. Its rollback
-//! journal with `synchronous = OFF` survives a process crash (kill -9) and with `FULL` also
-//! a power loss, which is exactly the configurable durability level the issue asks for, and
+//! keep for years and must be able to inspect when something goes wrong. Its journal modes
+//! and `synchronous` levels give exactly the configurable durability levels a user needs
+//! (survive a kill -9; also a power loss without damage; also every commit), and
 //! batching many inserts per commit gives the throughput. `PRAGMA max_page_count` gives a
 //! hard bound on the database size that turns into an ordinary SQLITE_FULL error, so the
 //! DURABILITY_SERVICE limits can hold on disk too. Fast DDS's persistence plugin stores its

@@ -273,32 +273,39 @@ fn configure(
     conn.pragma_update(None, "page_size", PAGE_SIZE)
         .map_err(|e| classify(name, op, e))?;
     if file {
-        // A rollback journal, kept between transactions (PERSIST): a transaction writes the
-        // pages it appends once, into the file, and journals only the few existing pages it
-        // changes (b-tree interior and last leaf pages). A write-ahead log writes every page
-        // twice (log, then checkpoint) and checksums it, which cost 2.5 times the CPU per
-        // 1 KB sample (the crate documentation, "Journal"). Stores written in WAL mode
-        // (before this choice; same schema) are converted here by SQLite.
+        // Process and Full: a rollback journal, kept between transactions (PERSIST): a
+        // transaction writes the pages it appends once, into the file, and journals only the
+        // few existing pages it changes (b-tree interior and last leaf pages). Normal: a
+        // write-ahead log, which writes every page twice (log, then checkpoint) and checksums
+        // it, about twice the CPU per 1 KB sample, but with `synchronous = NORMAL` a power
+        // loss cannot damage the file (the crate documentation, "Journal"). SQLite converts a
+        // store between the two when it is opened with another level.
+        let want = match options.sync {
+            SyncLevel::Normal => "wal",
+            SyncLevel::Process | SyncLevel::Full => "persist",
+        };
         let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "PERSIST", |r| r.get(0))
+            .pragma_update_and_check(None, "journal_mode", want, |r| r.get(0))
             .map_err(|e| classify(name, op, e))?;
-        if !mode.eq_ignore_ascii_case("persist") {
+        if !mode.eq_ignore_ascii_case(want) {
             return Err(StoreError::Foreign {
                 path: name.to_string(),
-                reason: format!("SQLite kept journal mode {mode} instead of PERSIST"),
+                reason: format!("SQLite kept journal mode {mode} instead of {want}"),
             });
         }
-        // The journal of the largest transaction stays on disk; beyond this it is truncated.
+        // The journal of the largest transaction (or the log between checkpoints) stays on
+        // disk; beyond this it is truncated.
         conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)
             .map_err(|e| classify(name, op, e))?;
     }
-    // Normal: no fsync. Every write is in the kernel's page cache before the commit
+    // Process: no fsync. Every write is in the kernel's page cache before the commit
     // returns, so a killed process loses nothing committed (the next open rolls a hot
     // journal back); a power loss may lose recent commits or leave the file damaged, which
-    // the next open then refuses (StoreError::Corrupt). Full: the journal and the file are
-    // fsynced at each commit.
+    // the next open then refuses (StoreError::Corrupt). Normal (WAL): fsync at checkpoints
+    // only. Full: the journal and the file are fsynced at each commit.
     let sync = match options.sync {
-        SyncLevel::Normal => "OFF",
+        SyncLevel::Process => "OFF",
+        SyncLevel::Normal => "NORMAL",
         SyncLevel::Full => "FULL",
     };
     conn.pragma_update(None, "synchronous", sync)

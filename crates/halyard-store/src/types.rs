@@ -150,19 +150,57 @@ pub enum Inserted {
     Duplicate,
 }
 
-/// How hard a commit pushes data to the disk (SQLite `PRAGMA synchronous`, with a rollback
-/// journal).
+/// How hard a commit pushes data to the disk, and which journal the store keeps (SQLite
+/// `PRAGMA synchronous` and `PRAGMA journal_mode`).
+///
+/// Every level survives a crash of the process (kill -9): a commit has handed every byte to
+/// the kernel before it returns. They differ in what a power loss or an OS crash does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SyncLevel {
-    /// A committed transaction survives a crash of the process (kill -9): the commit has
-    /// handed every byte to the kernel, no fsync. A power loss or an OS crash may lose recent
-    /// commits or leave the file damaged; a damaged file is then refused at open
-    /// ([`crate::StoreError::Corrupt`]), never silently used.
+    /// Rollback journal, no fsync (`synchronous = OFF`): the fastest level, for stores that
+    /// need survive only process crashes. A power loss or an OS crash may lose recent commits
+    /// **or leave the file damaged**; a damaged file is then refused at open
+    /// ([`crate::StoreError::Corrupt`]), never silently used, but its samples are out of
+    /// reach until it is repaired. Choose it knowingly (`--sync process`).
+    Process,
+    /// Write-ahead log, fsynced at its checkpoints (`synchronous = NORMAL` in WAL mode): a
+    /// power loss or an OS crash may lose the commits since the last checkpoint, never
+    /// damages the file. About twice the CPU per sample of [`SyncLevel::Process`] (every
+    /// page is written twice and checksummed).
     #[default]
     Normal,
-    /// A committed transaction also survives a power loss or OS crash: the journal and the
-    /// file are fsynced at each commit.
+    /// Rollback journal, journal and file fsynced at each commit (`synchronous = FULL`): a
+    /// committed transaction also survives a power loss or an OS crash.
     Full,
+}
+
+impl SyncLevel {
+    /// The level's name as options spell it: `process`, `normal` or `full`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncLevel::Process => "process",
+            SyncLevel::Normal => "normal",
+            SyncLevel::Full => "full",
+        }
+    }
+}
+
+impl std::str::FromStr for SyncLevel {
+    type Err = String;
+
+    /// `process`, `normal` or `full`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "process" => Ok(SyncLevel::Process),
+            "normal" => Ok(SyncLevel::Normal),
+            "full" => Ok(SyncLevel::Full),
+            other => Err(format!(
+                "bad sync level {other:?}: use process (survives kill -9), normal (and power \
+                 loss without damage, recent commits may be lost) or full (every commit survives \
+                 power loss)"
+            )),
+        }
+    }
 }
 
 /// How a store is opened.

@@ -54,11 +54,14 @@ fn nth(sn: i64) -> StoredSample {
     }
 }
 
+/// Iterations cycle through the sync levels (the first, `Process`, keeps a rollback journal;
+/// `Normal` a write-ahead log; `Full` a rollback journal): a kill must lose nothing committed
+/// at any of them, and the store changes journal between iterations.
 fn options(iteration: usize) -> StoreOptions {
-    let sync = if iteration.is_multiple_of(2) {
-        SyncLevel::Normal
-    } else {
-        SyncLevel::Full
+    let sync = match iteration % 3 {
+        0 => SyncLevel::Process,
+        1 => SyncLevel::Normal,
+        _ => SyncLevel::Full,
     };
     StoreOptions {
         sync,

@@ -568,10 +568,11 @@ fn a_second_store_on_the_same_file_does_not_overwrite_rows() {
 }
 
 #[test]
-fn a_store_written_in_wal_mode_opens_with_its_samples() {
-    // Earlier builds kept the store in WAL mode. A service killed with samples committed to
-    // the log only (not checkpointed) leaves the file and its log: the next open must serve
-    // them, then keep the store in the rollback journal.
+fn a_store_changes_journal_with_its_sync_level_and_keeps_its_samples() {
+    // A store at the Normal level keeps a write-ahead log. A service killed with samples
+    // committed to the log only (not checkpointed) leaves the file and its log: the next
+    // open, at the Process level, must serve them, then keep the store in the rollback
+    // journal; opened at Normal again, it is back in WAL mode with every sample.
     let dir = Scratch::new("wal");
     let path = dir.file("s.db");
     let copy = dir.file("copy.db");
@@ -598,7 +599,11 @@ fn a_store_written_in_wal_mode_opens_with_its_samples() {
     std::fs::copy(&path, &copy).unwrap();
     std::fs::copy(wal(&path), wal(&copy)).unwrap();
     drop(conn);
-    let mut store = Store::open(&copy, StoreOptions::default()).unwrap();
+    let process = StoreOptions {
+        sync: SyncLevel::Process,
+        max_bytes: None,
+    };
+    let mut store = Store::open(&copy, process).unwrap();
     let ch = store.channel(&spec("T", keep_all())).unwrap();
     assert_eq!(sns(&store, ch), (1..=10).collect::<Vec<_>>());
     let _ = store.insert(ch, &sample(1, 11, 1, 100)).unwrap();
@@ -608,6 +613,17 @@ fn a_store_written_in_wal_mode_opens_with_its_samples() {
         !std::path::Path::new(&wal(&copy)).exists(),
         "the log is gone"
     );
-    let store = Store::open(&copy, StoreOptions::default()).unwrap();
+    let mut store = Store::open(&copy, StoreOptions::default()).unwrap();
     assert_eq!(sns(&store, ch), (1..=11).collect::<Vec<_>>());
+    let _ = store.insert(ch, &sample(1, 12, 1, 100)).unwrap();
+    store.commit().unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal", "Normal keeps a write-ahead log");
+    drop(conn);
+    let store = Store::open(&copy, process).unwrap();
+    assert_eq!(sns(&store, ch), (1..=12).collect::<Vec<_>>());
 }

@@ -63,6 +63,14 @@ pub enum Error {
     /// does not decode, its hashes do not match its TypeObjects, or another description is
     /// registered under the same type name (`create_topic`).
     BadTypeDescription(halyard_core::TypeRegistrationError),
+    /// RETCODE_BAD_PARAMETER: an environment variable Halyard reads holds a value it does not
+    /// accept (e.g. `HALYARD_DURABILITY_SYNC=fast`); nothing was started.
+    BadEnvironment {
+        /// The variable.
+        variable: &'static str,
+        /// Its value and what values it takes.
+        reason: String,
+    },
     /// RETCODE_BAD_PARAMETER: an XML QoS profile document is malformed, holds something
     /// unknown or unsupported, or a profile looked up does not exist
     /// ([`crate::QosProvider`]). `line` and `column` are 1-based; both are 0 when the error
@@ -104,6 +112,7 @@ impl std::fmt::Display for Error {
             Error::Interface(e) => write!(f, "network interface: {e}"),
             Error::Thread(e) => write!(f, "cannot start a thread: {e}"),
             Error::Store(e) => write!(f, "durability store: {e}"),
+            Error::BadEnvironment { variable, reason } => write!(f, "{variable}: {reason}"),
             Error::BadTypeDescription(e) => write!(f, "bad XTypes type description: {e}"),
             Error::BadProfile {
                 file,

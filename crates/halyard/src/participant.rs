@@ -321,6 +321,7 @@ impl DomainParticipant {
         participant.user_data = Vec::new();
         let config = crate::durability::DurabilityConfig {
             store,
+            sync: crate::durability::sync_from_environment()?,
             participant,
             only_participant: Some(self.guid_prefix()),
             ..Default::default()

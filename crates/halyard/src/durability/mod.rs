@@ -108,9 +108,30 @@ impl std::str::FromStr for CommitPolicy {
 pub const DURABILITY_ENV: &str = "HALYARD_DURABILITY";
 /// The environment variable naming the embedded service's store file.
 pub const DURABILITY_STORE_ENV: &str = "HALYARD_DURABILITY_STORE";
+/// The environment variable choosing the embedded service's [`SyncLevel`]: `process`,
+/// `normal` (the default) or `full`.
+pub const DURABILITY_SYNC_ENV: &str = "HALYARD_DURABILITY_SYNC";
+
+/// The embedded service's sync level: `HALYARD_DURABILITY_SYNC`, else the default.
+pub(crate) fn sync_from_environment() -> Result<SyncLevel> {
+    match std::env::var(DURABILITY_SYNC_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(SyncLevel::default()),
+        Err(std::env::VarError::NotUnicode(v)) => Err(Error::BadEnvironment {
+            variable: DURABILITY_SYNC_ENV,
+            reason: format!("{v:?} is not UTF-8"),
+        }),
+        Ok(v) => v.parse().map_err(|reason| Error::BadEnvironment {
+            variable: DURABILITY_SYNC_ENV,
+            reason,
+        }),
+    }
+}
 
 /// Whether a participant runs an embedded durability service for its own TRANSIENT and
-/// PERSISTENT writers (started with the first of them).
+/// PERSISTENT writers (started with the first of them). Whichever variant, its store's
+/// [`SyncLevel`] is `HALYARD_DURABILITY_SYNC` (`process`, `normal` or `full`; default
+/// `normal`), and a value it does not take fails the writer's creation with
+/// [`Error::BadEnvironment`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EmbeddedDurability {
     /// On, unless `HALYARD_DURABILITY=off`; the store file is `HALYARD_DURABILITY_STORE`,
@@ -168,7 +189,8 @@ pub struct DurabilityConfig {
     pub store: Option<PathBuf>,
     /// When received samples are committed and acknowledged.
     pub commit: CommitPolicy,
-    /// What a commit survives: a process crash (`Normal`) or a power loss too (`Full`).
+    /// What a commit survives (a process crash; a power loss without damage to the file, the
+    /// default; every commit a power loss): see [`SyncLevel`].
     pub sync: SyncLevel,
     /// The most bytes the store file may take (`None`: unbounded).
     pub max_store_bytes: Option<u64>,
