@@ -296,28 +296,40 @@ impl BuiltinSecurity {
             .map_err(why_rejected)
     }
 
+    /// What both forms of whole-message protection start from. Takes this datagram's flags
+    /// (they start afresh with every datagram); `None` when the datagram goes unprotected: it
+    /// carries a volatile secure submessage (key-exchange keys must reach a peer that may not
+    /// have our participant keys yet), or we have no participant keys. Otherwise: whether an
+    /// rtps-protected entity's submessage is in it, our participant sender, and, under origin
+    /// authentication, the keys of each participant the message is for (a MAC each).
+    fn message_protection(
+        &mut self,
+        destination: Option<GuidPrefix>,
+    ) -> Option<(bool, &mut SenderCrypto, Vec<&KeyMaterial>)> {
+        let hidden_protected = std::mem::take(&mut self.rtps_entity_in_datagram);
+        if std::mem::take(&mut self.volatile_in_datagram) {
+            return None;
+        }
+        let (_, sender) = self.participant_keys.as_mut()?;
+        let receivers = self
+            .peers
+            .iter()
+            .filter(|(g, _)| destination.is_none_or(|d| **g == d))
+            .filter_map(|(_, p)| p.participant_sent.as_ref())
+            .collect();
+        Some((hidden_protected, sender, receivers))
+    }
+
     pub(super) fn protect_whole_message(
         &mut self,
         destination: Option<GuidPrefix>,
         message: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool, Rejected> {
-        // A volatile secure submessage (key-exchange keys) must reach a peer that may not
-        // have our participant keys yet: its datagram is not rtps-protected.
-        let hidden_protected = std::mem::take(&mut self.rtps_entity_in_datagram);
-        if std::mem::take(&mut self.volatile_in_datagram) {
-            return Ok(false);
-        }
-        let Some((_, sender)) = self.participant_keys.as_mut() else {
+        let Some((hidden_protected, sender, receivers)) = self.message_protection(destination)
+        else {
             return Ok(false);
         };
-        // Under origin authentication, a MAC for each participant the message is for.
-        let receivers: Vec<&KeyMaterial> = self
-            .peers
-            .iter()
-            .filter(|(g, _)| destination.is_none_or(|d| **g == d))
-            .filter_map(|(_, p)| p.participant_sent.as_ref())
-            .collect();
         let (protected, plain) = rtps_kinds(message);
         if !(protected || hidden_protected) || plain {
             return Ok(false);
@@ -351,19 +363,10 @@ impl BuiltinSecurity {
         buf: &mut Vec<u8>,
         headroom: usize,
     ) -> Result<bool, Rejected> {
-        let hidden_protected = std::mem::take(&mut self.rtps_entity_in_datagram);
-        if std::mem::take(&mut self.volatile_in_datagram) {
-            return Ok(false);
-        }
-        let Some((_, sender)) = self.participant_keys.as_mut() else {
+        let Some((hidden_protected, sender, receivers)) = self.message_protection(destination)
+        else {
             return Ok(false);
         };
-        let receivers: Vec<&KeyMaterial> = self
-            .peers
-            .iter()
-            .filter(|(g, _)| destination.is_none_or(|d| **g == d))
-            .filter_map(|(_, p)| p.participant_sent.as_ref())
-            .collect();
         let Some(subs) = buf.get(20 + headroom..) else {
             return Ok(false);
         };
