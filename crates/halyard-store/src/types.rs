@@ -174,17 +174,6 @@ pub enum SyncLevel {
     Full,
 }
 
-impl SyncLevel {
-    /// The level's name as options spell it: `process`, `normal` or `full`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SyncLevel::Process => "process",
-            SyncLevel::Normal => "normal",
-            SyncLevel::Full => "full",
-        }
-    }
-}
-
 impl std::str::FromStr for SyncLevel {
     type Err = String;
 
