@@ -240,4 +240,11 @@ pub enum Event {
         /// Local writer.
         writer: EntityId,
     },
+    /// A relay that releases its payloads has readers waiting for some of them: take them
+    /// with [`crate::Participant::take_wanted_payloads`] and hand them back with
+    /// [`crate::Participant::restore_payloads`] (reported once until they are all taken).
+    PayloadsWanted {
+        /// Local relay writer.
+        writer: EntityId,
+    },
 }

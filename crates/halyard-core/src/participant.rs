@@ -127,6 +127,9 @@ pub struct Participant {
     pub(crate) writers: BTreeMap<EntityId, Writer>,
     /// Writers that sent fragment repairs while the current datagram was handled.
     repairing: Vec<EntityId>,
+    /// Relays that release their payloads (see [`crate::relay`]): checked for wanted ones
+    /// after each datagram and timeout.
+    pub(crate) releasing: Vec<EntityId>,
     pub(crate) readers: BTreeMap<EntityId, Reader>,
     /// Remote writer GUID -> local readers matched with it.
     pub(crate) writer_index: SeededMap<Guid, Vec<EntityId>>,
@@ -212,6 +215,7 @@ impl Participant {
             samples: VecDeque::new(),
             writers: BTreeMap::new(),
             repairing: Vec::new(),
+            releasing: Vec::new(),
             readers: BTreeMap::new(),
             writer_index: seeded_map(seed),
             remote: BTreeMap::new(),
@@ -396,6 +400,7 @@ impl Participant {
     /// Removes a writer for good and disposes its SEDP announcement.
     fn withdraw_writer(&mut self, now: Instant, id: EntityId) {
         if let Some(w) = self.writers.remove(&id) {
+            self.releasing.retain(|&r| r != id);
             self.writer_traits.remove(&w.guid);
             if w.linger_until.is_some() {
                 self.lingering -= 1;
@@ -621,6 +626,12 @@ impl Participant {
         self.writers.get(&writer).map_or(0, |w| w.history_len())
     }
 
+    /// Payload bytes a writer's history holds in memory (released payloads do not count:
+    /// see [`Participant::set_relay_releases_payloads`]).
+    pub fn writer_history_bytes(&self, writer: EntityId) -> usize {
+        self.writers.get(&writer).map_or(0, |w| w.history_bytes())
+    }
+
     /// Remote and local readers matched with a local writer.
     pub fn matched_readers(&self, writer: EntityId) -> Vec<Guid> {
         let mut v: Vec<Guid> = self
@@ -821,6 +832,7 @@ impl Participant {
         self.deadline_timeouts(now);
         self.liveliness_timeouts(now);
         self.type_decision_timeouts(now, false);
+        self.notice_wanted_payloads();
     }
 
     /// Reports the instances that missed a DEADLINE (readers' requested, writers' offered).
@@ -978,6 +990,7 @@ impl Participant {
         }
         self.route_deliveries(now);
         self.finish_lingering(now, false);
+        self.notice_wanted_payloads();
     }
 
     /// Handles one received submessage that is not an INFO_* and is for us.

@@ -25,8 +25,10 @@
 
 use crate::participant::Participant;
 use crate::time::Instant;
+use crate::writer::{NewChange, WriteError};
 use halyard_wire::{EntityId, Guid, SequenceNumber};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The PID_ENTITY_NAME a durability service's reader announces: relays send such a reader
 /// every change, not only the history held when it matched, so that services catch up from
@@ -208,6 +210,117 @@ impl Participant {
     pub fn set_writer_relay(&mut self, writer: EntityId) {
         if let Some(w) = self.writers.get_mut(&writer) {
             w.set_relay();
+        }
+    }
+
+    /// Makes relay `writer` hold only the metadata of the changes written with a locator
+    /// ([`Participant::write_stored`], [`Participant::write_released`]) once every reliable
+    /// reader acknowledged them, and ask for their bytes back ([`Event::PayloadsWanted`])
+    /// when a reader wants one: a service's relay then keeps its history's metadata in
+    /// memory, its store the bytes. Unknown writers are ignored.
+    ///
+    /// [`Event::PayloadsWanted`]: crate::Event::PayloadsWanted
+    pub fn set_relay_releases_payloads(&mut self, writer: EntityId) {
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.set_releases_payloads();
+            if !self.releasing.contains(&writer) {
+                self.releasing.push(writer);
+            }
+        }
+    }
+
+    /// [`Participant::write`] of a change whose bytes the driver also keeps, at `stored_at`
+    /// (a store row, say): a relay that releases payloads drops them from memory once its
+    /// readers acknowledged the change, and asks for them by that locator.
+    pub fn write_stored(
+        &mut self,
+        now: Instant,
+        writer: EntityId,
+        change: NewChange,
+        stored_at: u64,
+    ) -> Result<SequenceNumber, WriteError> {
+        let sn = self.write(now, writer, change)?;
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.set_stored_at(sn, stored_at);
+        }
+        Ok(sn)
+    }
+
+    /// Adds to relay `writer` (which releases payloads) a change whose `len` bytes the
+    /// driver keeps at `stored_at`, without them: `change.payload` is ignored, and readers
+    /// get the bytes when they ask (a stored history loaded at start costs no memory for
+    /// its bytes). Nothing is sent at once. `Err(UnknownWriter)` for a writer that does not
+    /// release payloads.
+    pub fn write_released(
+        &mut self,
+        now: Instant,
+        writer: EntityId,
+        change: NewChange,
+        stored_at: u64,
+        len: usize,
+    ) -> Result<SequenceNumber, WriteError> {
+        let cfg = &self.cfg;
+        self.writers
+            .get_mut(&writer)
+            .ok_or(WriteError::UnknownWriter)?
+            .write_released(now, cfg, change, stored_at, len)
+    }
+
+    /// Up to `max` of relay `writer`'s released changes that readers asked for, lowest
+    /// first, with their locators: read their bytes and give them to
+    /// [`Participant::restore_payloads`].
+    pub fn take_wanted_payloads(
+        &mut self,
+        writer: EntityId,
+        max: usize,
+    ) -> Vec<(SequenceNumber, u64)> {
+        self.writers
+            .get_mut(&writer)
+            .map_or_else(Vec::new, |w| w.take_wanted(max))
+    }
+
+    /// Gives relay `writer` back the payloads taken with
+    /// [`Participant::take_wanted_payloads`] (`None`: no longer kept; the change is dropped
+    /// and readers that asked for it get a GAP), and serves the readers waiting for them.
+    pub fn restore_payloads(
+        &mut self,
+        now: Instant,
+        writer: EntityId,
+        mut payloads: Vec<(SequenceNumber, Option<Arc<Vec<u8>>>)>,
+    ) {
+        // Data protection: the history holds payloads encoded, as `write` leaves them.
+        if self.security.is_some() && self.payload_protected(writer) {
+            for (_, payload) in payloads.iter_mut() {
+                if let Some(p) = payload.take() {
+                    let mut c = NewChange {
+                        kind: crate::ChangeKind::Alive,
+                        key_hash: [0; 16],
+                        payload: p,
+                        timestamp: None,
+                        original: None,
+                    };
+                    *payload = self.encode_payload(writer, &mut c).then_some(c.payload);
+                }
+            }
+        }
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return;
+        };
+        w.restore(now, &mut self.out, &self.cfg, payloads);
+    }
+
+    /// Reports [`crate::Event::PayloadsWanted`] for each releasing relay that has wanted
+    /// payloads since it last did.
+    pub(crate) fn notice_wanted_payloads(&mut self) {
+        for i in 0..self.releasing.len() {
+            let id = self.releasing[i];
+            if self
+                .writers
+                .get_mut(&id)
+                .is_some_and(|w| w.take_fetch_notice())
+            {
+                self.push_event(crate::Event::PayloadsWanted { writer: id });
+            }
         }
     }
 }

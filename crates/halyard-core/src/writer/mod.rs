@@ -46,6 +46,7 @@
 
 mod filter;
 mod pace;
+mod release;
 mod repair;
 mod send;
 mod time_filter;
@@ -142,6 +143,11 @@ pub(crate) struct Ctx<'a> {
 pub(crate) struct CacheChange {
     pub(crate) sn: SequenceNumber,
     pub(crate) change: NewChange,
+    /// Where the driver keeps the change's bytes, when the writer releases payloads (see
+    /// [`release`]).
+    pub(crate) stored_at: Option<u64>,
+    /// `Some(len)` while the payload is released: `change.payload` is then empty.
+    pub(crate) released_len: Option<usize>,
 }
 
 pub(crate) struct ReaderProxy {
@@ -297,6 +303,8 @@ pub(crate) struct Writer {
     filters: filter::WriterFilters,
     /// A relay (a durability service's writer, see [`Writer::set_relay`]).
     pub(crate) relay: bool,
+    /// Payloads released once acknowledged and fetched back on request (see [`release`]).
+    release: Option<release::Release>,
 }
 
 impl Writer {
@@ -351,6 +359,7 @@ impl Writer {
             own_liveliness: Default::default(),
             filters: Default::default(),
             relay: false,
+            release: None,
         }
     }
 
@@ -733,7 +742,15 @@ impl Writer {
         }
         self.unacked_bytes_cache += change.payload.len();
         self.history_bytes += change.payload.len();
-        self.changes.insert(sn, CacheChange { sn, change });
+        self.changes.insert(
+            sn,
+            CacheChange {
+                sn,
+                change,
+                stored_at: None,
+                released_len: None,
+            },
+        );
         self.trim_coherence();
     }
 
@@ -743,6 +760,7 @@ impl Writer {
             // A relay keeps everything and has no window (see `can_accept`): summing what is
             // unacknowledged would cost the whole history, a million changes, per ACKNACK.
             self.unacked_bytes_cache = 0;
+            self.release_acked();
             return;
         }
         let min_acked = self.min_acked();
@@ -1001,6 +1019,11 @@ impl Writer {
     /// Number of changes held.
     pub(crate) fn history_len(&self) -> usize {
         self.changes.len()
+    }
+
+    /// Payload bytes held in memory.
+    pub(crate) fn history_bytes(&self) -> usize {
+        self.history_bytes
     }
 }
 

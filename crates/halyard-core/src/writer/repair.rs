@@ -146,6 +146,11 @@ impl Writer {
         let held = self.changes.contains_key(&sn) && sn >= p.start_sn;
         let ctx = &mut Ctx { now, out, cfg };
         if held && !self.repair_filtered(&reader, sn) {
+            if self.is_released(sn) {
+                // Fetched first; the reader asks again at the next HEARTBEAT.
+                self.want(sn);
+                return;
+            }
             let to = Target {
                 reader_id: reader.entity,
                 prefix: Some(prefix),
@@ -187,7 +192,7 @@ impl Writer {
 
     /// Resends what `reader` asked for: DATA when held and its filters let it through, GAP
     /// otherwise, then a HEARTBEAT.
-    fn serve_requests(&mut self, ctx: &mut Ctx<'_>, reader: Guid, force_hb: bool) {
+    pub(super) fn serve_requests(&mut self, ctx: &mut Ctx<'_>, reader: Guid, force_hb: bool) {
         let Some(p) = self.proxies.get_mut(&reader) else {
             return;
         };
@@ -203,8 +208,15 @@ impl Writer {
         let empty = mb.len();
         let mut gap: Option<(SequenceNumber, SequenceNumber)> = None;
         let mut sent_fragmented = false;
+        // Released changes wait for their payloads (see `super::release`): still requested.
+        let mut waiting = Vec::new();
         for sn in requested {
             let held = sn >= start_sn && self.changes.contains_key(&sn);
+            if held && self.is_released(sn) && !self.repair_filtered(&reader, sn) {
+                self.want(sn);
+                waiting.push(sn);
+                continue;
+            }
             if !held || self.repair_filtered(&reader, sn) {
                 gap = match gap {
                     Some((s, e)) if e == sn => Some((s, sn + 1)),
@@ -247,6 +259,9 @@ impl Writer {
         }
         if let Some((s, e)) = gap {
             push_gap(&mut mb, reader.entity, self.guid.entity, s, e);
+        }
+        if let Some(p) = self.proxies.get_mut(&reader) {
+            p.requested.extend(waiting);
         }
         let sent_something = mb.len() > empty || sent_fragmented;
         if sent_something || force_hb {

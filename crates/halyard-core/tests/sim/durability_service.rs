@@ -55,15 +55,25 @@ struct Service {
     stored: Vec<(Guid, SequenceNumber)>,
     /// Whether it stores (and releases) at all.
     storing: bool,
+    /// With released payloads (`Participant::set_relay_releases_payloads`): the bytes it
+    /// stored, by locator; the relay holds only the metadata and asks for them.
+    kept: Option<std::collections::BTreeMap<u64, Arc<Vec<u8>>>>,
+    /// Events of its node looked at so far (for `PayloadsWanted`).
+    events_seen: usize,
+    /// Payloads handed back to the relay.
+    restored: usize,
+    /// Locators whose bytes it lost (answered `None`).
+    forgotten: Vec<u64>,
 }
 
 impl Service {
     fn start(net: &mut SimNet, node: usize) -> Service {
-        Service::start_with(net, node, true)
+        Service::start_with(net, node, true, false)
     }
 
-    /// `catches_up`: false for a service keeping only its own participant's writers.
-    fn start_with(net: &mut SimNet, node: usize, catches_up: bool) -> Service {
+    /// `catches_up`: false for a service keeping only its own participant's writers;
+    /// `releases`: its relay holds only metadata, and fetches payloads from it.
+    fn start_with(net: &mut SimNet, node: usize, catches_up: bool, releases: bool) -> Service {
         let now = net.instant();
         let reader = net
             .p(node)
@@ -74,6 +84,9 @@ impl Service {
             .p(node)
             .create_writer(now, spec_w(DurabilityKind::Transient));
         net.p(node).set_writer_relay(writer);
+        if releases {
+            net.p(node).set_relay_releases_payloads(writer);
+        }
         net.flush();
         Service {
             node,
@@ -82,7 +95,47 @@ impl Service {
             taken: 0,
             stored: Vec::new(),
             storing: true,
+            kept: releases.then(Default::default),
+            events_seen: 0,
+            restored: 0,
+            forgotten: Vec::new(),
         }
+    }
+
+    /// Answers the relay's `PayloadsWanted` from what it kept (but the `forgotten`
+    /// locators), as a service answers from its store.
+    fn serve_wanted(&mut self, net: &mut SimNet) {
+        let Some(kept) = self.kept.as_ref() else {
+            return;
+        };
+        let events = &net.node(self.node).events;
+        let noticed = events[self.events_seen..].iter().any(|(_, e)| {
+            matches!(e, halyard_core::Event::PayloadsWanted { writer } if *writer == self.writer)
+        });
+        self.events_seen = events.len();
+        if !noticed {
+            return;
+        }
+        loop {
+            let wanted = net.p(self.node).take_wanted_payloads(self.writer, 16);
+            if wanted.is_empty() {
+                break;
+            }
+            let back: Vec<_> = wanted
+                .iter()
+                .map(|&(sn, at)| {
+                    let p = kept
+                        .get(&at)
+                        .filter(|_| !self.forgotten.contains(&at))
+                        .cloned();
+                    (sn, p)
+                })
+                .collect();
+            self.restored += back.iter().filter(|(_, p)| p.is_some()).count();
+            let now = net.instant();
+            net.p(self.node).restore_payloads(now, self.writer, back);
+        }
+        net.flush();
     }
 
     /// Stores what its reader received (once per original sample), relays it, releases the
@@ -109,7 +162,14 @@ impl Service {
                     original: Some(original),
                 };
                 let now = net.instant();
-                let r = net.p(self.node).write(now, self.writer, change);
+                let r = match self.kept.as_mut() {
+                    Some(kept) => {
+                        let at = kept.len() as u64;
+                        kept.insert(at, Arc::clone(&s.payload));
+                        net.p(self.node).write_stored(now, self.writer, change, at)
+                    }
+                    None => net.p(self.node).write(now, self.writer, change),
+                };
                 assert!(r.is_ok(), "seed {:#x}: relay write: {r:?}", net.seed);
             }
             let now = net.instant();
@@ -127,6 +187,7 @@ fn run_services(net: &mut SimNet, services: &mut [Service], d: u64) {
         net.run_for(MS);
         for s in services.iter_mut() {
             s.pump(net);
+            s.serve_wanted(net);
         }
     }
 }
@@ -201,7 +262,17 @@ fn acknowledgment_waits_for_the_store() {
 /// A writer writes `n` samples while `services` run, then leaves; a TRANSIENT reader starts
 /// on a fresh node afterwards. Returns what it received.
 fn late_joiner_after_writer_left(seed: u64, service_count: usize, n: u64) -> Vec<Option<u64>> {
-    late_joiner_after_writer_left_with(seed, service_count, n, None, true)
+    late_joiner_after_writer_left_with(seed, service_count, n, None, true, false).got
+}
+
+/// What [`late_joiner_after_writer_left_with`] ends with.
+struct LateRun {
+    /// What the late reader received.
+    got: Vec<Option<u64>>,
+    net: SimNet,
+    services: Vec<Service>,
+    /// Payload bytes each service's relay held in memory before the late reader started.
+    relay_bytes_before: Vec<usize>,
 }
 
 /// Writes one sample, letting the services work while the writer's history is full.
@@ -235,13 +306,14 @@ fn late_joiner_after_writer_left_with(
     n: u64,
     max_samples: Option<i32>,
     catches_up: bool,
-) -> Vec<Option<u64>> {
+    releases: bool,
+) -> LateRun {
     let mut net = SimNet::new(seed, faults());
     let a = net.add_node(node_config(1));
     let mut services: Vec<Service> = (0..service_count)
         .map(|i| {
             let node = net.add_node(node_config(2 + i as u8));
-            Service::start_with(&mut net, node, catches_up)
+            Service::start_with(&mut net, node, catches_up, releases)
         })
         .collect();
     let late = net.add_node(node_config(9));
@@ -317,6 +389,20 @@ fn late_joiner_after_writer_left_with(
     }
     net.kill(a);
     net.partitions.clear();
+    // The services' relays have what they hold acknowledged by each other (copies).
+    for _ in 0..3000 {
+        if services
+            .iter()
+            .all(|s| net.node(s.node).p.writer_all_acked(s.writer))
+        {
+            break;
+        }
+        run_services(&mut net, &mut services, 10 * MS);
+    }
+    let relay_bytes_before = services
+        .iter()
+        .map(|s| net.p(s.node).writer_history_bytes(s.writer))
+        .collect();
     let now = net.instant();
     let r = net
         .p(late)
@@ -330,7 +416,12 @@ fn late_joiner_after_writer_left_with(
     }
     // Copies from the second service would arrive within the next moments.
     run_services(&mut net, &mut services, 2 * SEC);
-    received(&net, late, r)
+    LateRun {
+        got: received(&net, late, r),
+        net,
+        services,
+        relay_bytes_before,
+    }
 }
 
 #[test]
@@ -354,11 +445,137 @@ fn a_full_writer_history_drops_what_the_services_stored_instead_of_blocking() {
         "a_full_writer_history_drops_what_the_services_stored_instead_of_blocking",
         20,
         |seed| {
-            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), true);
+            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), true, false).got;
             assert_exactly_once_in_order(seed, &got, 60);
             // A service that does not catch up from relays is a service all the same.
-            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), false);
+            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), false, false).got;
             assert_exactly_once_in_order(seed, &got, 60);
+        },
+    );
+}
+
+#[test]
+fn relays_that_release_payloads_fetch_them_back_for_late_readers() {
+    // The relays of two services keep only metadata once their readers acknowledged (no
+    // payload bytes in memory while nobody needs them) and fetch the payloads back from the
+    // service when a late reader asks, under loss, duplication and reordering: the late
+    // reader still gets every sample once and in order, and the bytes are released again
+    // once it acknowledged them.
+    for_each_seed(
+        "relays_that_release_payloads_fetch_them_back_for_late_readers",
+        20,
+        |seed| {
+            let run = late_joiner_after_writer_left_with(seed, 2, 60, None, true, true);
+            assert_exactly_once_in_order(seed, &run.got, 60);
+            assert_eq!(
+                run.relay_bytes_before,
+                vec![0, 0],
+                "seed {seed:#x}: relays held payloads nobody needed"
+            );
+            assert!(
+                run.services.iter().any(|s| s.restored > 0),
+                "seed {seed:#x}: no payload was fetched back"
+            );
+            // Once the late reader acknowledged what each relay sent it (a relay it matched
+            // late may still be sending), the relays hold no payload again.
+            let LateRun {
+                mut net,
+                mut services,
+                ..
+            } = run;
+            for _ in 0..3000 {
+                if services
+                    .iter()
+                    .all(|s| net.node(s.node).p.writer_all_acked(s.writer))
+                {
+                    break;
+                }
+                run_services(&mut net, &mut services, 10 * MS);
+            }
+            for s in &services {
+                assert_eq!(
+                    net.node(s.node).p.writer_history_len(s.writer),
+                    60,
+                    "seed {seed:#x}: the relay keeps every change's metadata"
+                );
+                assert_eq!(
+                    net.node(s.node).p.writer_history_bytes(s.writer),
+                    0,
+                    "seed {seed:#x}: restored payloads released again once acknowledged"
+                );
+            }
+        },
+    );
+}
+
+#[test]
+fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
+    // A restarted service loads its store's history into its relay as metadata only
+    // (`write_released`): a late reader gets every sample the store still has, in order,
+    // fetched when it asks; the two the store lost go to it as GAPs (no stall), and the relay
+    // holds no payload once the reader acknowledged.
+    for_each_seed(
+        "a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost",
+        20,
+        |seed| {
+            let mut net = SimNet::new(seed, faults());
+            let s = net.add_node(node_config(2));
+            let late = net.add_node(node_config(9));
+            let mut svc = Service::start_with(&mut net, s, true, true);
+            svc.forgotten = vec![5, 17];
+            let original = Guid::new(
+                halyard_core::wire::GuidPrefix([7; 12]),
+                EntityId([0, 0, 1, 2]),
+            );
+            for i in 0..40u64 {
+                let payload = Arc::new(indexed_payload(i, 300));
+                let len = payload.len();
+                if let Some(kept) = svc.kept.as_mut() {
+                    kept.insert(i, payload);
+                }
+                let change = NewChange {
+                    kind: ChangeKind::Alive,
+                    key_hash: KEY,
+                    payload: Arc::new(Vec::new()),
+                    timestamp: None,
+                    original: Some((original, SequenceNumber(i as i64 + 1))),
+                };
+                let now = net.instant();
+                let r = net.p(s).write_released(now, svc.writer, change, i, len);
+                assert!(r.is_ok(), "seed {seed:#x}: {r:?}");
+            }
+            assert_eq!(
+                net.p(s).writer_history_bytes(svc.writer),
+                0,
+                "seed {seed:#x}"
+            );
+            let now = net.instant();
+            let r = net
+                .p(late)
+                .create_reader(now, spec_r(DurabilityKind::Transient));
+            net.flush();
+            let mut services = [svc];
+            for _ in 0..3000 {
+                run_services(&mut net, &mut services, 10 * MS);
+                if received(&net, late, r).len() >= 38
+                    && net.node(s).p.writer_all_acked(services[0].writer)
+                {
+                    break;
+                }
+            }
+            let expected: Vec<Option<u64>> =
+                (0..40).filter(|i| ![5, 17].contains(i)).map(Some).collect();
+            assert_eq!(received(&net, late, r), expected, "seed {seed:#x}");
+            assert_eq!(
+                net.node(s).p.writer_history_len(services[0].writer),
+                38,
+                "seed {seed:#x}: the lost changes left the relay"
+            );
+            assert_eq!(
+                net.node(s).p.writer_history_bytes(services[0].writer),
+                0,
+                "seed {seed:#x}: payloads released once acknowledged"
+            );
         },
     );
 }
