@@ -99,6 +99,6 @@ pub use error::{FullLimit, StoreError};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::Store;
 pub use types::{
-    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, SampleRef, StoreOptions, StoreStats,
-    StoredSample, SyncLevel,
+    ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,
+    StoreOptions, StoreStats, StoredSample, SyncLevel,
 };

@@ -5,8 +5,8 @@ use crate::limits::{plan, Plan};
 use crate::open::{classify, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
 use crate::types::{
-    ChannelId, ChannelSpec, Inserted, Limits, SampleKind, SampleRef, StoreOptions, StoreStats,
-    StoredSample,
+    ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,
+    StoreOptions, StoreStats, StoredSample,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{ffi, params, Connection, OptionalExtension, Row};
@@ -53,7 +53,8 @@ struct InstanceDelta {
 /// What one attempt to write a sample did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Written {
-    Stored,
+    /// As this row.
+    Stored(i64),
     Duplicate,
     /// The row id from the cache is in use: the cache is stale.
     RowTaken,
@@ -304,14 +305,14 @@ impl Store {
     /// [`Store::insert`] of a sample whose payload the caller keeps.
     pub fn insert_ref(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Inserted, StoreError> {
         match self.insert_once(ch, s)? {
-            Written::Stored => Ok(Inserted::Stored),
+            Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
             Written::Duplicate => Ok(Inserted::Duplicate),
             Written::RowTaken => {
                 // The cached next row id was stale (someone else wrote this file): reload
                 // the channel's counts from the file and try once more.
                 self.channels.remove(&ch);
                 match self.insert_once(ch, s)? {
-                    Written::Stored => Ok(Inserted::Stored),
+                    Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
                     Written::Duplicate => Ok(Inserted::Duplicate),
                     Written::RowTaken => Err(StoreError::Conflict {
                         path: self.path.clone(),
@@ -377,7 +378,7 @@ impl Store {
             self.exec("RELEASE insert_one", Some(ch))?;
         }
         let written = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
-        if written == Written::Stored {
+        if matches!(written, Written::Stored(_)) {
             self.bytes_since_count = self
                 .bytes_since_count
                 .saturating_add(ROW_BYTES + i64::try_from(s.payload.len()).unwrap_or(i64::MAX));
@@ -465,7 +466,7 @@ impl Store {
             e.source_time = delta.source_time;
             e.added += delta.added;
         }
-        Ok(Written::Stored)
+        Ok(Written::Stored(row))
     }
 
     /// Writes (upserts) one instance's row: `delta` on top of what the row holds.
@@ -628,6 +629,92 @@ impl Store {
                 other => return Err(self.corrupt(format!("payload is {:?}", other.data_type()))),
             },
         })
+    }
+
+    /// Calls `f` with every sample of channel `ch` in insertion order, without its payload
+    /// (which is not read); returns how many. Pending inserts are included.
+    pub fn for_each_sample_meta(
+        &self,
+        ch: ChannelId,
+        mut f: impl FnMut(SampleMeta),
+    ) -> Result<usize, StoreError> {
+        let op = "read samples";
+        self.known(ch)?;
+        // length() of a blob reads its size from the record header, not its pages.
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, writer, sn, kind, key_hash, source_time, length(payload) FROM samples \
+                 WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id",
+            )
+            .map_err(|e| self.err(op, e))?;
+        let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
+            let get = |i| row.get_ref(i).map_err(|e| self.err(op, e));
+            f(SampleMeta {
+                id: SampleId(self.int(get(0)?, "id")?),
+                writer: self.guid(get(1)?, "writer")?,
+                sn: self.int(get(2)?, "sn")?,
+                kind: self.kind(get(3)?)?,
+                key_hash: self.guid(get(4)?, "key_hash")?,
+                source_time: self.int(get(5)?, "source_time")?,
+                payload_len: usize::try_from(self.int(get(6)?, "payload length")?)
+                    .map_err(|_| self.corrupt("a payload has a negative length".into()))?,
+            });
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Reads the payloads of samples `ids` (ascending), calling `f` for each in that order
+    /// with its bytes, or `None` if it is no longer stored (evicted, purged). Runs of
+    /// consecutive identities are read with one range scan each.
+    pub fn payloads(
+        &self,
+        ids: &[SampleId],
+        mut f: impl FnMut(SampleId, Option<Vec<u8>>),
+    ) -> Result<(), StoreError> {
+        let op = "read payloads";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, payload FROM samples WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+            )
+            .map_err(|e| self.err(op, e))?;
+        let mut rest = ids;
+        while let Some(first) = rest.first() {
+            // The longest run of consecutive identities from `first`.
+            let run = rest
+                .iter()
+                .zip(first.0..)
+                .take_while(|(id, want)| id.0 == *want)
+                .count();
+            let (chunk, tail) = rest.split_at(run);
+            rest = tail;
+            let last = chunk[chunk.len() - 1];
+            let mut rows = stmt.query([first.0, last.0]).map_err(|e| self.err(op, e))?;
+            let mut next = chunk.iter().peekable();
+            while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
+                let id = self.int(row.get_ref(0).map_err(|e| self.err(op, e))?, "id")?;
+                while let Some(gone) = next.next_if(|w| w.0 < id) {
+                    f(*gone, None);
+                }
+                let payload = match row.get_ref(1).map_err(|e| self.err(op, e))? {
+                    ValueRef::Blob(b) => b.to_vec(),
+                    other => {
+                        return Err(self.corrupt(format!("payload is {:?}", other.data_type())))
+                    }
+                };
+                if next.next_if(|w| w.0 == id).is_some() {
+                    f(SampleId(id), Some(payload));
+                }
+            }
+            for w in next {
+                f(*w, None);
+            }
+        }
+        Ok(())
     }
 
     /// Removes instance `key_hash` of channel `ch`: its samples and its state (for

@@ -140,12 +140,38 @@ impl std::fmt::Display for ChannelId {
     }
 }
 
+/// A stored sample's identity in its store: what [`crate::Store::payloads`] reads it back
+/// by. It stays the same while the sample is stored (across restarts too), and a removed
+/// sample's identity is never given to another of its channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SampleId(pub i64);
+
+/// A stored sample without its payload ([`crate::Store::for_each_sample_meta`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleMeta {
+    /// Where the sample is stored.
+    pub id: SampleId,
+    /// GUID of the original writer.
+    pub writer: [u8; 16],
+    /// The original writer's sequence number.
+    pub sn: i64,
+    /// Write, dispose, unregister or both.
+    pub kind: SampleKind,
+    /// The instance's key hash.
+    pub key_hash: [u8; 16],
+    /// Source timestamp.
+    pub source_time: i64,
+    /// Bytes of its payload.
+    pub payload_len: usize,
+}
+
 /// Outcome of a successful [`crate::Store::insert`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
 pub enum Inserted {
-    /// The sample joined the pending transaction (durable after [`crate::Store::commit`]).
-    Stored,
+    /// The sample joined the pending transaction (durable after [`crate::Store::commit`]),
+    /// stored as this.
+    Stored(SampleId),
     /// (channel, writer, sn) is already stored; nothing changed.
     Duplicate,
 }

@@ -23,7 +23,7 @@ fn round_trip_and_reopen() {
         let mut store = Store::open(&path, StoreOptions::default()).unwrap();
         let ch = store.channel(&spec("T", keep_all())).unwrap();
         for s in &written {
-            assert_eq!(store.insert(ch, s).unwrap(), Inserted::Stored);
+            assert!(matches!(store.insert(ch, s).unwrap(), Inserted::Stored(_)));
         }
         assert_eq!(store.pending(), 50);
         assert_eq!(store.commit().unwrap(), 50);
@@ -99,10 +99,10 @@ fn duplicates_are_detected_across_reopen() {
     {
         let mut store = Store::open(&path, StoreOptions::default()).unwrap();
         let ch = store.channel(&spec("T", keep_all())).unwrap();
-        assert_eq!(
+        assert!(matches!(
             store.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
-            Inserted::Stored
-        );
+            Inserted::Stored(_)
+        ));
         assert_eq!(
             store.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
             Inserted::Duplicate
@@ -116,15 +116,15 @@ fn duplicates_are_detected_across_reopen() {
         Inserted::Duplicate
     );
     // Same sn from another writer, or in another channel, is another sample.
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(2, 1, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     let other = store.channel(&spec("U", keep_all())).unwrap();
-    assert_eq!(
+    assert!(matches!(
         store.insert(other, &sample(1, 1, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     assert_eq!(store.commit().unwrap(), 2);
     assert_eq!(sns(&store, ch), vec![1, 1]);
 }
@@ -141,10 +141,10 @@ fn keep_last_evicts_the_oldest_of_the_instance() {
     // Instance 1 gets sn 1,3,5,7; instance 2 gets sn 2,4,6.
     for sn in 1..=7 {
         let k = if sn % 2 == 1 { 1 } else { 2 };
-        assert_eq!(
+        assert!(matches!(
             store.insert(ch, &sample(1, sn, k, 10)).unwrap(),
-            Inserted::Stored
-        );
+            Inserted::Stored(_)
+        ));
     }
     store.commit().unwrap();
     assert_eq!(sns(&store, ch), vec![4, 5, 6, 7]);
@@ -202,15 +202,15 @@ fn max_samples_per_instance_refuses_under_keep_all() {
         2,
     );
     // Another instance still fits, and after a purge the first one does again.
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(1, 4, 2, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     assert_eq!(store.purge_instance(ch, key(1)).unwrap(), 2);
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(1, 3, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     store.commit().unwrap();
     assert_eq!(sns(&store, ch), vec![4, 3]);
 }
@@ -233,10 +233,10 @@ fn max_samples_refuses() {
         ..Limits::default()
     };
     assert_eq!(store.channel(&spec("T", raised)).unwrap(), ch);
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(1, 4, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     assert_eq!(store.commit().unwrap(), 1);
 }
 
@@ -257,10 +257,10 @@ fn max_instances_refuses_a_new_instance_only() {
         FullLimit::Instances,
         2,
     );
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(1, 4, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     store.commit().unwrap();
     assert_eq!(store.instances(ch).unwrap().len(), 2);
 }
@@ -322,10 +322,10 @@ fn disk_cap_case(len: usize) {
     assert!(store.stats().unwrap().file_bytes <= max_bytes);
     // Purging makes room again; after a reopen everything committed is there.
     assert!(store.purge_instance(ch, key(1)).unwrap() > 0);
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(1, sn, 2, len)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     store.commit().unwrap();
     drop(store);
     let store = Store::open(&path, options).unwrap();
@@ -514,10 +514,10 @@ fn limits_hold_across_reopen() {
         })
     ));
     // KEEP_LAST 1 trims instance 1 (sn 1 and 3) to the new sample.
-    assert_eq!(
+    assert!(matches!(
         store.insert(ch, &sample(1, 4, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     store.commit().unwrap();
     assert_eq!(sns(&store, ch), vec![2, 4]);
 }
@@ -549,20 +549,20 @@ fn a_second_store_on_the_same_file_does_not_overwrite_rows() {
     a.commit().unwrap();
     let mut b = Store::open(&path, StoreOptions::default()).unwrap();
     assert_eq!(b.channel(&spec("T", keep_all())).unwrap(), ch);
-    assert_eq!(
+    assert!(matches!(
         a.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     a.commit().unwrap();
-    assert_eq!(
+    assert!(matches!(
         b.insert(ch, &sample(2, 1, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     b.commit().unwrap();
-    assert_eq!(
+    assert!(matches!(
         a.insert(ch, &sample(1, 2, 1, 10)).unwrap(),
-        Inserted::Stored
-    );
+        Inserted::Stored(_)
+    ));
     a.commit().unwrap();
     assert_eq!(sns(&a, ch), vec![1, 1, 2]);
 }
@@ -626,4 +626,81 @@ fn a_store_changes_journal_with_its_sync_level_and_keeps_its_samples() {
     drop(conn);
     let store = Store::open(&copy, process).unwrap();
     assert_eq!(sns(&store, ch), (1..=12).collect::<Vec<_>>());
+}
+
+#[test]
+fn samples_are_read_back_by_identity_and_listed_without_payloads() {
+    // A durability service's relay keeps only what `for_each_sample_meta` lists and reads
+    // payloads back by identity when a reader asks: identities survive a reopen, evicted
+    // samples read back as `None`, and runs of identities in any shape come back in order.
+    let dir = Scratch::new("payloads");
+    let path = dir.file("s.db");
+    let mut ids = Vec::new();
+    {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let limits = Limits {
+            history_depth: Some(3),
+            ..Limits::default()
+        };
+        let ch = store.channel(&spec("T", limits)).unwrap();
+        // Instance 1 gets sn 1..=5 (the first two evicted by depth 3), instance 2 sn 6..=8.
+        for sn in 1..=8 {
+            let k = if sn <= 5 { 1 } else { 2 };
+            match store
+                .insert(ch, &sample(1, sn, k, 10 + sn as usize))
+                .unwrap()
+            {
+                Inserted::Stored(id) => ids.push(id),
+                other => panic!("sn {sn}: {other:?}"),
+            }
+        }
+        store.commit().unwrap();
+    }
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store
+        .channel(&spec(
+            "T",
+            Limits {
+                history_depth: Some(3),
+                ..Limits::default()
+            },
+        ))
+        .unwrap();
+    let mut metas = Vec::new();
+    let n = store.for_each_sample_meta(ch, |m| metas.push(m)).unwrap();
+    assert_eq!(n, 6);
+    let listed: Vec<(i64, usize)> = metas.iter().map(|m| (m.sn, m.payload_len)).collect();
+    assert_eq!(
+        listed,
+        vec![(3, 13), (4, 14), (5, 15), (6, 16), (7, 17), (8, 18)]
+    );
+    assert_eq!(
+        metas.iter().map(|m| m.id).collect::<Vec<_>>(),
+        ids[2..].to_vec(),
+        "identities are those the inserts returned"
+    );
+    assert!(metas.iter().all(|m| m.kind == SampleKind::Alive));
+    // Asked: two evicted, a run, a lone one, the last; one never stored beyond.
+    let beyond = halyard_store::SampleId(ids[7].0 + 100);
+    let asked = vec![ids[0], ids[1], ids[2], ids[3], ids[5], ids[7], beyond];
+    let mut got = Vec::new();
+    store
+        .payloads(&asked, |id, p| got.push((id, p.map(|p| p.len()))))
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            (ids[0], None),
+            (ids[1], None),
+            (ids[2], Some(13)),
+            (ids[3], Some(14)),
+            (ids[5], Some(16)),
+            (ids[7], Some(18)),
+            (beyond, None),
+        ]
+    );
+    // The payload read back is the one stored.
+    let mut bytes = None;
+    store.payloads(&[ids[4]], |_, p| bytes = p).unwrap();
+    assert_eq!(bytes, Some(sample(1, 5, 1, 15).payload));
 }

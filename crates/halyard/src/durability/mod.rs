@@ -233,6 +233,8 @@ pub(crate) enum Input {
     WriterLost(Guid),
     /// A sample for one of the service's readers.
     Sample(ReceivedSample),
+    /// A relay's readers wait for payloads it released (read them from the store).
+    PayloadsWanted(EntityId),
     /// Commit what is pending and end.
     Stop,
 }
@@ -255,6 +257,7 @@ impl Tap {
                 Input::Writer(ed.clone())
             }
             Event::PublicationLost(g) => Input::WriterLost(*g),
+            Event::PayloadsWanted { writer } => Input::PayloadsWanted(*writer),
             _ => return,
         };
         // The thread ends only after the participant stopped feeding it.

@@ -18,7 +18,7 @@ use super::{CommitPolicy, DurabilityConfig, Input, ServiceStats, MAX_PROBLEMS};
 use crate::clock::monotonic;
 use crate::runtime::Shared;
 use halyard_core::{ChangeKind, NewChange, ReaderSpec, ReceivedSample, WriterSpec};
-use halyard_store::{Inserted, SampleKind, SampleRef, Store, StoreError, StoredSample};
+use halyard_store::{Inserted, SampleId, SampleKind, SampleMeta, SampleRef, Store, StoreError};
 use halyard_wire::discovery::EndpointData;
 use halyard_wire::{EntityId, Guid, GuidPrefix, SequenceNumber, Time};
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 /// Samples a service reader may have handed over and not yet processed: its credit in the
 /// core. Beyond it, samples wait unacknowledged at their writers.
 pub(crate) const CREDIT: usize = 16_384;
-/// Stored samples written to a relay per lock of the participant (loading a store).
+/// Stored samples written to a relay per lock of the participant (loading a store), and
+/// payloads read back for a relay per lock.
 const LOAD_CHUNK: usize = 4096;
 /// How often disposed instances are checked for cleanup.
 const CLEANUP_TICK: Duration = Duration::from_millis(100);
@@ -50,8 +51,8 @@ pub(super) struct Worker {
     writers: BTreeMap<Guid, ChannelKey>,
     /// Channels refused (a type conflict, no store for PERSISTENT): said once.
     refused: BTreeSet<ChannelKey>,
-    /// Newly stored samples to relay once committed.
-    pending_relay: Vec<(EntityId, NewChange)>,
+    /// Newly stored samples to relay once committed, with where the store keeps them.
+    pending_relay: Vec<(EntityId, NewChange, SampleId)>,
     /// Acknowledgments to release once committed: (reader, writer) -> highest sequence number.
     pending_release: BTreeMap<(EntityId, Guid), SequenceNumber>,
     /// Counts since the last commit, published to [`ServiceStats`] at the commit (one lock
@@ -160,7 +161,8 @@ impl Worker {
     }
 
     /// Writes a stored channel's samples to its relay (not yet enabled: every reader that
-    /// matches it later is owed them).
+    /// matches it later is owed them), without their payloads: the relay asks for those when
+    /// a reader wants them (`Input::PayloadsWanted`).
     fn load_samples(
         &mut self,
         persistent: bool,
@@ -175,17 +177,21 @@ impl Worker {
             return 0;
         };
         let shared = Arc::clone(&self.shared);
-        let mut chunk: Vec<NewChange> = Vec::with_capacity(LOAD_CHUNK);
+        let mut chunk: Vec<SampleMeta> = Vec::with_capacity(LOAD_CHUNK);
         let mut refused = 0u64;
-        let mut flush = |chunk: &mut Vec<NewChange>| {
+        let mut flush = |chunk: &mut Vec<SampleMeta>| {
             shared.drive(|st, now| {
-                for c in chunk.drain(..) {
-                    refused += u64::from(st.core.write(now, relay, c).is_err());
+                for m in chunk.drain(..) {
+                    let (change, at) = (relayed(&m), locator(m.id));
+                    let written = st
+                        .core
+                        .write_released(now, relay, change, at, m.payload_len);
+                    refused += u64::from(written.is_err());
                 }
             });
         };
-        let result = store.for_each_sample(id, |s| {
-            chunk.push(relayed(s));
+        let result = store.for_each_sample_meta(id, |m| {
+            chunk.push(m);
             if chunk.len() >= LOAD_CHUNK {
                 flush(&mut chunk);
             }
@@ -293,6 +299,8 @@ impl Worker {
             st.core.set_reader_credit(now, reader, Some(CREDIT));
             let relay = st.core.create_writer_disabled(now, wspec);
             st.core.set_writer_relay(relay);
+            // Its history's bytes stay in the store; it holds their metadata.
+            st.core.set_relay_releases_payloads(relay);
             if let Some(tap) = st.service.as_mut() {
                 tap.readers.insert(reader);
             }
@@ -405,7 +413,7 @@ impl Worker {
             return false;
         };
         match store.insert_ref(store_id, &stored) {
-            Ok(Inserted::Stored) => {
+            Ok(Inserted::Stored(at)) => {
                 self.stored_since += 1;
                 match kind {
                     SampleKind::Disposed | SampleKind::DisposedUnregistered => {
@@ -416,7 +424,8 @@ impl Worker {
                     }
                     SampleKind::Alive | SampleKind::Unregistered => {}
                 }
-                // The relay holds the buffer the sample arrived in: no copy.
+                // The relay holds the buffer the sample arrived in (no copy) until its
+                // readers have it, then only where the store keeps it.
                 let change = NewChange {
                     kind: s.kind,
                     key_hash,
@@ -424,7 +433,7 @@ impl Worker {
                     timestamp: s.source_timestamp,
                     original: Some((writer, sn)),
                 };
-                self.pending_relay.push((relay, change));
+                self.pending_relay.push((relay, change, at));
                 true
             }
             Ok(Inserted::Duplicate) => {
@@ -520,8 +529,9 @@ impl Worker {
         };
         let refused = self.shared.drive(|st, now| {
             let mut refused = 0u64;
-            for (relay, change) in relays {
-                refused += u64::from(st.core.write(now, relay, change).is_err());
+            for (relay, change, at) in relays {
+                let written = st.core.write_stored(now, relay, change, locator(at));
+                refused += u64::from(written.is_err());
             }
             for ((reader, writer), sn) in releases {
                 st.core.release_acknowledgments(now, reader, writer, sn);
@@ -594,6 +604,56 @@ impl Worker {
         }
     }
 
+    /// Reads the payloads `relay`'s readers wait for from the channel's store and hands them
+    /// back, a chunk per lock of the participant, until none is wanted. A sample the store
+    /// no longer has (evicted, purged), or cannot read, goes back as `None`: the relay drops
+    /// it and its readers get a GAP (a read error is said in the problems).
+    fn serve_payloads(&mut self, relay: EntityId) {
+        let Some(persistent) = self
+            .channels
+            .iter()
+            .find(|(_, ch)| ch.relay == relay)
+            .map(|(key, _)| key.persistent)
+        else {
+            return;
+        };
+        loop {
+            let wanted = self
+                .shared
+                .drive(|st, _| st.core.take_wanted_payloads(relay, LOAD_CHUNK));
+            if wanted.is_empty() {
+                return;
+            }
+            let mut ids: Vec<SampleId> =
+                wanted.iter().map(|&(_, at)| SampleId(at as i64)).collect();
+            ids.sort_unstable();
+            let mut found: BTreeMap<SampleId, Arc<Vec<u8>>> = BTreeMap::new();
+            let store = match persistent {
+                true => self.persistent.as_ref(),
+                false => Some(&self.transient),
+            };
+            let read = store.map(|store| {
+                store.payloads(&ids, |id, p| {
+                    if let Some(p) = p {
+                        found.insert(id, Arc::new(p));
+                    }
+                })
+            });
+            if let Some(Err(e)) = read {
+                self.problem(format!(
+                    "cannot read {} stored samples back for a late reader: {e}; they are not sent",
+                    ids.len()
+                ));
+            }
+            let back: Vec<_> = wanted
+                .into_iter()
+                .map(|(sn, at)| (sn, found.remove(&SampleId(at as i64))))
+                .collect();
+            self.shared
+                .drive(|st, now| st.core.restore_payloads(now, relay, back));
+        }
+    }
+
     pub(super) fn run(mut self, rx: mpsc::Receiver<Input>) {
         loop {
             let now = monotonic();
@@ -622,6 +682,7 @@ impl Worker {
                     Input::WriterLost(g) => {
                         self.writers.remove(&g);
                     }
+                    Input::PayloadsWanted(relay) => self.serve_payloads(relay),
                     Input::Sample(s) => {
                         self.on_sample(s);
                         // Within a drained run only the count can make a commit due (the
@@ -649,8 +710,13 @@ impl Worker {
     }
 }
 
-/// A stored sample as its relay sends it.
-fn relayed(s: StoredSample) -> NewChange {
+/// A relay's locator of a stored sample (store identities are not negative).
+fn locator(id: SampleId) -> u64 {
+    id.0 as u64
+}
+
+/// A stored sample as its relay holds it: metadata, its payload left in the store.
+fn relayed(s: &SampleMeta) -> NewChange {
     let kind = match s.kind {
         SampleKind::Alive => ChangeKind::Alive,
         SampleKind::Disposed => ChangeKind::Disposed,
@@ -660,7 +726,7 @@ fn relayed(s: StoredSample) -> NewChange {
     NewChange {
         kind,
         key_hash: s.key_hash,
-        payload: Arc::new(s.payload),
+        payload: Arc::new(Vec::new()),
         timestamp: (s.source_time != i64::MIN).then(|| time_of(s.source_time)),
         original: Some((Guid::from_bytes(s.writer), SequenceNumber(s.sn))),
     }
