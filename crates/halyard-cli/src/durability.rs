@@ -168,8 +168,15 @@ pub fn main(args: &[String]) -> i32 {
 
 fn status_line(s: &halyard::durability::ServiceStats) -> String {
     format!(
-        "channels {} loaded {} stored {} duplicates {} commits {} refused-full {} purged {}",
-        s.channels, s.loaded, s.stored, s.duplicates, s.commits, s.refused_full, s.purged_instances
+        "channels {} loaded {} stored {} duplicates {} commits {} refused-full {} purged {} relay-bytes {}",
+        s.channels,
+        s.loaded,
+        s.stored,
+        s.duplicates,
+        s.commits,
+        s.refused_full,
+        s.purged_instances,
+        s.relay_payload_bytes
     )
 }
 

@@ -309,6 +309,11 @@ impl Participant {
         w.restore(now, &mut self.out, &self.cfg, payloads);
     }
 
+    /// The relays that release their payloads ([`Participant::set_relay_releases_payloads`]).
+    pub fn releasing_relays(&self) -> &[EntityId] {
+        &self.releasing
+    }
+
     /// Reports [`crate::Event::PayloadsWanted`] for each releasing relay that has wanted
     /// payloads since it last did.
     pub(crate) fn notice_wanted_payloads(&mut self) {

@@ -6,7 +6,8 @@
 //! refuses and says so; a type change on a stored topic is refused; disposed instances are
 //! purged after SERVICE_CLEANUP_DELAY; a damaged store file is refused and left untouched;
 //! a late reader gets the history of its partitions only, and a filtered one what its filter
-//! accepts.
+//! accepts; a restarted service loads its store without the payloads, and lets go of those
+//! read back for late readers once they acknowledged them.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -184,10 +185,11 @@ fn persistent_samples_survive_a_restart_of_the_service() {
         assert_eq!(stats.stored, 104, "{stats:?}");
     }
     let svc = service(domain, Some(store));
+    let stats = svc.stats();
+    assert_eq!(stats.loaded, 104, "the restarted service loads the store");
     assert_eq!(
-        svc.stats().loaded,
-        104,
-        "the restarted service loads the store"
+        stats.relay_payload_bytes, 0,
+        "the store is loaded without its payloads"
     );
     let b = participant(domain);
     let r = reader(&b, "Persisted", DurabilityKind::Persistent);
@@ -196,6 +198,12 @@ fn persistent_samples_survive_a_restart_of_the_service() {
     let c = participant(domain);
     let r = reader(&c, "Persisted", DurabilityKind::TransientLocal);
     assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
+    // The payloads read back for them are let go once they acknowledged.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while svc.stats().relay_payload_bytes > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(svc.stats().relay_payload_bytes, 0, "{:?}", svc.stats());
 }
 
 #[test]

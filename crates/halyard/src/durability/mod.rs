@@ -218,6 +218,10 @@ pub struct ServiceStats {
     pub refused_full: u64,
     /// Instances purged after their SERVICE_CLEANUP_DELAY.
     pub purged_instances: u64,
+    /// Payload bytes the relays hold in memory now: samples sent to readers that have not
+    /// acknowledged them yet, or read back for late readers. The stored history's bytes are
+    /// in the store; the relays keep its metadata (about 300 bytes per sample).
+    pub relay_payload_bytes: u64,
     /// What went wrong, and why (the latest [`MAX_PROBLEMS`]).
     pub problems: Vec<String>,
 }
@@ -336,7 +340,15 @@ impl DurabilityService {
 
     /// What the service did so far.
     pub fn stats(&self) -> ServiceStats {
-        self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let st = self.participant.shared.lock();
+        stats.relay_payload_bytes = st
+            .core
+            .releasing_relays()
+            .iter()
+            .map(|&w| st.core.writer_history_bytes(w) as u64)
+            .sum();
+        stats
     }
 
     /// Commits what is pending, stops and returns the final statistics.
