@@ -597,19 +597,56 @@ impl Store {
         ch: ChannelId,
         mut f: impl FnMut(StoredSample),
     ) -> Result<usize, StoreError> {
+        self.scan_channel(
+            ch,
+            "writer, sn, kind, key_hash, source_time, payload",
+            |row| {
+                f(self.sample_row(row)?);
+                Ok(())
+            },
+        )
+    }
+
+    /// Calls `f` with every sample of channel `ch` in insertion order, without its payload
+    /// (which is not read); returns how many. Pending inserts are included.
+    pub fn for_each_sample_meta(
+        &self,
+        ch: ChannelId,
+        mut f: impl FnMut(SampleMeta),
+    ) -> Result<usize, StoreError> {
+        // length() of a blob reads its size from the record header, not its pages.
+        self.scan_channel(
+            ch,
+            "id, writer, sn, kind, key_hash, source_time, length(payload)",
+            |row| {
+                f(self.meta_row(row)?);
+                Ok(())
+            },
+        )
+    }
+
+    /// Runs `f` on each of channel `ch`'s sample rows, in insertion order, with `columns`
+    /// selected; returns how many rows there were.
+    fn scan_channel(
+        &self,
+        ch: ChannelId,
+        columns: &str,
+        mut f: impl FnMut(&Row<'_>) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
         let op = "read samples";
         self.known(ch)?;
+        let sql = format!(
+            "SELECT {columns} FROM samples \
+             WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id"
+        );
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT writer, sn, kind, key_hash, source_time, payload FROM samples \
-                 WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id",
-            )
+            .prepare_cached(&sql)
             .map_err(|e| self.err(op, e))?;
         let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
         let mut n = 0;
         while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
-            f(self.sample_row(row)?);
+            f(row)?;
             n += 1;
         }
         Ok(n)
@@ -631,40 +668,19 @@ impl Store {
         })
     }
 
-    /// Calls `f` with every sample of channel `ch` in insertion order, without its payload
-    /// (which is not read); returns how many. Pending inserts are included.
-    pub fn for_each_sample_meta(
-        &self,
-        ch: ChannelId,
-        mut f: impl FnMut(SampleMeta),
-    ) -> Result<usize, StoreError> {
+    fn meta_row(&self, row: &Row<'_>) -> Result<SampleMeta, StoreError> {
         let op = "read samples";
-        self.known(ch)?;
-        // length() of a blob reads its size from the record header, not its pages.
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, writer, sn, kind, key_hash, source_time, length(payload) FROM samples \
-                 WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id",
-            )
-            .map_err(|e| self.err(op, e))?;
-        let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
-        let mut n = 0;
-        while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
-            let get = |i| row.get_ref(i).map_err(|e| self.err(op, e));
-            f(SampleMeta {
-                id: SampleId(self.int(get(0)?, "id")?),
-                writer: self.guid(get(1)?, "writer")?,
-                sn: self.int(get(2)?, "sn")?,
-                kind: self.kind(get(3)?)?,
-                key_hash: self.guid(get(4)?, "key_hash")?,
-                source_time: self.int(get(5)?, "source_time")?,
-                payload_len: usize::try_from(self.int(get(6)?, "payload length")?)
-                    .map_err(|_| self.corrupt("a payload has a negative length".into()))?,
-            });
-            n += 1;
-        }
-        Ok(n)
+        let get = |i| row.get_ref(i).map_err(|e| self.err(op, e));
+        Ok(SampleMeta {
+            id: SampleId(self.int(get(0)?, "id")?),
+            writer: self.guid(get(1)?, "writer")?,
+            sn: self.int(get(2)?, "sn")?,
+            kind: self.kind(get(3)?)?,
+            key_hash: self.guid(get(4)?, "key_hash")?,
+            source_time: self.int(get(5)?, "source_time")?,
+            payload_len: usize::try_from(self.int(get(6)?, "payload length")?)
+                .map_err(|_| self.corrupt("a payload has a negative length".into()))?,
+        })
     }
 
     /// Reads the payloads of samples `ids` (ascending), calling `f` for each in that order

@@ -192,6 +192,19 @@ fn run_services(net: &mut SimNet, services: &mut [Service], d: u64) {
     }
 }
 
+/// Runs the services until every relay's readers acknowledged all it holds (30 s at most).
+fn run_until_relays_acked(net: &mut SimNet, services: &mut [Service]) {
+    for _ in 0..3000 {
+        if services
+            .iter()
+            .all(|s| net.node(s.node).p.writer_all_acked(s.writer))
+        {
+            return;
+        }
+        run_services(net, services, 10 * MS);
+    }
+}
+
 /// The indices a node's reader `r` received, in order.
 fn received(net: &SimNet, node: usize, r: EntityId) -> Vec<Option<u64>> {
     net.node(node)
@@ -390,15 +403,7 @@ fn late_joiner_after_writer_left_with(
     net.kill(a);
     net.partitions.clear();
     // The services' relays have what they hold acknowledged by each other (copies).
-    for _ in 0..3000 {
-        if services
-            .iter()
-            .all(|s| net.node(s.node).p.writer_all_acked(s.writer))
-        {
-            break;
-        }
-        run_services(&mut net, &mut services, 10 * MS);
-    }
+    run_until_relays_acked(&mut net, &mut services);
     let relay_bytes_before = services
         .iter()
         .map(|s| net.p(s.node).writer_history_bytes(s.writer))
@@ -483,15 +488,7 @@ fn relays_that_release_payloads_fetch_them_back_for_late_readers() {
                 mut services,
                 ..
             } = run;
-            for _ in 0..3000 {
-                if services
-                    .iter()
-                    .all(|s| net.node(s.node).p.writer_all_acked(s.writer))
-                {
-                    break;
-                }
-                run_services(&mut net, &mut services, 10 * MS);
-            }
+            run_until_relays_acked(&mut net, &mut services);
             for s in &services {
                 assert_eq!(
                     net.node(s.node).p.writer_history_len(s.writer),
