@@ -314,6 +314,16 @@ impl Participant {
         &self.releasing
     }
 
+    /// The driver could not read the payloads of `sns` of relay `writer` now (taken with
+    /// [`Participant::take_wanted_payloads`]): they stay wanted, and
+    /// [`crate::Event::PayloadsWanted`] is reported again after the next datagram or
+    /// timeout, so the readers waiting for them are not sent a GAP.
+    pub fn payloads_unavailable(&mut self, writer: EntityId, sns: &[SequenceNumber]) {
+        if let Some(w) = self.writers.get_mut(&writer) {
+            w.fetch_failed(sns);
+        }
+    }
+
     /// Reports [`crate::Event::PayloadsWanted`] for each releasing relay that has wanted
     /// payloads since it last did.
     pub(crate) fn notice_wanted_payloads(&mut self) {

@@ -182,6 +182,20 @@ impl Writer {
         out
     }
 
+    /// The driver could not read the payloads of `sns` now (taken with
+    /// [`Writer::take_wanted`]): they are wanted again, and reported again after the next
+    /// datagram or timeout.
+    pub(crate) fn fetch_failed(&mut self, sns: &[SequenceNumber]) {
+        if let Some(r) = self.release.as_mut() {
+            for sn in sns {
+                if r.fetching.remove(sn) {
+                    r.wanted.insert(*sn);
+                }
+            }
+            r.notice |= !r.wanted.is_empty();
+        }
+    }
+
     /// Takes back fetched payloads (`None`: the driver no longer has it, and the change is
     /// dropped), then serves the readers' requests that waited for them.
     pub(crate) fn restore(

@@ -64,6 +64,8 @@ struct Service {
     restored: usize,
     /// Locators whose bytes it lost (answered `None`).
     forgotten: Vec<u64>,
+    /// Fetches that fail before reads succeed (answered `payloads_unavailable`).
+    failing_fetches: usize,
 }
 
 impl Service {
@@ -99,6 +101,7 @@ impl Service {
             events_seen: 0,
             restored: 0,
             forgotten: Vec::new(),
+            failing_fetches: 0,
         }
     }
 
@@ -119,6 +122,13 @@ impl Service {
         loop {
             let wanted = net.p(self.node).take_wanted_payloads(self.writer, 16);
             if wanted.is_empty() {
+                break;
+            }
+            if self.failing_fetches > 0 {
+                // A read that fails: asked again later, nothing is dropped.
+                self.failing_fetches -= 1;
+                let sns: Vec<_> = wanted.iter().map(|&(sn, _)| sn).collect();
+                net.p(self.node).payloads_unavailable(self.writer, &sns);
                 break;
             }
             let back: Vec<_> = wanted
@@ -509,8 +519,9 @@ fn relays_that_release_payloads_fetch_them_back_for_late_readers() {
 fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
     // A restarted service loads its store's history into its relay as metadata only
     // (`write_released`): a late reader gets every sample the store still has, in order,
-    // fetched when it asks; the two the store lost go to it as GAPs (no stall), and the relay
-    // holds no payload once the reader acknowledged.
+    // fetched when it asks (the first three reads fail, and are asked again); the two the
+    // store lost go to it as GAPs (no stall), and the relay holds no payload once the reader
+    // acknowledged.
     for_each_seed(
         "a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost",
         20,
@@ -520,6 +531,7 @@ fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
             let late = net.add_node(node_config(9));
             let mut svc = Service::start_with(&mut net, s, true, true);
             svc.forgotten = vec![5, 17];
+            svc.failing_fetches = 3;
             let original = Guid::new(
                 halyard_core::wire::GuidPrefix([7; 12]),
                 EntityId([0, 0, 1, 2]),
@@ -563,6 +575,10 @@ fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
             let expected: Vec<Option<u64>> =
                 (0..40).filter(|i| ![5, 17].contains(i)).map(Some).collect();
             assert_eq!(received(&net, late, r), expected, "seed {seed:#x}");
+            assert_eq!(
+                services[0].failing_fetches, 0,
+                "seed {seed:#x}: the failed reads were asked again"
+            );
             assert_eq!(
                 net.node(s).p.writer_history_len(services[0].writer),
                 38,

@@ -606,8 +606,9 @@ impl Worker {
 
     /// Reads the payloads `relay`'s readers wait for from the channel's store and hands them
     /// back, a chunk per lock of the participant, until none is wanted. A sample the store
-    /// no longer has (evicted, purged), or cannot read, goes back as `None`: the relay drops
-    /// it and its readers get a GAP (a read error is said in the problems).
+    /// no longer has (evicted, purged) goes back as `None`: the relay drops it and its readers
+    /// get a GAP. A read that fails is said in the problems and the samples stay wanted: the
+    /// relay asks for them again later.
     fn serve_payloads(&mut self, relay: EntityId) {
         let Some(persistent) = self
             .channels
@@ -624,8 +625,7 @@ impl Worker {
             if wanted.is_empty() {
                 return;
             }
-            let mut ids: Vec<SampleId> =
-                wanted.iter().map(|&(_, at)| SampleId(at as i64)).collect();
+            let mut ids: Vec<SampleId> = wanted.iter().map(|&(_, at)| sample_id(at)).collect();
             ids.sort_unstable();
             let mut found: BTreeMap<SampleId, Arc<Vec<u8>>> = BTreeMap::new();
             let store = match persistent {
@@ -641,13 +641,17 @@ impl Worker {
             });
             if let Some(Err(e)) = read {
                 self.problem(format!(
-                    "cannot read {} stored samples back for a late reader: {e}; they are not sent",
+                    "cannot read {} stored samples back for a late reader: {e}; asked again later",
                     ids.len()
                 ));
+                let sns: Vec<SequenceNumber> = wanted.iter().map(|&(sn, _)| sn).collect();
+                self.shared
+                    .drive(|st, _| st.core.payloads_unavailable(relay, &sns));
+                return;
             }
             let back: Vec<_> = wanted
                 .into_iter()
-                .map(|(sn, at)| (sn, found.remove(&SampleId(at as i64))))
+                .map(|(sn, at)| (sn, found.remove(&sample_id(at))))
                 .collect();
             self.shared
                 .drive(|st, now| st.core.restore_payloads(now, relay, back));
@@ -713,6 +717,11 @@ impl Worker {
 /// A relay's locator of a stored sample (store identities are not negative).
 fn locator(id: SampleId) -> u64 {
     id.0 as u64
+}
+
+/// The stored sample a relay's locator names (the inverse of [`locator`]).
+fn sample_id(at: u64) -> SampleId {
+    SampleId(at as i64)
 }
 
 /// A stored sample as its relay holds it: metadata, its payload left in the store.
