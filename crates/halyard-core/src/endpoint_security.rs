@@ -30,7 +30,6 @@ use crate::event::{Event, ReceivedSample};
 use crate::participant::Participant;
 use crate::security::{SecurityInfo, SecurityOutput};
 use crate::time::Instant;
-use crate::writer::NewChange;
 use halyard_wire::discovery::{builtin_endpoint as be, ParticipantData};
 use halyard_wire::{EntityId, Guid};
 
@@ -202,19 +201,24 @@ impl Participant {
         }
     }
 
-    /// Encodes the payload of a change about to be written by payload-protected writer
-    /// `writer`. `false`: it could not be encoded (counted) and must not be written.
-    pub(crate) fn encode_payload(&mut self, writer: EntityId, change: &mut NewChange) -> bool {
+    /// Encodes, in place of the plain one, the payload of a change payload-protected writer
+    /// `writer` is about to write or hold. `false`: it could not be encoded (counted) and
+    /// must not be written.
+    pub(crate) fn encode_payload(
+        &mut self,
+        writer: EntityId,
+        payload: &mut std::sync::Arc<Vec<u8>>,
+    ) -> bool {
         let Some(sec) = self.security.as_mut() else {
             return true;
         };
-        if change.payload.is_empty() {
+        if payload.is_empty() {
             return true;
         }
-        let mut encoded = Vec::with_capacity(change.payload.len() + 64);
-        match sec.encode_payload(writer, &change.payload, &mut encoded) {
+        let mut encoded = Vec::with_capacity(payload.len() + 64);
+        match sec.encode_payload(writer, payload, &mut encoded) {
             Ok(true) => {
-                change.payload = std::sync::Arc::new(encoded);
+                *payload = std::sync::Arc::new(encoded);
                 true
             }
             Ok(false) => true,

@@ -486,7 +486,7 @@ impl Participant {
         let plain = match self.security.is_some() && self.payload_protected(writer) {
             true => {
                 let plain = change.clone();
-                if !self.encode_payload(writer, &mut change) {
+                if !self.encode_payload(writer, &mut change.payload) {
                     return Err(WriteError::NotProtected);
                 }
                 Some(plain)

@@ -291,15 +291,8 @@ impl Participant {
         // Data protection: the history holds payloads encoded, as `write` leaves them.
         if self.security.is_some() && self.payload_protected(writer) {
             for (_, payload) in payloads.iter_mut() {
-                if let Some(p) = payload.take() {
-                    let mut c = NewChange {
-                        kind: crate::ChangeKind::Alive,
-                        key_hash: [0; 16],
-                        payload: p,
-                        timestamp: None,
-                        original: None,
-                    };
-                    *payload = self.encode_payload(writer, &mut c).then_some(c.payload);
+                if let Some(mut p) = payload.take() {
+                    *payload = self.encode_payload(writer, &mut p).then_some(p);
                 }
             }
         }
