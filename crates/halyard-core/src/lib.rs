@@ -45,7 +45,7 @@ pub use group_coherent::{GroupMark, MAX_PENDING_GROUP_SETS};
 pub use halyard_wire as wire;
 pub use halyard_xtypes as xtypes;
 pub use outbox::Transmit;
-pub use participant::{Participant, Stats};
+pub use participant::{Participant, Stats, WriteDue};
 pub use reader::ReaderSpec;
 pub use relay::{RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME, SERVICE_READER_NAME};
 pub use time::Instant;

@@ -117,6 +117,34 @@ pub(crate) struct Receiver {
     pub(crate) rtps_protected: bool,
 }
 
+/// What writes did to the participant's deadlines (see [`Participant::take_write_due`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteDue {
+    /// No write.
+    #[default]
+    Nothing,
+    /// Writes, each of which moved only its own writer's deadlines: the earliest of those
+    /// deadlines after the writes (`None`: they have none). Deadlines a write moved later
+    /// are not reported; a timer that wakes early finds nothing due.
+    Writes(Option<Instant>),
+    /// A write may have moved any deadline: ask [`Participant::poll_timeout`].
+    Unknown,
+}
+
+impl WriteDue {
+    /// This one followed by a write that left `due` as its writer's earliest deadline.
+    fn and(self, due: Option<Instant>) -> WriteDue {
+        match self {
+            WriteDue::Nothing => WriteDue::Writes(due),
+            WriteDue::Writes(d) => WriteDue::Writes(match (d, due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }),
+            WriteDue::Unknown => WriteDue::Unknown,
+        }
+    }
+}
+
 /// The sans-I/O protocol state of one participant.
 pub struct Participant {
     pub(crate) cfg: ParticipantConfig,
@@ -177,6 +205,8 @@ pub struct Participant {
     pub(crate) manual_asserted: Instant,
     /// When the next PMD of kind AUTOMATIC is due (AUTOMATIC writers with a finite lease).
     pub(crate) pmd_auto_next: Option<Instant>,
+    /// What writes did to [`Participant::poll_timeout`] since [`Participant::take_write_due`].
+    write_due: WriteDue,
     /// The security plugins, if this participant is secure (see [`crate::security`]).
     pub(crate) security: Option<Box<dyn crate::security::ParticipantSecurity>>,
     /// Datagrams the security plugin's protection split off a longer one, sent next.
@@ -247,6 +277,7 @@ impl Participant {
             liveliness_next: None,
             manual_asserted: now,
             pmd_auto_next: None,
+            write_due: WriteDue::Nothing,
             security: None,
             endpoint_security: std::collections::BTreeMap::new(),
             secure_pending: VecDeque::new(),
@@ -493,6 +524,8 @@ impl Participant {
             }
             false => None,
         };
+        // Until this write is through, anything may have moved (an error, local readers).
+        let due_before = std::mem::replace(&mut self.write_due, WriteDue::Unknown);
         let w = self
             .writers
             .get_mut(&writer)
@@ -540,7 +573,14 @@ impl Participant {
         }
         // Writing asserts the writer's liveliness (on the writer in hand: no second lookup).
         let note = w.note_asserted(now);
+        // Only this writer's deadlines moved, unless the write revived its liveliness, went
+        // to local readers or into a group's coherent set.
+        let only_this_writer = !note.0 && local.is_none() && group_mark.is_none();
+        let due = w.next_due(self.bandwidth.as_ref());
         self.after_assertion(now, note);
+        if only_this_writer {
+            self.write_due = due_before.and(due);
+        }
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
             for r in readers {
@@ -780,11 +820,7 @@ impl Participant {
         let mut t = self.spdp_deadline();
         let shared = self.bandwidth.as_ref();
         for w in self.writers.values() {
-            let paced = w.paced_due(shared);
-            for d in [w.hb_due, w.batch_due(), w.linger_until, paced, w.qos_due()]
-                .into_iter()
-                .flatten()
-            {
+            if let Some(d) = w.next_due(shared) {
                 t = t.min(d);
             }
         }
@@ -808,6 +844,16 @@ impl Participant {
             }
         }
         Some(t)
+    }
+
+    /// What the [`Participant::write`]s since the last call did to the deadlines
+    /// [`Participant::poll_timeout`] reports, and forgets it.
+    ///
+    /// A driver that wrote and did nothing else to the participant since its last
+    /// `poll_timeout` may use [`WriteDue::Writes`] instead of calling `poll_timeout` again
+    /// (which visits every endpoint and remote participant): on the path of every write.
+    pub fn take_write_due(&mut self) -> WriteDue {
+        std::mem::take(&mut self.write_due)
     }
 
     /// Runs timers: SPDP announcements, heartbeats, lease expiry.

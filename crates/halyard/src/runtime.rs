@@ -97,6 +97,14 @@ impl Shared {
 
     /// Sends queued datagrams and dispatches events/samples. Call with the lock held.
     pub(crate) fn pump(&self, st: &mut State) {
+        self.pump_after(st, false)
+    }
+
+    /// [`Self::pump`] after a call that only wrote (`writes_only`): unless the pump itself
+    /// finds events or samples, the next timeout is the earlier of the one known and what the
+    /// writes set (`Participant::take_write_due`), without visiting every endpoint.
+    pub(crate) fn pump_after(&self, st: &mut State, writes_only: bool) {
+        let mut quiet = true;
         while let Some(t) = st.core.poll_transmit() {
             let state: &mut State = st;
             match state.faults.as_mut() {
@@ -112,6 +120,7 @@ impl Shared {
             st.core.recycle(t.payload);
         }
         while let Some(e) = st.core.poll_event() {
+            quiet = false;
             log_security_event(&e);
             st.builtin.on_event(&e);
             if let Some(tap) = st.service.as_mut() {
@@ -125,6 +134,7 @@ impl Shared {
         // One on_data_available per reader per batch of arrivals: the listener takes them all.
         let mut notified: Vec<EntityId> = Vec::new();
         while let Some(s) = st.core.poll_sample() {
+            quiet = false;
             let Some(r) = st.readers.get_mut(&s.reader) else {
                 if let Some(tap) = st.service.as_mut() {
                     tap.on_sample(s);
@@ -149,7 +159,15 @@ impl Shared {
                 }
             }
         }
-        let next = st.core.poll_timeout();
+        let next = match st.core.take_write_due() {
+            halyard_core::WriteDue::Writes(due) if writes_only && quiet => match due {
+                // The writes set nothing before the timer's next wake-up.
+                None => return,
+                Some(d) if st.timer_deadline.is_some_and(|t| t <= d) => return,
+                Some(d) => Some(d),
+            },
+            _ => st.core.poll_timeout(),
+        };
         if next < st.timer_deadline || st.timer_deadline.is_none() {
             st.timer_deadline = next;
             self.timer.notify_one();
@@ -220,18 +238,31 @@ impl Shared {
     pub(crate) fn drive_until<R>(
         &self,
         timeout: Duration,
+        f: impl FnMut(&mut State, Instant) -> Option<R>,
+    ) -> Option<R> {
+        self.drive_until_after(timeout, false, f)
+    }
+
+    /// [`Self::drive_until`] for `f` that calls nothing of the core but `Participant::write`
+    /// (`writes_only`, see [`Self::pump_after`]).
+    pub(crate) fn drive_until_after<R>(
+        &self,
+        timeout: Duration,
+        writes_only: bool,
         mut f: impl FnMut(&mut State, Instant) -> Option<R>,
     ) -> Option<R> {
         let mut st = self.lock();
-        let deadline = self.now() + timeout;
+        // One clock read per try (this is on the path of every write).
+        let mut now = self.now();
+        let deadline = now + timeout;
         let r = loop {
-            let now = self.now();
             let r = f(&mut st, now);
-            self.pump(&mut st);
+            self.pump_after(&mut st, writes_only);
             if r.is_some() || now >= deadline {
                 break r;
             }
             st = self.wait_changed(st, (deadline - now).min(Duration::from_millis(20)));
+            now = self.now();
         };
         self.finish(st);
         r

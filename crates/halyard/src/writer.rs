@@ -239,7 +239,7 @@ impl<T> DataWriter<T> {
         let written = self
             .participant
             .shared
-            .drive_until(max_blocking, |st, now| {
+            .drive_until_after(max_blocking, true, |st, now| {
                 if let Some(make_key) = to_register.take() {
                     if let Err(e) = self.register(st, key, make_key) {
                         refused = Some(e);

@@ -847,6 +847,21 @@ impl Writer {
         self.deadlines = None;
     }
 
+    /// The earliest of this writer's deadlines (heartbeat, batch, lingering, pacing with the
+    /// participant's `shared` bucket, offered deadline, lifespan), if it has any.
+    pub(crate) fn next_due(&self, shared: Option<&TokenBucket>) -> Option<Instant> {
+        [
+            self.hb_due,
+            self.batch_due(),
+            self.linger_until,
+            self.paced_due(shared),
+            self.qos_due(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
     /// When the next offered deadline or lifespan expiry falls due.
     pub(crate) fn qos_due(&self) -> Option<Instant> {
         let d = self.deadlines.as_ref().and_then(DeadlineQueue::next);
