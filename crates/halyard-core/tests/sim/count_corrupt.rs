@@ -80,7 +80,7 @@ fn stream_with_flipped_count(from: usize, kind: u8, nth: u32, bit: u32) {
         };
         loop {
             let now = net.instant();
-            match net.p(0).write(now, w, change.clone()) {
+            match net.write(0, now, w, change.clone()) {
                 Ok(_) => break,
                 Err(halyard_core::WriteError::Full) => {
                     assert!(

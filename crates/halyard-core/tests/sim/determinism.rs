@@ -150,7 +150,7 @@ fn run(seed: u64) -> (Vec<Delivery>, usize) {
         };
         for _ in 0..10_000 {
             let now = net.instant();
-            match net.p(0).write(now, writer, change.clone()) {
+            match net.write(0, now, writer, change.clone()) {
                 Ok(_) => break,
                 Err(WriteError::Full) => net.run_for(MS),
                 Err(e) => panic!("seed {seed:#x}: write {i} failed: {e:?}"),

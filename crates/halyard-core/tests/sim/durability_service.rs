@@ -178,7 +178,7 @@ impl Service {
                         kept.insert(at, Arc::clone(&s.payload));
                         net.p(self.node).write_stored(now, self.writer, change, at)
                     }
-                    None => net.p(self.node).write(now, self.writer, change),
+                    None => net.write(self.node, now, self.writer, change),
                 };
                 assert!(r.is_ok(), "seed {:#x}: relay write: {r:?}", net.seed);
             }
@@ -309,7 +309,7 @@ fn write_pumping(net: &mut SimNet, services: &mut [Service], node: usize, w: Ent
     };
     for _ in 0..100_000 {
         let now = net.instant();
-        match net.p(node).write(now, w, change.clone()) {
+        match net.write(node, now, w, change.clone()) {
             Ok(_) => {
                 net.flush();
                 return;

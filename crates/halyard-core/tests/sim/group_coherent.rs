@@ -60,7 +60,7 @@ fn write(net: &mut SimNet, w: EntityId, wn: u8, set: u8, i: u8) {
     };
     for _ in 0..100_000 {
         let now = net.instant();
-        match net.p(0).write(now, w, change.clone()) {
+        match net.write(0, now, w, change.clone()) {
             Ok(_) => {
                 net.flush();
                 return;

@@ -51,7 +51,7 @@ fn write(net: &mut SimNet, node: usize, w: EntityId, tag: u8) {
         original: None,
     };
     let now = net.instant();
-    net.p(node).write(now, w, change).expect("write");
+    net.write(node, now, w, change).expect("write");
     net.flush();
 }
 

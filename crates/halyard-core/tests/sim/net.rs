@@ -306,6 +306,43 @@ impl SimNet {
         &mut self.nodes[i].p
     }
 
+    /// `Participant::write` on node `i`, checking what the write reports of its deadlines
+    /// (`take_write_due`): a driver that trusts it must miss no deadline, so no deadline after
+    /// the write may fall before both the timeout known before it and the one it reports.
+    pub fn write(
+        &mut self,
+        i: usize,
+        now: Instant,
+        writer: halyard_core::wire::EntityId,
+        change: halyard_core::NewChange,
+    ) -> Result<halyard_core::wire::SequenceNumber, halyard_core::WriteError> {
+        let seed = self.seed;
+        let p = &mut self.nodes[i].p;
+        let _ = p.take_write_due();
+        let before = p.poll_timeout();
+        let written = p.write(now, writer, change);
+        let after = p.poll_timeout();
+        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match p.take_write_due() {
+            halyard_core::WriteDue::Writes(due) => {
+                let known = earliest(before, due);
+                assert!(
+                    after.is_none() || known.is_some_and(|k| after.is_some_and(|a| a >= k)),
+                    "seed {seed:#x}: a write reported {due:?} with {before:?} known, \
+                     but the next timeout is {after:?}"
+                );
+            }
+            halyard_core::WriteDue::Nothing => {
+                panic!("seed {seed:#x}: a write reported no write")
+            }
+            halyard_core::WriteDue::Unknown => {}
+        }
+        written
+    }
+
     fn destinations(&self, loc: &Locator) -> Vec<usize> {
         let mut v = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
@@ -821,7 +858,7 @@ pub fn reliable_stream_batched(
         let mut tries = 0u32;
         loop {
             let now = net.instant();
-            match net.p(a).write(now, w, change.clone()) {
+            match net.write(a, now, w, change.clone()) {
                 Ok(sn) => {
                     assert_eq!(
                         sn.0,
@@ -1015,7 +1052,7 @@ pub fn write_retrying(
     };
     for _ in 0..1_000_000 {
         let now = net.instant();
-        match net.p(node).write(now, writer, change.clone()) {
+        match net.write(node, now, writer, change.clone()) {
             Ok(sn) => {
                 net.flush();
                 return sn.0;

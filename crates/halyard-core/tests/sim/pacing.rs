@@ -88,7 +88,7 @@ fn offer(seed: u64, history: History, tune: fn(&mut ParticipantConfig), secs: u6
             original: None,
         };
         let now = net.instant();
-        match net.p(0).write(now, w, change) {
+        match net.write(0, now, w, change) {
             Ok(_) => written += 1,
             Err(WriteError::Full) => {}
             Err(e) => panic!("seed {seed:#x}: write failed: {e:?}"),

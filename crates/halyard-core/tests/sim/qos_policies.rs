@@ -66,7 +66,7 @@ fn write_keyed(net: &mut SimNet, node: usize, w: EntityId, key: u8, tag: u8, ind
     };
     for _ in 0..100_000 {
         let now = net.instant();
-        match net.p(node).write(now, w, change.clone()) {
+        match net.write(node, now, w, change.clone()) {
             Ok(_) => {
                 net.flush();
                 return;

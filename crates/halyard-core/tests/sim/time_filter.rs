@@ -126,7 +126,7 @@ fn write_stamped(net: &mut SimNet, w: EntityId, key: u8, index: u64) -> Written 
             original: None,
         };
         let now = net.instant();
-        match net.p(0).write(now, w, change) {
+        match net.write(0, now, w, change) {
             Ok(_) => {
                 net.flush();
                 return Written { key, index, ts };
