@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 
 /// Buffers kept at most.
 const POOLED_BUFFERS: usize = 4;
-/// Buffers smaller than this are not worth keeping: allocating them is cheap.
-pub(crate) const MIN_POOLED_BYTES: usize = 256 * 1024;
+/// Buffers smaller than this are not worth keeping: allocating them is cheap. Above it the
+/// allocator often returns a freed buffer's pages to the system (its trim threshold is
+/// 128 KiB of free memory at the top of the heap), so the next one faults them in again.
+pub(crate) const MIN_POOLED_BYTES: usize = 32 * 1024;
 /// Buffers larger than this are not kept (a burst of huge samples must not pin memory).
 const MAX_POOLED_BYTES: usize = 64 << 20;
 

@@ -215,7 +215,15 @@ impl Participant {
         if payload.is_empty() {
             return true;
         }
-        let mut encoded = Vec::with_capacity(payload.len() + 64);
+        // A buffer a sample finished with, if the pool has one: a fresh one of a large
+        // payload costs page faults (the allocator hands freed memory back to the system).
+        let mut encoded = match self.buffers.take_at_least(payload.len() + 64) {
+            Some(mut b) => {
+                b.clear();
+                b
+            }
+            None => Vec::with_capacity(payload.len() + 64),
+        };
         match sec.encode_payload(writer, payload, &mut encoded) {
             Ok(true) => {
                 *payload = std::sync::Arc::new(encoded);

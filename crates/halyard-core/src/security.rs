@@ -691,6 +691,43 @@ impl Participant {
 /// The (sender's, receiver's) endpoints of a submessage, for the protection checks: the
 /// writer and the reader for writer-to-reader submessages, the reader and the writer for
 /// ACKNACK and NACK_FRAG. `None` for INFO_* and unknown submessages.
+/// When no submessage of `subs` is one that `sec` may protect: `Some` with the destination
+/// the message's last INFO_DST names (`None` in it: none, or GUIDPREFIX_UNKNOWN). `None` when
+/// one may be protected, or the walk found something it leaves to the full parse.
+fn all_plain(
+    sec: &dyn crate::security::ParticipantSecurity,
+    mut subs: Submessages<'_>,
+) -> Option<Option<GuidPrefix>> {
+    use halyard_wire::message::id;
+    let mut destination = None;
+    // Consecutive submessages are mostly of one endpoint: ask the plugin once per run.
+    let mut last: Option<(EntityId, bool)> = None;
+    while let Some(raw) = subs.next_raw() {
+        let raw = raw.ok()?;
+        if raw.id == id::INFO_DST {
+            let p = GuidPrefix(raw.body.get(..12)?.try_into().ok()?);
+            destination = (p != GuidPrefix::UNKNOWN).then_some(p);
+            continue;
+        }
+        let Some(e) = raw.endpoints else {
+            continue;
+        };
+        let from = match raw.id {
+            id::ACKNACK | id::NACK_FRAG => e.reader,
+            _ => e.writer,
+        };
+        let protects = match last {
+            Some((l, p)) if l == from => p,
+            _ => sec.may_protect_submessage(from),
+        };
+        if protects {
+            return None;
+        }
+        last = Some((from, false));
+    }
+    Some(destination)
+}
+
 fn endpoints_of(sm: &Submessage<'_>) -> Option<(EntityId, EntityId)> {
     Some(match sm {
         Submessage::Data(d) => (d.writer_id, d.reader_id),
@@ -794,6 +831,13 @@ impl Participant {
         let mut destination = None;
         let (mut info_dst, mut info_ts): (&[u8], &[u8]) = (&[], &[]);
         let mut subs: Submessages<'_> = msg.submessages();
+        // Most datagrams hold no submessage to protect (a stream of DATA of a writer without
+        // submessage protection): a walk over the submessage headers finds that out without
+        // parsing each one, and the message goes straight to whole-message protection.
+        if let Some(dst) = all_plain(sec.as_ref(), msg.submessages()) {
+            destination = dst;
+            subs = Submessages::over(&[]);
+        }
         loop {
             let raw = subs.remaining();
             let Some(Ok(sm)) = subs.next() else {

@@ -21,7 +21,7 @@ use std::time::Duration;
 /// Samples at least this large are serialized into a reused buffer when the participant has
 /// one (see `halyard_core::Participant::take_buffer`); smaller ones into a fresh allocation,
 /// which is cheaper than taking the lock for it.
-const LARGE_SAMPLE_BYTES: usize = 256 * 1024;
+const LARGE_SAMPLE_BYTES: usize = 32 * 1024;
 
 /// Instances a keyed writer registers at most when RESOURCE_LIMITS.max_instances is unlimited.
 pub const MAX_REGISTERED_INSTANCES: usize = 1 << 22;

@@ -55,39 +55,45 @@ fn rtps_kinds(message: &[u8]) -> (bool, bool) {
     rtps_kinds_of(m.submessages())
 }
 
-/// [`rtps_kinds`] of a message's submessages.
-fn rtps_kinds_of(submessages: halyard_core::wire::Submessages<'_>) -> (bool, bool) {
-    use halyard_core::wire::Submessage as S;
+/// [`rtps_kinds`] of a message's submessages. Only the submessage headers and the endpoint
+/// ids are read (`Submessages::next_raw`): this runs on every datagram sent, and a datagram of
+/// small samples holds a thousand submessages.
+fn rtps_kinds_of(mut submessages: halyard_core::wire::Submessages<'_>) -> (bool, bool) {
     let (mut protected, mut plain) = (false, false);
-    for sm in submessages {
-        let ids = match sm {
-            Ok(S::Data(d)) => [d.writer_id, d.reader_id],
-            Ok(S::DataFrag(d)) => [d.writer_id, d.reader_id],
-            Ok(S::Heartbeat(h)) => [h.writer_id, h.reader_id],
-            Ok(S::HeartbeatFrag(h)) => [h.writer_id, h.reader_id],
-            Ok(S::Gap(g)) => [g.writer_id, g.reader_id],
-            Ok(S::AckNack(a)) => [a.writer_id, a.reader_id],
-            Ok(S::NackFrag(n)) => [n.writer_id, n.reader_id],
-            // A protected submessage (SEC_PREFIX): judged by the endpoint it belongs to (the
-            // volatile channel's are flagged when they are protected).
-            Ok(S::Unknown { id: 0x31..=0x32 }) | Ok(S::Unknown { id: 0x30 }) => continue,
-            Ok(_) => continue,
-            Err(_) => return (protected, true),
+    // Consecutive submessages are mostly of one pair of endpoints: judge each pair once.
+    let mut last: Option<([EntityId; 2], bool, bool)> = None;
+    while let Some(raw) = submessages.next_raw() {
+        let Ok(raw) = raw else {
+            return (protected, true);
         };
-        if ids.iter().any(|e| {
-            [
-                EntityId::SPDP_WRITER,
-                EntityId::SPDP_READER,
-                EntityId::P2P_STATELESS_MESSAGE_WRITER,
-                EntityId::P2P_STATELESS_MESSAGE_READER,
-                EntityId::P2P_VOLATILE_SECURE_WRITER,
-                EntityId::P2P_VOLATILE_SECURE_READER,
-            ]
-            .contains(e)
-        }) {
-            plain = true;
-        }
-        protected |= ids.iter().any(|e| rtps_protected_entity(*e));
+        // A protected submessage (SEC_PREFIX … SEC_POSTFIX) has no endpoint ids here: it is
+        // judged by the endpoint it belongs to (the volatile channel's are flagged when they
+        // are protected).
+        let Some(e) = raw.endpoints else {
+            continue;
+        };
+        let ids = [e.writer, e.reader];
+        let (p, must_be_plain) = match last {
+            Some((l, p, m)) if l == ids => (p, m),
+            _ => {
+                let m = ids.iter().any(|e| {
+                    [
+                        EntityId::SPDP_WRITER,
+                        EntityId::SPDP_READER,
+                        EntityId::P2P_STATELESS_MESSAGE_WRITER,
+                        EntityId::P2P_STATELESS_MESSAGE_READER,
+                        EntityId::P2P_VOLATILE_SECURE_WRITER,
+                        EntityId::P2P_VOLATILE_SECURE_READER,
+                    ]
+                    .contains(e)
+                });
+                let p = ids.iter().any(|e| rtps_protected_entity(*e));
+                last = Some((ids, p, m));
+                (p, m)
+            }
+        };
+        plain |= must_be_plain;
+        protected |= p;
     }
     (protected, plain)
 }

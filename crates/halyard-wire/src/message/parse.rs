@@ -39,7 +39,7 @@ impl<'a> Iterator for Submessages<'a> {
 
 impl<'a> Submessages<'a> {
     /// Takes the next submessage header and body off `rest`.
-    fn split_next(&mut self) -> Result<(u8, u8, &'a [u8]), WireError> {
+    pub(super) fn split_next(&mut self) -> Result<(u8, u8, &'a [u8]), WireError> {
         let rest = self.rest;
         let (Some(h), Some(after)) = (rest.get(..4), rest.get(4..)) else {
             return Err(WireError::Truncated);
