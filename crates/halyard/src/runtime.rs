@@ -8,7 +8,7 @@
 
 use crate::clock::{monotonic, wall_clock};
 use crate::status::{ReaderState, WriterState};
-use halyard_core::{Event, Instant, Participant, SeededMap, Transmit};
+use halyard_core::{Event, Instant, Participant, SeededMap};
 use halyard_net::UdpTransport;
 use halyard_wire::EntityId;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,23 +19,14 @@ use std::time::Duration;
 thread_local! {
     /// Set while this thread runs listener callbacks.
     static IN_LISTENER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The (empty) list this thread swaps with [`State::outgoing`] to send what a call queued
-    /// once the lock is released, kept so that sending allocates nothing.
-    static SENDING: std::cell::RefCell<Vec<Transmit>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-
-/// Sent datagrams' buffers kept for the core to reuse, at most.
-const RETURNED_BUFFERS: usize = 64;
 
 pub(crate) struct State {
     pub(crate) core: Participant,
     pub(crate) readers: SeededMap<EntityId, ReaderState>,
     pub(crate) writers: SeededMap<EntityId, WriterState>,
     pub(crate) timer_deadline: Option<Instant>,
-    /// Datagrams the core queued during this call, sent once the lock is released (see
-    /// [`Shared::finish`]): a send (for a large datagram over loopback, the receiver's whole
-    /// kernel path too) does not hold up the other threads.
-    outgoing: Vec<Transmit>,
+    pub(crate) send_failures: u64,
     /// Test-only fault injection on send and receive (`ParticipantOptions::fault_injection`).
     pub(crate) faults: Option<halyard_net::FaultInjector>,
     /// Listener calls to run once the lock is released.
@@ -59,12 +50,6 @@ pub(crate) struct Shared {
     changed_waiters: AtomicUsize,
     timer: Condvar,
     pub(crate) transport: UdpTransport,
-    /// Buffers of datagrams sent outside the lock, given back to the core by the next pump.
-    returned: Mutex<Vec<Vec<u8>>>,
-    /// Whether `returned` holds any (read without its lock on every pump).
-    has_returned: AtomicBool,
-    /// Datagrams a destination refused (counted, never retried: reliability repairs them).
-    send_failures: std::sync::atomic::AtomicU64,
     stop: AtomicBool,
     epoch: std::time::Instant,
     /// WaitSets with a condition on this participant.
@@ -82,7 +67,7 @@ impl Shared {
                 readers: halyard_core::seeded_map(seed),
                 writers: halyard_core::seeded_map(seed),
                 timer_deadline: None,
-                outgoing: Vec::new(),
+                send_failures: 0,
                 faults: None,
                 pending_calls: Vec::new(),
                 builtin: Default::default(),
@@ -92,9 +77,6 @@ impl Shared {
             changed_waiters: AtomicUsize::new(0),
             timer: Condvar::new(),
             transport,
-            returned: Mutex::new(Vec::new()),
-            has_returned: AtomicBool::new(false),
-            send_failures: std::sync::atomic::AtomicU64::new(0),
             stop: AtomicBool::new(false),
             epoch: monotonic(),
             waitsets: Mutex::new(Vec::new()),
@@ -113,8 +95,7 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues the core's datagrams for sending (by [`Self::finish`], after the lock) and
-    /// dispatches events/samples. Call with the lock held.
+    /// Sends queued datagrams and dispatches events/samples. Call with the lock held.
     pub(crate) fn pump(&self, st: &mut State) {
         self.pump_after(st, false)
     }
@@ -124,27 +105,19 @@ impl Shared {
     /// writes set (`Participant::take_write_due`), without visiting every endpoint.
     pub(crate) fn pump_after(&self, st: &mut State, writes_only: bool) {
         let mut quiet = true;
-        if self.has_returned.load(Ordering::Relaxed) {
-            let mut back = self.returned.lock().unwrap_or_else(|p| p.into_inner());
-            for buf in back.drain(..) {
-                st.core.recycle(buf);
-            }
-            self.has_returned.store(false, Ordering::Relaxed);
-        }
         while let Some(t) = st.core.poll_transmit() {
             let state: &mut State = st;
             match state.faults.as_mut() {
-                None => state.outgoing.push(t),
+                None => {
+                    state.send_failures += self.transport.send(&t.destinations, &t.payload) as u64;
+                }
                 Some(f) => {
-                    for (destinations, payload) in f.on_send(&t.destinations, &t.payload) {
-                        state.outgoing.push(Transmit {
-                            destinations,
-                            payload,
-                        });
+                    for (d, p) in f.on_send(&t.destinations, &t.payload) {
+                        state.send_failures += self.transport.send(&d, &p) as u64;
                     }
-                    st.core.recycle(t.payload);
                 }
             }
+            st.core.recycle(t.payload);
         }
         while let Some(e) = st.core.poll_event() {
             quiet = false;
@@ -206,13 +179,13 @@ impl Shared {
     /// the outermost `finish`, iteratively: no unbounded recursion.
     pub(crate) fn finish<'a>(&'a self, mut st: MutexGuard<'a, State>) {
         if IN_LISTENER.with(|f| f.get()) {
-            self.unlock_and_send(st);
+            drop(st);
             self.wake();
             return;
         }
         loop {
             let calls = std::mem::take(&mut st.pending_calls);
-            self.unlock_and_send(st);
+            drop(st);
             self.wake();
             if calls.is_empty() {
                 return;
@@ -224,36 +197,6 @@ impl Shared {
             IN_LISTENER.with(|f| f.set(false));
             st = self.lock();
         }
-    }
-
-    /// Releases the lock, then sends the datagrams the call queued (in order) and keeps
-    /// their buffers for the core. Threads send concurrently: datagrams of two threads may
-    /// interleave, as UDP may reorder them anyway.
-    fn unlock_and_send(&self, mut st: MutexGuard<'_, State>) {
-        if st.outgoing.is_empty() {
-            drop(st);
-            return;
-        }
-        let mut sending = SENDING.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        std::mem::swap(&mut sending, &mut st.outgoing);
-        drop(st);
-        let mut failures = 0u64;
-        for t in &sending {
-            failures += self.transport.send(&t.destinations, &t.payload) as u64;
-        }
-        if failures > 0 {
-            self.send_failures.fetch_add(failures, Ordering::Relaxed);
-        }
-        {
-            let mut back = self.returned.lock().unwrap_or_else(|p| p.into_inner());
-            for t in sending.drain(..) {
-                if back.len() < RETURNED_BUFFERS {
-                    back.push(t.payload);
-                }
-            }
-            self.has_returned.store(!back.is_empty(), Ordering::Relaxed);
-        }
-        SENDING.with(|s| *s.borrow_mut() = sending);
     }
 
     /// Wakes threads blocked in API calls and attached WaitSets.
@@ -317,14 +260,6 @@ impl Shared {
             self.pump_after(&mut st, writes_only);
             if r.is_some() || now >= deadline {
                 break r;
-            }
-            if !st.outgoing.is_empty() {
-                // Send what this try queued before waiting for what it brings back; a change
-                // made meanwhile is seen by trying again at once rather than by waiting.
-                self.unlock_and_send(st);
-                st = self.lock();
-                now = self.now();
-                continue;
             }
             st = self.wait_changed(st, (deadline - now).min(Duration::from_millis(20)));
             now = self.now();
