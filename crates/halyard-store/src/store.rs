@@ -1,12 +1,13 @@
 //! The store: channels, inserts in one pending transaction, reads, purges, statistics.
 
+use crate::checkpoint::Checkpointer;
 use crate::error::{is_full, FullLimit, StoreError};
 use crate::limits::{plan, Plan};
 use crate::open::{classify, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
 use crate::types::{
     ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,
-    StoreOptions, StoreStats, StoredSample,
+    StoreOptions, StoreStats, StoredSample, SyncLevel,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{ffi, params, Connection, OptionalExtension, Row};
@@ -34,6 +35,10 @@ pub struct Store {
     /// Pages in use when last counted, and bytes inserted since (size cap only).
     used_pages: i64,
     bytes_since_count: i64,
+    /// The checkpoint thread of a store with a write-ahead log (see [`crate::checkpoint`]).
+    checkpointer: Option<Checkpointer>,
+    /// Bytes the pending inserts wrote, about (for the checkpoint cadence).
+    uncommitted_bytes: u64,
 }
 
 /// What the pending inserts did to one instance's row. The `instances` table is updated
@@ -91,7 +96,19 @@ impl Store {
     /// application or with unknown tables, a newer schema, or a damaged database.
     pub fn open(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         let conn = open_file(path, &options)?;
-        Store::with(conn, path.display().to_string(), options)
+        let name = path.display().to_string();
+        // A write-ahead log is checkpointed by a thread of its own (see `checkpoint`).
+        let checkpointer = match options.sync {
+            SyncLevel::Normal => {
+                conn.pragma_update(None, "wal_autocheckpoint", 0)
+                    .map_err(|e| sql(&name, "configure checkpoints", e))?;
+                Some(Checkpointer::start(path)?)
+            }
+            SyncLevel::Process | SyncLevel::Full => None,
+        };
+        let mut store = Store::with(conn, name, options)?;
+        store.checkpointer = checkpointer;
+        Ok(store)
     }
 
     /// Opens an empty in-memory store (TRANSIENT durability); it ends with the value.
@@ -122,6 +139,8 @@ impl Store {
             instances: RefCell::new(BTreeMap::new()),
             used_pages: 0,
             bytes_since_count: i64::MAX / 4,
+            checkpointer: None,
+            uncommitted_bytes: 0,
         })
     }
 
@@ -389,6 +408,9 @@ impl Store {
                 st.instances += u64::from(plan.new_instance);
             }
             self.pending += 1;
+            self.uncommitted_bytes = self
+                .uncommitted_bytes
+                .saturating_add(ROW_BYTES as u64 + s.payload.len() as u64);
         }
         Ok(written)
     }
@@ -580,7 +602,16 @@ impl Store {
                 .prepare_cached("COMMIT")
                 .and_then(|mut s| s.execute([]))
         }) {
+            self.uncommitted_bytes = 0;
             return Err(self.write_err(None, "commit", e));
+        }
+        let bytes = std::mem::take(&mut self.uncommitted_bytes);
+        if let Some(c) = self.checkpointer.as_mut() {
+            if c.committed(bytes) {
+                // A failure leaves the log long (nothing committed is at stake); the next
+                // commit past the bound tries again.
+                let _ = Checkpointer::truncate(&self.conn);
+            }
         }
         Ok(std::mem::take(&mut self.pending))
     }
@@ -843,6 +874,7 @@ impl Store {
     /// e.g. while a read wrote the pending instance rows), so that they are never taken
     /// for committed.
     fn lost_transaction(&mut self) -> Result<(), StoreError> {
+        self.uncommitted_bytes = 0;
         let lost = std::mem::take(&mut self.pending);
         if lost == 0 {
             return Ok(());

@@ -704,3 +704,60 @@ fn samples_are_read_back_by_identity_and_listed_without_payloads() {
     store.payloads(&[ids[4]], |_, p| bytes = p).unwrap();
     assert_eq!(bytes, Some(sample(1, 5, 1, 15).payload));
 }
+
+/// With the write-ahead log (SyncLevel::Normal), checkpoints run on the store's own thread:
+/// a long stream of committed samples reaches the database file and the log stays bounded
+/// (the committing thread truncates it past 64 MB), and the store reopens with every sample.
+#[test]
+fn the_log_is_checkpointed_into_the_file_and_stays_bounded() {
+    let dir = Scratch::new("checkpoint");
+    let path = dir.file("s.db");
+    let mut log = path.as_os_str().to_owned();
+    log.push("-wal");
+    let log = std::path::PathBuf::from(log);
+    // 100 000 samples of 1 KB (about 110 MB with the log's own copies): past the log bound
+    // once at least, however the checkpoint thread keeps up.
+    let total = 100_000i64;
+    let mut longest_log = 0;
+    {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", keep_all())).unwrap();
+        for sn in 1..=total {
+            let s = sample(1, sn, (sn % 7) as u8, 1024);
+            assert!(matches!(store.insert(ch, &s).unwrap(), Inserted::Stored(_)));
+            if sn % 1024 == 0 {
+                store.commit().unwrap();
+                longest_log = longest_log.max(std::fs::metadata(&log).map_or(0, |m| m.len()));
+            }
+        }
+        store.commit().unwrap();
+        // Give the thread up to 10 s to copy the last frames, then see them in the file.
+        for _ in 0..500 {
+            if std::fs::metadata(&path).unwrap().len() >= 100 * 1024 * 1024 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let file = std::fs::metadata(&path).unwrap().len();
+        assert!(
+            file >= 100 * 1024 * 1024,
+            "the checkpoints should have copied the samples into the file: {file} bytes"
+        );
+    }
+    // The bound is checked every 4 MB committed, so the log may pass 64 MB by a few MB.
+    assert!(
+        longest_log <= 80 << 20,
+        "the log grew to {longest_log} bytes"
+    );
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channels().unwrap()[0].0;
+    let mut n = 0i64;
+    store
+        .for_each_sample_meta(ch, |m| {
+            n += 1;
+            assert_eq!(m.sn, n, "in order, none missing");
+        })
+        .unwrap();
+    assert_eq!(n, total);
+    store.check().unwrap();
+}
