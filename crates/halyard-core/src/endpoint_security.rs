@@ -209,20 +209,16 @@ impl Participant {
         writer: EntityId,
         payload: &mut std::sync::Arc<Vec<u8>>,
     ) -> bool {
-        let Some(sec) = self.security.as_mut() else {
-            return true;
-        };
-        if payload.is_empty() {
+        if self.security.is_none() || payload.is_empty() {
             return true;
         }
         // A buffer a sample finished with, if the pool has one: a fresh one of a large
         // payload costs page faults (the allocator hands freed memory back to the system).
-        let mut encoded = match self.buffers.take_at_least(payload.len() + 64) {
-            Some(mut b) => {
-                b.clear();
-                b
-            }
-            None => Vec::with_capacity(payload.len() + 64),
+        let mut encoded = self
+            .take_buffer(payload.len() + 64)
+            .unwrap_or_else(|| Vec::with_capacity(payload.len() + 64));
+        let Some(sec) = self.security.as_mut() else {
+            return true;
         };
         match sec.encode_payload(writer, payload, &mut encoded) {
             Ok(true) => {

@@ -189,7 +189,7 @@ pub struct Participant {
     /// Shared by every reassembly of this participant (`max_reassembly_bytes`).
     reassembly_budget: crate::reassembly::ReassemblyBudget,
     /// Large buffers kept for reuse (see [`crate::buffers`]).
-    pub(crate) buffers: BufferPool,
+    buffers: BufferPool,
     /// Seed of the next writer proxy's counters (see `WriterProxy::new`).
     count_epoch: i32,
     /// SEDP samples (writer, sequence number) refused as damaged, with how often.
@@ -549,17 +549,9 @@ impl Participant {
         if self.samples.len() + held + local_count > MAX_QUEUED_EVENTS {
             return Err(WriteError::Full);
         }
-        let copy = match (local.as_ref(), plain) {
-            (Some(_), plain) => Some(plain.unwrap_or_else(|| change.clone())),
-            // Nobody reads the plain payload any more: its buffer serves the next large one.
-            (None, Some(plain)) => {
-                if let Ok(buf) = std::sync::Arc::try_unwrap(plain.payload) {
-                    self.buffers.put(buf);
-                }
-                None
-            }
-            (None, None) => None,
-        };
+        let copy = local
+            .as_ref()
+            .map(|_| plain.unwrap_or_else(|| change.clone()));
         w.next_group_mark = group_mark;
         let written = w.write(
             now,
