@@ -136,10 +136,7 @@ impl WriteDue {
     fn and(self, due: Option<Instant>) -> WriteDue {
         match self {
             WriteDue::Nothing => WriteDue::Writes(due),
-            WriteDue::Writes(d) => WriteDue::Writes(match (d, due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }),
+            WriteDue::Writes(d) => WriteDue::Writes(crate::time::earliest(d, due)),
             WriteDue::Unknown => WriteDue::Unknown,
         }
     }
@@ -576,9 +573,9 @@ impl Participant {
         // Only this writer's deadlines moved, unless the write revived its liveliness, went
         // to local readers or into a group's coherent set.
         let only_this_writer = !note.0 && local.is_none() && group_mark.is_none();
-        let due = w.next_due(self.bandwidth.as_ref());
+        let due = only_this_writer.then(|| w.next_due(self.bandwidth.as_ref()));
         self.after_assertion(now, note);
-        if only_this_writer {
+        if let Some(due) = due {
             self.write_due = due_before.and(due);
         }
         if let (Some(readers), Some(c)) = (local, copy) {

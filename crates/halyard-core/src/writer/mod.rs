@@ -866,10 +866,7 @@ impl Writer {
     pub(crate) fn qos_due(&self) -> Option<Instant> {
         let d = self.deadlines.as_ref().and_then(DeadlineQueue::next);
         let l = self.expiries.front().map(|&(t, _)| t);
-        match (d, l) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        crate::time::earliest(d, l)
     }
 
     /// The history's invariants (checked in debug builds after every change to it).

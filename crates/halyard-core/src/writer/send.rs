@@ -328,10 +328,7 @@ impl Writer {
     /// When the pending batch (or pending GAPs) must be sent, if there is one.
     pub(crate) fn batch_due(&self) -> Option<Instant> {
         let gaps = self.pending_gaps.iter().map(|g| g.due).min();
-        match (self.pending.as_ref().map(|b| b.due), gaps) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        crate::time::earliest(self.pending.as_ref().map(|b| b.due), gaps)
     }
 
     /// Sends the pending batch and the pending GAPs, if any.
