@@ -162,7 +162,7 @@ fn a_fast_dds_late_reader_gets_a_departed_halyard_writers_samples_from_its_servi
             "--domain",
             "97",
             "--status",
-            "0",
+            "1",
         ],
     );
     std::thread::sleep(Duration::from_millis(500));
@@ -185,6 +185,9 @@ fn a_fast_dds_late_reader_gets_a_departed_halyard_writers_samples_from_its_servi
         "the Halyard writer wrote nothing:\n{}",
         text(&writer)
     );
+    // Long enough for the service to see the writer leave (and to purge the instances had
+    // the writer disposed them): the reader must still get every sample.
+    std::thread::sleep(Duration::from_secs(1));
     let dbdir = dir.join("reader.db");
     let reader = finish(
         spawn(
@@ -193,7 +196,7 @@ fn a_fast_dds_late_reader_gets_a_departed_halyard_writers_samples_from_its_servi
                 "-i",
                 "97",
                 "-D",
-                "3",
+                "4",
                 "--durability",
                 "transient",
                 "--persistence-db",

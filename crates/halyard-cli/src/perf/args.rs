@@ -41,7 +41,8 @@ pub struct PerfArgs {
     pub no_batching: bool,
     /// `--durability KIND` (not in ddsperf): DURABILITY of the data, ping and pong endpoints.
     /// TRANSIENT and PERSISTENT writers start the participant's embedded durability service
-    /// (`HALYARD_DURABILITY_STORE` names its file).
+    /// (`HALYARD_DURABILITY_STORE` names its file). Their instances are unregistered, not
+    /// disposed, when the process leaves, so that the service keeps them.
     pub durability: DurabilityKind,
 }
 

@@ -18,7 +18,7 @@ pub use cpu::CPUStats;
 pub use peers::guid_partition;
 pub use types::*;
 
-use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
+use halyard::qos::{dds_duration, DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard::{
     DataReader, DataWriter, DomainParticipant, GroupQos, GuidPrefix, InstanceHandle,
     ParticipantOptions,
@@ -98,6 +98,12 @@ fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
     q.durability = a.durability;
     // A durable writer's service keeps what the writer's own history would.
     q.durability_service.history = q.history;
+    if writer && a.durability >= DurabilityKind::Transient {
+        // Durable samples outlive the publisher (as `halyard shapes` does): leaving
+        // unregisters the instances, where disposing them would have the durability service
+        // purge them once SERVICE_CLEANUP_DELAY (0 by default) passed.
+        q.writer_data_lifecycle.autodispose_unregistered_instances = false;
+    }
     q
 }
 
