@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from halyard_bench import durability, machine, plan, report, results  # noqa: E402
 from halyard_bench import security as sec  # noqa: E402
-from halyard_bench.peers import ALL_PEERS, DURABLE_PEERS, make_peers, peer_versions, probe_caps  # noqa: E402
+from halyard_bench.peers import ALL_PEERS, DURABLE_PEERS, halyard_exe, make_peers, peer_versions, probe_caps  # noqa: E402
 from halyard_bench.procs import Spawner  # noqa: E402
 from halyard_bench.runner import RunContext, execute  # noqa: E402
 
@@ -165,7 +165,7 @@ def prepare_security(points: list[plan.Point], raw: str) -> dict[str, sec.Setup]
         return {}
     names = sec.participants(max(p.receivers for p in points if p.security),
                              max(p.listeners for p in points if p.security))
-    exe = os.path.join(ROOT, "target", "release", "halyard")
+    exe = halyard_exe(ROOT)
     setups = {}
     for level in levels:
         s = sec.prepare(exe, os.path.join(raw, "security"), level, names)
@@ -241,7 +241,7 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
     ctx.security = prepare_security(points, raw)
     data["security"] = {lv: s.to_dict() for lv, s in ctx.security.items()}
     if ctx.security:  # the cipher floor of the security section, measured in this run
-        data["security_cipher"] = sec.cipher_floor(os.path.join(ROOT, "target", "release", "halyard"))
+        data["security_cipher"] = sec.cipher_floor(halyard_exe(ROOT))
     status = 0
     try:
         for i, p in enumerate(peers):

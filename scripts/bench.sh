@@ -7,6 +7,9 @@
 #                    [--duration S] [--repeat K] [--no-build] [other campaign.py options]
 #
 # --quick (default) takes about 3 minutes; --full takes hours (see bench/README.md).
+# HALYARD_BENCH_EXE=PATH runs that halyard binary instead of building the release one (the
+# test suite's smoke run uses the binary its tests built; published figures use the release
+# build).
 # A peer that cannot be built is reported as skipped by the campaign, never fatal.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +32,9 @@ done
 wants() { [[ ",$peers," == *",$1,"* ]]; }
 failed=""
 if [ "$build" = 1 ]; then
-  if wants halyard; then
+  if wants halyard && [ -n "${HALYARD_BENCH_EXE:-}" ]; then
+    echo "bench.sh: HALYARD_BENCH_EXE=$HALYARD_BENCH_EXE: no build of Halyard" >&2
+  elif wants halyard; then
     echo "bench.sh: cargo build --release -p halyard-cli" >&2
     cargo build --release -p halyard-cli >&2 || failed+="halyard: cargo build --release -p halyard-cli failed"$'\n'
   fi

@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+from .peers import halyard_exe
+
 SIZE = 1024
 _LINES = {
     "stored": re.compile(r"stored (\d+) samples of (\d+) B in ([\d.]+) s \(([\d.]+) kS/s ([\d.]+) Mb/s\) commits (\d+)"),
@@ -43,7 +45,7 @@ def parse(text: str) -> dict:
 
 def run(root: str, out_dir: str, samples: int, domain: int, data: dict) -> None:
     """Runs the bench into ``data["durability_bench"]`` (or ``durability_bench_failed``)."""
-    exe = os.path.join(root, "target", "release", "halyard")
+    exe = halyard_exe(root)
     store = os.path.join(out_dir, "raw", "durability-bench.store")
     for suffix in ("", "-journal", "-wal", "-shm"):
         if os.path.exists(store + suffix):

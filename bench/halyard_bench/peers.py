@@ -78,12 +78,18 @@ class Peer:
         }
 
 
+def halyard_exe(root: str) -> str:
+    """The `halyard` binary the campaign runs: `HALYARD_BENCH_EXE` if set (the test suite
+    points it at the binary it built), else the release build under `root`."""
+    return os.environ.get("HALYARD_BENCH_EXE") or os.path.join(root, "target", "release", "halyard")
+
+
 def make_peers(root: str, names: list[str]) -> list[Peer]:
     """Describes the requested peers and checks that each one is installed/built."""
     peers = []
     for name in names:
         if name == "halyard":
-            exe = os.path.join(root, "target", "release", "halyard")
+            exe = halyard_exe(root)
             p = Peer(name, [exe, "perf"], {"HALYARD_INTERFACE": "lo"}, path=exe)
             if not os.access(exe, os.X_OK):
                 p.available, p.reason = False, f"{exe} not built (cargo build --release -p halyard-cli)"
