@@ -830,6 +830,9 @@ impl Participant {
         let mut done: Vec<Vec<u8>> = Vec::new();
         let mut destination = None;
         let (mut info_dst, mut info_ts): (&[u8], &[u8]) = (&[], &[]);
+        // Octets of the INFO_DST / INFO_TS the message starts with, while no other submessage
+        // came: a part holding only those is not split off (the next part repeats them).
+        let mut leading_infos = Some(0usize);
         let mut subs: Submessages<'_> = msg.submessages();
         // Most datagrams hold no submessage to protect (a stream of DATA of a writer without
         // submessage protection): a walk over the submessage headers finds that out without
@@ -862,6 +865,15 @@ impl Participant {
                 Submessage::InfoTs(_) => info_ts = whole,
                 _ => {}
             }
+            let infos_before = leading_infos;
+            if part.is_none() {
+                leading_infos = match sm {
+                    Submessage::InfoDst(_) | Submessage::InfoTs(_) => {
+                        leading_infos.map(|n| n + whole.len())
+                    }
+                    _ => None,
+                };
+            }
             let Some(local) = local else {
                 if let Some(p) = part.as_mut() {
                     p.bytes.extend_from_slice(whole);
@@ -877,7 +889,9 @@ impl Participant {
                     v.extend_from_slice(&t.payload[20..total - raw.len()]);
                     v
                 },
-                start: 20 + headroom,
+                // Its submessages begin after the INFO_DST / INFO_TS it starts with, if it
+                // starts with nothing else.
+                start: 20 + headroom + infos_before.unwrap_or(0),
                 headroom,
                 destination,
             });

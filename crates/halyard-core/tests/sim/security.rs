@@ -443,6 +443,68 @@ fn protected_stream(seed: u64, faults: Faults, tamper: bool) {
     }
 }
 
+/// Regression: a DATA that nearly fills a protected datagram (63000 B samples) was sent after
+/// a datagram of its own holding only the INFO_DST and INFO_TS before it (the part that would
+/// "not fit" with the DATA was split off though the next part repeats them): one useless
+/// datagram per sample, sent plain under rtps protection. Every datagram must carry something
+/// besides INFO_*, and every sample must arrive (repairs under 10 % loss included).
+#[test]
+fn a_large_protected_data_is_not_preceded_by_a_datagram_of_infos_alone() {
+    for_each_seed_scaled("security_large_protected_data", 100, 3, |seed| {
+        let mut net = SimNet::new(seed, Faults::lossy(0.1));
+        for idx in [1, 2] {
+            let cfg = node_config(idx);
+            let mut plugin = StandIn::new("blue", cfg.guid_prefix);
+            plugin.protect = true;
+            net.add_secure_node(cfg, plugin);
+        }
+        let infos_only = std::rc::Rc::new(std::cell::Cell::new(0u32));
+        let seen = infos_only.clone();
+        net.tamper = Some(Box::new(move |_, _, bytes| {
+            let Ok(m) = Message::parse(bytes) else { return };
+            let only_infos = m
+                .submessages()
+                .all(|sm| matches!(sm, Ok(Submessage::InfoDst(_) | Submessage::InfoTs(_))));
+            if only_infos {
+                seen.set(seen.get() + 1);
+            }
+        }));
+        let (w, r) = matched_pair(
+            &mut net,
+            "Large",
+            reliable_keep_all_writer(),
+            reliable_keep_all_reader(),
+        );
+        let n = 10;
+        for i in 0..n {
+            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 63_000));
+        }
+        let ok = net.run_until(60 * SEC, |n2| {
+            n2.node(1).samples.len() as u64 >= n && n2.nodes[0].p.writer_all_acked(w)
+        });
+        assert!(
+            ok,
+            "seed {seed:#x}: got {} of {n} samples; stats {:?} / {:?}",
+            net.node(1).samples.len(),
+            net.node(0).p.stats(),
+            net.node(1).p.stats()
+        );
+        let got: Vec<Option<u64>> = net
+            .node(1)
+            .samples
+            .iter()
+            .filter(|(_, s)| s.reader == r)
+            .map(|(_, s)| parse_indexed(&s.payload))
+            .collect();
+        assert_exactly_once_in_order(seed, &got, n);
+        assert_eq!(
+            infos_only.get(),
+            0,
+            "seed {seed:#x}: datagrams holding only INFO_DST / INFO_TS went on the wire"
+        );
+    });
+}
+
 /// Where the body of the first SEC_BODY submessage of a datagram starts, if it has one.
 fn sec_body_offset(bytes: &[u8]) -> Option<usize> {
     let mut at = 20;
