@@ -381,7 +381,10 @@ impl Writer {
         });
         b.mb.info_ts(enc.change.timestamp);
         b.mb.data(&enc.data(EntityId::UNKNOWN, self.guid.entity));
-        let full = b.mb.len() + DATA_OVERHEAD >= limit;
+        // Full once another sample of this size would not fit: it goes now rather than at the
+        // next write or the flush delay (a large sample alone in a batch otherwise waited for
+        // the next write, and every write set the timer to the flush delay).
+        let full = b.mb.len() + need > limit;
         if with_hb {
             let hb = self.heartbeat(EntityId::UNKNOWN, false);
             if let Some(b) = self.pending.as_mut() {

@@ -59,3 +59,52 @@ fn batching_puts_several_samples_in_one_datagram() {
         );
     });
 }
+
+/// A batch that has no room left for another sample of the size just added goes at once: a
+/// large sample does not wait for the next write or the flush delay (it did, and every write
+/// set the driver's timer to the flush delay).
+#[test]
+fn a_batch_without_room_for_another_such_sample_goes_at_once() {
+    for_each_seed(
+        "a_batch_without_room_for_another_such_sample_goes_at_once",
+        5,
+        |seed| {
+            let mut net = SimNet::new(seed, Faults::none());
+            for idx in [1, 2] {
+                net.add_node(node_config(idx));
+            }
+            let (w, r) = matched_pair(
+                &mut net,
+                "Large",
+                reliable_keep_all_writer(),
+                reliable_keep_all_reader(),
+            );
+            net.p(0)
+                .set_writer_batching(w, policy(64_000, 500))
+                .expect("batching on a known writer");
+            let delivered = |n: &SimNet| {
+                n.node(1)
+                    .samples
+                    .iter()
+                    .filter(|(_, s)| s.reader == r)
+                    .count()
+            };
+            // A first small sample settles where the reader's stream starts.
+            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(0, 100));
+            assert!(
+                net.run_until(5 * SEC, |n| delivered(n) == 1),
+                "seed {seed:#x}: the first sample did not arrive"
+            );
+            // Quiet: discovery and the first sample's acknowledgments are over (traffic from
+            // the reader would make the writer send its batch).
+            net.run_for(2 * SEC);
+            // 40 000 bytes leave no room for another 40 000 in a 64 000-byte batch.
+            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(1, 40_000));
+            let arrived = net.run_until(5 * MS, |n| delivered(n) == 2);
+            assert!(
+                arrived,
+                "seed {seed:#x}: a 40 000-byte sample waited (for the next HEARTBEAT, 10 ms, or the 500 ms flush delay)"
+            );
+        },
+    );
+}
