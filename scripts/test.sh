@@ -23,7 +23,7 @@ step() {
 }
 # A test that hangs must fail its step, not run into CI's time limit: each test step has a
 # ceiling (SIGTERM, then SIGKILL 30 s later), well above what it takes here (the simulation
-# tests about 3 minutes, the other tests about 19 with their build).
+# tests about 3 minutes, the other tests about 18 with their build).
 limit() {
     timeout --kill-after=30 "$@"
 }
