@@ -17,16 +17,20 @@
 //!   be decoded and are dropped (counted); reliability repairs them.
 //! * **Metadata protection** needs nothing here: every outgoing submessage of a local endpoint
 //!   passes the plugin in the transmit pass ([`Participant::protect_transmit`]).
-//! * **Data protection.** A payload-protected writer's samples are encoded once, when written:
-//!   the history holds the encoded payload (retransmissions send the same bytes, as Cyclone
-//!   DDS does), local readers of the same participant get the plain one. Received samples of
-//!   a payload-protected remote writer are decoded before they reach the application; one that
-//!   does not decode is dropped and counted. Writers do not filter for remote readers on
-//!   content they have encoded (the readers filter themselves).
+//! * **Data protection.** A payload-protected writer's history holds plain payloads; the
+//!   transmit pass encodes the serialized payload of each DATA, and the fragments of each
+//!   DATA_FRAG on their own, as they go on the wire (what Cyclone DDS 0.10 and Fast DDS 2.9
+//!   do, and expect: the DATA_FRAG's sampleSize and fragmentSize stay those of the plain
+//!   sample). A writer leaves room for the encoding in every datagram
+//!   ([`crate::security::PAYLOAD_PROTECTION_ROOM`]). Received DATA payloads and DATA_FRAG
+//!   fragments of a payload-protected remote writer are decoded as they arrive, before
+//!   reassembly ([`Participant::decode_received`]); one that does not decode is dropped and
+//!   counted (reliability asks for it again). Writers do not filter for remote readers on
+//!   content they encode (the readers filter themselves).
 //! * **Liveliness protection.** Participant messages go over the secure participant-message
 //!   writer.
 
-use crate::event::{Event, ReceivedSample};
+use crate::event::Event;
 use crate::participant::Participant;
 use crate::security::{SecurityInfo, SecurityOutput};
 use crate::time::Instant;
@@ -201,57 +205,46 @@ impl Participant {
         }
     }
 
-    /// Encodes, in place of the plain one, the payload of a change payload-protected writer
-    /// `writer` is about to write or hold. `false`: it could not be encoded (counted) and
-    /// must not be written.
-    pub(crate) fn encode_payload(
+    /// Decodes into `out` the serialized payload (of a DATA) or the fragments (of a
+    /// DATA_FRAG: `fragments` octets of the sample) that remote writer `writer` encoded
+    /// under data protection. `Ok(false)`: it is not protected; use it as it is. `Err`: it
+    /// does not decode and is dropped (counted).
+    ///
+    /// A DATA_FRAG's fragments are encoded each on their own (as Cyclone DDS 0.10 and
+    /// Fast DDS 2.9 do), padded to four octets by Cyclone and by us but not by Fast DDS, whose
+    /// submessage padding then follows a signed payload's footer: a last fragment that does
+    /// not decode with the padding is tried without it.
+    pub(crate) fn decode_received(
         &mut self,
-        writer: EntityId,
-        payload: &mut std::sync::Arc<Vec<u8>>,
-    ) -> bool {
-        if self.security.is_none() || payload.is_empty() {
-            return true;
-        }
-        // A buffer a sample finished with, if the pool has one: a fresh one of a large
-        // payload costs page faults (the allocator hands freed memory back to the system).
-        let mut encoded = self
-            .take_buffer(payload.len() + 64)
-            .unwrap_or_else(|| Vec::with_capacity(payload.len() + 64));
+        writer: Guid,
+        encoded: &[u8],
+        fragments: Option<usize>,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, ()> {
         let Some(sec) = self.security.as_mut() else {
-            return true;
+            return Ok(false);
         };
-        match sec.encode_payload(writer, payload, &mut encoded) {
-            Ok(true) => {
-                *payload = std::sync::Arc::new(encoded);
-                true
-            }
-            Ok(false) => true,
-            Err(_) => {
-                self.stats.secure_send_failed += 1;
-                false
-            }
+        if encoded.is_empty() || writer.prefix == self.prefix {
+            return Ok(false);
         }
-    }
-
-    /// Decodes the payload of a received sample of a payload-protected remote writer.
-    /// `false`: it does not decode and is dropped (counted).
-    pub(crate) fn decode_payload(&mut self, s: &mut ReceivedSample) -> bool {
-        let Some(sec) = self.security.as_mut() else {
-            return true;
-        };
-        if s.payload.is_empty() || s.writer.prefix == self.prefix {
-            return true;
+        let base = out.len();
+        let mut result = sec.decode_payload(writer, encoded, out);
+        let pad = fragments.map_or(0, |n| (4 - n % 4) % 4);
+        if result.is_err() && pad > 0 && encoded.len() > pad {
+            out.truncate(base);
+            result = sec.decode_payload(writer, &encoded[..encoded.len() - pad], out);
         }
-        let mut plain = Vec::with_capacity(s.payload.len());
-        match sec.decode_payload(s.writer, &s.payload, &mut plain) {
-            Ok(true) => {
-                s.payload = std::sync::Arc::new(plain);
-                true
+        match (result, fragments) {
+            (Ok(false), _) => Ok(false),
+            (Ok(true), None) => Ok(true),
+            (Ok(true), Some(n)) if out.len() - base >= n => {
+                out.truncate(base + n);
+                Ok(true)
             }
-            Ok(false) => true,
-            Err(_) => {
+            _ => {
+                out.truncate(base);
                 self.stats.secure_rejected += 1;
-                false
+                Err(())
             }
         }
     }

@@ -208,6 +208,9 @@ pub struct Participant {
     pub(crate) security: Option<Box<dyn crate::security::ParticipantSecurity>>,
     /// Datagrams the security plugin's protection split off a longer one, sent next.
     pub(crate) secure_pending: VecDeque<Transmit>,
+    /// A DATA or DATA_FRAG with its payload encoded (data protection) before the plugin
+    /// protects it as a submessage, kept from one to the next so that it does not allocate.
+    pub(crate) encoded_submessage: Vec<u8>,
     /// Buffers a received protected message and a protected submessage are decoded into,
     /// kept from one datagram to the next so that decoding does not allocate (and touch
     /// fresh pages) per datagram; each at most about a datagram long.
@@ -278,6 +281,7 @@ impl Participant {
             security: None,
             endpoint_security: std::collections::BTreeMap::new(),
             secure_pending: VecDeque::new(),
+            encoded_submessage: Vec::new(),
             unprotect_buffers: Default::default(),
             stateless_sn: SequenceNumber(0),
             types: Default::default(),
@@ -333,6 +337,9 @@ impl Participant {
             self.writer_traits.insert(guid, traits);
         }
         let mut writer = Writer::new(guid, spec, false, self.cfg.hash_seed);
+        if self.security.is_some() && self.payload_protected(id) {
+            writer.payload_room = crate::security::PAYLOAD_PROTECTION_ROOM;
+        }
         writer.set_buffer_pool(self.buffers.clone());
         writer.own_liveliness.last = now;
         self.writers.insert(id, writer);
@@ -507,20 +514,11 @@ impl Participant {
         &mut self,
         now: Instant,
         writer: EntityId,
-        mut change: NewChange,
+        change: NewChange,
     ) -> Result<SequenceNumber, WriteError> {
-        // Data protection: the history holds the encoded payload, local readers get the
-        // plain one (one branch without security).
-        let plain = match self.security.is_some() && self.payload_protected(writer) {
-            true => {
-                let plain = change.clone();
-                if !self.encode_payload(writer, &mut change.payload) {
-                    return Err(WriteError::NotProtected);
-                }
-                Some(plain)
-            }
-            false => None,
-        };
+        // Data protection encodes the payload as it goes on the wire (each DATA, each
+        // DATA_FRAG's fragments: see `Participant::protect_transmit`); the history and local
+        // readers hold the plain one.
         // Until this write is through, anything may have moved (an error, local readers).
         let due_before = std::mem::replace(&mut self.write_due, WriteDue::Unknown);
         let w = self
@@ -546,9 +544,7 @@ impl Participant {
         if self.samples.len() + held + local_count > MAX_QUEUED_EVENTS {
             return Err(WriteError::Full);
         }
-        let copy = local
-            .as_ref()
-            .map(|_| plain.unwrap_or_else(|| change.clone()));
+        let copy = local.as_ref().map(|_| change.clone());
         w.next_group_mark = group_mark;
         let written = w.write(
             now,
@@ -1088,7 +1084,7 @@ impl Participant {
             return;
         }
         let delivered = std::mem::take(&mut self.delivered);
-        for mut s in delivered {
+        for s in delivered {
             match s.reader {
                 EntityId::SEDP_PUBLICATIONS_READER
                 | EntityId::SEDP_SUBSCRIPTIONS_READER
@@ -1111,9 +1107,6 @@ impl Participant {
                     self.on_security_sample(now, &s)
                 }
                 _ => {
-                    if !self.decode_payload(&mut s) {
-                        continue;
-                    }
                     if s.group.is_some() {
                         self.on_group_sample(now, s)
                     } else {
@@ -1244,16 +1237,32 @@ impl Participant {
             ChangeKind::Alive
         };
         let payload = d.payload.unwrap_or(&[]);
+        // Data protection: the payload decoded (one branch without security).
+        let mut plain = None;
+        if self.security.is_some() {
+            let mut out = Vec::with_capacity(payload.len());
+            match self.decode_received(writer, payload, None, &mut out) {
+                Ok(true) => plain = Some(out),
+                Ok(false) => {}
+                Err(()) => return,
+            }
+        }
         // Neither data, nor key, nor status: a marker (a coherent set's end), not a sample.
         let marker = d.payload.is_none() && !d.key_flag && status == 0;
-        for r in readers {
+        let n = readers.len();
+        for (i, r) in readers.into_iter().enumerate() {
             if d.reader_id != EntityId::UNKNOWN {
                 self.note_repair(now, r, writer, d.writer_sn);
             }
+            // The decoded payload goes to the last reader, copies to the others.
+            let bytes = match i + 1 < n {
+                true => plain.clone(),
+                false => plain.take(),
+            };
             let arrival = Arrival {
                 kind,
                 key_hash,
-                payload: payload.to_vec(),
+                payload: bytes.unwrap_or_else(|| payload.to_vec()),
                 timestamp: rx.timestamp,
                 coherent: inline.coherent,
                 marker,
@@ -1333,6 +1342,18 @@ impl Participant {
             self.stats.unmatched_data += 1;
             return;
         }
+        // Data protection: the fragments decoded (one branch without security).
+        let mut plain = Vec::new();
+        let mut decoded = *df;
+        if self.security.is_some() {
+            let n = df.fragments_len();
+            match self.decode_received(writer, df.payload, Some(n), &mut plain) {
+                Ok(true) => decoded.payload = &plain,
+                Ok(false) => {}
+                Err(()) => return,
+            }
+        }
+        let df = &decoded;
         for r in readers {
             let Some(rd) = self.readers.get_mut(&r) else {
                 continue;

@@ -562,7 +562,7 @@ impl WriterProxy {
         }
         let r = self.frags.get_mut(&sn)?;
         if !self.reliable {
-            self.reception.bytes += df.payload.len() as u64;
+            self.reception.bytes += df.fragments().len() as u64;
         }
         if df.fragment_starting_num == 1 {
             r.key_hash = inline.key_hash;
@@ -581,7 +581,7 @@ impl WriterProxy {
             df.fragment_size,
             df.fragment_starting_num,
             df.fragments_in_submessage,
-            df.payload,
+            df.fragments(),
         );
         if complete != Ok(true) {
             return None;

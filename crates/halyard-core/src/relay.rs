@@ -286,16 +286,8 @@ impl Participant {
         &mut self,
         now: Instant,
         writer: EntityId,
-        mut payloads: Vec<(SequenceNumber, Option<Arc<Vec<u8>>>)>,
+        payloads: Vec<(SequenceNumber, Option<Arc<Vec<u8>>>)>,
     ) {
-        // Data protection: the history holds payloads encoded, as `write` leaves them.
-        if self.security.is_some() && self.payload_protected(writer) {
-            for (_, payload) in payloads.iter_mut() {
-                if let Some(mut p) = payload.take() {
-                    *payload = self.encode_payload(writer, &mut p).then_some(p);
-                }
-            }
-        }
         let Some(w) = self.writers.get_mut(&writer) else {
             return;
         };

@@ -245,8 +245,14 @@ pub trait ParticipantSecurity: Send {
     }
     /// Remote endpoint `remote` is gone (or unmatched from every local endpoint).
     fn forget_remote_endpoint(&mut self, _remote: Guid) {}
-    /// Data protection: encodes the serialized payload of a sample written by local writer
-    /// `local`, appending the encoded form to `out`. `Ok(false)`: send it as it is.
+    /// Whether local writer `local` encodes its serialized payloads
+    /// ([`ParticipantSecurity::encode_payload`]; `false` lets the core skip the call).
+    fn protects_payload(&self, _local: EntityId) -> bool {
+        false
+    }
+    /// Data protection: encodes the serialized payload (of a DATA) or the fragments (of a
+    /// DATA_FRAG) that local writer `local` sends, appending the encoded form to `out`.
+    /// `Ok(false)`: send it as it is.
     fn encode_payload(
         &mut self,
         _local: EntityId,
@@ -701,7 +707,7 @@ fn all_plain(
     use halyard_wire::message::id;
     let mut destination = None;
     // Consecutive submessages are mostly of one endpoint: ask the plugin once per run.
-    let mut last: Option<(EntityId, bool)> = None;
+    let mut last: Option<(EntityId, bool, bool)> = None;
     while let Some(raw) = subs.next_raw() {
         let raw = raw.ok()?;
         if raw.id == id::INFO_DST {
@@ -716,16 +722,65 @@ fn all_plain(
             id::ACKNACK | id::NACK_FRAG => e.reader,
             _ => e.writer,
         };
-        let protects = match last {
-            Some((l, p)) if l == from => p,
-            _ => sec.may_protect_submessage(from),
+        let (submessage, payload) = match last {
+            Some((l, s, p)) if l == from => (s, p),
+            _ => (sec.may_protect_submessage(from), sec.protects_payload(from)),
         };
-        if protects {
+        if submessage || (payload && matches!(raw.id, id::DATA | id::DATA_FRAG)) {
             return None;
         }
-        last = Some((from, false));
+        last = Some((from, submessage, payload));
     }
     Some(destination)
+}
+
+/// Where the serialized payload (of a DATA) or the fragments (of a DATA_FRAG) begin in
+/// submessage `whole`, if it carries any.
+fn payload_offset(sm: &Submessage<'_>, whole: &[u8]) -> Option<usize> {
+    let payload = match sm {
+        Submessage::Data(d) => d.payload?,
+        Submessage::DataFrag(d) => d.payload,
+        _ => return None,
+    };
+    let at = (payload.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (!payload.is_empty() && at + payload.len() <= whole.len()).then_some(at)
+}
+
+/// Appends DATA or DATA_FRAG `whole` of local writer `writer`, whose payload begins at
+/// `payload_at`, to `out` with the payload encoded (data protection): the same header and
+/// fields, the encoded payload, the submessage length made to fit. `Ok(false)`: the plugin
+/// does not encode it (nothing appended).
+fn append_encoded_data(
+    sec: &mut dyn ParticipantSecurity,
+    writer: EntityId,
+    whole: &[u8],
+    payload_at: usize,
+    out: &mut Vec<u8>,
+) -> Result<bool, Rejected> {
+    let base = out.len();
+    out.extend_from_slice(&whole[..payload_at]);
+    let r = sec
+        .encode_payload(writer, &whole[payload_at..], out)
+        .and_then(|encoded| {
+            if !encoded {
+                return Ok(false);
+            }
+            // Our plugin's encoded payloads need no padding (it pads the plain payload); any
+            // other's get it.
+            out.resize(out.len().next_multiple_of(4), 0);
+            let len = u16::try_from(out.len() - base - 4)
+                .map_err(|_| Rejected("an encoded submessage is longer than 65535 octets"))?;
+            let bytes = match whole[1] & 1 != 0 {
+                true => len.to_le_bytes(),
+                false => len.to_be_bytes(),
+            };
+            out[base + 2..base + 4].copy_from_slice(&bytes);
+            Ok(true)
+        });
+    if r != Ok(true) {
+        out.truncate(base);
+    }
+    r
 }
 
 fn endpoints_of(sm: &Submessage<'_>) -> Option<(EntityId, EntityId)> {
@@ -850,9 +905,12 @@ impl Participant {
                 break;
             };
             let whole = &raw[..raw.len() - subs.remaining().len()];
-            let local = endpoints_of(&sm)
-                .map(|(from, _)| from)
-                .filter(|l| sec.may_protect_submessage(*l));
+            let from = endpoints_of(&sm).map(|(from, _)| from);
+            let local = from.filter(|l| sec.may_protect_submessage(*l));
+            // Data protection: a DATA's payload, a DATA_FRAG's fragments, encoded.
+            let encode = from
+                .filter(|w| sec.protects_payload(*w))
+                .and_then(|w| Some((w, payload_offset(&sm, whole)?)));
             let (dst_before, ts_before) = (info_dst, info_ts);
             match sm {
                 Submessage::InfoDst(p) => {
@@ -874,12 +932,12 @@ impl Participant {
                     _ => None,
                 };
             }
-            let Some(local) = local else {
+            if local.is_none() && encode.is_none() {
                 if let Some(p) = part.as_mut() {
                     p.bytes.extend_from_slice(whole);
                 }
                 continue;
-            };
+            }
             let out = &mut self.out;
             let p = part.get_or_insert_with(|| Part {
                 bytes: {
@@ -895,8 +953,11 @@ impl Participant {
                 headroom,
                 destination,
             });
-            if p.bytes.len() + whole.len() + SUBMESSAGE_PROTECTION_ROOM > PROTECTED_PART_LIMIT
-                && p.bytes.len() > p.start
+            let room = match encode {
+                Some(_) => SUBMESSAGE_PROTECTION_ROOM + PAYLOAD_PROTECTION_ROOM,
+                None => SUBMESSAGE_PROTECTION_ROOM,
+            };
+            if p.bytes.len() + whole.len() + room > PROTECTED_PART_LIMIT && p.bytes.len() > p.start
             {
                 // It would not fit protected: what came before goes as one datagram, this
                 // submessage starts the next (after the INFO_DST and INFO_TS in force).
@@ -923,13 +984,40 @@ impl Participant {
                     }
                 }
             }
-            match sec.protect_submessage(local, destination, whole, &mut p.bytes) {
-                Ok(true) => {}
-                Ok(false) => p.bytes.extend_from_slice(whole),
-                Err(_) => {
-                    self.stats.secure_send_failed += 1;
-                    return false;
+            let protected = match (encode, local) {
+                // Encoded straight into the part when the submessage is not protected too.
+                (Some((w, at)), None) => {
+                    append_encoded_data(sec.as_mut(), w, whole, at, &mut p.bytes).map(|done| {
+                        if !done {
+                            p.bytes.extend_from_slice(whole);
+                        }
+                    })
                 }
+                (Some((w, at)), Some(local)) => {
+                    let encoded = &mut self.encoded_submessage;
+                    encoded.clear();
+                    append_encoded_data(sec.as_mut(), w, whole, at, encoded).and_then(|done| {
+                        let plain = if done { &encoded[..] } else { whole };
+                        sec.protect_submessage(local, destination, plain, &mut p.bytes)
+                            .map(|done| {
+                                if !done {
+                                    p.bytes.extend_from_slice(plain);
+                                }
+                            })
+                    })
+                }
+                (None, Some(local)) => sec
+                    .protect_submessage(local, destination, whole, &mut p.bytes)
+                    .map(|done| {
+                        if !done {
+                            p.bytes.extend_from_slice(whole);
+                        }
+                    }),
+                (None, None) => Ok(()),
+            };
+            if protected.is_err() {
+                self.stats.secure_send_failed += 1;
+                return false;
             }
         }
         let last = match part {
@@ -978,6 +1066,11 @@ const PROTECTED_PART_LIMIT: usize = 62_000;
 /// What protecting one submessage adds at most, receiver-specific MACs aside (SEC_PREFIX,
 /// SEC_BODY's header and length, SEC_POSTFIX and its common MAC).
 const SUBMESSAGE_PROTECTION_ROOM: usize = 128;
+
+/// What encoding a DATA's payload or a DATA_FRAG's fragments adds at most (data protection):
+/// the CryptoHeader (20), the ciphertext's length (4) and the CryptoFooter without
+/// receiver-specific MACs (20), with slack.
+pub(crate) const PAYLOAD_PROTECTION_ROOM: usize = 48;
 
 /// A message being protected: its bytes, where its submessages begin (after the header, the
 /// headroom and the INFO_DST / INFO_TS it starts with), the free octets left after the header

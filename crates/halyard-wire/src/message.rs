@@ -207,10 +207,29 @@ pub struct DataFrag<'a> {
     pub sample_size: u32,
     /// Inline QoS.
     pub inline_qos: Option<ParameterList<'a>>,
-    /// The fragment bytes (without trailing alignment padding beyond sample_size).
+    /// The submessage's octets after the inline QoS: the fragments, then any padding to
+    /// four octets; under DDS Security data protection, the encoded fragments (longer than
+    /// the fragments they decode to). [`DataFrag::fragments`] is the fragments alone.
     pub payload: &'a [u8],
     /// K flag: key rather than data.
     pub key_flag: bool,
+}
+
+impl<'a> DataFrag<'a> {
+    /// Octets of the sample this submessage's fragments span: `fragments_in_submessage`
+    /// fragments, the last one cut at `sample_size` (0 when the fields are inconsistent).
+    pub fn fragments_len(&self) -> usize {
+        let offset =
+            u64::from(self.fragment_starting_num.saturating_sub(1)) * u64::from(self.fragment_size);
+        let span = u64::from(self.fragments_in_submessage) * u64::from(self.fragment_size);
+        span.min(u64::from(self.sample_size).saturating_sub(offset)) as usize
+    }
+
+    /// The fragment octets of [`DataFrag::payload`], without padding (what a plain
+    /// DATA_FRAG carries; at most [`DataFrag::fragments_len`] octets).
+    pub fn fragments(&self) -> &'a [u8] {
+        &self.payload[..self.payload.len().min(self.fragments_len())]
+    }
 }
 
 /// HEARTBEAT (RTPS 2.5 §8.3.8.6).

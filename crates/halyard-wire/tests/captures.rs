@@ -168,7 +168,7 @@ fn cyclone_batched_data_and_fragments_decode() {
         (1, 10, 1344)
     );
     assert_eq!(df.sample_size, 1_048_580);
-    assert_eq!(df.payload.len(), 13_440);
+    assert_eq!(df.fragments().len(), 13_440);
     assert!(subs
         .iter()
         .any(|s| matches!(s, Submessage::HeartbeatFrag(h) if h.last_fragment_num == 10)));
@@ -183,7 +183,11 @@ fn cyclone_batched_data_and_fragments_decode() {
         })
         .expect("DATA_FRAG");
     assert_eq!(last.fragment_starting_num, 781);
-    assert_eq!(last.payload.len(), 1_048_580 - 780 * 1344, "last fragment trimmed to the sample");
+    assert_eq!(
+        last.fragments().len(),
+        1_048_580 - 780 * 1344,
+        "last fragment trimmed to the sample"
+    );
 }
 
 /// Captured from two ddsperf processes with Cyclone's builtin security plugins (ECDSA P-256

@@ -445,8 +445,8 @@ fn fastdds_data_frag_fields() {
         (1, 1, FRAG, SAMPLE)
     );
     assert!(df.inline_qos.is_none() && !df.key_flag);
-    assert_eq!(df.payload.len(), FRAG as usize);
-    let p = df.payload;
+    assert_eq!(df.fragments().len(), FRAG as usize);
+    let p = df.fragments();
     assert_eq!(p[..4], [0, 1, 0, 0], "CDR_LE header in fragment 1");
     assert_eq!(p[4..12], [0; 8], "seq 0, keyval 0");
     assert_eq!(u32::from_le_bytes(p[12..16].try_into().unwrap()), SAMPLE - 16, "baggage");
@@ -456,7 +456,7 @@ fn fastdds_data_frag_fields() {
     let frags = SAMPLE.div_ceil(FRAG as u32);
     assert_eq!(frags, 17);
     assert_eq!((last.writer_sn, last.fragment_starting_num), (SequenceNumber(10), frags));
-    assert_eq!(last.payload.len() as u32, SAMPLE - (frags - 1) * FRAG as u32, "trimmed");
+    assert_eq!(last.fragments().len() as u32, SAMPLE - (frags - 1) * FRAG as u32, "trimmed");
     let hb = first_of!(submessages(&bytes), Heartbeat, "HEARTBEAT after the last fragment");
     assert_eq!((hb.first_sn.0, hb.last_sn.0, hb.count), (10, 10, 23));
 }

@@ -159,14 +159,15 @@ fn data_frag_validation_and_clamping() {
         let m = message(&sub(id::DATA_FRAG, 0, &frag_body(start, 1, size, sample, &[0; 4])));
         assert!(matches!(all(&m)[0], Err(WireError::InvalidField(_))), "{start} {size} {sample}");
     }
-    // Clamped to fragmentsInSubmessage * fragmentSize.
+    // The fragments are clamped to fragmentsInSubmessage * fragmentSize; the payload keeps
+    // the rest (encoded fragments are longer).
     let m = message(&sub(id::DATA_FRAG, 0, &frag_body(1, 2, 4, 100, &[5; 12])));
     let Ok(Submessage::DataFrag(f)) = &all(&m)[0] else { panic!() };
-    assert_eq!(f.payload.len(), 8);
+    assert_eq!((f.fragments().len(), f.payload.len()), (8, 12));
     // Clamped to what is left of the sample.
     let m = message(&sub(id::DATA_FRAG, 0, &frag_body(3, 1, 4, 10, &[5; 4])));
     let Ok(Submessage::DataFrag(f)) = &all(&m)[0] else { panic!() };
-    assert_eq!(f.payload.len(), 2);
+    assert_eq!((f.fragments().len(), f.fragments_len()), (2, 2));
 }
 
 #[test]

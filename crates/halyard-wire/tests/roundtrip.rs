@@ -134,10 +134,11 @@ fn data_frag_strips_padding_beyond_sample_size() {
     let Submessage::DataFrag(f) = &subs[0] else { panic!() };
     assert_eq!((f.fragment_starting_num, f.fragments_in_submessage), (3, 1));
     assert_eq!((f.fragment_size, f.sample_size), (10, 25));
-    assert_eq!(f.payload, &payload[..]);
+    assert_eq!(f.fragments(), &payload[..]);
+    assert_eq!(f.payload.len(), 8, "the padding stays in payload");
     assert!(!f.key_flag && f.inline_qos.is_none());
     let Submessage::DataFrag(g) = &subs[1] else { panic!() };
-    assert_eq!(g.payload, &[1u8; 20][..]);
+    assert_eq!(g.fragments(), &[1u8; 20][..]);
     assert!(g.key_flag);
 }
 

@@ -260,10 +260,6 @@ impl<T> DataWriter<T> {
             Some(Err(WriteError::TooLarge)) => Err(Error::OutOfResources(
                 "sample larger than the configured maximum sample size",
             )),
-            Some(Err(WriteError::NotProtected)) => Err(Error::Security(
-                "the security plugin could not encode the sample's payload (data protection)"
-                    .into(),
-            )),
             Some(Err(_)) => Err(Error::AlreadyDeleted),
         }
     }

@@ -101,8 +101,6 @@ pub enum WriteError {
     Full,
     /// The sample exceeds the configured maximum sample size.
     TooLarge,
-    /// The security plugin could not encode the payload (data protection).
-    NotProtected,
 }
 
 /// A change as handed to [`crate::Participant::write`].
@@ -231,6 +229,14 @@ impl ReaderProxy {
 /// Bytes reserved in each datagram for headers around a DATA payload.
 const DATA_OVERHEAD: usize = 20 + 16 + 12 + 24 + 64 + 32;
 
+impl Writer {
+    /// Bytes a datagram needs beyond a DATA's (or DATA_FRAG's) payload and inline QoS:
+    /// headers, and what data protection adds.
+    pub(super) fn data_overhead(&self) -> usize {
+        DATA_OVERHEAD + self.payload_room
+    }
+}
+
 pub(crate) struct Writer {
     pub(crate) guid: Guid,
     pub(crate) spec: WriterSpec,
@@ -259,6 +265,9 @@ pub(crate) struct Writer {
     last_hb_at: Instant,
     pub(crate) builtin: bool,
     batch_policy: Option<BatchPolicy>,
+    /// Octets the security plugin adds to each DATA and DATA_FRAG payload (data
+    /// protection), left free in every datagram; 0 without.
+    pub(crate) payload_room: usize,
     pending: Option<PendingBatch>,
     /// GAPs of new changes that rejecting readers do not get, not yet sent: consecutive
     /// changes to the same readers make one GAP of a range (see [`filter`]).
@@ -341,6 +350,7 @@ impl Writer {
             last_hb_at: Instant::default(),
             builtin,
             batch_policy: None,
+            payload_room: 0,
             pending: None,
             pending_gaps: Vec::new(),
             repaired: Vec::new(),

@@ -116,7 +116,8 @@ impl Writer {
                 self.send_held(ctx, sn, &change, to, Sending::whole());
                 true
             } else {
-                let layout = FragmentLayout::of(ctx.cfg, change.payload.len(), 0);
+                let layout =
+                    FragmentLayout::of(ctx.cfg, change.payload.len(), self.data_overhead());
                 let first = w.next_fragment;
                 let last = (first + layout.per_datagram - 1).min(layout.total);
                 let run: Vec<u32> = (first..=last).collect();

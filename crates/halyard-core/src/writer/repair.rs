@@ -4,7 +4,7 @@
 //! to say where they are.
 
 use super::send::{Sending, Target};
-use super::{fast_heartbeat, push_gap, Ctx, Writer, DATA_OVERHEAD};
+use super::{fast_heartbeat, push_gap, Ctx, Writer};
 use crate::config::{ParticipantConfig, MAX_REQUESTED_PER_READER};
 use crate::outbox::Outbox;
 use crate::pacing::TokenBucket;
@@ -229,7 +229,7 @@ impl Writer {
                 continue;
             }
             let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
-            if len + DATA_OVERHEAD > max_message_size {
+            if len + self.data_overhead() > max_message_size {
                 let what = Sending {
                     fragments: None,
                     with_heartbeat: false,
@@ -238,7 +238,7 @@ impl Writer {
                 sent_fragmented = true;
                 continue;
             }
-            if mb.len() + len + DATA_OVERHEAD > max_message_size {
+            if mb.len() + len + self.data_overhead() > max_message_size {
                 ctx.out.push(mb, empty, &dests);
                 mb = ctx.out.start(to.prefix);
             }

@@ -1,7 +1,7 @@
 //! Sending a writer's changes: new samples to every matched reader (whole, fragmented, or
 //! gathered into a batch), and resent changes or fragments to one reader.
 
-use super::{fast_heartbeat, Ctx, NewChange, Writer, DATA_OVERHEAD};
+use super::{fast_heartbeat, Ctx, NewChange, Writer};
 use crate::config::{ParticipantConfig, HEARTBEAT_EVERY_BYTES, MAX_FRAGMENT_SIZE, MIN_BATCH_BYTES};
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
@@ -32,12 +32,13 @@ pub(super) struct FragmentLayout {
 }
 
 impl FragmentLayout {
-    /// The layout of a `len`-byte sample with `qos_len` bytes of inline QoS.
-    pub(super) fn of(cfg: &ParticipantConfig, len: usize, qos_len: usize) -> FragmentLayout {
+    /// The layout of a `len`-byte sample whose datagrams need `overhead` bytes beyond the
+    /// fragments (headers, inline QoS, data protection).
+    pub(super) fn of(cfg: &ParticipantConfig, len: usize, overhead: usize) -> FragmentLayout {
         let size = cfg
             .fragment_size
             .clamp(crate::config::MIN_FRAGMENT_SIZE, MAX_FRAGMENT_SIZE);
-        let per_datagram = ((cfg.max_message_size.saturating_sub(DATA_OVERHEAD + qos_len)) / size)
+        let per_datagram = ((cfg.max_message_size.saturating_sub(overhead)) / size)
             .clamp(1, u16::MAX as usize) as u32;
         FragmentLayout {
             size,
@@ -118,7 +119,7 @@ impl Writer {
             self.refresh_pace(ctx.now, ctx.cfg);
         }
         let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
-        let fragmented = len + DATA_OVERHEAD > ctx.cfg.max_message_size;
+        let fragmented = len + self.data_overhead() > ctx.cfg.max_message_size;
         // The one branch writer-side filtering costs when no reader filters.
         let rejecting = if self.filters_any() {
             self.rejecting(sn)
@@ -145,7 +146,7 @@ impl Writer {
             && (self.bytes_since_hb >= HEARTBEAT_EVERY_BYTES
                 || ctx.now.saturating_duration_since(self.last_hb_at)
                     >= ctx.cfg.heartbeat_period / 10
-                || len + DATA_OVERHEAD > ctx.cfg.max_message_size);
+                || fragmented);
         if rejecting.is_empty() {
             let dests = std::mem::take(&mut self.fanout);
             let to = Target {
@@ -201,14 +202,15 @@ impl Writer {
         what: Sending<'_>,
     ) {
         let mut qos = Vec::new();
-        let fragmented = change.payload.len() + DATA_OVERHEAD > ctx.cfg.max_message_size;
+        let overhead = self.data_overhead();
+        let fragmented = change.payload.len() + overhead > ctx.cfg.max_message_size;
         let has_qos = self.inline_qos(sn, change, fragmented, &mut qos);
         let enc = Encoded {
             sn,
             change,
             qos: has_qos.then_some(&qos[..]),
         };
-        let fits = change.payload.len() + qos.len() + DATA_OVERHEAD <= ctx.cfg.max_message_size;
+        let fits = change.payload.len() + qos.len() + overhead <= ctx.cfg.max_message_size;
         let whole = fits && what.fragments.is_none();
         // A batch goes to the fanout's participant: a datagram for one participant of several
         // (a filtered sample, see `super::filter`) is not batched.
@@ -251,7 +253,11 @@ impl Writer {
             size: frag_size,
             total,
             per_datagram: per_msg,
-        } = FragmentLayout::of(cfg, payload.len(), enc.qos.map_or(0, |q| q.len()));
+        } = FragmentLayout::of(
+            cfg,
+            payload.len(),
+            self.data_overhead() + enc.qos.map_or(0, |q| q.len()),
+        );
         let reliable = self.has_reliable_proxy();
         let burst = (cfg.fragment_burst_bytes / frag_size).max(per_msg as usize) as u32;
         // A tail of under a quarter burst goes with the burst: pulling it with a NACK_FRAG
@@ -361,7 +367,7 @@ impl Writer {
         let limit = policy
             .max_bytes
             .clamp(MIN_BATCH_BYTES, ctx.cfg.max_message_size);
-        let need = enc.change.payload.len() + enc.qos.map_or(0, |q| q.len()) + DATA_OVERHEAD;
+        let need = enc.change.payload.len() + enc.qos.map_or(0, |q| q.len()) + self.data_overhead();
         if self.pending.as_ref().is_some_and(|b| {
             b.mb.len() + need > limit || b.dests != dests || b.prefix != self.fanout_prefix
         }) {

@@ -160,14 +160,40 @@ impl SenderCrypto {
         r
     }
 
+    /// As [`SenderCrypto::encode_serialized_payload`], with `plain` padded with zeros to a
+    /// multiple of four octets first (what Cyclone DDS encodes, and what lets a signed
+    /// payload's footer be found from the end of a submessage padded to four octets).
+    pub fn encode_serialized_payload_padded(
+        &mut self,
+        plain: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        let base = out.len();
+        let pad = &[0u8; 3][..(4 - plain.len() % 4) % 4];
+        let r = self.payload_parts_into(&[plain, pad], out);
+        if r.is_err() {
+            out.truncate(base);
+        }
+        r
+    }
+
     fn payload_into(&mut self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), CryptoError> {
-        let len32 = u32::try_from(plain.len()).map_err(|_| CryptoError::TooLarge {
+        self.payload_parts_into(&[plain], out)
+    }
+
+    fn payload_parts_into(
+        &mut self,
+        parts: &[&[u8]],
+        out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let len32 = u32::try_from(len).map_err(|_| CryptoError::TooLarge {
             what: "payload longer than 2^32 - 1 octets",
         })?;
-        let h = self.next_header(plain.len())?;
-        out.reserve(CRYPTO_HEADER_LEN + 4 + plain.len() + FOOTER_BASE_LEN);
+        let h = self.next_header(len)?;
+        out.reserve(CRYPTO_HEADER_LEN + 4 + len + FOOTER_BASE_LEN);
         h.write(out);
-        let tag = self.protect(&h, &[plain], len32, out)?;
+        let tag = self.protect(&h, parts, len32, out)?;
         out.extend_from_slice(&tag);
         out.extend_from_slice(&0u32.to_be_bytes());
         Ok(())

@@ -337,6 +337,13 @@ impl BuiltinSecurity {
             .map_err(|_| Rejected("submessage could not be protected"))
     }
 
+    /// Whether local writer `local` encodes its payloads (data protection).
+    pub(super) fn protects_local_payload(&self, local: EntityId) -> bool {
+        self.local_endpoints
+            .get(&local)
+            .is_some_and(|ep| ep.payload.is_some())
+    }
+
     pub(super) fn encode_local_payload(
         &mut self,
         local: EntityId,
@@ -352,17 +359,10 @@ impl BuiltinSecurity {
         };
         // RTPS pads a submessage to four octets, and a signed payload's footer is found from
         // its end: the plain payload is padded to four octets first (CDR ignores trailing
-        // padding), so that the encoded one needs none.
-        let padded;
-        let plain = match plain.len() % 4 {
-            0 => plain,
-            r => {
-                padded = [plain, &[0u8; 3][..4 - r]].concat();
-                &padded[..]
-            }
-        };
+        // padding; a fragment's receiver knows its length), so that the encoded one needs
+        // none.
         sender
-            .encode_serialized_payload(plain, out)
+            .encode_serialized_payload_padded(plain, out)
             .map(|_| true)
             .map_err(|_| Rejected("payload could not be protected"))
     }

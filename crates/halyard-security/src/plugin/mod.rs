@@ -575,6 +575,10 @@ impl ParticipantSecurity for BuiltinSecurity {
         self.forget_remote(remote)
     }
 
+    fn protects_payload(&self, local: EntityId) -> bool {
+        self.protects_local_payload(local)
+    }
+
     fn encode_payload(
         &mut self,
         local: EntityId,

@@ -314,10 +314,7 @@ fn data_frag<'a>(c: &mut Cursor<'a>, flags: u8) -> Result<DataFrag<'a>, WireErro
     if offset >= sample_size as u64 {
         return Err(WireError::InvalidField("fragment beyond sampleSize"));
     }
-    let (inline_qos, rest) = inline_qos_and_rest(body, (otiq, 28), c.le, flags & 0x02 != 0)?;
-    let max =
-        (fragments_in_submessage as u64 * fragment_size as u64).min(sample_size as u64 - offset);
-    let payload = &rest[..rest.len().min(max as usize)];
+    let (inline_qos, payload) = inline_qos_and_rest(body, (otiq, 28), c.le, flags & 0x02 != 0)?;
     Ok(DataFrag {
         reader_id,
         writer_id,
