@@ -213,6 +213,21 @@ impl SenderCrypto {
         let encrypts = self.keymat.transformation_kind.encrypts();
         if encrypts {
             out.extend_from_slice(&len32.to_be_bytes());
+            // One part and some padding: encrypted straight to where it goes (one pass
+            // instead of a copy and an in-place pass).
+            let fused = match parts {
+                [main] => Some((*main, &[][..])),
+                [main, extra] if extra.len() <= super::session::MAX_SEAL_EXTRA => {
+                    Some((*main, *extra))
+                }
+                _ => None,
+            };
+            if let Some((main, extra)) = fused {
+                let start = out.len();
+                out.resize(start + main.len() + extra.len(), 0);
+                let body = out.get_mut(start..).unwrap_or_default();
+                return self.key.aead.seal_into(&iv, main, extra, body);
+            }
         }
         let start = out.len();
         for p in parts {

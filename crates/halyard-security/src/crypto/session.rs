@@ -107,6 +107,9 @@ pub(crate) fn receiver_session_key(
     )
 }
 
+/// The most plaintext [`Aead::seal_into`] takes after the main part (padding).
+pub(crate) const MAX_SEAL_EXTRA: usize = 16;
+
 /// AES-GCM / GMAC under one session key, with the key schedule made once (aws-lc-rs's
 /// `LessSafeKey`, which takes the IV per call): a transform costs the cipher pass alone.
 ///
@@ -150,6 +153,42 @@ impl Aead {
         let mut out = [0u8; MAC_LEN];
         out.copy_from_slice(tag.as_ref());
         Ok(out)
+    }
+
+    /// Encrypts `plain` followed by `extra` (at most [`MAX_SEAL_EXTRA`] octets: padding)
+    /// into `out` (exactly as long as both) and returns the tag: the copy and the cipher in
+    /// one pass over the data.
+    pub(crate) fn seal_into(
+        &self,
+        iv: &[u8; 12],
+        plain: &[u8],
+        extra: &[u8],
+        out: &mut [u8],
+    ) -> Result<[u8; MAC_LEN], CryptoError> {
+        check_len(plain.len() + extra.len())?;
+        let failed = CryptoError::Cipher {
+            what: "AES-GCM encryption failed",
+        };
+        if extra.len() > MAX_SEAL_EXTRA || out.len() != plain.len() + extra.len() {
+            return Err(failed);
+        }
+        let (main, rest) = out.split_at_mut(plain.len());
+        let mut extra_and_tag = [0u8; MAX_SEAL_EXTRA + MAC_LEN];
+        let extra_and_tag = &mut extra_and_tag[..extra.len() + MAC_LEN];
+        self.key
+            .seal_out_of_place_scatter(
+                Nonce::assume_unique_for_key(*iv),
+                Aad::empty(),
+                plain,
+                main,
+                extra,
+                extra_and_tag,
+            )
+            .map_err(|_| failed)?;
+        rest.copy_from_slice(&extra_and_tag[..extra.len()]);
+        let mut tag = [0u8; MAC_LEN];
+        tag.copy_from_slice(&extra_and_tag[extra.len()..]);
+        Ok(tag)
     }
 
     /// The GMAC tag of `aad` (AES-GCM with it as additional authenticated data, no plaintext).
