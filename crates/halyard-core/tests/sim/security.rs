@@ -416,12 +416,7 @@ fn reproducer_secure_stream_after_random_corruption() {
 fn protected_stream(seed: u64, faults: Faults, tamper: bool) {
     {
         let mut net = SimNet::new(seed, faults);
-        for idx in [1, 2] {
-            let cfg = node_config(idx);
-            let mut plugin = StandIn::new("blue", cfg.guid_prefix);
-            plugin.protect = true;
-            net.add_secure_node(cfg, plugin);
-        }
+        protected_pair(&mut net, true, false);
         // An eavesdropper's view: no datagram may carry a plain SEDP or user submessage.
         let leaks = std::rc::Rc::new(std::cell::Cell::new(0u32));
         let seen = leaks.clone();
@@ -505,12 +500,7 @@ fn protected_stream(seed: u64, faults: Faults, tamper: bool) {
 fn a_large_protected_data_is_not_preceded_by_a_datagram_of_infos_alone() {
     for_each_seed_scaled("security_large_protected_data", 100, 3, |seed| {
         let mut net = SimNet::new(seed, Faults::lossy(0.1));
-        for idx in [1, 2] {
-            let cfg = node_config(idx);
-            let mut plugin = StandIn::new("blue", cfg.guid_prefix);
-            plugin.protect = true;
-            net.add_secure_node(cfg, plugin);
-        }
+        protected_pair(&mut net, true, false);
         let infos_only = std::rc::Rc::new(std::cell::Cell::new(0u32));
         let seen = infos_only.clone();
         net.tamper = Some(Box::new(move |_, _, bytes| {
@@ -532,16 +522,7 @@ fn a_large_protected_data_is_not_preceded_by_a_datagram_of_infos_alone() {
         for i in 0..n {
             write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 63_000));
         }
-        let ok = net.run_until(60 * SEC, |n2| {
-            n2.node(1).samples.len() as u64 >= n && n2.nodes[0].p.writer_all_acked(w)
-        });
-        assert!(
-            ok,
-            "seed {seed:#x}: got {} of {n} samples; stats {:?} / {:?}",
-            net.node(1).samples.len(),
-            net.node(0).p.stats(),
-            net.node(1).p.stats()
-        );
+        deliver_all(&mut net, seed, w, n, 60 * SEC);
         let got: Vec<Option<u64>> = net
             .node(1)
             .samples
@@ -568,13 +549,7 @@ fn a_large_protected_data_is_not_preceded_by_a_datagram_of_infos_alone() {
 fn payload_protected_samples_travel_as_fragments_encoded_each_on_their_own() {
     for_each_seed_scaled("security_payload_protected_fragments", 100, 4, |seed| {
         let mut net = SimNet::new(seed, Faults::lossy(0.1));
-        for idx in [1, 2] {
-            let cfg = node_config(idx);
-            let mut plugin = StandIn::new("blue", cfg.guid_prefix);
-            plugin.protect = seed % 2 == 1;
-            plugin.payload = true;
-            net.add_secure_node(cfg, plugin);
-        }
+        protected_pair(&mut net, seed % 2 == 1, true);
         const LEN: usize = 100_005;
         // An eavesdropper's view of the plain DATA_FRAGs of the user writer (with submessage
         // protection on, there are none to see).
@@ -633,16 +608,7 @@ fn payload_protected_samples_travel_as_fragments_encoded_each_on_their_own() {
         for i in 0..n {
             write_retrying(&mut net, 0, w, [0; 16], sample(i));
         }
-        let ok = net.run_until(120 * SEC, |n2| {
-            n2.node(1).samples.len() as u64 >= n && n2.nodes[0].p.writer_all_acked(w)
-        });
-        assert!(
-            ok,
-            "seed {seed:#x}: got {} of {n} samples; stats {:?} / {:?}",
-            net.node(1).samples.len(),
-            net.node(0).p.stats(),
-            net.node(1).p.stats()
-        );
+        deliver_all(&mut net, seed, w, n, 120 * SEC);
         let got: Vec<&[u8]> = net
             .node(1)
             .samples
@@ -673,6 +639,33 @@ fn payload_protected_samples_travel_as_fragments_encoded_each_on_their_own() {
             "seed {seed:#x}: no DATA_FRAG went on the wire"
         );
     });
+}
+
+/// Two participants (nodes 0 and 1) whose stand-ins protect SEDP and user submessages when
+/// `protect`, and user writers' payloads when `payload`.
+fn protected_pair(net: &mut SimNet, protect: bool, payload: bool) {
+    for idx in [1, 2] {
+        let cfg = node_config(idx);
+        let mut plugin = StandIn::new("blue", cfg.guid_prefix);
+        plugin.protect = protect;
+        plugin.payload = payload;
+        net.add_secure_node(cfg, plugin);
+    }
+}
+
+/// Runs until node 1 holds `n` samples and node 0's writer `w` is acknowledged (within
+/// `limit` nanoseconds of simulated time), or fails with both participants' statistics.
+fn deliver_all(net: &mut SimNet, seed: u64, w: EntityId, n: u64, limit: u64) {
+    let ok = net.run_until(limit, |n2| {
+        n2.node(1).samples.len() as u64 >= n && n2.nodes[0].p.writer_all_acked(w)
+    });
+    assert!(
+        ok,
+        "seed {seed:#x}: got {} of {n} samples; stats {:?} / {:?}",
+        net.node(1).samples.len(),
+        net.node(0).p.stats(),
+        net.node(1).p.stats()
+    );
 }
 
 /// Where the body of the first SEC_BODY submessage of a datagram starts, if it has one.
