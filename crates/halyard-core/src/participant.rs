@@ -1240,7 +1240,8 @@ impl Participant {
         // Data protection: the payload decoded (one branch without security).
         let mut plain = None;
         if self.security.is_some() {
-            let mut out = Vec::with_capacity(payload.len());
+            // Allocated by the plugin only if it decodes (most secure writers encode nothing).
+            let mut out = Vec::new();
             match self.decode_received(writer, payload, None, &mut out) {
                 Ok(true) => plain = Some(out),
                 Ok(false) => {}

@@ -748,22 +748,23 @@ fn payload_offset(sm: &Submessage<'_>, whole: &[u8]) -> Option<usize> {
 
 /// Appends DATA or DATA_FRAG `whole` of local writer `writer`, whose payload begins at
 /// `payload_at`, to `out` with the payload encoded (data protection): the same header and
-/// fields, the encoded payload, the submessage length made to fit. `Ok(false)`: the plugin
-/// does not encode it (nothing appended).
+/// fields, the encoded payload, the submessage length made to fit; `whole` as it is when the
+/// plugin does not encode it.
 fn append_encoded_data(
     sec: &mut dyn ParticipantSecurity,
     writer: EntityId,
     whole: &[u8],
     payload_at: usize,
     out: &mut Vec<u8>,
-) -> Result<bool, Rejected> {
+) -> Result<(), Rejected> {
     let base = out.len();
     out.extend_from_slice(&whole[..payload_at]);
     let r = sec
         .encode_payload(writer, &whole[payload_at..], out)
         .and_then(|encoded| {
             if !encoded {
-                return Ok(false);
+                out.extend_from_slice(&whole[payload_at..]);
+                return Ok(());
             }
             // Our plugin's encoded payloads need no padding (it pads the plain payload); any
             // other's get it.
@@ -775,12 +776,27 @@ fn append_encoded_data(
                 false => len.to_be_bytes(),
             };
             out[base + 2..base + 4].copy_from_slice(&bytes);
-            Ok(true)
+            Ok(())
         });
-    if r != Ok(true) {
+    if r.is_err() {
         out.truncate(base);
     }
     r
+}
+
+/// Appends submessage `plain` of local endpoint `local` to `out` protected (SEC_PREFIX ..
+/// SEC_POSTFIX), or as it is when the plugin does not protect it.
+fn append_protected(
+    sec: &mut dyn ParticipantSecurity,
+    local: EntityId,
+    destination: Option<GuidPrefix>,
+    plain: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), Rejected> {
+    if !sec.protect_submessage(local, destination, plain, out)? {
+        out.extend_from_slice(plain);
+    }
+    Ok(())
 }
 
 fn endpoints_of(sm: &Submessage<'_>) -> Option<(EntityId, EntityId)> {
@@ -984,36 +1000,25 @@ impl Participant {
                     }
                 }
             }
-            let protected = match (encode, local) {
+            let protected = match local {
                 // Encoded straight into the part when the submessage is not protected too.
-                (Some((w, at)), None) => {
-                    append_encoded_data(sec.as_mut(), w, whole, at, &mut p.bytes).map(|done| {
-                        if !done {
-                            p.bytes.extend_from_slice(whole);
+                None => encode.map_or(Ok(()), |(w, at)| {
+                    append_encoded_data(sec.as_mut(), w, whole, at, &mut p.bytes)
+                }),
+                Some(local) => {
+                    let sub = match encode {
+                        Some((w, at)) => {
+                            let encoded = &mut self.encoded_submessage;
+                            encoded.clear();
+                            append_encoded_data(sec.as_mut(), w, whole, at, encoded)
+                                .map(|()| &encoded[..])
                         }
+                        None => Ok(whole),
+                    };
+                    sub.and_then(|sub| {
+                        append_protected(sec.as_mut(), local, destination, sub, &mut p.bytes)
                     })
                 }
-                (Some((w, at)), Some(local)) => {
-                    let encoded = &mut self.encoded_submessage;
-                    encoded.clear();
-                    append_encoded_data(sec.as_mut(), w, whole, at, encoded).and_then(|done| {
-                        let plain = if done { &encoded[..] } else { whole };
-                        sec.protect_submessage(local, destination, plain, &mut p.bytes)
-                            .map(|done| {
-                                if !done {
-                                    p.bytes.extend_from_slice(plain);
-                                }
-                            })
-                    })
-                }
-                (None, Some(local)) => sec
-                    .protect_submessage(local, destination, whole, &mut p.bytes)
-                    .map(|done| {
-                        if !done {
-                            p.bytes.extend_from_slice(whole);
-                        }
-                    }),
-                (None, None) => Ok(()),
             };
             if protected.is_err() {
                 self.stats.secure_send_failed += 1;
