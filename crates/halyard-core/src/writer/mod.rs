@@ -229,14 +229,6 @@ impl ReaderProxy {
 /// Bytes reserved in each datagram for headers around a DATA payload.
 const DATA_OVERHEAD: usize = 20 + 16 + 12 + 24 + 64 + 32;
 
-impl Writer {
-    /// Bytes a datagram needs beyond a DATA's (or DATA_FRAG's) payload and inline QoS:
-    /// headers, and what data protection adds.
-    pub(super) fn data_overhead(&self) -> usize {
-        DATA_OVERHEAD + self.payload_room
-    }
-}
-
 pub(crate) struct Writer {
     pub(crate) guid: Guid,
     pub(crate) spec: WriterSpec,
@@ -317,6 +309,12 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
+    /// Bytes a datagram needs beyond a DATA's (or DATA_FRAG's) payload and inline QoS:
+    /// headers, and what data protection adds.
+    pub(super) fn data_overhead(&self) -> usize {
+        DATA_OVERHEAD + self.payload_room
+    }
+
     /// The writer as matching sees it.
     pub(crate) fn side(&self) -> crate::matching::Side<'_> {
         crate::matching::Side {

@@ -152,12 +152,7 @@ impl SenderCrypto {
         plain: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<(), CryptoError> {
-        let base = out.len();
-        let r = self.payload_into(plain, out);
-        if r.is_err() {
-            out.truncate(base);
-        }
-        r
+        self.payload_parts_into(&[plain], out)
     }
 
     /// As [`SenderCrypto::encode_serialized_payload`], with `plain` padded with zeros to a
@@ -168,20 +163,26 @@ impl SenderCrypto {
         plain: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<(), CryptoError> {
-        let base = out.len();
         let pad = &[0u8; 3][..(4 - plain.len() % 4) % 4];
-        let r = self.payload_parts_into(&[plain, pad], out);
+        self.payload_parts_into(&[plain, pad], out)
+    }
+
+    /// Appends the encoded payload of `parts` (one after the other) to `out`; on error `out`
+    /// is left as it was.
+    fn payload_parts_into(
+        &mut self,
+        parts: &[&[u8]],
+        out: &mut Vec<u8>,
+    ) -> Result<(), CryptoError> {
+        let base = out.len();
+        let r = self.payload_parts_unguarded(parts, out);
         if r.is_err() {
             out.truncate(base);
         }
         r
     }
 
-    fn payload_into(&mut self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), CryptoError> {
-        self.payload_parts_into(&[plain], out)
-    }
-
-    fn payload_parts_into(
+    fn payload_parts_unguarded(
         &mut self,
         parts: &[&[u8]],
         out: &mut Vec<u8>,
