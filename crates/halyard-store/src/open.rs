@@ -18,19 +18,17 @@ use std::path::Path;
 /// `PRAGMA application_id` of every Halyard store: "HYLD".
 pub const APPLICATION_ID: i32 = 0x4859_4C44;
 /// Schema version this crate writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Page size of new stores: 1 KB samples fill 16 KB pages to 92 % (4 KB pages: 67 %).
 const PAGE_SIZE: i64 = 16 * 1024;
 
-/// Tables and indexes of schema version 1, as they appear in `sqlite_master`.
-const KNOWN_OBJECTS: [&str; 5] = [
-    "channels",
-    "instances",
-    "samples",
-    "samples_writer_sn",
-    "samples_instance",
-];
+/// Tables of schema version 2, as they appear in `sqlite_master`.
+const KNOWN_OBJECTS: [&str; 3] = ["channels", "instances", "samples"];
+
+/// Indexes of schema version 1 on top of those tables, which version 2 drops (the store
+/// keeps that index in memory: the crate's "Indexes").
+const VERSION_1_INDEXES: [&str; 2] = ["samples_writer_sn", "samples_instance"];
 
 const SCHEMA: &str = "
 CREATE TABLE channels (
@@ -66,8 +64,6 @@ CREATE TABLE samples (
     source_time INTEGER NOT NULL,
     payload BLOB NOT NULL
 );
-CREATE UNIQUE INDEX samples_writer_sn ON samples (channel, writer, sn);
-CREATE INDEX samples_instance ON samples (channel, key_hash, id);
 ";
 
 /// Opens (or creates) the file at `path`, refusing anything that is not a sound Halyard store.
@@ -82,7 +78,7 @@ pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connectio
         let header = check_header(path, &name)?;
         let ro = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| classify(&name, "open read-only", e))?;
-        let fresh = match inspect(&ro, &name) {
+        let found = match inspect(&ro, &name) {
             Err(e) if hot_journal(&e) => {
                 // A process died within a transaction: the rollback journal beside the file
                 // holds the pages to put back, and only a read-write connection may. That is
@@ -99,11 +95,9 @@ pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connectio
                     });
                 }
                 let conn = open_rw(path, &name)?;
-                let fresh = inspect(&conn, &name)?;
+                let found = inspect(&conn, &name)?;
                 configure(&conn, &name, options, true)?;
-                if fresh {
-                    create_schema(&conn, &name)?;
-                }
+                upgrade(&conn, &name, found)?;
                 return Ok(conn);
             }
             other => other?,
@@ -111,9 +105,7 @@ pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connectio
         drop(ro);
         let conn = open_rw(path, &name)?;
         configure(&conn, &name, options, true)?;
-        if fresh {
-            create_schema(&conn, &name)?;
-        }
+        upgrade(&conn, &name, found)?;
         Ok(conn)
     } else {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
@@ -124,6 +116,39 @@ pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connectio
         configure(&conn, &name, options, true)?;
         create_schema(&conn, &name)?;
         Ok(conn)
+    }
+}
+
+/// Takes the exclusive lock of the store file at `path` (creating an empty file if there is
+/// none), held as long as the returned file is open: one file takes one `Store`. An
+/// advisory `flock`, independent of SQLite's own `fcntl` locks; the kernel drops it with a
+/// killed process.
+pub(crate) fn lock_file(path: &Path) -> Result<std::fs::File, StoreError> {
+    let name = path.display().to_string();
+    let io = |source| StoreError::Io {
+        path: name.clone(),
+        source,
+    };
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if parent.is_some_and(|p| !p.is_dir()) {
+                return Err(StoreError::NoDirectory { path: name });
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(io)?
+        }
+        Err(source) => return Err(io(source)),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::InUse { path: name }),
+        Err(std::fs::TryLockError::Error(source)) => Err(io(source)),
     }
 }
 
@@ -186,9 +211,19 @@ fn hot_journal(e: &StoreError) -> bool {
     }
 }
 
-/// Checks an existing database read-only. Returns `true` when it is empty (no tables, no
-/// application id) and needs the schema.
-fn inspect(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+/// What an existing database needs after [`inspect`] passed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Empty (no tables, no application id): the schema.
+    Empty,
+    /// A store of schema version 1: its indexes dropped.
+    Version1,
+    /// A store of this version: nothing.
+    Current,
+}
+
+/// Checks an existing database read-only and says what it needs.
+fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
     let app: i32 = conn
         .pragma_query_value(None, "application_id", |r| r.get(0))
         .map_err(|e| classify(name, "read application_id", e))?;
@@ -203,7 +238,7 @@ fn inspect(conn: &Connection, name: &str) -> Result<bool, StoreError> {
     if app != APPLICATION_ID {
         if app == 0 && version == 0 && objects.is_empty() {
             quick_check(conn, name)?;
-            return Ok(true);
+            return Ok(Found::Empty);
         }
         return Err(foreign(format!(
             "application_id is {app:#x}, a Halyard store has {APPLICATION_ID:#x}"
@@ -216,24 +251,53 @@ fn inspect(conn: &Connection, name: &str) -> Result<bool, StoreError> {
             supported: SCHEMA_VERSION,
         });
     }
-    if let Some(unknown) = objects
-        .iter()
-        .find(|o| !KNOWN_OBJECTS.contains(&o.as_str()))
-    {
+    let known = |o: &String| {
+        KNOWN_OBJECTS.contains(&o.as_str())
+            || (version == 1 && VERSION_1_INDEXES.contains(&o.as_str()))
+    };
+    if let Some(unknown) = objects.iter().find(|o| !known(o)) {
         return Err(foreign(format!(
             "it holds an unknown table or index {unknown:?}"
         )));
     }
-    if version < SCHEMA_VERSION || objects.len() != KNOWN_OBJECTS.len() {
+    let expected = match version {
+        1 => KNOWN_OBJECTS.len() + VERSION_1_INDEXES.len(),
+        _ => KNOWN_OBJECTS.len(),
+    };
+    if version < 1 || objects.len() != expected {
         return Err(foreign(format!(
-            "schema version {version} with {} of the {} tables and indexes of version \
-             {SCHEMA_VERSION}",
+            "schema version {version} with {} of the {expected} tables and indexes of \
+             version {version}",
             objects.len(),
-            KNOWN_OBJECTS.len()
         )));
     }
     quick_check(conn, name)?;
-    Ok(false)
+    Ok(if version == 1 {
+        Found::Version1
+    } else {
+        Found::Current
+    })
+}
+
+/// Brings a store inspected as `found` to this schema version (one transaction).
+fn upgrade(conn: &Connection, name: &str, found: Found) -> Result<(), StoreError> {
+    match found {
+        Found::Current => Ok(()),
+        Found::Empty => create_schema(conn, name),
+        Found::Version1 => {
+            let drops: String = VERSION_1_INDEXES
+                .iter()
+                .map(|i| format!("DROP INDEX IF EXISTS {i};"))
+                .collect();
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE;{drops}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
+            ))
+            .map_err(|e| {
+                let _rollback_result = conn.execute_batch("ROLLBACK");
+                classify(name, "convert schema version 1", e)
+            })
+        }
+    }
 }
 
 fn object_names(conn: &Connection, name: &str) -> Result<Vec<String>, StoreError> {

@@ -2,8 +2,9 @@
 
 use crate::checkpoint::Checkpointer;
 use crate::error::{is_full, FullLimit, StoreError};
-use crate::limits::{plan, Plan};
-use crate::open::{classify, open_file, open_memory, sql};
+use crate::index::ChannelIndex;
+use crate::limits::plan;
+use crate::open::{classify, lock_file, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
 use crate::types::{
     ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,
@@ -28,8 +29,10 @@ pub struct Store {
     max_pages: Option<i64>,
     page_size: i64,
     pending: usize,
-    /// Limits and counts of the channels used since open (or since a lost transaction).
+    /// Limits and next row of the channels used since open (or since a lost transaction).
     channels: BTreeMap<ChannelId, ChannelState>,
+    /// What those channels store (see [`crate::index`]), loaded with their state.
+    indexes: BTreeMap<ChannelId, ChannelIndex>,
     /// Instance rows changed by the pending inserts, not yet written (see [`InstanceDelta`]).
     instances: RefCell<BTreeMap<(i64, [u8; 16]), InstanceDelta>>,
     /// Pages in use when last counted, and bytes inserted since (size cap only).
@@ -39,6 +42,8 @@ pub struct Store {
     checkpointer: Option<Checkpointer>,
     /// Bytes the pending inserts wrote, about (for the checkpoint cadence).
     uncommitted_bytes: u64,
+    /// The file's exclusive lock (a file store), held while the store is open.
+    _lock: Option<std::fs::File>,
 }
 
 /// What the pending inserts did to one instance's row. The `instances` table is updated
@@ -51,8 +56,6 @@ struct InstanceDelta {
     source_time: i64,
     /// Samples added minus samples evicted.
     added: i64,
-    /// The instance has no row yet.
-    new: bool,
 }
 
 /// What one attempt to write a sample did.
@@ -68,8 +71,6 @@ enum Written {
 #[derive(Debug, Clone, Copy)]
 struct ChannelState {
     limits: Limits,
-    samples: u64,
-    instances: u64,
     /// Sequence part of the next row id in this channel.
     next_seq: i64,
 }
@@ -94,7 +95,9 @@ impl Store {
     ///
     /// Refuses, without writing to it, a file that is not SQLite, an SQLite file of another
     /// application or with unknown tables, a newer schema, or a damaged database.
+    /// A file another `Store` has open is refused with [`StoreError::InUse`].
     pub fn open(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
+        let lock = lock_file(path)?;
         let conn = open_file(path, &options)?;
         let name = path.display().to_string();
         // A write-ahead log is checkpointed by a thread of its own (see `checkpoint`).
@@ -108,6 +111,7 @@ impl Store {
         };
         let mut store = Store::with(conn, name, options)?;
         store.checkpointer = checkpointer;
+        store._lock = Some(lock);
         Ok(store)
     }
 
@@ -136,11 +140,13 @@ impl Store {
             page_size,
             pending: 0,
             channels: BTreeMap::new(),
+            indexes: BTreeMap::new(),
             instances: RefCell::new(BTreeMap::new()),
             used_pages: 0,
             bytes_since_count: i64::MAX / 4,
             checkpointer: None,
             uncommitted_bytes: 0,
+            _lock: None,
         })
     }
 
@@ -193,8 +199,12 @@ impl Store {
             None => self.create_channel(spec, &key)?,
         };
         let ch = ChannelId(id);
-        self.channels.remove(&ch);
-        self.state(ch)?;
+        match self.channels.get_mut(&ch) {
+            Some(st) => st.limits = spec.limits,
+            None => {
+                self.state(ch)?;
+            }
+        }
         Ok(ch)
     }
 
@@ -327,9 +337,9 @@ impl Store {
             Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
             Written::Duplicate => Ok(Inserted::Duplicate),
             Written::RowTaken => {
-                // The cached next row id was stale (someone else wrote this file): reload
-                // the channel's counts from the file and try once more.
-                self.channels.remove(&ch);
+                // The cached next row id was stale (the file changed behind the store's
+                // back, which its lock should prevent): reload the channel and try once more.
+                self.forget(ch);
                 match self.insert_once(ch, s)? {
                     Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
                     Written::Duplicate => Ok(Inserted::Duplicate),
@@ -344,29 +354,29 @@ impl Store {
 
     fn insert_once(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Written, StoreError> {
         let state = self.state(ch)?;
-        // KEEP_ALL without instance limits needs no per-instance count: skip the lookup
-        // (`instances` in the cache then goes stale, unused until `channel` reloads it).
-        let l = &state.limits;
-        let in_instance = if l.history_depth.is_none()
-            && l.max_instances.is_none()
-            && l.max_samples_per_instance.is_none()
-        {
-            Some(0)
-        } else {
-            self.instance_samples(ch, &s.key_hash)?
-        };
-        let planned = plan(&state.limits, state.samples, state.instances, in_instance);
+        let index = self.index(ch)?;
+        if index.has(&s.writer, s.sn) {
+            return Ok(Written::Duplicate);
+        }
+        let in_instance = index.in_instance(&s.key_hash);
+        let planned = plan(
+            &state.limits,
+            index.samples(),
+            index.instance_count(),
+            in_instance,
+        );
         let plan = match planned {
             Ok(plan) if state.next_seq < SEQ_LIMIT => plan,
             refused => {
-                if self.is_stored(ch, s)? {
-                    return Ok(Written::Duplicate);
-                }
                 let (limit, max) = refused
                     .err()
                     .unwrap_or((FullLimit::Samples, SEQ_LIMIT as u64));
                 return Err(self.full(ch, limit, max));
             }
+        };
+        let evict = match plan.evict {
+            0 => Vec::new(),
+            n => index.oldest(&s.key_hash, n),
         };
         let guarded = self.near_cap(s.payload.len())?;
         self.begin()?;
@@ -374,6 +384,7 @@ impl Store {
             self.exec("SAVEPOINT insert_one", Some(ch))?;
         }
         let row = ch.0 << SEQ_BITS | state.next_seq;
+        let mut evicted = Vec::with_capacity(evict.len());
         // Near the cap every row is written at once, within the savepoint, so that reaching
         // the cap undoes this insert alone.
         let written = match guarded {
@@ -382,13 +393,13 @@ impl Store {
                 let unwritten = self.instances.borrow().clone();
                 let written = self
                     .write_instances(true)
-                    .and_then(|_| self.write_sample(ch, row, s, plan, true));
+                    .and_then(|_| self.write_sample(ch, row, s, &evict, &mut evicted, true));
                 if written.is_err() {
                     *self.instances.borrow_mut() = unwritten;
                 }
                 written
             }
-            false => self.write_sample(ch, row, s, plan, false),
+            false => self.write_sample(ch, row, s, &evict, &mut evicted, false),
         };
         if guarded && !self.conn.is_autocommit() {
             if written.is_err() {
@@ -396,16 +407,26 @@ impl Store {
             }
             self.exec("RELEASE insert_one", Some(ch))?;
         }
-        let written = written.map_err(|e| self.write_err(Some(ch), "insert", e))?;
-        if matches!(written, Written::Stored(_)) {
+        let written = match written {
+            Ok(w) => w,
+            Err(e) => {
+                // What the failed statements did is not known here: reload on next use.
+                self.forget(ch);
+                return Err(self.write_err(Some(ch), "insert", e));
+            }
+        };
+        if let Written::Stored(row) = written {
             self.bytes_since_count = self
                 .bytes_since_count
                 .saturating_add(ROW_BYTES + i64::try_from(s.payload.len()).unwrap_or(i64::MAX));
+            if let Some(ix) = self.indexes.get_mut(&ch) {
+                for (gone, writer, sn) in evicted {
+                    ix.remove(gone, &writer, sn, &s.key_hash);
+                }
+                ix.add(row, s.writer, s.sn, s.key_hash);
+            }
             if let Some(st) = self.channels.get_mut(&ch) {
-                let evicted = plan.evict.min(in_instance.unwrap_or(0));
                 st.next_seq += 1;
-                st.samples = (st.samples + 1).saturating_sub(evicted);
-                st.instances += u64::from(plan.new_instance);
             }
             self.pending += 1;
             self.uncommitted_bytes = self
@@ -415,8 +436,9 @@ impl Store {
         Ok(written)
     }
 
-    /// Writes the sample as row `row`, evicts and updates the instance. Nothing is written
-    /// for a duplicate or when the row id is taken.
+    /// Writes the sample as row `row`, removes rows `evict` (the instance's oldest, KEEP_LAST;
+    /// each one removed is pushed on `evicted` with its writer and sequence number) and updates
+    /// the instance. Nothing is written when the row id is taken.
     ///
     /// `guarded` (near the size cap) writes each INSERT as `INSERT .. SELECT`: SQLite then
     /// gives the statement a statement journal and a SQLITE_FULL undoes that statement alone
@@ -428,11 +450,12 @@ impl Store {
         ch: ChannelId,
         row: i64,
         s: &SampleRef<'_>,
-        plan: Plan,
+        evict: &[i64],
+        evicted: &mut Vec<(i64, [u8; 16], i64)>,
         guarded: bool,
     ) -> rusqlite::Result<Written> {
-        // A duplicate or a taken row id fails the INSERT before it writes anything; SQLite
-        // then undoes that statement only (OE_Abort), the transaction stays.
+        // A taken row id fails the INSERT before it writes anything; SQLite then undoes that
+        // statement only (OE_Abort), the transaction stays.
         let insert = if guarded {
             "INSERT INTO samples \
              (id, channel, writer, sn, kind, key_hash, source_time, payload) \
@@ -456,26 +479,16 @@ impl Store {
             .as_ref()
             .map_err(|e| e.sqlite_error().map(|f| f.extended_code))
         {
-            Err(Some(ffi::SQLITE_CONSTRAINT_UNIQUE)) => return Ok(Written::Duplicate),
             Err(Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY)) => return Ok(Written::RowTaken),
             _ => {
                 inserted?;
             }
         }
-        if plan.evict > 0 {
-            self.conn
-                .prepare_cached(
-                    "DELETE FROM samples WHERE id IN (SELECT id FROM samples \
-                     WHERE channel = ?1 AND key_hash = ?2 ORDER BY id LIMIT ?3)",
-                )?
-                .execute(params![ch.0, &s.key_hash[..], to_sql(Some(plan.evict))])?;
-        }
-        let evicted = i64::try_from(plan.evict).unwrap_or(i64::MAX);
+        self.delete_rows(evict, evicted)?;
         let delta = InstanceDelta {
             kind: s.kind.code(),
             source_time: s.source_time,
-            added: 1 - evicted,
-            new: plan.new_instance,
+            added: 1 - evicted.len() as i64,
         };
         if guarded {
             self.upsert_instance(ch.0, &s.key_hash, delta, true)?;
@@ -489,6 +502,32 @@ impl Store {
             e.added += delta.added;
         }
         Ok(Written::Stored(row))
+    }
+
+    /// Deletes sample rows `rows`, pushing each one deleted on `deleted` with its writer and
+    /// sequence number (a row already gone is skipped).
+    fn delete_rows(
+        &self,
+        rows: &[i64],
+        deleted: &mut Vec<(i64, [u8; 16], i64)>,
+    ) -> rusqlite::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("DELETE FROM samples WHERE id = ?1 RETURNING writer, sn")?;
+        for &row in rows {
+            let gone = stmt
+                .query_row([row], |r| {
+                    Ok((r.get::<_, [u8; 16]>(0)?, r.get::<_, i64>(1)?))
+                })
+                .optional()?;
+            if let Some((writer, sn)) = gone {
+                deleted.push((row, writer, sn));
+            }
+        }
+        Ok(())
     }
 
     /// Writes (upserts) one instance's row: `delta` on top of what the row holds.
@@ -773,27 +812,24 @@ impl Store {
         key_hash: [u8; 16],
     ) -> Result<usize, StoreError> {
         self.state(ch)?;
-        let had_row = match self.instances.borrow_mut().remove(&(ch.0, key_hash)) {
-            Some(delta) => !delta.new,
-            None => true,
-        };
-        let samples = self
-            .conn
-            .prepare_cached("DELETE FROM samples WHERE channel = ?1 AND key_hash = ?2")
-            .and_then(|mut s| s.execute(params![ch.0, &key_hash[..]]))
-            .map_err(|e| self.write_err(Some(ch), "purge samples", e))?;
-        let instances = self
-            .conn
-            .prepare_cached("DELETE FROM instances WHERE channel = ?1 AND key_hash = ?2")
-            .and_then(|mut s| s.execute(params![ch.0, &key_hash[..]]))
-            .map_err(|e| self.write_err(Some(ch), "purge instance", e))?;
-        // An instance created within the pending transaction has no row yet: it still counts.
-        let instances = instances + usize::from(!had_row);
-        if let Some(st) = self.channels.get_mut(&ch) {
-            st.samples = st.samples.saturating_sub(samples as u64);
-            st.instances = st.instances.saturating_sub(instances as u64);
+        let rows = self.index(ch)?.rows_of(&key_hash);
+        self.instances.borrow_mut().remove(&(ch.0, key_hash));
+        let mut removed = Vec::with_capacity(rows.len());
+        let deleted = self.delete_rows(&rows, &mut removed).and_then(|_| {
+            self.conn
+                .prepare_cached("DELETE FROM instances WHERE channel = ?1 AND key_hash = ?2")
+                .and_then(|mut s| s.execute(params![ch.0, &key_hash[..]]))
+        });
+        if let Err(e) = deleted {
+            self.forget(ch);
+            return Err(self.write_err(Some(ch), "purge instance", e));
         }
-        Ok(samples)
+        if let Some(ix) = self.indexes.get_mut(&ch) {
+            for (row, writer, sn) in &removed {
+                ix.remove(*row, writer, *sn, &key_hash);
+            }
+        }
+        Ok(removed.len())
     }
 
     /// The instances of channel `ch` by key hash: the kind of each one's last stored sample
@@ -880,6 +916,7 @@ impl Store {
             return Ok(());
         }
         self.channels.clear();
+        self.indexes.clear();
         self.instances.borrow_mut().clear();
         Err(StoreError::TransactionLost {
             path: self.path.clone(),
@@ -902,34 +939,54 @@ impl Store {
         }
     }
 
-    /// The cached limits and counts of `ch`, loading them on first use.
+    /// The cached limits and next row of `ch`, loading them and its index on first use.
     fn state(&mut self, ch: ChannelId) -> Result<ChannelState, StoreError> {
         if let Some(st) = self.channels.get(&ch) {
             return Ok(*st);
         }
         let (_, spec) = self.known(ch)?;
-        self.flush_instances("count channel")?;
-        let count = |sql: &str| -> Result<u64, StoreError> {
-            let v: i64 = self
-                .conn
-                .query_row(sql, [ch.0], |r| r.get(0))
-                .map_err(|e| self.err("count channel", e))?;
-            Ok(u64::try_from(v).unwrap_or(0))
-        };
-        let last = count(
-            "SELECT coalesce(max(id) - (?1 << 40), 0) FROM samples \
-             WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1",
-        )?;
+        let (index, last) = self.load_index(ch)?;
         let st = ChannelState {
             limits: spec.limits,
-            samples: count(
-                "SELECT count(*) FROM samples WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1",
-            )?,
-            instances: count("SELECT count(*) FROM instances WHERE channel = ?1")?,
-            next_seq: i64::try_from(last).unwrap_or(SEQ_LIMIT) + 1,
+            next_seq: last - (ch.0 << SEQ_BITS) + 1,
         };
+        self.indexes.insert(ch, index);
         self.channels.insert(ch, st);
         Ok(st)
+    }
+
+    /// The index of a channel [`Store::state`] loaded.
+    fn index(&self, ch: ChannelId) -> Result<&ChannelIndex, StoreError> {
+        self.indexes.get(&ch).ok_or(StoreError::UnknownChannel {
+            path: self.path.clone(),
+            channel: ch,
+        })
+    }
+
+    /// Builds the index of channel `ch` from its rows (pending inserts included); also
+    /// returns the channel's last row id (the channel's base when it has none).
+    fn load_index(&self, ch: ChannelId) -> Result<(ChannelIndex, i64), StoreError> {
+        let mut index = ChannelIndex::default();
+        let mut last = ch.0 << SEQ_BITS;
+        self.scan_channel(ch, "id, writer, sn, key_hash", |row| {
+            let get = |i| row.get_ref(i).map_err(|e| self.err("index channel", e));
+            let id = self.int(get(0)?, "id")?;
+            index.add(
+                id,
+                self.guid(get(1)?, "writer")?,
+                self.int(get(2)?, "sn")?,
+                self.guid(get(3)?, "key_hash")?,
+            );
+            last = id;
+            Ok(())
+        })?;
+        Ok((index, last))
+    }
+
+    /// Drops what the store caches of `ch`: the next use reloads it from the file.
+    fn forget(&mut self, ch: ChannelId) {
+        self.channels.remove(&ch);
+        self.indexes.remove(&ch);
     }
 
     /// The channel's row, or [`StoreError::UnknownChannel`].
@@ -951,33 +1008,6 @@ impl Store {
                 channel: ch,
             }),
         }
-    }
-
-    fn is_stored(&self, ch: ChannelId, s: &SampleRef<'_>) -> Result<bool, StoreError> {
-        self.conn
-            .prepare_cached("SELECT 1 FROM samples WHERE channel = ?1 AND writer = ?2 AND sn = ?3")
-            .and_then(|mut st| st.exists(params![ch.0, &s.writer[..], s.sn]))
-            .map_err(|e| self.err("find duplicate", e))
-    }
-
-    fn instance_samples(&self, ch: ChannelId, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
-        let pending = self.instances.borrow().get(&(ch.0, *key)).copied();
-        if let Some(InstanceDelta {
-            new: true, added, ..
-        }) = pending
-        {
-            return Ok(Some(u64::try_from(added).unwrap_or(0)));
-        }
-        let held: Option<i64> = self
-            .conn
-            .prepare_cached("SELECT samples FROM instances WHERE channel = ?1 AND key_hash = ?2")
-            .and_then(|mut st| {
-                st.query_row(params![ch.0, &key[..]], |r| r.get(0))
-                    .optional()
-            })
-            .map_err(|e| self.err("find instance", e))?;
-        let added = pending.map_or(0, |d| d.added);
-        Ok(held.map(|n| u64::try_from(n.saturating_add(added)).unwrap_or(0)))
     }
 
     fn guid(&self, v: ValueRef<'_>, what: &str) -> Result<[u8; 16], StoreError> {
@@ -1029,6 +1059,7 @@ impl Store {
         if self.pending > 0 && self.conn.is_autocommit() {
             let lost = std::mem::take(&mut self.pending);
             self.channels.clear();
+            self.indexes.clear();
             return StoreError::TransactionLost {
                 path: self.path.clone(),
                 lost,
@@ -1037,6 +1068,7 @@ impl Store {
         }
         if self.conn.is_autocommit() {
             self.channels.clear();
+            self.indexes.clear();
         }
         if is_full(&e) {
             return StoreError::Full {

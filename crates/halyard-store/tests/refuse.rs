@@ -4,7 +4,7 @@
 mod common;
 
 use common::{sample, spec, Scratch};
-use halyard_store::{Limits, Store, StoreError, StoreOptions, APPLICATION_ID};
+use halyard_store::{Limits, Store, StoreError, StoreOptions, APPLICATION_ID, SCHEMA_VERSION};
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -160,12 +160,13 @@ fn newer_schema_is_refused() {
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .unwrap();
     assert_eq!(app, APPLICATION_ID);
-    conn.execute_batch("PRAGMA user_version = 2;").unwrap();
+    conn.execute_batch(&format!("PRAGMA user_version = {};", SCHEMA_VERSION + 1))
+        .unwrap();
     drop(conn);
     match refused(&path) {
         StoreError::NewerSchema {
             found, supported, ..
-        } => assert_eq!((found, supported), (2, 1)),
+        } => assert_eq!((found, supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION)),
         other => panic!("expected NewerSchema, got {other:?}"),
     }
 }

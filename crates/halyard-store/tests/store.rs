@@ -12,6 +12,13 @@ fn keep_all() -> Limits {
     Limits::default()
 }
 
+fn keep_last(depth: u32) -> Limits {
+    Limits {
+        history_depth: Some(depth),
+        ..Limits::default()
+    }
+}
+
 #[test]
 fn round_trip_and_reopen() {
     let dir = Scratch::new("roundtrip");
@@ -539,32 +546,90 @@ fn store_can_move_to_another_thread() {
 }
 
 #[test]
-fn a_second_store_on_the_same_file_does_not_overwrite_rows() {
-    // Not a supported setup, but the row ids cached by one store must not make it report a
-    // sample of the other one's as its own duplicate.
+fn a_second_store_on_the_same_file_is_refused_until_the_first_is_closed() {
+    // The store keeps its index in memory, so one file takes one Store: a second one, in
+    // this process or another, is refused with InUse and the first keeps working.
     let dir = Scratch::new("two");
     let path = dir.file("s.db");
     let mut a = Store::open(&path, StoreOptions::default()).unwrap();
     let ch = a.channel(&spec("T", keep_all())).unwrap();
-    a.commit().unwrap();
-    let mut b = Store::open(&path, StoreOptions::default()).unwrap();
-    assert_eq!(b.channel(&spec("T", keep_all())).unwrap(), ch);
     assert!(matches!(
         a.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
         Inserted::Stored(_)
     ));
     a.commit().unwrap();
-    assert!(matches!(
-        b.insert(ch, &sample(2, 1, 1, 10)).unwrap(),
-        Inserted::Stored(_)
-    ));
-    b.commit().unwrap();
+    let err = match Store::open(&path, StoreOptions::default()) {
+        Ok(_) => panic!("a second store opened the same file"),
+        Err(e) => e,
+    };
+    assert!(matches!(err, StoreError::InUse { .. }), "{err:?}");
+    assert!(err.to_string().contains("in use"), "{err}");
     assert!(matches!(
         a.insert(ch, &sample(1, 2, 1, 10)).unwrap(),
         Inserted::Stored(_)
     ));
     a.commit().unwrap();
-    assert_eq!(sns(&a, ch), vec![1, 1, 2]);
+    drop(a);
+    let mut b = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(b.channel(&spec("T", keep_all())).unwrap(), ch);
+    assert_eq!(
+        b.insert(ch, &sample(1, 2, 1, 10)).unwrap(),
+        Inserted::Duplicate
+    );
+    assert_eq!(sns(&b, ch), vec![1, 2]);
+}
+
+#[test]
+fn a_version_1_store_is_converted_and_keeps_its_samples_and_duplicates() {
+    // Schema version 1 had two SQLite indexes on the samples table; version 2 drops them
+    // when it opens such a store and answers from its in-memory index instead.
+    let dir = Scratch::new("v1");
+    let path = dir.file("s.db");
+    let ch = {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", keep_last(2))).unwrap();
+        for sn in 1..=3 {
+            let _ = store.insert(ch, &sample(1, sn, 1, 100)).unwrap();
+        }
+        store.commit().unwrap();
+        ch
+    };
+    {
+        // Make it what version 1 wrote.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE UNIQUE INDEX samples_writer_sn ON samples (channel, writer, sn);
+             CREATE INDEX samples_instance ON samples (channel, key_hash, id);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(store.channel(&spec("T", keep_last(2))).unwrap(), ch);
+    assert_eq!(sns(&store, ch), vec![2, 3]);
+    assert_eq!(
+        store.insert(ch, &sample(1, 3, 1, 100)).unwrap(),
+        Inserted::Duplicate
+    );
+    assert!(matches!(
+        store.insert(ch, &sample(1, 4, 1, 100)).unwrap(),
+        Inserted::Stored(_)
+    ));
+    store.commit().unwrap();
+    assert_eq!(sns(&store, ch), vec![3, 4]);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    let indexes: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'samples_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!((version, indexes), (halyard_store::SCHEMA_VERSION, 0));
 }
 
 #[test]
