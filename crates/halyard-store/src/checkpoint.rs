@@ -16,9 +16,14 @@
 //! A passive checkpoint cannot restart the log: SQLite restarts it when a writer begins a
 //! transaction after every frame was copied, which a checkpointer racing a steady stream of
 //! commits may seldom leave it. So the committing thread bounds the log itself: once it is
-//! longer than [`MAX_LOG_BYTES`], the commit runs a TRUNCATE checkpoint (waiting for this
+//! longer than [`MAX_LOG_BYTES`], the commit runs a RESTART checkpoint (waiting for this
 //! thread's current one to finish), as SQLite's own automatic checkpoint would have, only
-//! rarely.
+//! rarely. RESTART, not TRUNCATE: the next commits write the log from its start again, over
+//! file blocks and page-cache pages that exist already, where a truncated log is extended
+//! block by block (the file system allocates, the kernel takes fresh pages). The log file
+//! then stays at most `journal_size_limit` (64 MB) long. Measured with `examples/store_bench`
+//! (500 000 × 1 KB, Normal, 3 alternating runs): 367–376 k samples/s with TRUNCATE, 427–442 k
+//! with RESTART.
 //!
 //! Crash safety is SQLite's: a checkpoint from any connection leaves the log authoritative
 //! until the file holds and has synced its pages, so a kill -9 at any moment loses nothing
@@ -34,7 +39,7 @@ use std::thread::JoinHandle;
 /// Bytes committed between two passive checkpoints: about SQLite's own automatic cadence
 /// (1000 pages of 4 KiB).
 pub(crate) const SIGNAL_BYTES: u64 = 4 << 20;
-/// Longest the log may grow before a commit checkpoints (and truncates) it itself.
+/// Longest the log may grow before a commit checkpoints (and restarts) it itself.
 pub(crate) const MAX_LOG_BYTES: u64 = 64 << 20;
 
 /// The checkpoint thread of one store file.
@@ -84,7 +89,7 @@ impl Checkpointer {
     }
 
     /// The store committed about `bytes`: wakes the thread every [`SIGNAL_BYTES`]. Returns
-    /// whether the log outgrew [`MAX_LOG_BYTES`] (the caller then truncates it).
+    /// whether the log outgrew [`MAX_LOG_BYTES`] (the caller then restarts it).
     pub(crate) fn committed(&mut self, bytes: u64) -> bool {
         self.since_wake = self.since_wake.saturating_add(bytes);
         if self.since_wake < SIGNAL_BYTES {
@@ -100,10 +105,10 @@ impl Checkpointer {
         std::fs::metadata(&self.log).is_ok_and(|m| m.len() > MAX_LOG_BYTES)
     }
 
-    /// Checkpoints the log of `conn`'s store into the file and truncates it, waiting (the
+    /// Checkpoints the log of `conn`'s store into the file and restarts it, waiting (the
     /// connection's busy timeout, rusqlite's 5 s) for the thread's checkpoint in progress.
-    pub(crate) fn truncate(conn: &Connection) -> rusqlite::Result<()> {
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    pub(crate) fn restart(conn: &Connection) -> rusqlite::Result<()> {
+        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
     }
 }
 

@@ -649,7 +649,7 @@ impl Store {
             if c.committed(bytes) {
                 // A failure leaves the log long (nothing committed is at stake); the next
                 // commit past the bound tries again.
-                let _ = Checkpointer::truncate(&self.conn);
+                let _ = Checkpointer::restart(&self.conn);
             }
         }
         Ok(std::mem::take(&mut self.pending))
