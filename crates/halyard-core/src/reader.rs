@@ -890,6 +890,9 @@ pub(crate) struct Reader {
     /// service scoped to its own participant's writers (see
     /// `Participant::set_reader_catches_up`).
     pub(crate) catches_up: bool,
+    /// The participant whose writers a scoped service reader keeps (see
+    /// `Participant::set_reader_scope`).
+    pub(crate) scope: Option<halyard_wire::GuidPrefix>,
     /// What it delivered per original writer, so that a sample that also comes from a
     /// durability service is delivered once (readers that are not VOLATILE).
     pub(crate) seen: Option<crate::relay::SeenSamples>,
@@ -902,6 +905,7 @@ impl Reader {
         Reader {
             holds_acks: false,
             catches_up: true,
+            scope: None,
             seen: (durable && !guid.entity.is_builtin()).then(Default::default),
             guid,
             spec,

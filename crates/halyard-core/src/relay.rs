@@ -26,7 +26,7 @@
 use crate::participant::Participant;
 use crate::time::Instant;
 use crate::writer::{NewChange, WriteError};
-use halyard_wire::{EntityId, Guid, SequenceNumber};
+use halyard_wire::{EntityId, Guid, GuidPrefix, SequenceNumber};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -46,12 +46,45 @@ pub const RELAY_WRITER_NAME: &str = "halyard.durability_relay";
 /// it acknowledged instead of blocking), but relays treat it as any reader.
 pub const SCOPED_SERVICE_READER_NAME: &str = "halyard.durability_service.scoped";
 
-/// True if remote reader `ed` is a durability service's (either name).
+/// True if remote reader `ed` is a durability service's (either name, scoped or not).
 pub(crate) fn is_service_reader(ed: &halyard_wire::discovery::EndpointData) -> bool {
-    matches!(
-        ed.entity_name.as_deref(),
-        Some(SERVICE_READER_NAME | SCOPED_SERVICE_READER_NAME)
-    )
+    match ed.entity_name.as_deref() {
+        Some(SERVICE_READER_NAME | SCOPED_SERVICE_READER_NAME) => true,
+        Some(name) => name
+            .strip_prefix(SCOPED_SERVICE_READER_NAME)
+            .is_some_and(|rest| rest.starts_with(':')),
+        None => false,
+    }
+}
+
+/// The name a scoped service reader announces: [`SCOPED_SERVICE_READER_NAME`], then `:` and
+/// the GUID prefix of the participant whose writers it keeps, in hexadecimal.
+pub(crate) fn scoped_reader_name(scope: GuidPrefix) -> String {
+    let mut name = format!("{SCOPED_SERVICE_READER_NAME}:");
+    for b in scope.0 {
+        name.push_str(&format!("{b:02x}"));
+    }
+    name
+}
+
+/// The participant a remote scoped service reader keeps the writers of, if its name says
+/// (see [`scoped_reader_name`]): writers of other participants do not match it.
+pub(crate) fn service_reader_scope(
+    ed: &halyard_wire::discovery::EndpointData,
+) -> Option<GuidPrefix> {
+    let hex = ed
+        .entity_name
+        .as_deref()?
+        .strip_prefix(SCOPED_SERVICE_READER_NAME)?
+        .strip_prefix(':')?;
+    if hex.len() != 24 || !hex.is_ascii() {
+        return None;
+    }
+    let mut prefix = [0u8; 12];
+    for (i, b) in prefix.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(GuidPrefix(prefix))
 }
 
 /// True if remote reader `ed` is a service's that catches up from relays.
@@ -162,6 +195,30 @@ impl Participant {
             return;
         }
         r.catches_up = catches_up;
+        if r.announced_sn.is_some() {
+            self.announce_reader(now, reader);
+        }
+    }
+
+    /// Scopes held reader `reader` to the writers of participant `scope` (an embedded
+    /// service keeping its own participant's writers; `None`: every writer). Its announcement
+    /// names the scope ([`scoped_reader_name`]), so Halyard writers of other participants do
+    /// not match it, and it matches no Halyard writer of another participant either: they
+    /// spare sending it every sample the service would not keep. Writers of other vendors
+    /// know nothing of it and still match; the reader takes their samples as before. Call it
+    /// before the reader is enabled (matching is not undone); it implies
+    /// [`Participant::set_reader_catches_up`] `false`.
+    pub fn set_reader_scope(&mut self, now: Instant, reader: EntityId, scope: Option<GuidPrefix>) {
+        let Some(r) = self.readers.get_mut(&reader) else {
+            return;
+        };
+        if r.scope == scope {
+            return;
+        }
+        r.scope = scope;
+        if scope.is_some() {
+            r.catches_up = false;
+        }
         if r.announced_sn.is_some() {
             self.announce_reader(now, reader);
         }

@@ -227,6 +227,52 @@ fn the_embedded_service_keeps_a_deleted_writers_samples() {
 }
 
 #[test]
+fn embedded_services_get_only_their_own_participants_writers() {
+    // Two processes each writing the same durable topic, each with its embedded service: a
+    // service keeps its own participant's writers only, so the other participant's writer
+    // does not match it (it would send it every sample for nothing) and each writer matches
+    // its own service and the plain reader, not the other service.
+    let domain = 71;
+    let embedded = || {
+        DomainParticipant::with_options(domain, options(EmbeddedDurability::On { store: None }))
+            .expect("participant")
+    };
+    let (a, b) = (embedded(), embedded());
+    let c = participant(domain);
+    let r = reader(&c, "Scoped", DurabilityKind::Transient);
+    let wa = writer(&a, "Scoped", durable_writer_qos(DurabilityKind::Transient));
+    let wb = writer(&b, "Scoped", durable_writer_qos(DurabilityKind::Transient));
+    for w in [&wa, &wb] {
+        w.wait_for_matched(2, T).expect("own service and reader");
+    }
+    // Discovery on loopback takes milliseconds: a third match would be there by now.
+    std::thread::sleep(Duration::from_millis(1500));
+    for (name, w) in [("a", &wa), ("b", &wb)] {
+        let matched = w.publication_matched_status().current_count;
+        assert_eq!(
+            matched, 2,
+            "writer {name}: its own service and the reader only"
+        );
+    }
+    for i in 0..20 {
+        wa.write(&sample(i)).expect("write");
+        wb.write(&sample(100 + i)).expect("write");
+    }
+    for w in [&wa, &wb] {
+        w.wait_for_acknowledgments(T).expect("stored and received");
+    }
+    let mut got = take_all(&r, 40);
+    got.sort_unstable();
+    let mut want: Vec<u32> = (0..20).chain(100..120).collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    for (name, p) in [("a", &a), ("b", &b)] {
+        let stats = p.embedded_durability_stats().expect("embedded service");
+        assert_eq!(stats.stored, 20, "service {name}: {stats:?}");
+    }
+}
+
+#[test]
 fn two_services_deliver_each_sample_once() {
     let domain = 64;
     let (s1, s2) = (service(domain, None), service(domain, None));

@@ -72,6 +72,10 @@ impl Participant {
         if w.proxies.contains_key(&reader) {
             return;
         }
+        if crate::relay::service_reader_scope(ed).is_some_and(|s| s != self.guid_prefix()) {
+            // A durability service keeping another participant's writers only.
+            return;
+        }
         match pairing(w.side(), remote_side(ed)) {
             Pairing::Unrelated => return,
             Pairing::Incompatible(policy) => {
@@ -132,6 +136,13 @@ impl Participant {
         });
     }
 
+    /// Whether remote participant `prefix` is a Halyard one.
+    fn is_halyard(&self, prefix: halyard_wire::GuidPrefix) -> bool {
+        self.remote
+            .get(&prefix)
+            .is_some_and(|p| p.data.vendor_id == VendorId::HALYARD)
+    }
+
     /// How many samples past its first missing one a remote reader keeps: Halyard's readers
     /// `reader_max_pending_samples`; Cyclone DDS's 128 (its PrimaryReorderMaxSamples default,
     /// beyond which it drops samples and asks for them again), assumed for other vendors too.
@@ -165,6 +176,11 @@ impl Participant {
             return;
         };
         if r.proxies.contains_key(&writer) {
+            return;
+        }
+        if r.scope.is_some_and(|s| s != writer.prefix) && self.is_halyard(writer.prefix) {
+            // A scoped service reader: that writer does not match it either (it reads the
+            // scope in the reader's name).
             return;
         }
         match pairing(remote_side(ed), r.side()) {

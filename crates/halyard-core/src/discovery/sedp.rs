@@ -69,11 +69,12 @@ impl Participant {
         ed.content_filter = r.content_filter.clone();
         ed.group_entity = r.group;
         if r.holds_acks {
-            let name = match r.catches_up {
-                true => crate::relay::SERVICE_READER_NAME,
-                false => crate::relay::SCOPED_SERVICE_READER_NAME,
+            let name = match (r.catches_up, r.scope) {
+                (_, Some(scope)) => crate::relay::scoped_reader_name(scope),
+                (true, None) => crate::relay::SERVICE_READER_NAME.to_string(),
+                (false, None) => crate::relay::SCOPED_SERVICE_READER_NAME.to_string(),
             };
-            ed.entity_name = Some(name.to_string());
+            ed.entity_name = Some(name);
         }
         let sedp = self.sedp_writer_for(id, false);
         let sn = self.publish_sedp(now, sedp, &ed);

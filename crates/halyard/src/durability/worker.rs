@@ -288,13 +288,14 @@ impl Worker {
             qos: channel::relay_qos(key, &ed.qos),
             has_key,
         };
-        let scoped = self.config.only_participant.is_some();
+        let scope = self.config.only_participant;
         self.shared.drive(|st, now| {
             let reader = st.core.create_reader_disabled(now, rspec, None);
             st.core.hold_acknowledgments(now, reader);
-            if scoped {
-                // It keeps its own participant's writers' samples, which it gets from them.
-                st.core.set_reader_catches_up(now, reader, false);
+            if scope.is_some() {
+                // It keeps its own participant's writers' samples, which it gets from them;
+                // other participants' Halyard writers do not send it theirs.
+                st.core.set_reader_scope(now, reader, scope);
             }
             st.core.set_reader_credit(now, reader, Some(CREDIT));
             let relay = st.core.create_writer_disabled(now, wspec);
