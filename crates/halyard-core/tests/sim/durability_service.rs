@@ -12,6 +12,8 @@
 //!   instead of blocking.
 //! - A reader matched to the writer and to the services gets each sample once: the relay
 //!   sends it a GAP for what was stored after it matched, and copies are dropped.
+//! - A service reader scoped to one participant (an embedded service) matches that
+//!   participant's writers only; other participants' writers send it nothing.
 
 use crate::net::*;
 use halyard_core::wire::qos::DurabilityKind;
@@ -710,6 +712,68 @@ fn a_service_scoped_to_its_own_writers_gets_no_relay_copies() {
             let (direct, relayed) = relayed_to_a_held_reader(seed, false);
             assert_eq!(direct, 30, "seed {seed:#x}");
             assert_eq!(relayed, 0, "seed {seed:#x}: no relay copies");
+        },
+    );
+}
+
+#[test]
+fn a_service_reader_scoped_to_one_participant_matches_only_its_writers() {
+    // An embedded service keeps its own participant's writers only: scoped to node a, its
+    // reader on node c matches a's writer and gets a's samples, and b's writer (another
+    // Halyard participant) neither matches it nor sends it anything, under loss.
+    for_each_seed(
+        "a_service_reader_scoped_to_one_participant_matches_only_its_writers",
+        5,
+        |seed| {
+            let mut net = SimNet::new(seed, Faults::lossy(0.1));
+            let a = net.add_node(node_config(1));
+            let b = net.add_node(node_config(2));
+            let c = net.add_node(node_config(3));
+            let now = net.instant();
+            let wa = net
+                .p(a)
+                .create_writer(now, spec_w(DurabilityKind::Transient));
+            let wb = net
+                .p(b)
+                .create_writer(now, spec_w(DurabilityKind::Transient));
+            let scope = net.p(a).guid_prefix();
+            let held =
+                net.p(c)
+                    .create_reader_disabled(now, spec_r(DurabilityKind::Transient), None);
+            net.p(c).hold_acknowledgments(now, held);
+            net.p(c).set_reader_scope(now, held, Some(scope));
+            net.p(c).enable_reader(now, held);
+            net.run_for(SEC);
+            for i in 0..30 {
+                write_retrying(&mut net, a, wa, KEY, indexed_payload(i, 100));
+                write_retrying(&mut net, b, wb, KEY, indexed_payload(100 + i, 100));
+            }
+            net.run_for(3 * SEC);
+            let from: Vec<_> = net
+                .node(c)
+                .samples
+                .iter()
+                .filter(|(_, x)| x.reader == held)
+                .map(|(_, x)| x.writer.prefix)
+                .collect();
+            assert_eq!(from.len(), 30, "seed {seed:#x}: a's samples");
+            assert!(from.iter().all(|&p| p == scope), "seed {seed:#x}: only a's");
+            let reader_guid = Guid {
+                prefix: net.p(c).guid_prefix(),
+                entity: held,
+            };
+            assert!(
+                !net.node(b).saw(|e| matches!(e,
+                    halyard_core::Event::PublicationMatched { reader, matched: true, .. }
+                    if *reader == reader_guid)),
+                "seed {seed:#x}: b's writer matched the scoped reader"
+            );
+            assert!(
+                net.node(a).saw(|e| matches!(e,
+                    halyard_core::Event::PublicationMatched { reader, matched: true, .. }
+                    if *reader == reader_guid)),
+                "seed {seed:#x}: a's writer did not match the scoped reader"
+            );
         },
     );
 }
