@@ -52,12 +52,6 @@ pub enum StoreError {
         /// The store file.
         path: String,
     },
-    /// Another [`crate::Store`] (in this process or another) has the file open: one store
-    /// file takes one `Store`, which keeps its index in memory (see the crate's "Indexes").
-    InUse {
-        /// The store file.
-        path: String,
-    },
     /// The database is damaged, or holds a value no version of the store writes.
     /// The file was left untouched.
     Corrupt {
@@ -158,11 +152,6 @@ impl fmt::Display for StoreError {
             StoreError::NotADatabase { path } => write!(
                 f,
                 "{path} is not an SQLite database; refused and left untouched"
-            ),
-            StoreError::InUse { path } => write!(
-                f,
-                "store {path} is in use by another Store (this or another process holds its \
-                 lock); one store file takes one Store"
             ),
             StoreError::Corrupt { path, detail } => write!(
                 f,

@@ -14,8 +14,8 @@
 //!
 //! It is built from one scan of the channel's rows when the store first uses the channel,
 //! updated only after a write succeeded, and dropped whenever the pending transaction is lost
-//! (the next use scans again). One [`crate::Store`] owns a file (the store holds an exclusive
-//! lock on it), so no other writer can make it stale.
+//! or another connection committed to the file (the store checks `PRAGMA data_version` as it
+//! begins a transaction, holding the write lock): the next use scans again.
 
 use std::collections::{BTreeMap, VecDeque};
 

@@ -91,9 +91,12 @@
 //! # Threads
 //!
 //! A `Store` owns one `rusqlite::Connection`: it is `Send` but not `Sync`. The service
-//! keeps it on one thread (or behind a mutex). One file takes one `Store`: it holds an
-//! exclusive lock (`flock`) on the file while open, and a second one is refused with
-//! [`StoreError::InUse`]; a killed process's lock goes with it.
+//! keeps it on one thread (or behind a mutex). Several `Store`s may share a file (two
+//! processes whose embedded services use the same default store path): SQLite serialises
+//! their transactions, and a store that sees, when it begins one, that another connection
+//! committed (`PRAGMA data_version`) reloads its cached channel states and indexes from the
+//! file. That reload scans the channels used: a file shared by busy writers is correct but
+//! slower than one store per file.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]

@@ -119,39 +119,6 @@ pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connectio
     }
 }
 
-/// Takes the exclusive lock of the store file at `path` (creating an empty file if there is
-/// none), held as long as the returned file is open: one file takes one `Store`. An
-/// advisory `flock`, independent of SQLite's own `fcntl` locks; the kernel drops it with a
-/// killed process.
-pub(crate) fn lock_file(path: &Path) -> Result<std::fs::File, StoreError> {
-    let name = path.display().to_string();
-    let io = |source| StoreError::Io {
-        path: name.clone(),
-        source,
-    };
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-            if parent.is_some_and(|p| !p.is_dir()) {
-                return Err(StoreError::NoDirectory { path: name });
-            }
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(io)?
-        }
-        Err(source) => return Err(io(source)),
-    };
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::InUse { path: name }),
-        Err(std::fs::TryLockError::Error(source)) => Err(io(source)),
-    }
-}
-
 /// Opens an in-memory store (TRANSIENT durability): the same schema and code path.
 pub(crate) fn open_memory(options: &StoreOptions) -> Result<Connection, StoreError> {
     let name = ":memory:".to_string();

@@ -4,7 +4,7 @@ use crate::checkpoint::Checkpointer;
 use crate::error::{is_full, FullLimit, StoreError};
 use crate::index::ChannelIndex;
 use crate::limits::plan;
-use crate::open::{classify, lock_file, open_file, open_memory, sql};
+use crate::open::{classify, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
 use crate::types::{
     ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,
@@ -42,8 +42,10 @@ pub struct Store {
     checkpointer: Option<Checkpointer>,
     /// Bytes the pending inserts wrote, about (for the checkpoint cadence).
     uncommitted_bytes: u64,
-    /// The file's exclusive lock (a file store), held while the store is open.
-    _lock: Option<std::fs::File>,
+    /// `PRAGMA data_version` when last looked at: it changes when another connection (another
+    /// `Store` on the file, in this process or another) commits, and the cached states and
+    /// indexes are then reloaded.
+    data_version: i64,
 }
 
 /// What the pending inserts did to one instance's row. The `instances` table is updated
@@ -95,9 +97,7 @@ impl Store {
     ///
     /// Refuses, without writing to it, a file that is not SQLite, an SQLite file of another
     /// application or with unknown tables, a newer schema, or a damaged database.
-    /// A file another `Store` has open is refused with [`StoreError::InUse`].
     pub fn open(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
-        let lock = lock_file(path)?;
         let conn = open_file(path, &options)?;
         let name = path.display().to_string();
         // A write-ahead log is checkpointed by a thread of its own (see `checkpoint`).
@@ -111,7 +111,6 @@ impl Store {
         };
         let mut store = Store::with(conn, name, options)?;
         store.checkpointer = checkpointer;
-        store._lock = Some(lock);
         Ok(store)
     }
 
@@ -132,6 +131,9 @@ impl Store {
             ),
             None => None,
         };
+        let data_version: i64 = conn
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(|e| sql(&path, "read data_version", e))?;
         Ok(Store {
             conn,
             path,
@@ -146,7 +148,7 @@ impl Store {
             bytes_since_count: i64::MAX / 4,
             checkpointer: None,
             uncommitted_bytes: 0,
-            _lock: None,
+            data_version,
         })
     }
 
@@ -338,7 +340,8 @@ impl Store {
             Written::Duplicate => Ok(Inserted::Duplicate),
             Written::RowTaken => {
                 // The cached next row id was stale (the file changed behind the store's
-                // back, which its lock should prevent): reload the channel and try once more.
+                // back, which the data_version check should have seen): reload the channel
+                // and try once more.
                 self.forget(ch);
                 match self.insert_once(ch, s)? {
                     Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
@@ -353,6 +356,8 @@ impl Store {
     }
 
     fn insert_once(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Written, StoreError> {
+        // The transaction first: it decides whether the cached index is current.
+        self.begin()?;
         let state = self.state(ch)?;
         let index = self.index(ch)?;
         if index.has(&s.writer, s.sn) {
@@ -379,7 +384,6 @@ impl Store {
             n => index.oldest(&s.key_hash, n),
         };
         let guarded = self.near_cap(s.payload.len())?;
-        self.begin()?;
         if guarded {
             self.exec("SAVEPOINT insert_one", Some(ch))?;
         }
@@ -811,6 +815,8 @@ impl Store {
         ch: ChannelId,
         key_hash: [u8; 16],
     ) -> Result<usize, StoreError> {
+        let joined = !self.conn.is_autocommit();
+        self.begin()?;
         self.state(ch)?;
         let rows = self.index(ch)?.rows_of(&key_hash);
         self.instances.borrow_mut().remove(&(ch.0, key_hash));
@@ -828,6 +834,11 @@ impl Store {
             for (row, writer, sn) in &removed {
                 ix.remove(*row, writer, *sn, &key_hash);
             }
+        }
+        if !joined {
+            // No transaction was pending: the purge is committed at once, as before the
+            // store kept its index in memory.
+            self.commit()?;
         }
         Ok(removed.len())
     }
@@ -897,10 +908,30 @@ impl Store {
 
     // --- helpers ---
 
+    /// Opens the pending transaction if none is. Once it holds the write lock, it checks
+    /// whether another connection committed since this store last looked: then what the store
+    /// caches of its channels (states, indexes) is dropped, to be reloaded from the file.
     fn begin(&mut self) -> Result<(), StoreError> {
         if self.conn.is_autocommit() {
             self.lost_transaction()?;
             self.exec("BEGIN IMMEDIATE", None)?;
+            self.check_data_version()?;
+        }
+        Ok(())
+    }
+
+    /// Drops the cached states and indexes if another connection committed since the last
+    /// look (`PRAGMA data_version`; this store's own commits do not change it).
+    fn check_data_version(&mut self) -> Result<(), StoreError> {
+        let version: i64 = self
+            .conn
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(|e| self.err("read data_version", e))?;
+        if version != self.data_version {
+            self.data_version = version;
+            self.channels.clear();
+            self.indexes.clear();
         }
         Ok(())
     }
