@@ -357,10 +357,12 @@ impl Store {
 
     fn insert_once(&mut self, ch: ChannelId, s: &SampleRef<'_>) -> Result<Written, StoreError> {
         // The transaction first: it decides whether the cached index is current.
+        let opened = self.conn.is_autocommit();
         self.begin()?;
         let state = self.state(ch)?;
         let index = self.index(ch)?;
         if index.has(&s.writer, s.sn) {
+            self.end_if_idle(opened)?;
             return Ok(Written::Duplicate);
         }
         let in_instance = index.in_instance(&s.key_hash);
@@ -376,6 +378,7 @@ impl Store {
                 let (limit, max) = refused
                     .err()
                     .unwrap_or((FullLimit::Samples, SEQ_LIMIT as u64));
+                self.end_if_idle(opened)?;
                 return Err(self.full(ch, limit, max));
             }
         };
@@ -916,6 +919,16 @@ impl Store {
             self.lost_transaction()?;
             self.exec("BEGIN IMMEDIATE", None)?;
             self.check_data_version()?;
+        }
+        Ok(())
+    }
+
+    /// Ends the transaction [`Store::begin`] just `opened` when nothing was written in it (a
+    /// duplicate, a refusal): the caller commits only when inserts are pending, and an idle
+    /// transaction would keep the write lock from other connections to the file.
+    fn end_if_idle(&mut self, opened: bool) -> Result<(), StoreError> {
+        if opened && self.pending == 0 && !self.conn.is_autocommit() {
+            self.exec("COMMIT", None)?;
         }
         Ok(())
     }

@@ -590,6 +590,43 @@ fn two_stores_on_one_file_see_each_others_samples() {
 }
 
 #[test]
+fn a_duplicate_or_a_refusal_leaves_no_transaction_open() {
+    // The service commits only when inserts are pending: an insert that writes nothing must
+    // not keep the write lock from another store on the file.
+    let dir = Scratch::new("idle");
+    let path = dir.file("s.db");
+    let limits = Limits {
+        max_samples: Some(1),
+        ..Limits::default()
+    };
+    let mut a = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = a.channel(&spec("T", limits)).unwrap();
+    assert!(matches!(
+        a.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
+        Inserted::Stored(_)
+    ));
+    a.commit().unwrap();
+    let mut b = Store::open(&path, StoreOptions::default()).unwrap();
+    let other = b.channel(&spec("U", keep_all())).unwrap();
+    b.commit().unwrap();
+    assert_eq!(
+        a.insert(ch, &sample(1, 1, 1, 10)).unwrap(),
+        Inserted::Duplicate
+    );
+    assert!(matches!(
+        a.insert(ch, &sample(1, 2, 1, 10)),
+        Err(StoreError::Full { .. })
+    ));
+    assert_eq!(a.pending(), 0);
+    // With a's transaction left open, this fails with SQLITE_BUSY (after the busy timeout).
+    assert!(matches!(
+        b.insert(other, &sample(2, 1, 1, 10)).unwrap(),
+        Inserted::Stored(_)
+    ));
+    b.commit().unwrap();
+}
+
+#[test]
 fn a_version_1_store_is_converted_and_keeps_its_samples_and_duplicates() {
     // Schema version 1 had two SQLite indexes on the samples table; version 2 drops them
     // when it opens such a store and answers from its in-memory index instead.
