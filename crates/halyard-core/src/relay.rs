@@ -202,7 +202,8 @@ impl Participant {
 
     /// Scopes held reader `reader` to the writers of participant `scope` (an embedded
     /// service keeping its own participant's writers; `None`: every writer). Its announcement
-    /// names the scope ([`scoped_reader_name`]), so Halyard writers of other participants do
+    /// names the scope ([`SCOPED_SERVICE_READER_NAME`], `:` and the participant's GUID prefix
+    /// in hexadecimal), so Halyard writers of other participants do
     /// not match it, and it matches no Halyard writer of another participant either: they
     /// spare sending it every sample the service would not keep. Writers of other vendors
     /// know nothing of it and still match; the reader takes their samples as before. Call it
