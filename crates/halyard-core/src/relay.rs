@@ -203,12 +203,12 @@ impl Participant {
     /// Scopes held reader `reader` to the writers of participant `scope` (an embedded
     /// service keeping its own participant's writers; `None`: every writer). Its announcement
     /// names the scope ([`SCOPED_SERVICE_READER_NAME`], `:` and the participant's GUID prefix
-    /// in hexadecimal), so Halyard writers of other participants do
-    /// not match it, and it matches no Halyard writer of another participant either: they
-    /// spare sending it every sample the service would not keep. Writers of other vendors
-    /// know nothing of it and still match; the reader takes their samples as before. Call it
-    /// before the reader is enabled (matching is not undone); it implies
-    /// [`Participant::set_reader_catches_up`] `false`.
+    /// in hexadecimal), so Halyard writers of other participants do not match it, and it
+    /// matches no Halyard writer of another participant either: they spare sending it every
+    /// sample the service would not keep. Writers of other vendors know nothing of it and
+    /// still match; the reader takes their samples as before. Call it before the reader is
+    /// enabled (matching is not undone); it implies [`Participant::set_reader_catches_up`]
+    /// `false`.
     pub fn set_reader_scope(&mut self, now: Instant, reader: EntityId, scope: Option<GuidPrefix>) {
         let Some(r) = self.readers.get_mut(&reader) else {
             return;
