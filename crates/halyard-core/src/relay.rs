@@ -60,11 +60,8 @@ pub(crate) fn is_service_reader(ed: &halyard_wire::discovery::EndpointData) -> b
 /// The name a scoped service reader announces: [`SCOPED_SERVICE_READER_NAME`], then `:` and
 /// the GUID prefix of the participant whose writers it keeps, in hexadecimal.
 pub(crate) fn scoped_reader_name(scope: GuidPrefix) -> String {
-    let mut name = format!("{SCOPED_SERVICE_READER_NAME}:");
-    for b in scope.0 {
-        name.push_str(&format!("{b:02x}"));
-    }
-    name
+    let hex: String = scope.0.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{SCOPED_SERVICE_READER_NAME}:{hex}")
 }
 
 /// The participant a remote scoped service reader keeps the writers of, if its name says

@@ -29,10 +29,9 @@ pub struct Store {
     max_pages: Option<i64>,
     page_size: i64,
     pending: usize,
-    /// Limits and next row of the channels used since open (or since a lost transaction).
+    /// Limits, next row and index of the channels used since open (or since a lost
+    /// transaction, or another connection's commit).
     channels: BTreeMap<ChannelId, ChannelState>,
-    /// What those channels store (see [`crate::index`]), loaded with their state.
-    indexes: BTreeMap<ChannelId, ChannelIndex>,
     /// Instance rows changed by the pending inserts, not yet written (see [`InstanceDelta`]).
     instances: RefCell<BTreeMap<(i64, [u8; 16]), InstanceDelta>>,
     /// Pages in use when last counted, and bytes inserted since (size cap only).
@@ -70,11 +69,13 @@ enum Written {
     RowTaken,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct ChannelState {
     limits: Limits,
     /// Sequence part of the next row id in this channel.
     next_seq: i64,
+    /// What the channel stores (see [`crate::index`]).
+    index: ChannelIndex,
 }
 
 /// A sample's row id is `channel << SEQ_BITS | seq`, seq counting inserts into the channel
@@ -142,7 +143,6 @@ impl Store {
             page_size,
             pending: 0,
             channels: BTreeMap::new(),
-            indexes: BTreeMap::new(),
             instances: RefCell::new(BTreeMap::new()),
             used_pages: 0,
             bytes_since_count: i64::MAX / 4,
@@ -360,20 +360,24 @@ impl Store {
         let opened = self.conn.is_autocommit();
         self.begin()?;
         let state = self.state(ch)?;
-        let index = self.index(ch)?;
-        if index.has(&s.writer, s.sn) {
-            self.end_if_idle(opened)?;
-            return Ok(Written::Duplicate);
-        }
-        let in_instance = index.in_instance(&s.key_hash);
+        let (index, next_seq) = (&state.index, state.next_seq);
+        let duplicate = index.has(&s.writer, s.sn);
         let planned = plan(
             &state.limits,
             index.samples(),
             index.instance_count(),
-            in_instance,
+            index.in_instance(&s.key_hash),
         );
-        let plan = match planned {
-            Ok(plan) if state.next_seq < SEQ_LIMIT => plan,
+        let evict = match &planned {
+            Ok(p) if p.evict > 0 => index.oldest(&s.key_hash, p.evict),
+            _ => Vec::new(),
+        };
+        if duplicate {
+            self.end_if_idle(opened)?;
+            return Ok(Written::Duplicate);
+        }
+        match planned {
+            Ok(_) if next_seq < SEQ_LIMIT => {}
             refused => {
                 let (limit, max) = refused
                     .err()
@@ -381,16 +385,12 @@ impl Store {
                 self.end_if_idle(opened)?;
                 return Err(self.full(ch, limit, max));
             }
-        };
-        let evict = match plan.evict {
-            0 => Vec::new(),
-            n => index.oldest(&s.key_hash, n),
-        };
+        }
         let guarded = self.near_cap(s.payload.len())?;
         if guarded {
             self.exec("SAVEPOINT insert_one", Some(ch))?;
         }
-        let row = ch.0 << SEQ_BITS | state.next_seq;
+        let row = ch.0 << SEQ_BITS | next_seq;
         let mut evicted = Vec::with_capacity(evict.len());
         // Near the cap every row is written at once, within the savepoint, so that reaching
         // the cap undoes this insert alone.
@@ -426,13 +426,11 @@ impl Store {
             self.bytes_since_count = self
                 .bytes_since_count
                 .saturating_add(ROW_BYTES + i64::try_from(s.payload.len()).unwrap_or(i64::MAX));
-            if let Some(ix) = self.indexes.get_mut(&ch) {
-                for (gone, writer, sn) in evicted {
-                    ix.remove(gone, &writer, sn, &s.key_hash);
-                }
-                ix.add(row, s.writer, s.sn, s.key_hash);
-            }
             if let Some(st) = self.channels.get_mut(&ch) {
+                for (gone, writer, sn) in evicted {
+                    st.index.remove(gone, &writer, sn, &s.key_hash);
+                }
+                st.index.add(row, s.writer, s.sn, s.key_hash);
                 st.next_seq += 1;
             }
             self.pending += 1;
@@ -820,8 +818,7 @@ impl Store {
     ) -> Result<usize, StoreError> {
         let joined = !self.conn.is_autocommit();
         self.begin()?;
-        self.state(ch)?;
-        let rows = self.index(ch)?.rows_of(&key_hash);
+        let rows = self.state(ch)?.index.rows_of(&key_hash);
         self.instances.borrow_mut().remove(&(ch.0, key_hash));
         let mut removed = Vec::with_capacity(rows.len());
         let deleted = self.delete_rows(&rows, &mut removed).and_then(|_| {
@@ -833,9 +830,9 @@ impl Store {
             self.forget(ch);
             return Err(self.write_err(Some(ch), "purge instance", e));
         }
-        if let Some(ix) = self.indexes.get_mut(&ch) {
+        if let Some(st) = self.channels.get_mut(&ch) {
             for (row, writer, sn) in &removed {
-                ix.remove(*row, writer, *sn, &key_hash);
+                st.index.remove(*row, writer, *sn, &key_hash);
             }
         }
         if !joined {
@@ -944,7 +941,6 @@ impl Store {
         if version != self.data_version {
             self.data_version = version;
             self.channels.clear();
-            self.indexes.clear();
         }
         Ok(())
     }
@@ -960,7 +956,6 @@ impl Store {
             return Ok(());
         }
         self.channels.clear();
-        self.indexes.clear();
         self.instances.borrow_mut().clear();
         Err(StoreError::TransactionLost {
             path: self.path.clone(),
@@ -983,25 +978,19 @@ impl Store {
         }
     }
 
-    /// The cached limits and next row of `ch`, loading them and its index on first use.
-    fn state(&mut self, ch: ChannelId) -> Result<ChannelState, StoreError> {
-        if let Some(st) = self.channels.get(&ch) {
-            return Ok(*st);
+    /// The cached limits, next row and index of `ch`, loaded on first use.
+    fn state(&mut self, ch: ChannelId) -> Result<&ChannelState, StoreError> {
+        if !self.channels.contains_key(&ch) {
+            let (_, spec) = self.known(ch)?;
+            let (index, last) = self.load_index(ch)?;
+            let st = ChannelState {
+                limits: spec.limits,
+                next_seq: last - (ch.0 << SEQ_BITS) + 1,
+                index,
+            };
+            self.channels.insert(ch, st);
         }
-        let (_, spec) = self.known(ch)?;
-        let (index, last) = self.load_index(ch)?;
-        let st = ChannelState {
-            limits: spec.limits,
-            next_seq: last - (ch.0 << SEQ_BITS) + 1,
-        };
-        self.indexes.insert(ch, index);
-        self.channels.insert(ch, st);
-        Ok(st)
-    }
-
-    /// The index of a channel [`Store::state`] loaded.
-    fn index(&self, ch: ChannelId) -> Result<&ChannelIndex, StoreError> {
-        self.indexes.get(&ch).ok_or(StoreError::UnknownChannel {
+        self.channels.get(&ch).ok_or(StoreError::UnknownChannel {
             path: self.path.clone(),
             channel: ch,
         })
@@ -1030,7 +1019,6 @@ impl Store {
     /// Drops what the store caches of `ch`: the next use reloads it from the file.
     fn forget(&mut self, ch: ChannelId) {
         self.channels.remove(&ch);
-        self.indexes.remove(&ch);
     }
 
     /// The channel's row, or [`StoreError::UnknownChannel`].
@@ -1103,7 +1091,6 @@ impl Store {
         if self.pending > 0 && self.conn.is_autocommit() {
             let lost = std::mem::take(&mut self.pending);
             self.channels.clear();
-            self.indexes.clear();
             return StoreError::TransactionLost {
                 path: self.path.clone(),
                 lost,
@@ -1112,7 +1099,6 @@ impl Store {
         }
         if self.conn.is_autocommit() {
             self.channels.clear();
-            self.indexes.clear();
         }
         if is_full(&e) {
             return StoreError::Full {
