@@ -47,6 +47,7 @@
 
 use super::send::{Sending, Target};
 use super::{push_gap, Ctx, Writer};
+use crate::config::ParticipantConfig;
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
 use crate::time::Instant;
@@ -466,6 +467,47 @@ impl Writer {
         }
     }
 
+    /// A relay's fast path for new change `sn` (`len` bytes) when it goes to no reader: every
+    /// reader matched before it was written (it gets it from its original writer), each
+    /// reliable one already in a pending GAP run that ends at `sn`, and no HEARTBEAT due with
+    /// it. The runs grow by one, as [`Writer::send_filtered`] would make them grow, without
+    /// its per-sample grouping of readers. False (nothing done) when any of that does not
+    /// hold: the caller takes the general path.
+    pub(super) fn extend_live_gaps(
+        &mut self,
+        now: Instant,
+        cfg: &ParticipantConfig,
+        sn: SequenceNumber,
+        len: usize,
+    ) -> bool {
+        if self.pending.is_some()
+            || self.pending_gaps.is_empty()
+            || self.pending_gaps.iter().any(|run| run.end != sn)
+            || self.proxies.values().any(|p| sn < p.snapshot_end)
+        {
+            return false;
+        }
+        let reliable = self.proxies.values().filter(|p| p.reliable).count();
+        let in_runs: usize = self.pending_gaps.iter().map(|run| run.readers.len()).sum();
+        let current = self.pending_gaps.iter().all(|run| {
+            run.readers.iter().all(|r| {
+                self.proxies
+                    .get(&Guid::new(run.prefix, *r))
+                    .is_some_and(|p| p.reliable)
+            })
+        });
+        if in_runs != reliable || !current || self.heartbeat_due_with(now, cfg, len) {
+            return false;
+        }
+        for run in &mut self.pending_gaps {
+            run.end = sn + 1;
+        }
+        self.spend_unpaced(len);
+        self.bytes_since_hb += len;
+        self.hurry_heartbeat(now, cfg);
+        true
+    }
+
     /// Sends every pending GAP run.
     pub(crate) fn flush_gaps(&mut self, out: &mut Outbox) {
         for run in std::mem::take(&mut self.pending_gaps) {
@@ -542,6 +584,79 @@ mod tests {
             }
         }
         (gaps, data)
+    }
+
+    /// Every (reader entity, GAP start, GAP end) in the datagrams `o` holds.
+    fn gaps_by_reader(o: &mut Outbox) -> Vec<(EntityId, i64, i64)> {
+        let mut out = Vec::new();
+        while let Some(t) = o.pop() {
+            let m = Message::parse(&t.payload).expect("parses");
+            for s in m.submessages() {
+                if let Submessage::Gap(g) = s.expect("parses") {
+                    out.push((g.reader_id, g.gap_start.0, g.gap_list.base.0));
+                }
+            }
+        }
+        out
+    }
+
+    fn live_change(k: u8) -> NewChange {
+        NewChange {
+            kind: crate::event::ChangeKind::Alive,
+            key_hash: [k; 16],
+            payload: Arc::new(vec![0, 1, 0, 0, k, 0, 0, 0]),
+            timestamp: None,
+            original: Some((
+                Guid::new(prefix(3), EntityId([0, 0, 1, 2])),
+                halyard_wire::SequenceNumber(1 + i64::from(k)),
+            )),
+        }
+    }
+
+    /// The fast path that grows a relay's pending GAP runs (`Writer::extend_live_gaps`) must
+    /// not outlive the readers the runs were made for: a reader replaced by another of the
+    /// same participant between two writes of one call gets no GAP for the changes written
+    /// after it left, and its successor none for those written before it came.
+    #[test]
+    fn a_relays_gap_runs_follow_the_readers_matched_at_each_change() {
+        let mut w = relay_with_reader();
+        let header = Header {
+            version: ProtocolVersion::V2_5,
+            vendor: VendorId::HALYARD,
+            guid_prefix: prefix(1),
+        };
+        let mut o = Outbox::new(header, 1400);
+        let cfg = ParticipantConfig::new(0, prefix(1));
+        let now = Instant::from_nanos(0);
+        let first = EntityId([0, 0, 2, 7]);
+        let second = EntityId([0, 0, 3, 7]);
+        for k in 0..10u8 {
+            w.write(now, &mut o, &cfg, live_change(k), None)
+                .expect("room");
+        }
+        assert!(w.remove_proxy(&Guid::new(prefix(2), first)));
+        let successor = Guid::new(prefix(2), second);
+        let locator = Locator::udpv4([10, 0, 0, 2], 7411);
+        w.add_proxy(now, ReaderProxy::new(successor, vec![locator], true), false);
+        w.assume_synced(&successor);
+        for k in 10..20u8 {
+            w.write(now, &mut o, &cfg, live_change(k), None)
+                .expect("room");
+        }
+        w.flush_batch(&mut o);
+        let gaps = gaps_by_reader(&mut o);
+        let covered = |reader: EntityId| -> Vec<i64> {
+            let mut sns: Vec<i64> = gaps
+                .iter()
+                .filter(|(r, _, _)| *r == reader)
+                .flat_map(|&(_, s, e)| s..e)
+                .collect();
+            sns.sort_unstable();
+            sns.dedup();
+            sns
+        };
+        assert_eq!(covered(first), (1..=10).collect::<Vec<_>>(), "{gaps:?}");
+        assert_eq!(covered(second), (11..=20).collect::<Vec<_>>(), "{gaps:?}");
     }
 
     #[test]

@@ -564,7 +564,7 @@ impl Writer {
         }
     }
 
-    fn has_reliable_proxy(&self) -> bool {
+    pub(super) fn has_reliable_proxy(&self) -> bool {
         self.proxies.values().any(|p| p.reliable)
     }
 

@@ -120,6 +120,13 @@ impl Writer {
         }
         let len = self.changes.get(&sn).map_or(0, |c| c.change.payload.len());
         let fragmented = len + self.data_overhead() > ctx.cfg.max_message_size;
+        if self.relay
+            && !fragmented
+            && !self.paces(fragmented, shared.is_some())
+            && self.extend_live_gaps(ctx.now, ctx.cfg, sn, len)
+        {
+            return;
+        }
         // The one branch writer-side filtering costs when no reader filters.
         let rejecting = if self.filters_any() {
             self.rejecting(sn)
@@ -140,13 +147,10 @@ impl Writer {
             }
             return;
         }
+        let want_hb = self.heartbeat_due_with(ctx.now, ctx.cfg, len)
+            || (fragmented && self.has_reliable_proxy());
         self.spend_unpaced(len);
         self.bytes_since_hb += len;
-        let want_hb = self.has_reliable_proxy()
-            && (self.bytes_since_hb >= HEARTBEAT_EVERY_BYTES
-                || ctx.now.saturating_duration_since(self.last_hb_at)
-                    >= ctx.cfg.heartbeat_period / 10
-                || fragmented);
         if rejecting.is_empty() {
             let dests = std::mem::take(&mut self.fanout);
             let to = Target {
@@ -166,6 +170,19 @@ impl Writer {
         if self.has_reliable_proxy() {
             self.hurry_heartbeat(ctx.now, ctx.cfg);
         }
+    }
+
+    /// True if a HEARTBEAT goes with a new change of `len` bytes: a reliable reader is
+    /// matched, and enough bytes or time passed since the last one.
+    pub(super) fn heartbeat_due_with(
+        &self,
+        now: Instant,
+        cfg: &ParticipantConfig,
+        len: usize,
+    ) -> bool {
+        self.has_reliable_proxy()
+            && (self.bytes_since_hb + len >= HEARTBEAT_EVERY_BYTES
+                || now.saturating_duration_since(self.last_hb_at) >= cfg.heartbeat_period / 10)
     }
 
     /// Back to the fast heartbeat interval after progress, with a HEARTBEAT due within it.
