@@ -766,3 +766,99 @@ fn no_datagram_goes_to_a_peer_address_outside_the_interface_used() {
     let (_, elsewhere) = datagrams_to_two_homed_peer(95, other, true);
     assert!(elsewhere > 0, "the second address got nothing even so");
 }
+
+thread_local! {
+    /// Set while this thread is inside `DataWriter::write`.
+    static IN_WRITE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Counts data-available calls, and those made on a thread that was inside a `write`.
+#[derive(Default)]
+struct WhereCalled {
+    calls: AtomicU32,
+    inside_write: AtomicU32,
+}
+
+impl DataReaderListener for WhereCalled {
+    fn on_data_available(&self) {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if IN_WRITE.with(|f| f.get()) {
+            self.inside_write.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A thread that writes while a receive thread of its participant gets data hands that data
+/// over (the receive thread leaves datagrams to the holder of the participant's lock, see
+/// the runtime): the listener calls they cause must not run on the writing thread, inside
+/// its `write`. An application that holds a lock of its own while it writes and takes it in
+/// the listener would deadlock there (`halyard perf ping` did, with such a lock around its
+/// ping state).
+#[test]
+fn listeners_never_run_inside_the_applications_write() {
+    let (a, b) = (participant(88, "a"), participant(88, "b"));
+    let ab = a.create_topic::<ApiTest>("AtoB").unwrap();
+    let ab_b = b.create_topic::<ApiTest>("AtoB").unwrap();
+    let ba = a.create_topic::<ApiTest>("BtoA").unwrap();
+    let ba_b = b.create_topic::<ApiTest>("BtoA").unwrap();
+    let heard = Arc::new(WhereCalled::default());
+    let w_a = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ab, EndpointQos::writer_default())
+        .unwrap();
+    let _r_a = a
+        .create_subscriber(GroupQos::default())
+        .create_datareader_with_listener(&ba, reliable_reader_qos(), Some(heard.clone()))
+        .unwrap();
+    let _r_b = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&ab_b, reliable_reader_qos())
+        .unwrap();
+    let w_b = b
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&ba_b, EndpointQos::writer_default())
+        .unwrap();
+    w_a.wait_for_matched(1, T).unwrap();
+    w_b.wait_for_matched(1, T).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let from_b = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut id = 0u32;
+            while !stop.load(Ordering::SeqCst) {
+                id = id.wrapping_add(1);
+                let s = ApiTest {
+                    id: id % 16,
+                    text: "b".repeat(2000),
+                };
+                w_b.write(&s).unwrap();
+            }
+        })
+    };
+    let text = "a".repeat(4000);
+    for id in 0..40_000u32 {
+        let s = ApiTest {
+            id: id % 16,
+            text: text.clone(),
+        };
+        IN_WRITE.with(|f| f.set(true));
+        let written = w_a.write(&s);
+        IN_WRITE.with(|f| f.set(false));
+        written.unwrap();
+        if id > 20_000 && heard.calls.load(Ordering::SeqCst) > 1000 {
+            break;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    from_b.join().unwrap();
+    let calls = heard.calls.load(Ordering::SeqCst);
+    assert!(
+        calls > 100,
+        "the listener ran {calls} times: no traffic to judge by"
+    );
+    assert_eq!(
+        heard.inside_write.load(Ordering::SeqCst),
+        0,
+        "of {calls} listener calls, some ran inside the application's write"
+    );
+}
