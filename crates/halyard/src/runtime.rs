@@ -283,7 +283,6 @@ impl Shared {
             return;
         }
         loop {
-            self.drain_inbox(&mut st);
             let calls = std::mem::take(&mut st.pending_calls);
             let again = self.release_draining(st);
             self.wake();

@@ -672,17 +672,8 @@ mod tests {
         let now = Instant::from_nanos(0);
         let _ = sent(&mut o);
         for k in 0..100u8 {
-            let change = NewChange {
-                kind: crate::event::ChangeKind::Alive,
-                key_hash: [k; 16],
-                payload: Arc::new(vec![0, 1, 0, 0, k, 0, 0, 0]),
-                timestamp: None,
-                original: Some((
-                    Guid::new(prefix(3), EntityId([0, 0, 1, 2])),
-                    halyard_wire::SequenceNumber(1 + i64::from(k)),
-                )),
-            };
-            w.write(now, &mut o, &cfg, change, None).expect("room");
+            w.write(now, &mut o, &cfg, live_change(k), None)
+                .expect("room");
         }
         let (gaps, data) = sent(&mut o);
         assert!(data.is_empty(), "live changes go as GAPs: {data:?}");
