@@ -458,18 +458,8 @@ impl Shared {
     /// lock, and checks it once more after (`release_draining`), so one of the two threads
     /// sees the datagram (every step is sequentially consistent).
     fn receive(&self, datagram: &[u8]) {
-        let st = match self.state.try_lock() {
-            Ok(st) => Some(st),
-            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        };
-        if let Some(mut st) = st {
-            self.drainer_holds.store(true, Ordering::SeqCst);
-            // Datagrams left earlier go first.
-            self.drain_inbox(&mut st);
-            Self::handle_datagram(&mut st, self.now(), datagram);
-            self.pump(&mut st);
-            self.finish(st);
+        if let Some(st) = self.try_lock_draining() {
+            self.handle_received(st, datagram);
             return;
         }
         let left = self.drainer_holds.load(Ordering::SeqCst) && {
@@ -482,29 +472,33 @@ impl Shared {
             room
         };
         if !left {
-            let mut st = self.lock_draining();
-            self.drain_inbox(&mut st);
-            Self::handle_datagram(&mut st, self.now(), datagram);
-            self.pump(&mut st);
-            self.finish(st);
+            self.handle_received(self.lock_draining(), datagram);
             return;
         }
-        match self.state.try_lock() {
-            Ok(st) => {
-                self.drainer_holds.store(true, Ordering::SeqCst);
-                self.finish(st);
-            }
-            Err(std::sync::TryLockError::Poisoned(p)) => {
-                self.drainer_holds.store(true, Ordering::SeqCst);
-                self.finish(p.into_inner());
-            }
-            Err(std::sync::TryLockError::WouldBlock) => {
-                if !self.drainer_holds.load(Ordering::SeqCst) {
-                    let st = self.lock_draining();
-                    self.finish(st);
-                }
-            }
+        if let Some(st) = self.try_lock_draining() {
+            self.finish(st);
+        } else if !self.drainer_holds.load(Ordering::SeqCst) {
+            self.finish(self.lock_draining());
         }
+    }
+
+    /// The lock if it is free, for a draining holder (see [`Self::lock_draining`]).
+    fn try_lock_draining(&self) -> Option<MutexGuard<'_, State>> {
+        let st = match self.state.try_lock() {
+            Ok(st) => st,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        self.drainer_holds.store(true, Ordering::SeqCst);
+        Some(st)
+    }
+
+    /// Handles `datagram` under the lock, after the datagrams left earlier, and finishes.
+    fn handle_received<'a>(&'a self, mut st: MutexGuard<'a, State>, datagram: &[u8]) {
+        self.drain_inbox(&mut st);
+        Self::handle_datagram(&mut st, self.now(), datagram);
+        self.pump(&mut st);
+        self.finish(st);
     }
 
     fn timer_loop(&self) {
