@@ -247,4 +247,12 @@ pub enum Event {
         /// Local relay writer.
         writer: EntityId,
     },
+    /// A reader matches a relay whose history the driver holds back
+    /// ([`crate::Participant::defer_relay_history`]): write that history to the relay, then
+    /// call [`crate::Participant::complete_relay_history`], which matches the readers waiting
+    /// (reported once per deferral).
+    RelayHistoryWanted {
+        /// Local relay writer.
+        writer: EntityId,
+    },
 }

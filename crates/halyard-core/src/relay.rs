@@ -19,6 +19,13 @@
 //!   sample would otherwise travel twice). Another service's reader gets everything, so that
 //!   services catch up from each other, unless that service keeps only its own
 //!   participant's writers ([`Participant::set_reader_catches_up`]).
+//! - **Deferred history.** While no matched reader needs a relay's changes as they are
+//!   stored (every reader got them from their writers, and none catches up from relays),
+//!   the driver may keep them in its store only ([`Participant::defer_relay_history`]):
+//!   the relay holds nothing for them, which saves a history entry per stored sample. A
+//!   reader that matches then waits, [`crate::Event::RelayHistoryWanted`] asks the driver
+//!   to write what it held back, and [`Participant::complete_relay_history`] matches the
+//!   waiting readers against the whole history, in order.
 //! - **Once per sample.** A reader that is not VOLATILE may get a sample from its writer and
 //!   from one or more services. It remembers, per original writer, the sequence numbers it
 //!   delivered ([`SeenSamples`], a few ranges per writer) and drops the copies.
@@ -248,6 +255,52 @@ impl Participant {
         }
         if q.len() != before {
             self.send_acknack(now, reader, writer);
+        }
+    }
+
+    /// Lets relay `writer` not be written what its service stores, for now: true if so (it
+    /// was already, or it has no reader that catches up from relays, which needs every
+    /// change as it is stored). Its history then stays with the driver, and a reader that
+    /// matches meanwhile waits: [`crate::Event::RelayHistoryWanted`] asks the driver to write
+    /// that history, then to call [`Participant::complete_relay_history`]. False for a
+    /// writer that is not a relay.
+    pub fn defer_relay_history(&mut self, writer: EntityId) -> bool {
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return false;
+        };
+        if !w.relay {
+            return false;
+        }
+        if !w.history_deferred {
+            w.history_deferred = !w.proxies.values().any(|p| p.catches_up);
+        }
+        w.history_deferred
+    }
+
+    /// Ends the deferral of relay `writer` (its driver wrote the history it held back) and
+    /// matches the readers that waited for it: each gets the whole history.
+    pub fn complete_relay_history(&mut self, now: Instant, writer: EntityId) {
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return;
+        };
+        w.history_deferred = false;
+        for reader in std::mem::take(&mut w.waiting_readers) {
+            self.match_remote_reader(now, writer, reader);
+        }
+    }
+
+    /// Remote reader `reader` matches relay `writer`, whose history is deferred: it waits,
+    /// and the driver is asked for the history (once per deferral).
+    pub(crate) fn wait_for_relay_history(&mut self, writer: EntityId, reader: Guid) {
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return;
+        };
+        if w.waiting_readers.contains(&reader) {
+            return;
+        }
+        w.waiting_readers.push(reader);
+        if w.waiting_readers.len() == 1 {
+            self.push_event(crate::Event::RelayHistoryWanted { writer });
         }
     }
 

@@ -687,11 +687,23 @@ impl Store {
     pub fn for_each_sample_meta(
         &self,
         ch: ChannelId,
+        f: impl FnMut(SampleMeta),
+    ) -> Result<usize, StoreError> {
+        self.for_each_sample_meta_from(ch, SampleId(0), f)
+    }
+
+    /// [`Store::for_each_sample_meta`] of the samples stored at `from` or after it (a
+    /// [`SampleId`] the store gave; insertion order is identity order).
+    pub fn for_each_sample_meta_from(
+        &self,
+        ch: ChannelId,
+        from: SampleId,
         mut f: impl FnMut(SampleMeta),
     ) -> Result<usize, StoreError> {
         // length() of a blob reads its size from the record header, not its pages.
-        self.scan_channel(
+        self.scan_channel_from(
             ch,
+            from,
             "id, writer, sn, kind, key_hash, source_time, length(payload)",
             |row| {
                 f(self.meta_row(row)?);
@@ -706,19 +718,32 @@ impl Store {
         &self,
         ch: ChannelId,
         columns: &str,
+        f: impl FnMut(&Row<'_>) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
+        self.scan_channel_from(ch, SampleId(0), columns, f)
+    }
+
+    /// [`Store::scan_channel`] from row `from` on (rows of the channel below it skipped).
+    fn scan_channel_from(
+        &self,
+        ch: ChannelId,
+        from: SampleId,
+        columns: &str,
         mut f: impl FnMut(&Row<'_>) -> Result<(), StoreError>,
     ) -> Result<usize, StoreError> {
         let op = "read samples";
         self.known(ch)?;
         let sql = format!(
             "SELECT {columns} FROM samples \
-             WHERE id BETWEEN ?1 << 40 AND ((?1 + 1) << 40) - 1 ORDER BY id"
+             WHERE id BETWEEN max(?1 << 40, ?2) AND ((?1 + 1) << 40) - 1 ORDER BY id"
         );
         let mut stmt = self
             .conn
             .prepare_cached(&sql)
             .map_err(|e| self.err(op, e))?;
-        let mut rows = stmt.query([ch.0]).map_err(|e| self.err(op, e))?;
+        let mut rows = stmt
+            .query(rusqlite::params![ch.0, from.0])
+            .map_err(|e| self.err(op, e))?;
         let mut n = 0;
         while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
             f(row)?;

@@ -792,6 +792,15 @@ fn samples_are_read_back_by_identity_and_listed_without_payloads() {
         "identities are those the inserts returned"
     );
     assert!(metas.iter().all(|m| m.kind == SampleKind::Alive));
+    // From an identity on (a relay whose history was held back from there): that sample
+    // and the later ones, in order; from an evicted one, the next still stored.
+    for (from, want) in [(ids[4], vec![5, 6, 7, 8]), (ids[1], vec![3, 4, 5, 6, 7, 8])] {
+        let mut from_sns = Vec::new();
+        let n = store
+            .for_each_sample_meta_from(ch, from, |m| from_sns.push(m.sn))
+            .unwrap();
+        assert_eq!((n, from_sns), (want.len(), want));
+    }
     // Asked: two evicted, a run, a lone one, the last; one never stored beyond.
     let beyond = halyard_store::SampleId(ids[7].0 + 100);
     let asked = vec![ids[0], ids[1], ids[2], ids[3], ids[5], ids[7], beyond];

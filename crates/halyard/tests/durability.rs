@@ -301,6 +301,41 @@ fn a_live_reader_gets_each_sample_once_while_a_service_runs() {
 }
 
 #[test]
+fn a_relay_holds_no_history_until_a_late_reader_needs_it_which_then_gets_all_of_it_once() {
+    let domain = 72;
+    let svc = service(domain, None);
+    let a = participant(domain);
+    let w = writer(&a, "Held", durable_writer_qos(DurabilityKind::Transient));
+    let b = participant(domain);
+    let live = reader(&b, "Held", DurabilityKind::Transient);
+    write_stored(&w, 2, 300);
+    assert_eq!(take_all(&live, 300), (0..300).collect::<Vec<_>>());
+    let held = svc.stats();
+    assert_eq!(held.stored, 300, "{held:?}");
+    assert_eq!(
+        held.relay_held_samples, 0,
+        "the live reader got every sample from the writer: the relay holds none of them"
+    );
+    // A late reader: the relay is written the whole history first, and the reader gets it
+    // once, in order, then what the writer writes next, once.
+    let c = participant(domain);
+    let late = reader(&c, "Held", DurabilityKind::Transient);
+    assert_eq!(take_all(&late, 300), (0..300).collect::<Vec<_>>());
+    assert_eq!(svc.stats().relay_held_samples, 300);
+    w.wait_for_matched(3, T)
+        .expect("the late reader matches the writer");
+    for i in 300..400 {
+        w.write(&sample(i)).expect("write");
+    }
+    w.wait_for_acknowledgments(T).expect("every sample stored");
+    assert_eq!(take_all(&late, 100), (300..400).collect::<Vec<_>>());
+    assert_eq!(take_all(&live, 100), (300..400).collect::<Vec<_>>());
+    let end = svc.stats();
+    assert_eq!(end.stored, 400, "{end:?}");
+    assert!(end.problems.is_empty(), "{:?}", end.problems);
+}
+
+#[test]
 fn a_full_store_refuses_the_sample_says_why_and_withholds_the_acknowledgment() {
     let domain = 66;
     let svc = service(domain, None);

@@ -64,7 +64,7 @@ impl Participant {
 
     /// Matches local writer `writer` with remote reader `reader` when topic, type and
     /// partitions agree; incompatible QoS is reported, not matched.
-    pub(super) fn match_remote_reader(&mut self, now: Instant, writer: EntityId, reader: Guid) {
+    pub(crate) fn match_remote_reader(&mut self, now: Instant, writer: EntityId, reader: Guid) {
         let (Some(w), Some(ed)) = (self.writers.get(&writer), self.remote_readers.get(&reader))
         else {
             return;
@@ -87,6 +87,12 @@ impl Participant {
                 return;
             }
             Pairing::Compatible => {}
+        }
+        if w.history_deferred {
+            // A relay whose history its driver holds back: the reader is owed that history,
+            // so it matches once the driver wrote it (`complete_relay_history`).
+            self.wait_for_relay_history(writer, reader);
+            return;
         }
         let local_type = w.spec.type_name.clone();
         match self.type_gate(now, writer, &local_type, reader, false) {

@@ -306,6 +306,11 @@ pub(crate) struct Writer {
     pub(crate) relay: bool,
     /// Payloads released once acknowledged and fetched back on request (see [`release`]).
     release: Option<release::Release>,
+    /// A relay whose driver holds its history back ([`crate::relay`], "Deferred history"):
+    /// readers that match meanwhile wait in `waiting_readers`.
+    pub(crate) history_deferred: bool,
+    /// Remote readers matched while the history was deferred, in the order they came.
+    pub(crate) waiting_readers: Vec<Guid>,
 }
 
 impl Writer {
@@ -368,6 +373,8 @@ impl Writer {
             filters: Default::default(),
             relay: false,
             release: None,
+            history_deferred: false,
+            waiting_readers: Vec::new(),
         }
     }
 

@@ -68,6 +68,12 @@ struct Service {
     forgotten: Vec<u64>,
     /// Fetches that fail before reads succeed (answered `payloads_unavailable`).
     failing_fetches: usize,
+    /// Holds its relay's history back while it may (`Participant::defer_relay_history`;
+    /// with released payloads only): what it stored and did not write to the relay.
+    defers: bool,
+    held: Vec<(NewChange, u64, usize)>,
+    /// Times it wrote the held history to the relay (`RelayHistoryWanted`).
+    histories_written: usize,
 }
 
 impl Service {
@@ -104,6 +110,9 @@ impl Service {
             restored: 0,
             forgotten: Vec::new(),
             failing_fetches: 0,
+            defers: false,
+            held: Vec::new(),
+            histories_written: 0,
         }
     }
 
@@ -114,10 +123,28 @@ impl Service {
             return;
         };
         let events = &net.node(self.node).events;
-        let noticed = events[self.events_seen..].iter().any(|(_, e)| {
+        let fresh = &events[self.events_seen..];
+        let noticed = fresh.iter().any(|(_, e)| {
             matches!(e, halyard_core::Event::PayloadsWanted { writer } if *writer == self.writer)
         });
+        let history_wanted = fresh.iter().any(|(_, e)| {
+            matches!(e, halyard_core::Event::RelayHistoryWanted { writer } if *writer == self.writer)
+        });
         self.events_seen = events.len();
+        if history_wanted {
+            // What it held back goes to the relay as metadata, in order; then the readers
+            // that waited match.
+            let now = net.instant();
+            for (change, at, len) in self.held.drain(..) {
+                let r = net
+                    .p(self.node)
+                    .write_released(now, self.writer, change, at, len);
+                assert!(r.is_ok(), "seed {:#x}: relay write: {r:?}", net.seed);
+            }
+            net.p(self.node).complete_relay_history(now, self.writer);
+            self.histories_written += 1;
+            net.flush();
+        }
         if !noticed {
             return;
         }
@@ -178,7 +205,12 @@ impl Service {
                     Some(kept) => {
                         let at = kept.len() as u64;
                         kept.insert(at, Arc::clone(&s.payload));
-                        net.p(self.node).write_stored(now, self.writer, change, at)
+                        if self.defers && net.p(self.node).defer_relay_history(self.writer) {
+                            self.held.push((change, at, s.payload.len()));
+                            Ok(SequenceNumber(0))
+                        } else {
+                            net.p(self.node).write_stored(now, self.writer, change, at)
+                        }
                     }
                     None => net.write(self.node, now, self.writer, change),
                 };
@@ -287,7 +319,7 @@ fn acknowledgment_waits_for_the_store() {
 /// A writer writes `n` samples while `services` run, then leaves; a TRANSIENT reader starts
 /// on a fresh node afterwards. Returns what it received.
 fn late_joiner_after_writer_left(seed: u64, service_count: usize, n: u64) -> Vec<Option<u64>> {
-    late_joiner_after_writer_left_with(seed, service_count, n, None, true, false).got
+    late_joiner_after_writer_left_with(seed, service_count, n, None, true, false, false).got
 }
 
 /// What [`late_joiner_after_writer_left_with`] ends with.
@@ -298,6 +330,8 @@ struct LateRun {
     services: Vec<Service>,
     /// Payload bytes each service's relay held in memory before the late reader started.
     relay_bytes_before: Vec<usize>,
+    /// Changes each service's relay held before the late reader started.
+    relay_len_before: Vec<usize>,
 }
 
 /// Writes one sample, letting the services work while the writer's history is full.
@@ -332,13 +366,16 @@ fn late_joiner_after_writer_left_with(
     max_samples: Option<i32>,
     catches_up: bool,
     releases: bool,
+    defers: bool,
 ) -> LateRun {
     let mut net = SimNet::new(seed, faults());
     let a = net.add_node(node_config(1));
     let mut services: Vec<Service> = (0..service_count)
         .map(|i| {
             let node = net.add_node(node_config(2 + i as u8));
-            Service::start_with(&mut net, node, catches_up, releases)
+            let mut svc = Service::start_with(&mut net, node, catches_up, releases);
+            svc.defers = defers;
+            svc
         })
         .collect();
     let late = net.add_node(node_config(9));
@@ -420,6 +457,10 @@ fn late_joiner_after_writer_left_with(
         .iter()
         .map(|s| net.p(s.node).writer_history_bytes(s.writer))
         .collect();
+    let relay_len_before = services
+        .iter()
+        .map(|s| net.p(s.node).writer_history_len(s.writer))
+        .collect();
     let now = net.instant();
     let r = net
         .p(late)
@@ -438,6 +479,7 @@ fn late_joiner_after_writer_left_with(
         net,
         services,
         relay_bytes_before,
+        relay_len_before,
     }
 }
 
@@ -462,10 +504,12 @@ fn a_full_writer_history_drops_what_the_services_stored_instead_of_blocking() {
         "a_full_writer_history_drops_what_the_services_stored_instead_of_blocking",
         20,
         |seed| {
-            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), true, false).got;
+            let got =
+                late_joiner_after_writer_left_with(seed, 1, 60, Some(8), true, false, false).got;
             assert_exactly_once_in_order(seed, &got, 60);
             // A service that does not catch up from relays is a service all the same.
-            let got = late_joiner_after_writer_left_with(seed, 1, 60, Some(8), false, false).got;
+            let got =
+                late_joiner_after_writer_left_with(seed, 1, 60, Some(8), false, false, false).got;
             assert_exactly_once_in_order(seed, &got, 60);
         },
     );
@@ -482,7 +526,7 @@ fn relays_that_release_payloads_fetch_them_back_for_late_readers() {
         "relays_that_release_payloads_fetch_them_back_for_late_readers",
         20,
         |seed| {
-            let run = late_joiner_after_writer_left_with(seed, 2, 60, None, true, true);
+            let run = late_joiner_after_writer_left_with(seed, 2, 60, None, true, true, false);
             assert_exactly_once_in_order(seed, &run.got, 60);
             assert_eq!(
                 run.relay_bytes_before,
@@ -511,6 +555,36 @@ fn relays_that_release_payloads_fetch_them_back_for_late_readers() {
                     net.node(s.node).p.writer_history_bytes(s.writer),
                     0,
                     "seed {seed:#x}: restored payloads released again once acknowledged"
+                );
+            }
+        },
+    );
+}
+
+#[test]
+fn relays_that_defer_their_history_write_it_for_a_late_reader_which_gets_all_once() {
+    // Two services keeping their own participant's writers (their readers do not catch up
+    // from relays) hold their relays' history back while no reader needs it: the relays hold
+    // nothing. A late reader, under loss, duplication and reordering, makes each write it
+    // first, then matches, and gets every sample once and in order.
+    for_each_seed(
+        "relays_that_defer_their_history_write_it_for_a_late_reader_which_gets_all_once",
+        20,
+        |seed| {
+            let run = late_joiner_after_writer_left_with(seed, 2, 60, None, false, true, true);
+            assert_exactly_once_in_order(seed, &run.got, 60);
+            assert_eq!(
+                run.relay_len_before,
+                vec![0, 0],
+                "seed {seed:#x}: relays held a history nobody needed"
+            );
+            for s in &run.services {
+                assert_eq!(s.histories_written, 1, "seed {seed:#x}");
+                assert!(s.held.is_empty(), "seed {seed:#x}");
+                assert_eq!(
+                    run.net.node(s.node).p.writer_history_len(s.writer),
+                    60,
+                    "seed {seed:#x}: the relay was written the whole history"
                 );
             }
         },

@@ -18,6 +18,10 @@
 //!   disposed, unregistered). A reader that matches it gets the history stored so far, in
 //!   order; what is stored later reaches that reader from the original writer. Readers of
 //!   Halyard deliver each original sample once, however many services and writers send it.
+//!   While no reader needs a relay's history (its readers got the samples from their
+//!   writers, and no other service catches up from it) the history stays in the store only;
+//!   a reader that matches then waits until the service wrote it to the relay (the
+//!   metadata; payloads are read back as readers ask for them).
 //!
 //! The store is keyed by the original writer and sequence number, so a sample received from
 //! its writer and from another service is stored once. The DURABILITY_SERVICE history and
@@ -220,8 +224,14 @@ pub struct ServiceStats {
     pub purged_instances: u64,
     /// Payload bytes the relays hold in memory now: samples sent to readers that have not
     /// acknowledged them yet, or read back for late readers. The stored history's bytes are
-    /// in the store; the relays keep its metadata (about 300 bytes per sample).
+    /// in the store.
     pub relay_payload_bytes: u64,
+    /// Stored samples the relays hold an entry for now (their metadata, about 300 bytes
+    /// each). While no reader needs the history from a relay (every reader got the samples
+    /// from their writers, and no other service catches up from it) the service holds it
+    /// back and this stays at what was loaded at start; a reader that matches then gets it
+    /// written to the relay first (`halyard_core`'s relay module, "Deferred history").
+    pub relay_held_samples: u64,
     /// What went wrong, and why (the latest [`MAX_PROBLEMS`]).
     pub problems: Vec<String>,
 }
@@ -239,6 +249,8 @@ pub(crate) enum Input {
     Sample(ReceivedSample),
     /// A relay's readers wait for payloads it released (read them from the store).
     PayloadsWanted(EntityId),
+    /// A reader matches a relay whose history the service held back (write it to the relay).
+    HistoryWanted(EntityId),
     /// Commit what is pending and end.
     Stop,
 }
@@ -262,6 +274,7 @@ impl Tap {
             }
             Event::PublicationLost(g) => Input::WriterLost(*g),
             Event::PayloadsWanted { writer } => Input::PayloadsWanted(*writer),
+            Event::RelayHistoryWanted { writer } => Input::HistoryWanted(*writer),
             _ => return,
         };
         // The thread ends only after the participant stopped feeding it.
@@ -342,11 +355,14 @@ impl DurabilityService {
     pub fn stats(&self) -> ServiceStats {
         let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let st = self.participant.shared.lock();
-        stats.relay_payload_bytes = st
-            .core
-            .releasing_relays()
+        let relays = st.core.releasing_relays();
+        stats.relay_payload_bytes = relays
             .iter()
             .map(|&w| st.core.writer_history_bytes(w) as u64)
+            .sum();
+        stats.relay_held_samples = relays
+            .iter()
+            .map(|&w| st.core.writer_history_len(w) as u64)
             .sum();
         stats
     }

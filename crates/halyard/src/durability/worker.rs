@@ -53,6 +53,9 @@ pub(super) struct Worker {
     refused: BTreeSet<ChannelKey>,
     /// Newly stored samples to relay once committed, with where the store keeps them.
     pending_relay: Vec<(EntityId, NewChange, SampleId)>,
+    /// Relays whose history is held back (`halyard_core`'s "Deferred history"): the first
+    /// stored sample not written to each. The store has them all, committed, from there on.
+    deferred: BTreeMap<EntityId, SampleId>,
     /// Acknowledgments to release once committed: (reader, writer) -> highest sequence number.
     pending_release: BTreeMap<(EntityId, Guid), SequenceNumber>,
     /// Counts since the last commit, published to [`ServiceStats`] at the commit (one lock
@@ -99,6 +102,7 @@ impl Worker {
             writers: BTreeMap::new(),
             refused: BTreeSet::new(),
             pending_relay: Vec::new(),
+            deferred: BTreeMap::new(),
             pending_release: BTreeMap::new(),
             stored_since: 0,
             duplicates_since: 0,
@@ -528,9 +532,25 @@ impl Worker {
             self.blocked.extend(releases.into_keys());
             (Vec::new(), BTreeMap::new())
         };
+        let deferred = &mut self.deferred;
         let refused = self.shared.drive(|st, now| {
             let mut refused = 0u64;
+            // Whether the relay of the previous sample defers (a batch is mostly one relay).
+            let mut last: Option<(EntityId, bool)> = None;
             for (relay, change, at) in relays {
+                let defers = match last {
+                    Some((r, d)) if r == relay => d,
+                    _ => {
+                        let d = deferred.contains_key(&relay) || st.core.defer_relay_history(relay);
+                        last = Some((relay, d));
+                        d
+                    }
+                };
+                if defers {
+                    // Its readers got it from its writer; the store keeps it for later ones.
+                    deferred.entry(relay).or_insert(at);
+                    continue;
+                }
                 let written = st.core.write_stored(now, relay, change, locator(at));
                 refused += u64::from(written.is_err());
             }
@@ -602,6 +622,67 @@ impl Worker {
                     key.describe()
                 )),
             }
+        }
+    }
+
+    /// Writes to `relay` the history held back from it (metadata only: the relay asks for
+    /// the payloads when readers want them), a chunk per lock of the participant, then
+    /// matches the readers that waited. What is pending is committed first, so that the
+    /// store's rows from the first one held back are exactly those the relay lacks.
+    fn write_deferred(&mut self, relay: EntityId) {
+        if self.uncommitted > 0 {
+            self.commit();
+        }
+        let from = self.deferred.remove(&relay);
+        let persistent = self
+            .channels
+            .iter()
+            .find(|(_, ch)| ch.relay == relay)
+            .map(|(key, ch)| (key.persistent, ch.store_id));
+        let (Some(from), Some((persistent, store_id))) = (from, persistent) else {
+            self.shared
+                .drive(|st, now| st.core.complete_relay_history(now, relay));
+            return;
+        };
+        let store = match persistent {
+            true => self.persistent.as_ref(),
+            false => Some(&self.transient),
+        };
+        let mut refused = 0u64;
+        let result = store.map(|store| {
+            let shared = Arc::clone(&self.shared);
+            let mut chunk: Vec<SampleMeta> = Vec::with_capacity(LOAD_CHUNK);
+            let mut flush = |chunk: &mut Vec<SampleMeta>| {
+                shared.drive(|st, now| {
+                    for m in chunk.drain(..) {
+                        let (change, at) = (relayed(&m), locator(m.id));
+                        let written = st
+                            .core
+                            .write_released(now, relay, change, at, m.payload_len);
+                        refused += u64::from(written.is_err());
+                    }
+                });
+            };
+            let read = store.for_each_sample_meta_from(store_id, from, |m| {
+                chunk.push(m);
+                if chunk.len() >= LOAD_CHUNK {
+                    flush(&mut chunk);
+                }
+            });
+            flush(&mut chunk);
+            read
+        });
+        self.shared
+            .drive(|st, now| st.core.complete_relay_history(now, relay));
+        if refused > 0 {
+            self.problem(format!(
+                "{refused} stored samples did not fit their relay's history"
+            ));
+        }
+        if let Some(Err(e)) = result {
+            self.problem(format!(
+                "cannot read the history held back from a relay ({store_id}): {e}; readers that matched it since lack it"
+            ));
         }
     }
 
@@ -688,6 +769,7 @@ impl Worker {
                         self.writers.remove(&g);
                     }
                     Input::PayloadsWanted(relay) => self.serve_payloads(relay),
+                    Input::HistoryWanted(relay) => self.write_deferred(relay),
                     Input::Sample(s) => {
                         self.on_sample(s);
                         // Within a drained run only the count can make a commit due (the
