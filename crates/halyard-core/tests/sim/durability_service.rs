@@ -587,6 +587,15 @@ fn relays_that_defer_their_history_write_it_for_a_late_reader_which_gets_all_onc
                     "seed {seed:#x}: the relay was written the whole history"
                 );
             }
+            // Services that catch up from each other's relays: each relay has a reader that
+            // needs every change as it is stored, so neither may hold its history back.
+            let run = late_joiner_after_writer_left_with(seed, 2, 60, None, true, true, true);
+            assert_exactly_once_in_order(seed, &run.got, 60);
+            assert_eq!(
+                run.relay_len_before,
+                vec![60, 60],
+                "seed {seed:#x}: a relay with a catching-up reader held its history back"
+            );
         },
     );
 }
