@@ -872,6 +872,7 @@ impl Participant {
         self.liveliness_timeouts(now);
         self.type_decision_timeouts(now, false);
         self.notice_wanted_payloads();
+        self.remind_relay_history(now);
     }
 
     /// Reports the instances that missed a DEADLINE (readers' requested, writers' offered).

@@ -96,6 +96,9 @@ pub(crate) fn catches_up_from_relays(ed: &halyard_wire::discovery::EndpointData)
     ed.entity_name.as_deref() == Some(SERVICE_READER_NAME)
 }
 
+/// How long readers wait for a relay's history before it is asked for again.
+const HISTORY_WANTED_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Writers a reader remembers delivered samples of (the oldest is forgotten beyond).
 const MAX_WRITERS_REMEMBERED: usize = 4096;
 /// Disjoint ranges remembered per writer (the lowest is forgotten beyond).
@@ -263,12 +266,13 @@ impl Participant {
     /// change as it is stored). Its history then stays with the driver, and a reader that
     /// matches meanwhile waits: [`crate::Event::RelayHistoryWanted`] asks the driver to write
     /// that history, then to call [`Participant::complete_relay_history`]. False for a
-    /// writer that is not a relay.
+    /// writer that is not a relay releasing its payloads ([`Participant::write_released`]
+    /// is how the history is written back).
     pub fn defer_relay_history(&mut self, writer: EntityId) -> bool {
         let Some(w) = self.writers.get_mut(&writer) else {
             return false;
         };
-        if !w.relay {
+        if !w.relay || !w.releases_payloads() {
             return false;
         }
         if !w.history_deferred {
@@ -300,7 +304,43 @@ impl Participant {
         }
         w.waiting_readers.push(reader);
         if w.waiting_readers.len() == 1 {
+            w.history_wanted_at = None;
             self.push_event(crate::Event::RelayHistoryWanted { writer });
+        }
+    }
+
+    /// Reports [`crate::Event::RelayHistoryWanted`] again for relays whose readers still
+    /// wait [`HISTORY_WANTED_AGAIN`] after it was last reported (a report the driver missed,
+    /// say: the event queue was full): called on timeouts.
+    pub(crate) fn remind_relay_history(&mut self, now: Instant) {
+        let mut due = Vec::new();
+        for &id in &self.releasing {
+            let Some(w) = self.writers.get_mut(&id) else {
+                continue;
+            };
+            if w.waiting_readers.is_empty() {
+                continue;
+            }
+            match w.history_wanted_at {
+                None => w.history_wanted_at = Some(now),
+                Some(at) if now >= at + HISTORY_WANTED_AGAIN => {
+                    w.history_wanted_at = Some(now);
+                    due.push(id);
+                }
+                Some(_) => {}
+            }
+        }
+        for writer in due {
+            self.push_event(crate::Event::RelayHistoryWanted { writer });
+        }
+    }
+
+    /// Remote reader `reader` is gone: it waits for no relay's history any more.
+    pub(crate) fn forget_waiting_reader(&mut self, reader: Guid) {
+        for &id in &self.releasing {
+            if let Some(w) = self.writers.get_mut(&id) {
+                w.waiting_readers.retain(|&r| r != reader);
+            }
         }
     }
 

@@ -131,6 +131,13 @@ impl Participant {
         }
         let verdict = pairing(w.side(), remote_side(ed));
         if verdict == Pairing::Compatible {
+            // A durability service's reader announces whether it catches up from relays
+            // again once configured (its name changes): the proxy follows.
+            let service = crate::relay::is_service_reader(ed);
+            let catches_up = crate::relay::catches_up_from_relays(ed);
+            if let Some(w) = self.writers.get_mut(&writer) {
+                w.refresh_service_reader(&reader, service, catches_up);
+            }
             return;
         }
         if let Some(w) = self.writers.get_mut(&writer) {

@@ -280,6 +280,7 @@ impl Participant {
             return;
         }
         self.security_forget_endpoint(g);
+        self.forget_waiting_reader(g);
         self.push_event(Event::SubscriptionLost(g));
         let ids: Vec<EntityId> = self.user_writers();
         for w in ids {

@@ -311,6 +311,9 @@ pub(crate) struct Writer {
     pub(crate) history_deferred: bool,
     /// Remote readers matched while the history was deferred, in the order they came.
     pub(crate) waiting_readers: Vec<Guid>,
+    /// When readers waiting for the deferred history were last seen still waiting on a
+    /// timeout (see `Participant::remind_relay_history`).
+    pub(crate) history_wanted_at: Option<Instant>,
 }
 
 impl Writer {
@@ -375,6 +378,7 @@ impl Writer {
             release: None,
             history_deferred: false,
             waiting_readers: Vec::new(),
+            history_wanted_at: None,
         }
     }
 
@@ -390,6 +394,27 @@ impl Writer {
             p.snapshot_end = next;
         }
         self.recount_filters();
+    }
+
+    /// Matched reader `guid` announced again whether it is a durability service's, and
+    /// whether it catches up from relays. A relay's reader that no longer catches up gets
+    /// what is written from now on as GAPs; one that starts to gets it all from now on.
+    pub(crate) fn refresh_service_reader(&mut self, guid: &Guid, service: bool, catches_up: bool) {
+        let (relay, next) = (self.relay, self.last_sn + 1);
+        let Some(p) = self.proxies.get_mut(guid) else {
+            return;
+        };
+        p.durability_service = service;
+        if p.catches_up != catches_up {
+            p.catches_up = catches_up;
+            if relay {
+                p.snapshot_end = if catches_up {
+                    SequenceNumber(i64::MAX)
+                } else {
+                    next
+                };
+            }
+        }
     }
 
     /// Payloads dropped from the history go to `pool` for reuse.

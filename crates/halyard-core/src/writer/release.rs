@@ -67,6 +67,11 @@ impl Writer {
         }
     }
 
+    /// Whether it releases payloads ([`Writer::set_releases_payloads`]).
+    pub(crate) fn releases_payloads(&self) -> bool {
+        self.release.is_some()
+    }
+
     /// Records where the driver keeps change `sn`'s bytes, and releases what is acknowledged.
     pub(crate) fn set_stored_at(&mut self, sn: SequenceNumber, stored_at: u64) {
         if let Some(c) = self.changes.get_mut(&sn) {

@@ -228,9 +228,10 @@ pub struct ServiceStats {
     pub relay_payload_bytes: u64,
     /// Stored samples the relays hold an entry for now (their metadata, about 300 bytes
     /// each). While no reader needs the history from a relay (every reader got the samples
-    /// from their writers, and no other service catches up from it) the service holds it
-    /// back and this stays at what was loaded at start; a reader that matches then gets it
-    /// written to the relay first (`halyard_core`'s relay module, "Deferred history").
+    /// from their writers, and no other service catches up from it) the service holds back
+    /// what it stores, and this does not grow; a reader that matches then gets the held-back
+    /// history written to the relay first, which this then counts (`halyard_core`'s relay
+    /// module, "Deferred history").
     pub relay_held_samples: u64,
     /// What went wrong, and why (the latest [`MAX_PROBLEMS`]).
     pub problems: Vec<String>,

@@ -53,9 +53,12 @@ pub(super) struct Worker {
     refused: BTreeSet<ChannelKey>,
     /// Newly stored samples to relay once committed, with where the store keeps them.
     pending_relay: Vec<(EntityId, NewChange, SampleId)>,
-    /// Relays whose history is held back (`halyard_core`'s "Deferred history"): the first
+    /// Relays whose history is held back (`halyard_core`'s "Deferred history"): the lowest
     /// stored sample not written to each. The store has them all, committed, from there on.
     deferred: BTreeMap<EntityId, SampleId>,
+    /// Relays whose held-back history could not be read, and when to try again.
+    history_retry: BTreeSet<EntityId>,
+    next_history_retry: Instant,
     /// Acknowledgments to release once committed: (reader, writer) -> highest sequence number.
     pending_release: BTreeMap<(EntityId, Guid), SequenceNumber>,
     /// Counts since the last commit, published to [`ServiceStats`] at the commit (one lock
@@ -103,6 +106,8 @@ impl Worker {
             refused: BTreeSet::new(),
             pending_relay: Vec::new(),
             deferred: BTreeMap::new(),
+            history_retry: BTreeSet::new(),
+            next_history_retry: now,
             pending_release: BTreeMap::new(),
             stored_since: 0,
             duplicates_since: 0,
@@ -548,7 +553,12 @@ impl Worker {
                 };
                 if defers {
                     // Its readers got it from its writer; the store keeps it for later ones.
-                    deferred.entry(relay).or_insert(at);
+                    // (The lowest: a store reloaded after purging its last rows may give
+                    // identities below those held back before.)
+                    deferred
+                        .entry(relay)
+                        .and_modify(|from| *from = (*from).min(at))
+                        .or_insert(at);
                     continue;
                 }
                 let written = st.core.write_stored(now, relay, change, locator(at));
@@ -649,6 +659,8 @@ impl Worker {
             false => Some(&self.transient),
         };
         let mut refused = 0u64;
+        // The first stored sample not written to the relay yet.
+        let mut next = from;
         let result = store.map(|store| {
             let shared = Arc::clone(&self.shared);
             let mut chunk: Vec<SampleMeta> = Vec::with_capacity(LOAD_CHUNK);
@@ -660,6 +672,7 @@ impl Worker {
                             .core
                             .write_released(now, relay, change, at, m.payload_len);
                         refused += u64::from(written.is_err());
+                        next = SampleId(m.id.0 + 1);
                     }
                 });
             };
@@ -672,18 +685,22 @@ impl Worker {
             flush(&mut chunk);
             read
         });
-        self.shared
-            .drive(|st, now| st.core.complete_relay_history(now, relay));
         if refused > 0 {
             self.problem(format!(
                 "{refused} stored samples did not fit their relay's history"
             ));
         }
         if let Some(Err(e)) = result {
+            // The readers keep waiting; what was written stays, the rest is read again.
+            self.deferred.insert(relay, next);
+            self.history_retry.insert(relay);
             self.problem(format!(
-                "cannot read the history held back from a relay ({store_id}): {e}; readers that matched it since lack it"
+                "cannot read the history held back from a relay ({store_id}): {e}; readers that matched it wait, and it is read again"
             ));
+            return;
         }
+        self.shared
+            .drive(|st, now| st.core.complete_relay_history(now, relay));
     }
 
     /// Reads the payloads `relay`'s readers wait for from the channel's store and hands them
@@ -793,6 +810,12 @@ impl Worker {
                 self.commit();
             }
             self.cleanup(now);
+            if !self.history_retry.is_empty() && now >= self.next_history_retry {
+                self.next_history_retry = now + CLEANUP_TICK;
+                for relay in std::mem::take(&mut self.history_retry) {
+                    self.write_deferred(relay);
+                }
+            }
         }
     }
 }
