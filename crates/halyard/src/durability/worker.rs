@@ -185,27 +185,7 @@ impl Worker {
         let Some(store) = store else {
             return 0;
         };
-        let shared = Arc::clone(&self.shared);
-        let mut chunk: Vec<SampleMeta> = Vec::with_capacity(LOAD_CHUNK);
-        let mut refused = 0u64;
-        let mut flush = |chunk: &mut Vec<SampleMeta>| {
-            shared.drive(|st, now| {
-                for m in chunk.drain(..) {
-                    let (change, at) = (relayed(&m), locator(m.id));
-                    let written = st
-                        .core
-                        .write_released(now, relay, change, at, m.payload_len);
-                    refused += u64::from(written.is_err());
-                }
-            });
-        };
-        let result = store.for_each_sample_meta(id, |m| {
-            chunk.push(m);
-            if chunk.len() >= LOAD_CHUNK {
-                flush(&mut chunk);
-            }
-        });
-        flush(&mut chunk);
+        let (result, refused, _) = relay_metadata(&self.shared, store, id, SampleId(0), relay);
         match result {
             Ok(n) => {
                 if refused > 0 {
@@ -658,39 +638,18 @@ impl Worker {
             true => self.persistent.as_ref(),
             false => Some(&self.transient),
         };
-        let mut refused = 0u64;
-        // The first stored sample not written to the relay yet.
-        let mut next = from;
-        let result = store.map(|store| {
-            let shared = Arc::clone(&self.shared);
-            let mut chunk: Vec<SampleMeta> = Vec::with_capacity(LOAD_CHUNK);
-            let mut flush = |chunk: &mut Vec<SampleMeta>| {
-                shared.drive(|st, now| {
-                    for m in chunk.drain(..) {
-                        let (change, at) = (relayed(&m), locator(m.id));
-                        let written = st
-                            .core
-                            .write_released(now, relay, change, at, m.payload_len);
-                        refused += u64::from(written.is_err());
-                        next = SampleId(m.id.0 + 1);
-                    }
-                });
-            };
-            let read = store.for_each_sample_meta_from(store_id, from, |m| {
-                chunk.push(m);
-                if chunk.len() >= LOAD_CHUNK {
-                    flush(&mut chunk);
-                }
-            });
-            flush(&mut chunk);
-            read
-        });
+        let Some(store) = store else {
+            self.shared
+                .drive(|st, now| st.core.complete_relay_history(now, relay));
+            return;
+        };
+        let (result, refused, next) = relay_metadata(&self.shared, store, store_id, from, relay);
         if refused > 0 {
             self.problem(format!(
                 "{refused} stored samples did not fit their relay's history"
             ));
         }
-        if let Some(Err(e)) = result {
+        if let Err(e) = result {
             // The readers keep waiting; what was written stays, the rest is read again.
             self.deferred.insert(relay, next);
             self.history_retry.insert(relay);
@@ -818,6 +777,41 @@ impl Worker {
             }
         }
     }
+}
+
+/// Writes channel `id`'s stored samples from `from` on to `relay` as metadata (the relay
+/// asks for their payloads when a reader wants them), a chunk per lock of the participant.
+/// Returns the read's result, how many the relay refused (its history full), and the first
+/// stored sample not written.
+fn relay_metadata(
+    shared: &Shared,
+    store: &Store,
+    id: halyard_store::ChannelId,
+    from: SampleId,
+    relay: EntityId,
+) -> (Result<usize, StoreError>, u64, SampleId) {
+    let mut chunk: Vec<SampleMeta> = Vec::with_capacity(LOAD_CHUNK);
+    let (mut refused, mut next) = (0u64, from);
+    let mut flush = |chunk: &mut Vec<SampleMeta>| {
+        shared.drive(|st, now| {
+            for m in chunk.drain(..) {
+                let (change, at) = (relayed(&m), locator(m.id));
+                let written = st
+                    .core
+                    .write_released(now, relay, change, at, m.payload_len);
+                refused += u64::from(written.is_err());
+                next = SampleId(m.id.0 + 1);
+            }
+        });
+    };
+    let result = store.for_each_sample_meta_from(id, from, |m| {
+        chunk.push(m);
+        if chunk.len() >= LOAD_CHUNK {
+            flush(&mut chunk);
+        }
+    });
+    flush(&mut chunk);
+    (result, refused, next)
 }
 
 /// A relay's locator of a stored sample (store identities are not negative).
