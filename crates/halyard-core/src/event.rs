@@ -250,7 +250,8 @@ pub enum Event {
     /// A reader matches a relay whose history the driver holds back
     /// ([`crate::Participant::defer_relay_history`]): write that history to the relay, then
     /// call [`crate::Participant::complete_relay_history`], which matches the readers waiting
-    /// (reported once per deferral).
+    /// (reported when the first reader waits, and again each second while readers still
+    /// wait).
     RelayHistoryWanted {
         /// Local relay writer.
         writer: EntityId,

@@ -132,14 +132,26 @@ impl Worker {
         s.problems.push(what);
     }
 
+    /// The store of PERSISTENT (`true`) or TRANSIENT channels; `None`: no store file.
+    fn store(&self, persistent: bool) -> Option<&Store> {
+        match persistent {
+            true => self.persistent.as_ref(),
+            false => Some(&self.transient),
+        }
+    }
+
+    /// Whether relay `relay`'s channel is PERSISTENT, and its store channel.
+    fn relay_channel(&self, relay: EntityId) -> Option<(bool, halyard_store::ChannelId)> {
+        self.channels
+            .iter()
+            .find(|(_, ch)| ch.relay == relay)
+            .map(|(key, ch)| (key.persistent, ch.store_id))
+    }
+
     /// Serves every channel the stores hold, with their samples, before anything else.
     pub(super) fn load(&mut self) {
         for persistent in [true, false] {
-            let store = match persistent {
-                true => self.persistent.as_ref(),
-                false => Some(&self.transient),
-            };
-            let Some(store) = store else {
+            let Some(store) = self.store(persistent) else {
                 continue;
             };
             let specs = match store.channels() {
@@ -178,11 +190,7 @@ impl Worker {
         id: halyard_store::ChannelId,
         relay: EntityId,
     ) -> u64 {
-        let store = match persistent {
-            true => self.persistent.as_ref(),
-            false => Some(&self.transient),
-        };
-        let Some(store) = store else {
+        let Some(store) = self.store(persistent) else {
             return 0;
         };
         let (result, refused, _) = relay_metadata(&self.shared, store, id, SampleId(0), relay);
@@ -624,21 +632,12 @@ impl Worker {
             self.commit();
         }
         let from = self.deferred.remove(&relay);
-        let persistent = self
-            .channels
-            .iter()
-            .find(|(_, ch)| ch.relay == relay)
-            .map(|(key, ch)| (key.persistent, ch.store_id));
-        let (Some(from), Some((persistent, store_id))) = (from, persistent) else {
-            self.shared
-                .drive(|st, now| st.core.complete_relay_history(now, relay));
-            return;
-        };
-        let store = match persistent {
-            true => self.persistent.as_ref(),
-            false => Some(&self.transient),
-        };
-        let Some(store) = store else {
+        let held = from
+            .zip(self.relay_channel(relay))
+            .and_then(|(from, (persistent, id))| {
+                self.store(persistent).map(|store| (from, store, id))
+            });
+        let Some((from, store, store_id)) = held else {
             self.shared
                 .drive(|st, now| st.core.complete_relay_history(now, relay));
             return;
@@ -668,12 +667,7 @@ impl Worker {
     /// get a GAP. A read that fails is said in the problems and the samples stay wanted: the
     /// relay asks for them again later.
     fn serve_payloads(&mut self, relay: EntityId) {
-        let Some(persistent) = self
-            .channels
-            .iter()
-            .find(|(_, ch)| ch.relay == relay)
-            .map(|(key, _)| key.persistent)
-        else {
+        let Some((persistent, _)) = self.relay_channel(relay) else {
             return;
         };
         loop {
@@ -686,11 +680,7 @@ impl Worker {
             let mut ids: Vec<SampleId> = wanted.iter().map(|&(_, at)| sample_id(at)).collect();
             ids.sort_unstable();
             let mut found: BTreeMap<SampleId, Arc<Vec<u8>>> = BTreeMap::new();
-            let store = match persistent {
-                true => self.persistent.as_ref(),
-                false => Some(&self.transient),
-            };
-            let read = store.map(|store| {
+            let read = self.store(persistent).map(|store| {
                 store.payloads(&ids, |id, p| {
                     if let Some(p) = p {
                         found.insert(id, Arc::new(p));
