@@ -169,6 +169,8 @@ pub struct ParticipantConfig {
     /// a writer actually uses grows with the largest sample it wrote: room for
     /// [`WINDOW_SAMPLES`] of them, at least `writer_window_floor_bytes`, at most this. 8 MiB
     /// keeps several 1 MiB samples in flight, so one being repaired does not stall the stream.
+    /// A writer matched with a durability service's reader (which acknowledges once its
+    /// service committed) always has this much.
     pub writer_high_water_bytes: usize,
     /// The smallest flow-control window: what a writer of small samples may have
     /// unacknowledged. Small samples need no more to fill a link, and more costs memory in

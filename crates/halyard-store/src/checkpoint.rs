@@ -16,21 +16,40 @@
 //! A passive checkpoint cannot restart the log: SQLite restarts it when a writer begins a
 //! transaction after every frame was copied, which a checkpointer racing a steady stream of
 //! commits may seldom leave it. So the committing thread bounds the log itself: once it is
-//! longer than [`MAX_LOG_BYTES`], the commit runs a RESTART checkpoint (waiting for this
-//! thread's current one to finish), as SQLite's own automatic checkpoint would have, only
-//! rarely. RESTART, not TRUNCATE: the next commits write the log from its start again, over
-//! file blocks and page-cache pages that exist already, where a truncated log is extended
-//! block by block (the file system allocates, the kernel takes fresh pages). The log file
-//! then stays at most `journal_size_limit` (64 MB) long. Measured with `examples/store_bench`
-//! (500 000 × 1 KB, Normal, 3 alternating runs): 367–376 k samples/s with TRUNCATE, 427–442 k
-//! with RESTART.
+//! longer than [`log_limit`] (256 MB, less for a store with a small size cap), a commit runs
+//! a RESTART checkpoint, as SQLite's own automatic checkpoint would have, only rarely. RESTART, not TRUNCATE: the next commits
+//! write the log from its start again, over file blocks and page-cache pages that exist
+//! already, where a truncated log is extended block by block (the file system allocates, the
+//! kernel takes fresh pages). The log file is truncated to `journal_size_limit` (the same
+//! bound) after a restart. Measured with `examples/store_bench` (500 000 × 1 KB, Normal, 3
+//! alternating runs, a 64 MB bound): 367–376 k samples/s with TRUNCATE, 427–442 k with
+//! RESTART.
+//!
+//! The restart does not wait for this thread. While a passive checkpoint is in progress (it
+//! holds SQLite's checkpoint lock, and its fsync of the file can take tens of milliseconds)
+//! a RESTART can only wait, and SQLite's busy handler waits by sleeping 1, 2, 5, 10, 15, 20,
+//! 25... ms: the commit that waited stalled the whole stream (its writers' histories filled
+//! while their samples went unacknowledged), 8 to 38 ms twenty times in five seconds of
+//! PERSISTENT 1 KB samples. So a commit past the bound tries the RESTART without waiting
+//! (busy timeout zero): if this thread is checkpointing, the log grows a little more and the
+//! next commit tries again; when this thread is idle, the restart only has what was
+//! committed since its last pass to copy. Past twice the bound (this thread cannot keep up)
+//! a commit waits, so the log stays bounded.
+//!
+//! Each restart still copies and syncs what this thread had not, and the commit that runs it
+//! holds up the stream meanwhile: the fewer restarts the better. With a 64 MB bound a
+//! PERSISTENT stream of 16 KB samples restarted the log every 0.3 s; with 256 MB
+//! (`halyard perf`, 16 KB, 5 s, two alternating runs) the writer sent 121–126 k samples
+//! where it sent 98–108 k with 64 MB (both with a service's larger flow-control window, see
+//! `halyard_core`'s writer, "Bounds").
 //!
 //! Crash safety is SQLite's: a checkpoint from any connection leaves the log authoritative
 //! until the file holds and has synced its pages, so a kill -9 at any moment loses nothing
 //! committed (the kill -9 tests run with this thread).
 
 use crate::error::StoreError;
-use crate::open::classify;
+use crate::open::{classify, BUSY_TIMEOUT};
+use crate::types::StoreOptions;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
@@ -39,8 +58,31 @@ use std::thread::JoinHandle;
 /// Bytes committed between two passive checkpoints: about SQLite's own automatic cadence
 /// (1000 pages of 4 KiB).
 pub(crate) const SIGNAL_BYTES: u64 = 4 << 20;
-/// Longest the log may grow before a commit checkpoints (and restarts) it itself.
-pub(crate) const MAX_LOG_BYTES: u64 = 64 << 20;
+/// Longest the log may grow before commits try to checkpoint (and restart) it themselves,
+/// without waiting for the checkpoint thread, in a store without a size cap.
+pub(crate) const MAX_LOG_BYTES: u64 = 256 << 20;
+/// The least bound on the log, whatever the cap.
+const MIN_LOG_BYTES: u64 = 8 << 20;
+
+/// The length past which the log of a store with `options` owes a restart: [`MAX_LOG_BYTES`],
+/// or a quarter of the store's size cap if that is less (at least 8 MB). A commit past
+/// twice that waits for the restart. It is also the store's `journal_size_limit`.
+pub(crate) fn log_limit(options: &StoreOptions) -> u64 {
+    options.max_bytes.map_or(MAX_LOG_BYTES, |cap| {
+        (cap / 4).clamp(MIN_LOG_BYTES, MAX_LOG_BYTES)
+    })
+}
+
+/// What a commit should do about the log's length ([`Checkpointer::committed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LogRestart {
+    /// Nothing: the log is short enough.
+    No,
+    /// Restart it if that needs no waiting.
+    IfIdle,
+    /// Restart it, waiting if need be.
+    Now,
+}
 
 /// The checkpoint thread of one store file.
 pub(crate) struct Checkpointer {
@@ -50,11 +92,16 @@ pub(crate) struct Checkpointer {
     log: PathBuf,
     /// Bytes committed since the thread was last woken.
     since_wake: u64,
+    /// The log's length that owes a restart ([`log_limit`]).
+    limit: u64,
+    /// The log outgrew [`MAX_LOG_BYTES`] and was not restarted since.
+    restart_owed: bool,
 }
 
 impl Checkpointer {
-    /// Starts the thread for the store at `path` (open already, in WAL mode).
-    pub(crate) fn start(path: &Path) -> Result<Checkpointer, StoreError> {
+    /// Starts the thread for the store at `path` (open already, in WAL mode), whose log owes
+    /// a restart past `limit` bytes.
+    pub(crate) fn start(path: &Path, limit: u64) -> Result<Checkpointer, StoreError> {
         let name = path.display().to_string();
         let conn = Connection::open_with_flags(
             path,
@@ -85,30 +132,57 @@ impl Checkpointer {
             thread: Some(thread),
             log: PathBuf::from(log),
             since_wake: 0,
+            limit,
+            restart_owed: false,
         })
     }
 
-    /// The store committed about `bytes`: wakes the thread every [`SIGNAL_BYTES`]. Returns
-    /// whether the log outgrew [`MAX_LOG_BYTES`] (the caller then restarts it).
-    pub(crate) fn committed(&mut self, bytes: u64) -> bool {
+    /// The store committed about `bytes`: wakes the thread every [`SIGNAL_BYTES`], and says
+    /// what the caller should do about the log's length. While a restart is owed (the log
+    /// outgrew its limit) the log's length is looked at every commit, else every
+    /// [`SIGNAL_BYTES`].
+    pub(crate) fn committed(&mut self, bytes: u64) -> LogRestart {
         self.since_wake = self.since_wake.saturating_add(bytes);
-        if self.since_wake < SIGNAL_BYTES {
-            return false;
+        if self.since_wake < SIGNAL_BYTES && !self.restart_owed {
+            return LogRestart::No;
         }
-        self.since_wake = 0;
-        if let Some(w) = &self.wake {
-            // Full: a wake-up is pending already.
-            if let Err(TrySendError::Disconnected(())) = w.try_send(()) {
-                self.wake = None;
+        if self.since_wake >= SIGNAL_BYTES {
+            self.since_wake = 0;
+            if let Some(w) = &self.wake {
+                // Full: a wake-up is pending already.
+                if let Err(TrySendError::Disconnected(())) = w.try_send(()) {
+                    self.wake = None;
+                }
             }
         }
-        std::fs::metadata(&self.log).is_ok_and(|m| m.len() > MAX_LOG_BYTES)
+        let len = std::fs::metadata(&self.log).map_or(0, |m| m.len());
+        self.restart_owed = len > self.limit;
+        if len > self.limit.saturating_mul(2) {
+            LogRestart::Now
+        } else if self.restart_owed {
+            LogRestart::IfIdle
+        } else {
+            LogRestart::No
+        }
     }
 
-    /// Checkpoints the log of `conn`'s store into the file and restarts it, waiting (the
-    /// connection's busy timeout, rusqlite's 5 s) for the thread's checkpoint in progress.
-    pub(crate) fn restart(conn: &Connection) -> rusqlite::Result<()> {
-        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
+    /// Checkpoints the log of `conn`'s store into the file and restarts it. `wait`: for the
+    /// thread's checkpoint in progress (the connection's busy timeout, [`BUSY_TIMEOUT`]);
+    /// otherwise a checkpoint in progress makes this return at once, having done nothing
+    /// (the log's length then still owes a restart, tried at the next commit).
+    pub(crate) fn restart(&mut self, conn: &Connection, wait: bool) -> rusqlite::Result<()> {
+        if !wait {
+            conn.busy_timeout(std::time::Duration::ZERO)?;
+        }
+        // (busy, log frames, frames checkpointed): busy = 1 when it could not finish.
+        let done = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
+        if !wait {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+        }
+        if done? == 0 {
+            self.restart_owed = false;
+        }
+        Ok(())
     }
 }
 
@@ -118,5 +192,25 @@ impl Drop for Checkpointer {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capped(cap: Option<u64>) -> u64 {
+        log_limit(&StoreOptions {
+            max_bytes: cap,
+            ..StoreOptions::default()
+        })
+    }
+
+    #[test]
+    fn the_log_bound_is_a_quarter_of_the_cap_within_8_mb_and_256_mb() {
+        assert_eq!(capped(None), 256 << 20);
+        assert_eq!(capped(Some(4 << 30)), 256 << 20);
+        assert_eq!(capped(Some(128 << 20)), 32 << 20);
+        assert_eq!(capped(Some(1 << 20)), 8 << 20);
     }
 }

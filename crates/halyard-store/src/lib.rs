@@ -24,9 +24,10 @@
 //!   cap undoes that insert alone and the pending ones stay. A *physical* disk full on the
 //!   fast path makes SQLite cancel the whole pending transaction: that is reported as
 //!   [`StoreError::TransactionLost`] with the count (those samples were never committed,
-//!   so never acknowledged). The rollback journal comes on top of `max_bytes`: the
-//!   original pages the largest transaction changed (not those it appended), truncated to
-//!   64 MB after a commit. Far from the cap the pages in use are not counted per insert: an
+//!   so never acknowledged). The journal comes on top of `max_bytes`: a rollback journal
+//!   holds the original pages the largest transaction changed (not those it appended),
+//!   truncated to 64 MB after a commit; the write-ahead log up to a quarter of the cap
+//!   (8 MB to 256 MB, see the `checkpoint` module), twice that at worst. Far from the cap the pages in use are not counted per insert: an
 //!   estimate from the bytes inserted since the last count (doubled) decides when to count.
 //! * **Row order.** A sample's row id is `channel << 40 | n`, n counting the channel's
 //!   inserts: a channel streams in insertion order straight from the table's b-tree.

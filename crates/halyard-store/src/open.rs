@@ -20,6 +20,13 @@ pub const APPLICATION_ID: i32 = 0x4859_4C44;
 /// Schema version this crate writes and reads (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 2;
 
+/// How long a statement waits for a lock another connection holds (another store on the
+/// same file, or the checkpoint thread) before it fails with SQLITE_BUSY.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Length a rollback journal is truncated to after a commit.
+const ROLLBACK_JOURNAL_LIMIT: u64 = 64 << 20;
+
 /// Page size of new stores: 1 KB samples fill 16 KB pages to 92 % (4 KB pages: 67 %).
 const PAGE_SIZE: i64 = 16 * 1024;
 
@@ -300,6 +307,8 @@ fn configure(
     file: bool,
 ) -> Result<(), StoreError> {
     let op = "configure";
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| classify(name, op, e))?;
     // Takes effect only on a database without tables (a new store); ignored otherwise.
     conn.pragma_update(None, "page_size", PAGE_SIZE)
         .map_err(|e| classify(name, op, e))?;
@@ -324,9 +333,14 @@ fn configure(
                 reason: format!("SQLite kept journal mode {mode} instead of {want}"),
             });
         }
-        // The journal of the largest transaction (or the log between checkpoints) stays on
-        // disk; beyond this it is truncated.
-        conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)
+        // The journal of the largest transaction (or the log between restarts) stays on
+        // disk; beyond this it is truncated (the log's bound, see `checkpoint`).
+        let limit = match options.sync {
+            SyncLevel::Normal => crate::checkpoint::log_limit(options),
+            SyncLevel::Process | SyncLevel::Full => ROLLBACK_JOURNAL_LIMIT,
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        conn.pragma_update(None, "journal_size_limit", limit)
             .map_err(|e| classify(name, op, e))?;
     }
     // Process: no fsync. Every write is in the kernel's page cache before the commit

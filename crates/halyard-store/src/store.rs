@@ -1,6 +1,6 @@
 //! The store: channels, inserts in one pending transaction, reads, purges, statistics.
 
-use crate::checkpoint::Checkpointer;
+use crate::checkpoint::{log_limit, Checkpointer, LogRestart};
 use crate::error::{is_full, FullLimit, StoreError};
 use crate::index::ChannelIndex;
 use crate::limits::plan;
@@ -106,7 +106,7 @@ impl Store {
             SyncLevel::Normal => {
                 conn.pragma_update(None, "wal_autocheckpoint", 0)
                     .map_err(|e| sql(&name, "configure checkpoints", e))?;
-                Some(Checkpointer::start(path)?)
+                Some(Checkpointer::start(path, log_limit(&options))?)
             }
             SyncLevel::Process | SyncLevel::Full => None,
         };
@@ -651,10 +651,15 @@ impl Store {
         }
         let bytes = std::mem::take(&mut self.uncommitted_bytes);
         if let Some(c) = self.checkpointer.as_mut() {
-            if c.committed(bytes) {
-                // A failure leaves the log long (nothing committed is at stake); the next
-                // commit past the bound tries again.
-                let _ = Checkpointer::restart(&self.conn);
+            let wait = match c.committed(bytes) {
+                LogRestart::No => None,
+                LogRestart::IfIdle => Some(false),
+                LogRestart::Now => Some(true),
+            };
+            if let Some(wait) = wait {
+                // A failure or a busy checkpointer leaves the log long (nothing committed is
+                // at stake); the next commit tries again.
+                let _ = c.restart(&self.conn, wait);
             }
         }
         Ok(std::mem::take(&mut self.pending))

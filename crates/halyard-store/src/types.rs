@@ -224,8 +224,11 @@ pub struct StoreOptions {
     /// Durability of each commit.
     pub sync: SyncLevel,
     /// Hard cap on the database size in bytes (`PRAGMA max_page_count`); `None` = no cap.
-    /// The rollback journal comes on top of it: the pages the largest transaction changed
-    /// (not those it appended), truncated to 64 MB after a commit.
+    /// The journal comes on top of it. A rollback journal holds the pages the largest
+    /// transaction changed (not those it appended), truncated to 64 MB after a commit; the
+    /// write-ahead log of [`SyncLevel::Normal`] grows up to a quarter of the cap (at least
+    /// 8 MB, at most 256 MB, also without a cap) before a commit restarts it, twice that at
+    /// worst, and is truncated to that quarter afterwards.
     pub max_bytes: Option<u64>,
 }
 

@@ -42,7 +42,12 @@
 //! Bounds: the WHC is limited by ResourceLimits (or `writer_max_samples_default`) and by a
 //! window of unacknowledged bytes: [`WINDOW_SAMPLES`] of the largest sample written, within
 //! `writer_window_floor_bytes ..= writer_high_water_bytes`; past either, `write` reports
-//! [`WriteError::Full`] and the API blocks up to max_blocking_time.
+//! [`WriteError::Full`] and the API blocks up to max_blocking_time. A writer that a durability
+//! service's reader matched has the whole `writer_high_water_bytes`: that reader acknowledges
+//! only what its service committed (a batch waits up to the commit delay, see
+//! [`crate::relay`]), so the stream needs more bytes in flight than to an ordinary reader;
+//! with the floor's 2 MiB, a PERSISTENT stream of 16 KB samples spent a third of its time
+//! waiting for the window, its cores idle.
 
 mod filter;
 mod pace;
@@ -626,10 +631,16 @@ impl Writer {
         })
     }
 
-    /// Unacknowledged bytes allowed when the next sample has `len` bytes.
+    /// Unacknowledged bytes allowed when the next sample has `len` bytes (the module
+    /// documentation, "Bounds": a durability service's reader gets the high-water mark).
     pub(super) fn window(&self, cfg: &ParticipantConfig, len: usize) -> usize {
+        let floor = if self.proxies.values().any(|p| p.durability_service) {
+            cfg.writer_high_water_bytes
+        } else {
+            cfg.writer_window_floor_bytes
+        };
         (WINDOW_SAMPLES * self.largest_sample.max(len))
-            .max(cfg.writer_window_floor_bytes)
+            .max(floor)
             .min(cfg.writer_high_water_bytes)
     }
 

@@ -873,3 +873,84 @@ fn a_service_reader_scoped_to_one_participant_matches_only_its_writers() {
         },
     );
 }
+
+/// Bytes of 16 KB samples a TRANSIENT writer gets to write unacknowledged to one reader on
+/// another node that falls silent once matched (its node dies): a durability service's
+/// reader (`service`) or an ordinary reliable one. The write that would pass the window is
+/// the first refused.
+fn unacknowledged_to_a_silent_reader(seed: u64, service: bool) -> usize {
+    const SIZE: usize = 16 * 1024;
+    let mut net = SimNet::new(seed, Faults::none());
+    let a = net.add_node(node_config(1));
+    let r = net.add_node(node_config(2));
+    let now = net.instant();
+    let w = net
+        .p(a)
+        .create_writer(now, spec_w(DurabilityKind::Transient));
+    let reader = if service {
+        Service::start(&mut net, r).reader
+    } else {
+        net.p(r)
+            .create_reader(now, spec_r(DurabilityKind::Transient))
+    };
+    let reader_guid = Guid {
+        prefix: net.p(r).guid_prefix(),
+        entity: reader,
+    };
+    let matched = net.run_until(30 * SEC, |n| {
+        n.node(a).saw(|e| {
+            matches!(e,
+            halyard_core::Event::PublicationMatched { reader, matched: true, .. }
+            if *reader == reader_guid)
+        })
+    });
+    assert!(matched, "seed {seed:#x}: the reader never matched");
+    net.kill(r);
+    let mut written = 0;
+    for i in 0..4096 {
+        let change = NewChange {
+            kind: ChangeKind::Alive,
+            key_hash: KEY,
+            payload: Arc::new(indexed_payload(i, SIZE)),
+            timestamp: None,
+            original: None,
+        };
+        let now = net.instant();
+        match net.write(a, now, w, change) {
+            Ok(_) => written += SIZE,
+            Err(halyard_core::WriteError::Full) => return written,
+            Err(e) => panic!("seed {seed:#x}: write failed: {e:?}"),
+        }
+        net.flush();
+    }
+    panic!("seed {seed:#x}: 4096 samples of {SIZE} B written to a silent reader, no window");
+}
+
+/// A durability service's reader acknowledges only what its service committed (a batch
+/// waits up to the commit delay), so a writer it matched may have the whole high-water mark
+/// unacknowledged, where an ordinary reader gets the floor's window.
+#[test]
+fn a_writer_read_by_a_durability_service_has_the_high_water_window() {
+    for_each_seed(
+        "a_writer_read_by_a_durability_service_has_the_high_water_window",
+        4,
+        |seed| {
+            let cfg = node_config(1);
+            let (floor, high) = (cfg.writer_window_floor_bytes, cfg.writer_high_water_bytes);
+            assert!(
+                floor < high,
+                "the defaults changed: floor {floor}, high {high}"
+            );
+            let ordinary = unacknowledged_to_a_silent_reader(seed, false);
+            let service = unacknowledged_to_a_silent_reader(seed, true);
+            assert!(
+                (floor - 16 * 1024..=floor).contains(&ordinary),
+                "seed {seed:#x}: {ordinary} B unacknowledged to an ordinary reader, window {floor}"
+            );
+            assert!(
+                (high - 16 * 1024..=high).contains(&service),
+                "seed {seed:#x}: {service} B unacknowledged to a service's reader, window {high}"
+            );
+        },
+    );
+}
