@@ -1056,6 +1056,11 @@ impl Participant {
             } if header.vendor == VendorId::HALYARD => {
                 self.on_reception_report(now, rx, flags, body)
             }
+            Submessage::Vendor {
+                id: halyard_wire::message::id::HALYARD_NACK,
+                flags,
+                body,
+            } if header.vendor == VendorId::HALYARD => self.on_halyard_nack(now, rx, flags, body),
             _ => {}
         }
     }
@@ -1436,6 +1441,7 @@ impl Participant {
 
     /// Sends an ACKNACK (and NACK_FRAGs) from local reader `r` to `writer`.
     pub(crate) fn send_acknack(&mut self, now: Instant, r: EntityId, writer: Guid) {
+        let halyard = self.is_halyard(writer.prefix);
         let Some(rd) = self.readers.get_mut(&r) else {
             return;
         };
@@ -1446,10 +1452,14 @@ impl Participant {
             return;
         }
         let an: AckNack = proxy.acknack(r, now);
+        let beyond = halyard.then(|| proxy.nack_beyond(r, now)).flatten();
         let nfs = proxy.nack_frags(r, now);
         let dests = proxy.locators.clone();
         let mut mb = self.out.start(Some(writer.prefix));
         mb.acknack(&an);
+        if let Some(nack) = &beyond {
+            mb.halyard_nack(nack);
+        }
         for nf in &nfs {
             mb.nack_frag(nf);
         }
@@ -1476,6 +1486,18 @@ impl Participant {
             if w.owes_repair_heartbeat() && !self.repairing.contains(&nf.writer_id) {
                 self.repairing.push(nf.writer_id);
             }
+        }
+    }
+
+    /// A Halyard reader's NACK beyond its ACKNACK's reach (see `reader`'s `nack_beyond`).
+    fn on_halyard_nack(&mut self, now: Instant, rx: &Receiver, flags: u8, body: &[u8]) {
+        let Ok(nack) = AckNack::parse_halyard_nack(flags, body) else {
+            self.stats.malformed_submessages += 1;
+            return;
+        };
+        let reader = Guid::new(rx.src, nack.reader_id);
+        if let Some(w) = self.writers.get_mut(&nack.writer_id) {
+            w.on_halyard_nack(now, &mut self.out, &self.cfg, reader, &nack);
         }
     }
 

@@ -789,6 +789,54 @@ impl WriterProxy {
         }
     }
 
+    /// Halyard's NACK to send with the ACKNACK (`halyard_wire::message::id::HALYARD_NACK`),
+    /// if any: with acknowledgments held, the ACKNACK's base is the first change not yet
+    /// released, and its 256 bits may end before `next_sn`, the first change missing. The
+    /// changes missing past them would then be asked for only once the service stored
+    /// everything before them: a late reader of a fast stream of small samples, whose reorder
+    /// buffer overflowed while it waited for the history, was repaired 256 changes per
+    /// commit, and the stream stayed at that pace. This names up to 256 missing changes from
+    /// `next_sn` (those not asked for within [`Self::nack_hold`]), acknowledging nothing. For
+    /// Halyard writers only: other vendors skip vendor-specific submessages.
+    pub(crate) fn nack_beyond(&mut self, reader: EntityId, now: Instant) -> Option<AckNack> {
+        let base = self.unreleased.as_ref()?.front().copied()?;
+        let first = self.next_sn;
+        if first <= base + 255 || first > self.highest_announced {
+            return None;
+        }
+        let top = self.highest_announced.min(first + 255);
+        let bits = (top - first + 1) as u32;
+        let hold = self.nack_hold();
+        let mut set = SequenceNumberSet::new(first, bits);
+        let mut any = false;
+        for sn in first.until(first + i64::from(bits)) {
+            if self.pending.contains_key(&sn) || self.frags.contains_key(&sn) {
+                continue;
+            }
+            if self
+                .requested_at
+                .get(&sn)
+                .is_some_and(|&t| held(self.answered_upto, t, now, hold))
+            {
+                continue;
+            }
+            set.insert(sn);
+            any = true;
+            if self.requested_at.insert(sn, now).is_none() {
+                self.set_probe(now, sn, 0);
+            } else {
+                self.drop_probe_on(sn);
+            }
+        }
+        any.then_some(AckNack {
+            reader_id: reader,
+            writer_id: self.guid.entity,
+            reader_sn_state: set,
+            count: self.acknack_count,
+            final_flag: false,
+        })
+    }
+
     /// NACK_FRAGs for partially received samples the writer announced.
     ///
     /// The first window of each sample (256 fragments from its first hole) may reach past

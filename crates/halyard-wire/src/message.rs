@@ -53,6 +53,9 @@ pub mod id {
     /// Halyard's reception report ([`super::ReceptionReport`]), in messages whose header
     /// names Halyard's vendor id (0x01 0x99).
     pub const HALYARD_RECEPTION_REPORT: u8 = 0x80;
+    /// Halyard's NACK ([`super::AckNack::parse_halyard_nack`]), in messages whose header
+    /// names Halyard's vendor id: changes a reader misses, beyond the 256 its ACKNACK can name.
+    pub const HALYARD_NACK: u8 = 0x81;
 }
 
 /// The 20-byte RTPS message header (RTPS 2.5 §9.4.4).
@@ -264,6 +267,20 @@ pub struct AckNack {
     pub count: i32,
     /// F flag.
     pub final_flag: bool,
+}
+
+impl AckNack {
+    /// Parses the body of Halyard's NACK (vendor-specific submessage [`id::HALYARD_NACK`],
+    /// `flags` bit 0: little-endian). Its body is an ACKNACK's, and so is what it names:
+    /// changes the reader misses, `reader_sn_state.base` being the first of them. Unlike an
+    /// ACKNACK it acknowledges nothing: a reader whose acknowledgments lag what it received
+    /// (a durability service's, which acknowledges only what its service stored) names with
+    /// it the changes its ACKNACK cannot reach, those more than 256 past what it acknowledges.
+    /// Other vendors skip it, as they skip every vendor-specific submessage of a vendor they
+    /// do not know.
+    pub fn parse_halyard_nack(flags: u8, body: &[u8]) -> Result<AckNack, WireError> {
+        parse::halyard_nack(flags, body)
+    }
 }
 
 /// GAP (RTPS 2.5 §8.3.8.5).

@@ -341,3 +341,29 @@ fn reception_report_round_trips_and_other_vendor_ids_stay_opaque() {
         "a short report is an error, not a panic"
     );
 }
+
+#[test]
+fn halyard_nack_round_trips_as_a_vendor_submessage() {
+    let mut set = SequenceNumberSet::new(SequenceNumber(1000), 200);
+    set.insert(SequenceNumber(1000));
+    set.insert(SequenceNumber(1199));
+    let an = AckNack {
+        reader_id: rid(),
+        writer_id: wid(),
+        reader_sn_state: set,
+        count: 9,
+        final_flag: false,
+    };
+    let mut b = builder();
+    b.halyard_nack(&an);
+    let bytes = b.finish();
+    let subs = parse_all(&bytes);
+    let Submessage::Vendor { id, flags, body } = subs[0] else { panic!("{subs:?}") };
+    assert_eq!(id, id::HALYARD_NACK);
+    assert_eq!(AckNack::parse_halyard_nack(flags, body), Ok(an));
+    assert_eq!(
+        AckNack::parse_halyard_nack(flags, &body[..10]),
+        Err(WireError::Truncated),
+        "a short NACK is an error, not a panic"
+    );
+}

@@ -143,7 +143,7 @@ impl Participant {
     }
 
     /// Whether remote participant `prefix` is a Halyard one.
-    fn is_halyard(&self, prefix: halyard_wire::GuidPrefix) -> bool {
+    pub(crate) fn is_halyard(&self, prefix: halyard_wire::GuidPrefix) -> bool {
         self.remote
             .get(&prefix)
             .is_some_and(|p| p.data.vendor_id == VendorId::HALYARD)

@@ -124,6 +124,35 @@ impl Writer {
         advanced
     }
 
+    /// Handles Halyard's NACK from `reader`: resends the changes it names, as for an
+    /// ACKNACK's bits, and acknowledges nothing (a reader whose acknowledgments lag what it
+    /// received names with it what its ACKNACK cannot reach; see `reader`'s `nack_beyond`).
+    pub(crate) fn on_halyard_nack(
+        &mut self,
+        now: Instant,
+        out: &mut Outbox,
+        cfg: &ParticipantConfig,
+        reader: Guid,
+        nack: &AckNack,
+    ) {
+        self.flush_batch(out);
+        let last_sn = self.last_sn;
+        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced) else {
+            return;
+        };
+        let mut named = false;
+        for sn in nack.reader_sn_state.iter() {
+            if sn >= p.acked_below && sn <= last_sn && p.requested.len() < MAX_REQUESTED_PER_READER
+            {
+                named |= p.requested.insert(sn);
+            }
+        }
+        if named {
+            let ctx = &mut Ctx { now, out, cfg };
+            self.serve_requests(ctx, reader, false);
+        }
+    }
+
     /// Handles a NACK_FRAG: resends the named fragments (at most one burst).
     pub(crate) fn on_nackfrag(
         &mut self,

@@ -954,3 +954,62 @@ fn a_writer_read_by_a_durability_service_has_the_high_water_window() {
         },
     );
 }
+
+/// A service's reader acknowledges only what its service stored, so its ACKNACK, based there,
+/// reaches 256 changes at most: changes lost further on are named by Halyard's NACK, and
+/// repaired before the service stores anything. (Before, they waited for the service's
+/// commits to bring the ACKNACK within reach: a late service on a fast stream of small
+/// samples was repaired 256 changes per commit, and the stream kept that pace.)
+#[test]
+fn a_service_reader_gets_losses_beyond_its_acknack_repaired_before_it_stores() {
+    for_each_seed(
+        "a_service_reader_gets_losses_beyond_its_acknack_repaired_before_it_stores",
+        20,
+        |seed| {
+            let mut net = SimNet::new(seed, faults());
+            let a = net.add_node(node_config(1));
+            let s = net.add_node(node_config(2));
+            let now = net.instant();
+            let w = net
+                .p(a)
+                .create_writer(now, spec_w(DurabilityKind::Transient));
+            let mut svc = Service::start(&mut net, s);
+            svc.storing = false;
+            let wg = Guid::new(net.p(a).guid_prefix(), w);
+            let ok = net.run_until(30 * SEC, |n| {
+                n.node(s).saw(|e| {
+                    matches!(e, halyard_core::Event::SubscriptionMatched { writer, matched: true, .. } if *writer == wg)
+                })
+            });
+            assert!(ok, "seed {seed:#x}: the service's reader never matched");
+            const N: u64 = 2000;
+            for i in 0..N {
+                write_retrying(&mut net, a, w, KEY, indexed_payload(i, 64));
+            }
+            let held = svc.reader;
+            let mut services = [svc];
+            let got_all = |net: &SimNet| {
+                let mut got: Vec<Option<u64>> = received(net, s, held);
+                got.sort();
+                got.dedup();
+                got.len() as u64 == N
+            };
+            for _ in 0..100 {
+                if got_all(&net) {
+                    break;
+                }
+                run_services(&mut net, &mut services, 100 * MS);
+            }
+            let got = received(&net, s, held).len();
+            assert!(
+                got_all(&net),
+                "seed {seed:#x}: the service's reader got {got} of {N} in 10 s with nothing stored"
+            );
+            assert!(
+                !net.node(a).p.writer_all_acked(w),
+                "seed {seed:#x}: acknowledged though the service stored nothing"
+            );
+            assert!(services[0].stored.is_empty(), "seed {seed:#x}");
+        },
+    );
+}

@@ -205,6 +205,18 @@ fn submessage(sid: u8, flags: u8, body: &[u8]) -> Result<Submessage<'_>, WireErr
     })
 }
 
+/// The body of Halyard's NACK: an ACKNACK's.
+pub(super) fn halyard_nack(flags: u8, body: &[u8]) -> Result<AckNack, WireError> {
+    let mut c = Cursor::new(body, flags & 1 != 0);
+    Ok(AckNack {
+        reader_id: c.entity()?,
+        writer_id: c.entity()?,
+        reader_sn_state: c.sn_set()?,
+        count: c.i32()?,
+        final_flag: false,
+    })
+}
+
 /// The body of Halyard's reception report.
 pub(super) fn reception_report(flags: u8, body: &[u8]) -> Result<ReceptionReport, WireError> {
     let mut c = Cursor::new(body, flags & 1 != 0);
