@@ -1060,7 +1060,10 @@ impl Participant {
                 id: halyard_wire::message::id::HALYARD_NACK,
                 flags,
                 body,
-            } if header.vendor == VendorId::HALYARD => self.on_halyard_nack(now, rx, flags, body),
+            } if header.vendor == VendorId::HALYARD && self.security.is_none() => {
+                // A secure participant takes no unprotected NACK (see `send_acknack`).
+                self.on_halyard_nack(now, rx, flags, body)
+            }
             _ => {}
         }
     }
@@ -1441,7 +1444,9 @@ impl Participant {
 
     /// Sends an ACKNACK (and NACK_FRAGs) from local reader `r` to `writer`.
     pub(crate) fn send_acknack(&mut self, now: Instant, r: EntityId, writer: Guid) {
-        let halyard = self.is_halyard(writer.prefix);
+        // Halyard's NACK goes unprotected: not from a secure participant (its ACKNACKs may
+        // be protected, and a plain NACK would be a way around that).
+        let halyard = self.security.is_none() && self.is_halyard(writer.prefix);
         let Some(rd) = self.readers.get_mut(&r) else {
             return;
         };

@@ -797,7 +797,8 @@ impl WriterProxy {
     /// buffer overflowed while it waited for the history, was repaired 256 changes per
     /// commit, and the stream stayed at that pace. This names up to 256 missing changes from
     /// `next_sn` (those not asked for within [`Self::nack_hold`]), acknowledging nothing. For
-    /// Halyard writers only: other vendors skip vendor-specific submessages.
+    /// Halyard writers only (other vendors skip vendor-specific submessages), and only
+    /// between participants without security (it travels unprotected).
     pub(crate) fn nack_beyond(&mut self, reader: EntityId, now: Instant) -> Option<AckNack> {
         let base = self.unreleased.as_ref()?.front().copied()?;
         let first = self.next_sn;
