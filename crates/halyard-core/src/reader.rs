@@ -763,18 +763,8 @@ impl WriterProxy {
                 && !self.frags.contains_key(&sn)
             {
                 missing = true;
-                if self
-                    .requested_at
-                    .get(&sn)
-                    .is_some_and(|&t| held(self.answered_upto, t, now, hold))
-                {
-                    continue;
-                }
-                set.insert(sn);
-                if self.requested_at.insert(sn, now).is_none() {
-                    self.set_probe(now, sn, 0);
-                } else {
-                    self.drop_probe_on(sn);
+                if self.ask_for(sn, now, hold) {
+                    set.insert(sn);
                 }
             }
         }
@@ -787,6 +777,25 @@ impl WriterProxy {
             count: self.acknack_count,
             final_flag: nothing_missing,
         }
+    }
+
+    /// Whether missing change `sn` is asked for now: not if it was within `hold` (the
+    /// writer may be answering), else it is noted as asked for now (and probes the round
+    /// trip when asked for the first time, see [`Self::set_probe`]).
+    fn ask_for(&mut self, sn: SequenceNumber, now: Instant, hold: Duration) -> bool {
+        if self
+            .requested_at
+            .get(&sn)
+            .is_some_and(|&t| held(self.answered_upto, t, now, hold))
+        {
+            return false;
+        }
+        if self.requested_at.insert(sn, now).is_none() {
+            self.set_probe(now, sn, 0);
+        } else {
+            self.drop_probe_on(sn);
+        }
+        true
     }
 
     /// Halyard's NACK to send with the ACKNACK (`halyard_wire::message::id::HALYARD_NACK`),
@@ -814,19 +823,9 @@ impl WriterProxy {
             if self.pending.contains_key(&sn) || self.frags.contains_key(&sn) {
                 continue;
             }
-            if self
-                .requested_at
-                .get(&sn)
-                .is_some_and(|&t| held(self.answered_upto, t, now, hold))
-            {
-                continue;
-            }
-            set.insert(sn);
-            any = true;
-            if self.requested_at.insert(sn, now).is_none() {
-                self.set_probe(now, sn, 0);
-            } else {
-                self.drop_probe_on(sn);
+            if self.ask_for(sn, now, hold) {
+                set.insert(sn);
+                any = true;
             }
         }
         any.then_some(AckNack {

@@ -273,25 +273,46 @@ fn faults() -> Faults {
     }
 }
 
+/// A TRANSIENT writer on node `a` and, on node `s`, a service that stores nothing yet (its
+/// reader holds every acknowledgment), matched, on the lossy network of [`faults`].
+struct HeldService {
+    net: SimNet,
+    a: usize,
+    s: usize,
+    w: EntityId,
+    svc: Service,
+}
+
+fn held_service_matched(seed: u64) -> HeldService {
+    let mut net = SimNet::new(seed, faults());
+    let a = net.add_node(node_config(1));
+    let s = net.add_node(node_config(2));
+    let now = net.instant();
+    let w = net
+        .p(a)
+        .create_writer(now, spec_w(DurabilityKind::Transient));
+    let mut svc = Service::start(&mut net, s);
+    svc.storing = false;
+    let wg = Guid::new(net.p(a).guid_prefix(), w);
+    let ok = net.run_until(30 * SEC, |n| {
+        n.node(s).saw(|e| {
+            matches!(e, halyard_core::Event::SubscriptionMatched { writer, matched: true, .. } if *writer == wg)
+        })
+    });
+    assert!(ok, "seed {seed:#x}: the service's reader never matched");
+    HeldService { net, a, s, w, svc }
+}
+
 #[test]
 fn acknowledgment_waits_for_the_store() {
     for_each_seed("acknowledgment_waits_for_the_store", 30, |seed| {
-        let mut net = SimNet::new(seed, faults());
-        let a = net.add_node(node_config(1));
-        let s = net.add_node(node_config(2));
-        let now = net.instant();
-        let w = net
-            .p(a)
-            .create_writer(now, spec_w(DurabilityKind::Transient));
-        let mut svc = Service::start(&mut net, s);
-        svc.storing = false;
-        let wg = Guid::new(net.p(a).guid_prefix(), w);
-        let ok = net.run_until(30 * SEC, |n| {
-            n.node(s).saw(|e| {
-                matches!(e, halyard_core::Event::SubscriptionMatched { writer, matched: true, .. } if *writer == wg)
-            })
-        });
-        assert!(ok, "seed {seed:#x}: the service's reader never matched");
+        let HeldService {
+            mut net,
+            a,
+            s,
+            w,
+            mut svc,
+        } = held_service_matched(seed);
         for i in 0..50 {
             write_retrying(&mut net, a, w, KEY, indexed_payload(i, 64));
         }
@@ -966,22 +987,13 @@ fn a_service_reader_gets_losses_beyond_its_acknack_repaired_before_it_stores() {
         "a_service_reader_gets_losses_beyond_its_acknack_repaired_before_it_stores",
         20,
         |seed| {
-            let mut net = SimNet::new(seed, faults());
-            let a = net.add_node(node_config(1));
-            let s = net.add_node(node_config(2));
-            let now = net.instant();
-            let w = net
-                .p(a)
-                .create_writer(now, spec_w(DurabilityKind::Transient));
-            let mut svc = Service::start(&mut net, s);
-            svc.storing = false;
-            let wg = Guid::new(net.p(a).guid_prefix(), w);
-            let ok = net.run_until(30 * SEC, |n| {
-                n.node(s).saw(|e| {
-                    matches!(e, halyard_core::Event::SubscriptionMatched { writer, matched: true, .. } if *writer == wg)
-                })
-            });
-            assert!(ok, "seed {seed:#x}: the service's reader never matched");
+            let HeldService {
+                mut net,
+                a,
+                s,
+                w,
+                svc,
+            } = held_service_matched(seed);
             const N: u64 = 2000;
             for i in 0..N {
                 write_retrying(&mut net, a, w, KEY, indexed_payload(i, 64));

@@ -181,21 +181,21 @@ impl MessageBuilder {
     /// ACKNACK (numBits words only are written).
     pub fn acknack(&mut self, an: &AckNack) {
         let s = self.begin(id::ACKNACK, if an.final_flag { 0x02 } else { 0 });
+        self.acknack_body(an);
+        self.end(s);
+    }
+    fn acknack_body(&mut self, an: &AckNack) {
         self.ids(an.reader_id, an.writer_id);
         self.sn(an.reader_sn_state.base);
         self.bitmap(an.reader_sn_state.num_bits, &an.reader_sn_state.bitmap);
         self.u32(an.count as u32);
-        self.end(s);
     }
     /// Halyard's NACK (vendor-specific; only meaningful in messages whose header names
     /// Halyard's vendor id): the body of an ACKNACK, naming changes, acknowledging none
     /// ([`AckNack::parse_halyard_nack`]).
     pub fn halyard_nack(&mut self, an: &AckNack) {
         let s = self.begin(id::HALYARD_NACK, 0);
-        self.ids(an.reader_id, an.writer_id);
-        self.sn(an.reader_sn_state.base);
-        self.bitmap(an.reader_sn_state.num_bits, &an.reader_sn_state.bitmap);
-        self.u32(an.count as u32);
+        self.acknack_body(an);
         self.end(s);
     }
     /// NACK_FRAG.

@@ -183,13 +183,7 @@ fn submessage(sid: u8, flags: u8, body: &[u8]) -> Result<Submessage<'_>, WireErr
             last_fragment_num: c.u32()?,
             count: c.i32()?,
         }),
-        id::ACKNACK => Submessage::AckNack(AckNack {
-            reader_id: c.entity()?,
-            writer_id: c.entity()?,
-            reader_sn_state: c.sn_set()?,
-            count: c.i32()?,
-            final_flag: flags & 0x02 != 0,
-        }),
+        id::ACKNACK => Submessage::AckNack(acknack_body(&mut c, flags & 0x02 != 0)?),
         id::NACK_FRAG => Submessage::NackFrag(NackFrag {
             reader_id: c.entity()?,
             writer_id: c.entity()?,
@@ -205,16 +199,20 @@ fn submessage(sid: u8, flags: u8, body: &[u8]) -> Result<Submessage<'_>, WireErr
     })
 }
 
-/// The body of Halyard's NACK: an ACKNACK's.
-pub(super) fn halyard_nack(flags: u8, body: &[u8]) -> Result<AckNack, WireError> {
-    let mut c = Cursor::new(body, flags & 1 != 0);
+/// The body of an ACKNACK (its F flag given).
+fn acknack_body(c: &mut Cursor<'_>, final_flag: bool) -> Result<AckNack, WireError> {
     Ok(AckNack {
         reader_id: c.entity()?,
         writer_id: c.entity()?,
         reader_sn_state: c.sn_set()?,
         count: c.i32()?,
-        final_flag: false,
+        final_flag,
     })
+}
+
+/// The body of Halyard's NACK: an ACKNACK's.
+pub(super) fn halyard_nack(flags: u8, body: &[u8]) -> Result<AckNack, WireError> {
+    acknack_body(&mut Cursor::new(body, flags & 1 != 0), false)
 }
 
 /// The body of Halyard's reception report.
