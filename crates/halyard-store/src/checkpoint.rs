@@ -17,11 +17,11 @@
 //! transaction after every frame was copied, which a checkpointer racing a steady stream of
 //! commits may seldom leave it. So the committing thread bounds the log itself: once it is
 //! longer than [`log_limit`] (256 MB, less for a store with a small size cap), a commit runs
-//! a RESTART checkpoint, as SQLite's own automatic checkpoint would have, only rarely. RESTART, not TRUNCATE: the next commits
-//! write the log from its start again, over file blocks and page-cache pages that exist
-//! already, where a truncated log is extended block by block (the file system allocates, the
-//! kernel takes fresh pages). The log file is truncated to `journal_size_limit` (the same
-//! bound) after a restart. Measured with `examples/store_bench` (500 000 × 1 KB, Normal, 3
+//! a RESTART checkpoint, as SQLite's own automatic checkpoint would have, only rarely.
+//! RESTART, not TRUNCATE: the next commits write the log from its start again, over file
+//! blocks and page-cache pages that exist already, where a truncated log is extended block by
+//! block (the file system allocates, the kernel takes fresh pages). The log file is truncated
+//! to `journal_size_limit` (the same bound) after a restart. Measured with `examples/store_bench` (500 000 × 1 KB, Normal, 3
 //! alternating runs, a 64 MB bound): 367–376 k samples/s with TRUNCATE, 427–442 k with
 //! RESTART.
 //!
@@ -94,7 +94,7 @@ pub(crate) struct Checkpointer {
     since_wake: u64,
     /// The log's length that owes a restart ([`log_limit`]).
     limit: u64,
-    /// The log outgrew [`MAX_LOG_BYTES`] and was not restarted since.
+    /// The log outgrew `limit` and was not restarted since.
     restart_owed: bool,
 }
 

@@ -651,15 +651,11 @@ impl Store {
         }
         let bytes = std::mem::take(&mut self.uncommitted_bytes);
         if let Some(c) = self.checkpointer.as_mut() {
-            let wait = match c.committed(bytes) {
-                LogRestart::No => None,
-                LogRestart::IfIdle => Some(false),
-                LogRestart::Now => Some(true),
-            };
-            if let Some(wait) = wait {
+            let restart = c.committed(bytes);
+            if restart != LogRestart::No {
                 // A failure or a busy checkpointer leaves the log long (nothing committed is
                 // at stake); the next commit tries again.
-                let _ = c.restart(&self.conn, wait);
+                let _ = c.restart(&self.conn, restart == LogRestart::Now);
             }
         }
         Ok(std::mem::take(&mut self.pending))

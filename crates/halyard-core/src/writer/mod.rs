@@ -60,7 +60,7 @@ pub use filter::{FilterCompiler, SampleFilter};
 pub(crate) use time_filter::TimeFilter;
 
 use crate::admission::finite;
-use crate::config::{ParticipantConfig, WINDOW_SAMPLES};
+use crate::config::{ParticipantConfig, MAX_REQUESTED_PER_READER, WINDOW_SAMPLES};
 use crate::deadline::DeadlineQueue;
 use crate::event::ChangeKind;
 use crate::outbox::Outbox;
@@ -228,6 +228,21 @@ impl ReaderProxy {
             durability_service: false,
             catches_up: false,
         }
+    }
+
+    /// Notes the changes `missing` names (those written, from what the reader acknowledged)
+    /// as asked for, up to [`MAX_REQUESTED_PER_READER`]; true if any was not already.
+    pub(crate) fn request(&mut self, missing: &SequenceNumberSet, last_sn: SequenceNumber) -> bool {
+        let mut added = false;
+        for sn in missing.iter() {
+            if sn >= self.acked_below
+                && sn <= last_sn
+                && self.requested.len() < MAX_REQUESTED_PER_READER
+            {
+                added |= self.requested.insert(sn);
+            }
+        }
+        added
     }
 }
 

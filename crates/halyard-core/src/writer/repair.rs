@@ -84,11 +84,7 @@ impl Writer {
             p.acked_below = base;
         }
         p.reported_gap = set.iter().next().is_some();
-        for sn in set.iter() {
-            if sn <= last_sn && p.requested.len() < MAX_REQUESTED_PER_READER {
-                p.requested.insert(sn);
-            }
-        }
+        p.request(set, last_sn);
         if newly_synced {
             // What was written for it while it synchronised, held back until now.
             let owed = self
@@ -140,14 +136,7 @@ impl Writer {
         let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced) else {
             return;
         };
-        let mut named = false;
-        for sn in nack.reader_sn_state.iter() {
-            if sn >= p.acked_below && sn <= last_sn && p.requested.len() < MAX_REQUESTED_PER_READER
-            {
-                named |= p.requested.insert(sn);
-            }
-        }
-        if named {
+        if p.request(&nack.reader_sn_state, last_sn) {
             let ctx = &mut Ctx { now, out, cfg };
             self.serve_requests(ctx, reader, false);
         }
