@@ -758,10 +758,7 @@ impl WriterProxy {
         let mut set = SequenceNumberSet::new(base, bits);
         let mut missing = false;
         for sn in base.until(base + i64::from(bits)) {
-            if sn >= self.next_sn
-                && !self.pending.contains_key(&sn)
-                && !self.frags.contains_key(&sn)
-            {
+            if self.is_missing(sn) {
                 missing = true;
                 if self.ask_for(sn, now, hold) {
                     set.insert(sn);
@@ -777,6 +774,12 @@ impl WriterProxy {
             count: self.acknack_count,
             final_flag: nothing_missing,
         }
+    }
+
+    /// Whether change `sn` is missing: not delivered, not waiting in the reorder buffer, not
+    /// partially received (its fragments are asked for by NACK_FRAG).
+    fn is_missing(&self, sn: SequenceNumber) -> bool {
+        sn >= self.next_sn && !self.pending.contains_key(&sn) && !self.frags.contains_key(&sn)
     }
 
     /// Whether missing change `sn` is asked for now: not if it was within `hold` (the
@@ -820,10 +823,7 @@ impl WriterProxy {
         let mut set = SequenceNumberSet::new(first, bits);
         let mut any = false;
         for sn in first.until(first + i64::from(bits)) {
-            if self.pending.contains_key(&sn) || self.frags.contains_key(&sn) {
-                continue;
-            }
-            if self.ask_for(sn, now, hold) {
+            if self.is_missing(sn) && self.ask_for(sn, now, hold) {
                 set.insert(sn);
                 any = true;
             }
