@@ -255,6 +255,13 @@ pub(crate) struct Writer {
     changes: BTreeMap<SequenceNumber, CacheChange>,
     instances: SeededMap<[u8; 16], VecDeque<SequenceNumber>>,
     unacked_bytes_cache: usize,
+    /// A writer that keeps acknowledged changes (TRANSIENT_LOCAL and above, not a relay):
+    /// the lowest sequence number some reliable reader had not acknowledged at the last
+    /// [`Writer::collect_acked`], and the payload bytes of the changes held below it. Its
+    /// unacknowledged bytes are then the history's less these, and an ACKNACK costs the
+    /// changes it newly acknowledges, not every change still unacknowledged.
+    acked_floor: SequenceNumber,
+    acked_bytes: usize,
     /// The largest payload written so far: it sizes the flow-control window.
     largest_sample: usize,
     /// Payload bytes of all changes held.
@@ -362,6 +369,8 @@ impl Writer {
             changes: BTreeMap::new(),
             instances: seeded_map(hash_seed),
             unacked_bytes_cache: 0,
+            acked_floor: SequenceNumber(0),
+            acked_bytes: 0,
             largest_sample: 0,
             history_bytes: 0,
             last_sn: SequenceNumber(0),
@@ -487,7 +496,7 @@ impl Writer {
     /// Removes change `sn` from the history (and its instance's entry), returning its buffer.
     fn drop_change(&mut self, sn: SequenceNumber) {
         if let Some(c) = self.changes.remove(&sn) {
-            self.history_bytes -= c.change.payload.len();
+            self.forget_bytes(sn, c.change.payload.len());
             self.forget_instance_entry(&c);
             release(self.buffers.as_ref(), c);
         }
@@ -799,8 +808,13 @@ impl Writer {
                 if let Some(old) = q.pop_front() {
                     if let Some(c) = self.changes.remove(&old) {
                         let len = c.change.payload.len();
-                        self.unacked_bytes_cache = self.unacked_bytes_cache.saturating_sub(len);
+                        // As `forget_bytes` (the queue borrows the instance map).
                         self.history_bytes -= len;
+                        if old < self.acked_floor {
+                            self.acked_bytes -= len;
+                        } else {
+                            self.unacked_bytes_cache = self.unacked_bytes_cache.saturating_sub(len);
+                        }
                         release(self.buffers.as_ref(), c);
                     }
                 }
@@ -832,12 +846,22 @@ impl Writer {
         let min_acked = self.min_acked();
         if self.keeps_history() {
             // KEEP_ALL TRANSIENT_LOCAL retains everything up to its limits; KEEP_LAST is
-            // bounded by the per-instance queues.
-            self.unacked_bytes_cache = self
-                .changes
-                .range(min_acked..)
-                .map(|(_, c)| c.change.payload.len())
-                .sum();
+            // bounded by the per-instance queues. The bytes acknowledged grow by the changes
+            // between the old floor and the new; a floor that went back (a reader matched)
+            // is summed again from the start.
+            let sum = |w: &Self, r: std::ops::Range<SequenceNumber>| -> usize {
+                w.changes
+                    .range(r)
+                    .map(|(_, c)| c.change.payload.len())
+                    .sum()
+            };
+            if min_acked >= self.acked_floor {
+                self.acked_bytes += sum(self, self.acked_floor..min_acked);
+            } else {
+                self.acked_bytes = sum(self, SequenceNumber(0)..min_acked);
+            }
+            self.acked_floor = min_acked;
+            self.unacked_bytes_cache = self.history_bytes - self.acked_bytes;
             return;
         }
         while let Some((&sn, _)) = self.changes.first_key_value() {
@@ -937,6 +961,20 @@ impl Writer {
 
     /// The history's invariants (checked in debug builds after every change to it).
     fn check_history(&self) {
+        // Summing the history is linear: only small ones are checked (tests stay fast).
+        #[cfg(debug_assertions)]
+        if self.changes.len() <= 512 {
+            let below: usize = self
+                .changes
+                .range(..self.acked_floor)
+                .map(|(_, c)| c.change.payload.len())
+                .sum();
+            assert_eq!(
+                below, self.acked_bytes,
+                "the bytes counted as acknowledged differ from the history's below {:?}",
+                self.acked_floor
+            );
+        }
         debug_assert!(
             self.unacked_bytes_cache <= self.history_bytes,
             "unacknowledged bytes ({}) exceed the history's ({})",
@@ -955,6 +993,14 @@ impl Writer {
                 .all(|p| p.acked_below <= self.last_sn + 1 && p.start_sn <= self.last_sn + 1),
             "a reader proxy acknowledged or starts beyond what was written"
         );
+    }
+
+    /// Accounts for change `sn`, of `len` payload bytes, leaving the history.
+    fn forget_bytes(&mut self, sn: SequenceNumber, len: usize) {
+        self.history_bytes -= len;
+        if sn < self.acked_floor {
+            self.acked_bytes -= len;
+        }
     }
 
     fn forget_instance_entry(&mut self, c: &CacheChange) {
