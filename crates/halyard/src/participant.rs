@@ -319,6 +319,11 @@ impl DomainParticipant {
         participant.durability = crate::durability::EmbeddedDurability::Off;
         participant.entity_name = Some("halyard embedded durability service".into());
         participant.user_data = Vec::new();
+        // Its readers take user data by unicast. The service runs on its writers' host: a
+        // group address its readers shared with others would have those writers multicast,
+        // and every participant of the host that joined the group (the writer's own, other
+        // processes' services) receive, parse and discard each datagram.
+        participant.unicast_user_data = true;
         let config = crate::durability::DurabilityConfig {
             store,
             sync: crate::durability::sync_from_environment()?,
