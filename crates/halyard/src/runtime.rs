@@ -75,6 +75,9 @@ pub(crate) struct Shared {
     inbox: Mutex<Vec<Vec<u8>>>,
     /// Datagrams in `inbox`.
     inbox_len: AtomicUsize,
+    /// The participant's GUID prefix: its own datagrams, which a multicast it sent brings
+    /// back, are dropped before they take the lock (see [`Shared::receive`]).
+    prefix: halyard_wire::GuidPrefix,
     /// The lock's holder handles the inbox before it releases the lock: it took it with
     /// [`Shared::lock_draining`] and ends with [`Shared::finish`] (or waits through
     /// [`Shared::wait_changed`] or the timer loop, which handle it before they wait).
@@ -88,6 +91,7 @@ const INBOX_DATAGRAMS: usize = 64;
 impl Shared {
     pub(crate) fn new(core: Participant, transport: UdpTransport) -> Arc<Shared> {
         let seed = core.config().hash_seed;
+        let prefix = core.guid_prefix();
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
@@ -112,6 +116,7 @@ impl Shared {
             threads: Mutex::new(Vec::new()),
             inbox: Mutex::new(Vec::new()),
             inbox_len: AtomicUsize::new(0),
+            prefix,
             drainer_holds: AtomicBool::new(false),
         })
     }
@@ -458,6 +463,12 @@ impl Shared {
     /// lock, and checks it once more after (`release_draining`), so one of the two threads
     /// sees the datagram (every step is sequentially consistent).
     fn receive(&self, datagram: &[u8]) {
+        // Our own datagram, back from a multicast group we send to and listen on: the core
+        // would drop it (it counts it among the datagrams received, nothing else), but only
+        // under the lock, which a writing thread holds, and after it took the inbox's copy.
+        if datagram.get(8..20) == Some(&self.prefix.0[..]) && datagram.starts_with(b"RTPS") {
+            return;
+        }
         if let Some(st) = self.try_lock_draining() {
             self.handle_received(st, datagram);
             return;
