@@ -165,6 +165,10 @@ pub struct Participant {
     pub(crate) local_matches: BTreeMap<EntityId, Vec<EntityId>>,
     /// Samples of an open coherent set held for readers of this participant (by writer).
     pub(crate) local_sets: BTreeMap<EntityId, Vec<ReceivedSample>>,
+    /// The embedded durability service of this process whose readers are fed in memory
+    /// (see [`Participant::set_fed_service`]), and the changes handed to them, not yet polled.
+    pub(crate) fed_service: Option<GuidPrefix>,
+    pub(crate) fed: VecDeque<ReceivedSample>,
     /// Local publishers and subscribers (see [`crate::group_coherent`]).
     pub(crate) groups: BTreeMap<EntityId, crate::group_coherent::LocalGroup>,
     /// GROUP coherent sets held for local subscribers until complete.
@@ -253,6 +257,8 @@ impl Participant {
             remote_readers: BTreeMap::new(),
             local_matches: BTreeMap::new(),
             local_sets: BTreeMap::new(),
+            fed_service: None,
+            fed: VecDeque::new(),
             groups: BTreeMap::new(),
             group_sets: BTreeMap::new(),
             released_group_sets: BTreeMap::new(),
@@ -545,6 +551,7 @@ impl Participant {
             return Err(WriteError::Full);
         }
         let copy = local.as_ref().map(|_| change.clone());
+        let fed_copy = w.feeds().then(|| change.clone());
         w.next_group_mark = group_mark;
         let written = w.write(
             now,
@@ -573,6 +580,9 @@ impl Participant {
         self.after_assertion(now, note);
         if let Some(due) = due {
             self.write_due = due_before.and(due);
+        }
+        if let Some(c) = fed_copy {
+            self.feed(writer, sn, &c);
         }
         if let (Some(readers), Some(c)) = (local, copy) {
             let src = Guid::new(self.prefix, writer);
@@ -719,6 +729,65 @@ impl Participant {
     /// The next event, if any.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+
+    /// Feeds the reliable readers of participant `service` (this process's embedded
+    /// durability service) in memory from now on: a reliable writer matched with one sends
+    /// it nothing, hands it its history at the match and then each change it writes
+    /// ([`Participant::poll_fed`]), and counts as acknowledged what the service says it
+    /// stored ([`Participant::fed_ack`]). ACKNACKs and NACKs from such a reader are ignored.
+    /// Readers matched before the call stay on the wire. `None` stops it for later matches.
+    pub fn set_fed_service(&mut self, service: Option<GuidPrefix>) {
+        self.fed_service = service;
+    }
+
+    /// The next change handed to a fed reader (`reader`: its entity in the service's
+    /// participant; `writer`: the local writer), if any. The driver must poll these after
+    /// every call, as it polls samples: they wait here until it does.
+    pub fn poll_fed(&mut self) -> Option<ReceivedSample> {
+        self.fed.pop_front()
+    }
+
+    /// The service stored every change of local writer `writer` below `next` for its fed
+    /// reader `reader`: they count as acknowledged by it. False if that acknowledged nothing
+    /// new (or there is no such fed reader).
+    pub fn fed_ack(&mut self, writer: EntityId, reader: Guid, next: SequenceNumber) -> bool {
+        self.writers
+            .get_mut(&writer)
+            .is_some_and(|w| w.fed_ack(&reader, next))
+    }
+
+    /// Hands change `sn` of local writer `writer` to its fed readers.
+    fn feed(&mut self, writer: EntityId, sn: SequenceNumber, c: &NewChange) {
+        let Some(w) = self.writers.get(&writer) else {
+            return;
+        };
+        let src = Guid::new(self.prefix, writer);
+        for r in w.fed_readers(sn) {
+            self.fed.push_back(ReceivedSample {
+                reader: r.entity,
+                writer: src,
+                sn,
+                kind: c.kind,
+                key_hash: Some(c.key_hash),
+                payload: std::sync::Arc::clone(&c.payload),
+                source_timestamp: c.timestamp,
+                lifespan_expiry: None,
+                group: None,
+                group_seq: None,
+                original: c.original,
+            });
+        }
+    }
+
+    /// Hands fed reader `reader` the history writer `writer` holds for it (at the match).
+    pub(crate) fn feed_history(&mut self, writer: EntityId, reader: Guid) {
+        let Some(w) = self.writers.get(&writer) else {
+            return;
+        };
+        for (sn, c) in w.fed_history(&reader) {
+            self.feed(writer, sn, &c);
+        }
     }
 
     /// The next received sample, if any.

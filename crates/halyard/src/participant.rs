@@ -331,9 +331,10 @@ impl DomainParticipant {
             only_participant: Some(self.guid_prefix()),
             ..Default::default()
         };
-        *slot = Some(crate::durability::DurabilityService::start(
+        *slot = Some(crate::durability::DurabilityService::start_embedded(
             self.domain_id,
             config,
+            &self.shared,
         )?);
         Ok(())
     }

@@ -50,6 +50,9 @@ pub(crate) struct State {
     /// The durability service this participant runs for, if it is one's (see
     /// [`crate::durability`]): its readers' samples and the domain's writers go to it.
     pub(crate) service: Option<crate::durability::Tap>,
+    /// The embedded durability service this participant's writers feed in memory, if any
+    /// (see [`crate::durability::DurabilityService::start_embedded`]).
+    pub(crate) fed: Option<std::sync::mpsc::Sender<crate::durability::Input>>,
 }
 
 /// A deferred listener invocation.
@@ -104,6 +107,7 @@ impl Shared {
                 deferred_calls: Vec::new(),
                 builtin: Default::default(),
                 service: None,
+                fed: None,
             }),
             changed: Condvar::new(),
             changed_waiters: AtomicUsize::new(0),
@@ -258,6 +262,12 @@ impl Shared {
                     st.pending_calls
                         .push(Box::new(move || l.on_sample_rejected(total)));
                 }
+            }
+        }
+        while let Some(s) = st.core.poll_fed() {
+            if let Some(tx) = &st.fed {
+                // The service thread ends only after this participant shut down.
+                let _ = tx.send(crate::durability::Input::Fed(s));
             }
         }
         let next = match st.core.take_write_due() {

@@ -125,6 +125,19 @@ impl Participant {
         proxy.time_filter = self.time_filter_of(ed).map(crate::writer::TimeFilter::new);
         proxy.durability_service = crate::relay::is_service_reader(ed);
         proxy.catches_up = crate::relay::catches_up_from_relays(ed);
+        // This process's embedded service's reader: fed in memory by a reliable writer.
+        let fed = reliable
+            && proxy.durability_service
+            && self.fed_service == Some(reader.prefix)
+            && self
+                .writers
+                .get(&writer)
+                .is_some_and(|w| w.is_reliable() && !w.relay && !w.builtin);
+        if fed {
+            proxy.fed = true;
+            proxy.locators.clear();
+            proxy.multicast = None;
+        }
         // A writer that encodes its payloads cannot filter on their content: the reader does.
         let announced = match self.payload_protected(writer) {
             true => None,
@@ -134,6 +147,9 @@ impl Participant {
             // Before anything is sent to the reader: its filter applies from the first sample.
             proxy.filter = w.compile_filter(announced.as_ref());
             w.add_proxy(now, proxy, durable);
+        }
+        if fed {
+            self.feed_history(writer, reader);
         }
         self.push_event(Event::PublicationMatched {
             writer,

@@ -199,6 +199,10 @@ pub(crate) struct ReaderProxy {
     /// The reader is a service's that catches up from relays: a relay sends it everything,
     /// so that services that missed a writer catch up from each other.
     pub(crate) catches_up: bool,
+    /// The reader is this process's embedded durability service's, fed in memory (see
+    /// [`crate::Participant::set_fed_service`]): nothing is sent to it, it is handed each
+    /// change, and its acknowledgments come from the service's commits, never from the wire.
+    pub(crate) fed: bool,
 }
 
 impl ReaderProxy {
@@ -227,6 +231,7 @@ impl ReaderProxy {
             snapshot_end: SequenceNumber(i64::MAX),
             durability_service: false,
             catches_up: false,
+            fed: false,
         }
     }
 
@@ -262,6 +267,8 @@ pub(crate) struct Writer {
     /// changes it newly acknowledges, not every change still unacknowledged.
     acked_floor: SequenceNumber,
     acked_bytes: usize,
+    /// Some reader is fed (see [`ReaderProxy::fed`]).
+    feeds: bool,
     /// The largest payload written so far: it sizes the flow-control window.
     largest_sample: usize,
     /// Payload bytes of all changes held.
@@ -371,6 +378,7 @@ impl Writer {
             unacked_bytes_cache: 0,
             acked_floor: SequenceNumber(0),
             acked_bytes: 0,
+            feeds: false,
             largest_sample: 0,
             history_bytes: 0,
             last_sn: SequenceNumber(0),
@@ -451,7 +459,7 @@ impl Writer {
         self.buffers = Some(pool);
     }
 
-    fn is_reliable(&self) -> bool {
+    pub(crate) fn is_reliable(&self) -> bool {
         self.spec.qos.reliability.kind == ReliabilityKind::Reliable
     }
 
@@ -518,8 +526,9 @@ impl Writer {
         // A reliable reader that is not owed the past must first learn where its stream
         // starts (the module's "First synchronisation"). Discovery's own writers are exempt:
         // their readers are durable or Halyard's own secure volatile one.
-        proxy.synced = !(proxy.reliable && !self.builtin && start == self.last_sn + 1);
+        proxy.synced = proxy.fed || !(proxy.reliable && !self.builtin && start == self.last_sn + 1);
         let (guid, time_filtered) = (proxy.guid, proxy.time_filter.is_some());
+        self.feeds |= proxy.fed;
         self.proxies.insert(guid, proxy);
         self.recompute_fanout();
         self.recount_filters();
@@ -549,6 +558,9 @@ impl Writer {
         let Some(p) = self.proxies.remove(guid) else {
             return false;
         };
+        if p.fed {
+            self.feeds = self.proxies.values().any(|p| p.fed);
+        }
         self.recompute_fanout();
         if p.filter.is_some() || p.time_filter.is_some() {
             self.recount_filters();
@@ -832,6 +844,48 @@ impl Writer {
             },
         );
         self.trim_coherence();
+    }
+
+    /// The fed readers (see [`ReaderProxy::fed`]) a change `sn` goes to.
+    pub(crate) fn fed_readers(&self, sn: SequenceNumber) -> impl Iterator<Item = Guid> + '_ {
+        self.proxies
+            .values()
+            .filter(move |p| p.fed && sn >= p.start_sn)
+            .map(|p| p.guid)
+    }
+
+    /// True if some reader is fed (one branch per write for every other writer).
+    pub(crate) fn feeds(&self) -> bool {
+        self.feeds
+    }
+
+    /// The changes held for fed reader `reader` from where it starts: what it is handed when
+    /// it matches.
+    pub(crate) fn fed_history(&self, reader: &Guid) -> Vec<(SequenceNumber, NewChange)> {
+        let Some(p) = self.proxies.get(reader).filter(|p| p.fed) else {
+            return Vec::new();
+        };
+        self.changes
+            .range(p.start_sn..)
+            .filter(|(sn, c)| !c.change.payload.is_empty() || self.coherence_of(**sn) != Some(None))
+            .map(|(sn, c)| (*sn, c.change.clone()))
+            .collect()
+    }
+
+    /// Fed reader `reader` stored every change below `next`: as an ACKNACK of that base,
+    /// without repairs (nothing is ever resent to it). False if nothing moved.
+    pub(crate) fn fed_ack(&mut self, reader: &Guid, next: SequenceNumber) -> bool {
+        let next = next.min(self.last_sn + 1);
+        let Some(p) = self.proxies.get_mut(reader).filter(|p| p.fed) else {
+            return false;
+        };
+        if next <= p.acked_below {
+            return false;
+        }
+        p.acked_below = next;
+        self.collect_acked();
+        self.check_history();
+        true
     }
 
     /// Drops changes every reliable reader acknowledged (unless durability keeps them).
@@ -1132,11 +1186,11 @@ impl Writer {
     }
 
     /// Readers known to have matched us (reliable ones acknowledged at least once, and know
-    /// where their stream starts).
+    /// where their stream starts; a fed reader is handed everything from its match on).
     pub(crate) fn synced_readers(&self) -> usize {
         self.proxies
             .values()
-            .filter(|p| !p.reliable || (p.synced && p.acknack_counts.seen()))
+            .filter(|p| !p.reliable || p.fed || (p.synced && p.acknack_counts.seen()))
             .count()
     }
 

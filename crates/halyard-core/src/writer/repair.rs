@@ -27,7 +27,9 @@ impl Writer {
         let ctx = &mut Ctx { now, out, cfg };
         let (set, count, final_flag) = (&an.reader_sn_state, an.count, an.final_flag);
         let last_sn = self.last_sn;
-        let Some(p) = self.proxies.get_mut(&reader) else {
+        // A fed reader's acknowledgments are its service's commits (`fed_ack`): what its
+        // RTPS reader says is about the wire, which it takes nothing from.
+        let Some(p) = self.proxies.get_mut(&reader).filter(|p| !p.fed) else {
             return false;
         };
         // An ACKNACK acknowledging beyond what was ever written is damaged (a bit flip in its
@@ -133,7 +135,7 @@ impl Writer {
     ) {
         self.flush_batch(out);
         let last_sn = self.last_sn;
-        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced) else {
+        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced && !p.fed) else {
             return;
         };
         if p.request(&nack.reader_sn_state, last_sn) {
@@ -153,7 +155,7 @@ impl Writer {
     ) {
         self.flush_batch(out);
         let (sn, frags, count) = (nf.writer_sn, &nf.fragment_number_state, nf.count);
-        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced) else {
+        let Some(p) = self.proxies.get_mut(&reader).filter(|p| p.synced && !p.fed) else {
             return;
         };
         if !p.nackfrag_counts.accept(count) {

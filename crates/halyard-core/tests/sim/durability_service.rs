@@ -1025,3 +1025,101 @@ fn a_service_reader_gets_losses_beyond_its_acknack_repaired_before_it_stores() {
         },
     );
 }
+
+/// A writer whose participant feeds its process's embedded service in memory
+/// (`Participant::set_fed_service`): the service's reader is handed the history held at the
+/// match and every change written after, in order, nothing of it travels the lossy network,
+/// and the writer counts as acknowledged exactly what the service says it stored; the
+/// reader's own ACKNACKs, which know nothing of it, move nothing.
+#[test]
+fn a_fed_service_reader_is_handed_every_change_and_acknowledges_by_its_commits() {
+    for_each_seed("a_fed_service_reader_is_handed_every_change", 20, |seed| {
+        let mut net = SimNet::new(seed, faults());
+        let a = net.add_node(node_config(1));
+        let s = net.add_node(node_config(2));
+        let service_prefix = net.p(s).guid_prefix();
+        net.p(a).set_fed_service(Some(service_prefix));
+        let now = net.instant();
+        let w = net
+            .p(a)
+            .create_writer(now, spec_w(DurabilityKind::Transient));
+        for i in 0..10 {
+            write_retrying(&mut net, a, w, KEY, indexed_payload(i, 64));
+        }
+        let mut svc = Service::start(&mut net, s);
+        svc.storing = false;
+        let reader = Guid::new(service_prefix, svc.reader);
+        let ok = net.run_until(30 * SEC, |n| {
+            n.node(a).saw(|e| {
+                matches!(e, halyard_core::Event::PublicationMatched { reader: r, matched: true, .. } if *r == reader)
+            })
+        });
+        assert!(
+            ok,
+            "seed {seed:#x}: the writer never matched the service's reader"
+        );
+        // The history was handed at the match: storing it at once acknowledges it, whatever
+        // the reader, which matches the writer on its side about now, says on the wire (its
+        // first ACKNACK acknowledges nothing, and arrives before or after this).
+        assert!(
+            net.p(a).fed_ack(w, reader, SequenceNumber(11)),
+            "seed {seed:#x}"
+        );
+        let ok = net.run_until(30 * SEC, |n| {
+            n.node(s).saw(|e| {
+                matches!(e, halyard_core::Event::SubscriptionMatched { reader: r, matched: true, .. } if *r == svc.reader)
+            })
+        });
+        assert!(
+            ok,
+            "seed {seed:#x}: the service's reader never matched the writer"
+        );
+        net.run_for(SEC);
+        assert!(
+            !net.p(a).fed_ack(w, reader, SequenceNumber(11)),
+            "seed {seed:#x}: the reader's own ACKNACK undid what the service stored"
+        );
+        for i in 10..50 {
+            write_retrying(&mut net, a, w, KEY, indexed_payload(i, 64));
+        }
+        net.run_for(2 * SEC);
+        let mut fed = Vec::new();
+        while let Some(x) = net.p(a).poll_fed() {
+            assert_eq!(x.reader, svc.reader, "seed {seed:#x}");
+            assert_eq!(x.writer, Guid::new(net.node(a).p.guid_prefix(), w));
+            fed.push((x.sn, parse_indexed(&x.payload)));
+        }
+        let want: Vec<(SequenceNumber, Option<u64>)> = (0..50)
+            .map(|i| (SequenceNumber(i as i64 + 1), Some(i)))
+            .collect();
+        assert_eq!(
+            fed, want,
+            "seed {seed:#x}: the history, then each change, in order"
+        );
+        assert!(
+            received(&net, s, svc.reader).is_empty(),
+            "seed {seed:#x}: the fed reader got data over the network"
+        );
+        assert!(
+            !net.node(a).p.writer_all_acked(w),
+            "seed {seed:#x}: acknowledged before the service said it stored anything"
+        );
+        assert_eq!(net.node(a).p.writer_synced_readers(w), 1, "seed {seed:#x}");
+        assert!(
+            net.p(a).fed_ack(w, reader, SequenceNumber(31)),
+            "seed {seed:#x}"
+        );
+        assert!(
+            !net.node(a).p.writer_all_acked(w),
+            "seed {seed:#x}: 31..50 not stored"
+        );
+        assert!(
+            net.p(a).fed_ack(w, reader, SequenceNumber(51)),
+            "seed {seed:#x}"
+        );
+        assert!(
+            net.node(a).p.writer_all_acked(w),
+            "seed {seed:#x}: all stored"
+        );
+    });
+}

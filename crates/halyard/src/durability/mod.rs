@@ -216,6 +216,9 @@ pub struct ServiceStats {
     pub stored: u64,
     /// Samples received again (from another service, or resent) and not stored twice.
     pub duplicates: u64,
+    /// Samples the writers of the participant that embeds the service handed it in memory
+    /// (the others came through the network).
+    pub fed: u64,
     /// Transactions committed.
     pub commits: u64,
     /// Samples a full store refused (see [`ServiceStats::problems`]).
@@ -248,6 +251,9 @@ pub(crate) enum Input {
     WriterLost(Guid),
     /// A sample for one of the service's readers.
     Sample(ReceivedSample),
+    /// A change a writer of the participant that embeds the service handed one of its
+    /// readers in memory (`halyard_core`'s `Participant::set_fed_service`).
+    Fed(ReceivedSample),
     /// A relay's readers wait for payloads it released (read them from the store).
     PayloadsWanted(EntityId),
     /// A reader matches a relay whose history the service held back (write it to the relay).
@@ -304,6 +310,31 @@ impl DurabilityService {
     /// store holds at once and stores what durable writers write from now on. A store file
     /// that cannot be used is [`Error::Store`] (nothing is written to it).
     pub fn start(domain_id: u32, config: DurabilityConfig) -> Result<DurabilityService> {
+        Self::start_for(domain_id, config, None)
+    }
+
+    /// [`DurabilityService::start`], embedded in participant `owner`: its writers then hand
+    /// their changes to the service's readers in memory, not through the network, and the
+    /// service acknowledges them to it once stored.
+    pub(crate) fn start_embedded(
+        domain_id: u32,
+        config: DurabilityConfig,
+        owner: &Arc<crate::runtime::Shared>,
+    ) -> Result<DurabilityService> {
+        let service = Self::start_for(domain_id, config, Some(Arc::clone(owner)))?;
+        let prefix = service.participant.guid_prefix();
+        let mut st = owner.lock();
+        st.fed = Some(service.tx.clone());
+        st.core.set_fed_service(Some(prefix));
+        drop(st);
+        Ok(service)
+    }
+
+    fn start_for(
+        domain_id: u32,
+        config: DurabilityConfig,
+        owner: Option<Arc<crate::runtime::Shared>>,
+    ) -> Result<DurabilityService> {
         let options = StoreOptions {
             sync: config.sync,
             max_bytes: config.max_store_bytes,
@@ -327,6 +358,7 @@ impl DurabilityService {
             transient,
             config,
             Arc::clone(&stats),
+            owner,
         );
         worker.load();
         // Writers discovered before the tap was in place.

@@ -61,10 +61,16 @@ pub(super) struct Worker {
     next_history_retry: Instant,
     /// Acknowledgments to release once committed: (reader, writer) -> highest sequence number.
     pending_release: BTreeMap<(EntityId, Guid), SequenceNumber>,
+    /// The same for samples fed in memory, acknowledged to [`Worker::owner`].
+    pending_fed: BTreeMap<(EntityId, Guid), SequenceNumber>,
+    /// The participant that embeds the service, if it feeds it its writers' changes in
+    /// memory (`halyard_core`'s `Participant::set_fed_service`).
+    owner: Option<Arc<Shared>>,
     /// Counts since the last commit, published to [`ServiceStats`] at the commit (one lock
     /// of the statistics per batch, not per sample).
     stored_since: u64,
     duplicates_since: u64,
+    fed_since: u64,
     /// (reader, writer) pairs no longer acknowledged: a sample of theirs was refused.
     blocked: BTreeSet<(EntityId, Guid)>,
     /// When the oldest uncommitted sample arrived, and how many arrived since the commit.
@@ -90,6 +96,7 @@ impl Worker {
         transient: Store,
         config: DurabilityConfig,
         stats: Arc<Mutex<ServiceStats>>,
+        owner: Option<Arc<Shared>>,
     ) -> Worker {
         let now = monotonic();
         let own_prefix = shared.lock().core.guid_prefix();
@@ -109,8 +116,11 @@ impl Worker {
             history_retry: BTreeSet::new(),
             next_history_retry: now,
             pending_release: BTreeMap::new(),
+            pending_fed: BTreeMap::new(),
+            owner,
             stored_since: 0,
             duplicates_since: 0,
+            fed_since: 0,
             blocked: BTreeSet::new(),
             first_pending_at: None,
             uncommitted: 0,
@@ -339,11 +349,17 @@ impl Worker {
         self.stats().channels = n;
     }
 
-    fn on_sample(&mut self, s: ReceivedSample) {
+    /// A sample for one of the service's readers: from the wire, or `fed` in memory by a
+    /// writer of the participant that embeds the service (its acknowledgment then goes to
+    /// that participant, see [`Worker::owner`]).
+    fn on_sample(&mut self, s: ReceivedSample, fed: bool) {
         let Some(reader) = self.by_reader.get_mut(&s.reader) else {
             return;
         };
-        reader.processed += 1;
+        match fed {
+            true => self.fed_since += 1,
+            false => reader.processed += 1,
+        }
         let key = Arc::clone(&reader.key);
         let pair = (s.reader, s.writer);
         let (writer, sn) = s.original.unwrap_or((s.writer, s.sn));
@@ -356,7 +372,11 @@ impl Worker {
             return;
         }
         if self.blocked.is_empty() || !self.blocked.contains(&pair) {
-            let e = self.pending_release.entry(pair).or_insert(s.sn);
+            let pending = match fed {
+                true => &mut self.pending_fed,
+                false => &mut self.pending_release,
+            };
+            let e = pending.entry(pair).or_insert(s.sn);
             *e = (*e).max(s.sn);
         }
         if self.first_pending_at.is_none() {
@@ -501,30 +521,43 @@ impl Worker {
         }
         let relays = std::mem::take(&mut self.pending_relay);
         let releases = std::mem::take(&mut self.pending_release);
+        let fed = std::mem::take(&mut self.pending_fed);
         let processed: Vec<(EntityId, usize)> = self
             .by_reader
             .iter_mut()
             .filter(|(_, r)| r.processed > 0)
             .map(|(id, r)| (*id, std::mem::take(&mut r.processed)))
             .collect();
-        if self.stored_since + self.duplicates_since > 0 {
+        if self.stored_since + self.duplicates_since + self.fed_since > 0 {
             let (stored, duplicates) = (self.stored_since, self.duplicates_since);
+            let fed = std::mem::take(&mut self.fed_since);
             (self.stored_since, self.duplicates_since) = (0, 0);
             let mut s = self.stats();
             s.stored += stored;
             s.duplicates += duplicates;
+            s.fed += fed;
         }
         self.first_pending_at = None;
         self.uncommitted = 0;
         self.last_commit = monotonic();
-        let (relays, releases) = if ok {
-            (relays, releases)
+        let (relays, releases, fed) = if ok {
+            (relays, releases, fed)
         } else {
             // Not durable: those writers are no longer acknowledged (a restarted service
             // gets the samples from them again).
             self.blocked.extend(releases.into_keys());
-            (Vec::new(), BTreeMap::new())
+            self.blocked.extend(fed.into_keys());
+            (Vec::new(), BTreeMap::new(), BTreeMap::new())
         };
+        if let Some(owner) = self.owner.as_ref().filter(|_| !fed.is_empty()) {
+            let own = self.own_prefix;
+            owner.drive(|st, _| {
+                for ((reader, writer), sn) in fed {
+                    st.core
+                        .fed_ack(writer.entity, Guid::new(own, reader), sn + 1);
+                }
+            });
+        }
         let deferred = &mut self.deferred;
         let refused = self.shared.drive(|st, now| {
             let mut refused = 0u64;
@@ -737,9 +770,15 @@ impl Worker {
                     Input::PayloadsWanted(relay) => self.serve_payloads(relay),
                     Input::HistoryWanted(relay) => self.write_deferred(relay),
                     Input::Sample(s) => {
-                        self.on_sample(s);
+                        self.on_sample(s, false);
                         // Within a drained run only the count can make a commit due (the
                         // clock is read once per run, below).
+                        if self.full_batch() {
+                            self.commit();
+                        }
+                    }
+                    Input::Fed(s) => {
+                        self.on_sample(s, true);
                         if self.full_batch() {
                             self.commit();
                         }
