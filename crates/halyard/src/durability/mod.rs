@@ -35,7 +35,10 @@
 //! Where it runs: [`DurabilityService::start`] for a standalone service (`halyard durability
 //! --store PATH`), and embedded, started by a participant when it creates its first
 //! TRANSIENT or PERSISTENT writer (scope: that participant's writers; see
-//! [`crate::ParticipantOptions::durability`]).
+//! [`crate::ParticipantOptions::durability`]). An embedded service's readers are *fed*: that
+//! participant's reliable writers hand them their changes in memory instead of sending them,
+//! and take the service's commits as their acknowledgments (`Input::Fed`; ARCHITECTURE,
+//! "Fed readers").
 
 mod channel;
 mod worker;
