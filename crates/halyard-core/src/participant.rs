@@ -588,14 +588,6 @@ impl Participant {
             let src = Guid::new(self.prefix, writer);
             for r in readers {
                 let s = ReceivedSample {
-                    reader: r,
-                    writer: src,
-                    sn,
-                    kind: c.kind,
-                    key_hash: Some(c.key_hash),
-                    payload: std::sync::Arc::clone(&c.payload),
-                    source_timestamp: c.timestamp,
-                    lifespan_expiry: None,
                     // Kept while held for the set, for the group order.
                     group: group_mark.and_then(|(set, gsn)| {
                         Some(crate::group_coherent::GroupMark {
@@ -609,7 +601,7 @@ impl Participant {
                     group_seq: publisher
                         .zip(group_mark)
                         .map(|(g, (_, gsn))| (Guid::new(self.prefix, g), gsn)),
-                    original: c.original,
+                    ..written_sample(r, src, sn, &c)
                 };
                 if self.holds_for_set(writer, r) {
                     self.local_sets.entry(writer).or_default().push(s);
@@ -764,19 +756,7 @@ impl Participant {
         };
         let src = Guid::new(self.prefix, writer);
         for r in w.fed_readers(sn) {
-            self.fed.push_back(ReceivedSample {
-                reader: r.entity,
-                writer: src,
-                sn,
-                kind: c.kind,
-                key_hash: Some(c.key_hash),
-                payload: std::sync::Arc::clone(&c.payload),
-                source_timestamp: c.timestamp,
-                lifespan_expiry: None,
-                group: None,
-                group_seq: None,
-                original: c.original,
-            });
+            self.fed.push_back(written_sample(r.entity, src, sn, c));
         }
     }
 
@@ -1654,5 +1634,28 @@ impl Participant {
                 &mut Sink::new(r, &mut self.delivered, &mut rd.credit, self.samples.len()),
             );
         }
+    }
+}
+
+/// Change `sn` of local writer `writer`, as reader `reader` of this process gets it (a reader
+/// of the participant, or a fed one of its embedded service): the payload shared, not copied.
+fn written_sample(
+    reader: EntityId,
+    writer: Guid,
+    sn: SequenceNumber,
+    c: &NewChange,
+) -> ReceivedSample {
+    ReceivedSample {
+        reader,
+        writer,
+        sn,
+        kind: c.kind,
+        key_hash: Some(c.key_hash),
+        payload: std::sync::Arc::clone(&c.payload),
+        source_timestamp: c.timestamp,
+        lifespan_expiry: None,
+        group: None,
+        group_seq: None,
+        original: c.original,
     }
 }
