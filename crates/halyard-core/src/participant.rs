@@ -723,9 +723,9 @@ impl Participant {
         self.events.pop_front()
     }
 
-    /// Feeds the reliable readers of participant `service` (this process's embedded
-    /// durability service) in memory from now on: a reliable writer matched with one sends
-    /// it nothing, hands it its history at the match and then each change it writes
+    /// Feeds the reliable durability-service readers of participant `service` (this
+    /// process's embedded durability service) in memory from now on: a reliable writer
+    /// (not a relay, not a builtin one) matched with one sends it nothing, hands it its history at the match and then each change it writes
     /// ([`Participant::poll_fed`]), and counts as acknowledged what the service says it
     /// stored ([`Participant::fed_ack`]). ACKNACKs and NACKs from such a reader are ignored.
     /// Readers matched before the call stay on the wire. `None` stops it for later matches.
