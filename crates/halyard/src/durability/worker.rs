@@ -549,15 +549,6 @@ impl Worker {
             self.blocked.extend(fed.into_keys());
             (Vec::new(), BTreeMap::new(), BTreeMap::new())
         };
-        if let Some(owner) = self.owner.as_ref().filter(|_| !fed.is_empty()) {
-            let own = self.own_prefix;
-            owner.drive(|st, _| {
-                for ((reader, writer), sn) in fed {
-                    st.core
-                        .fed_ack(writer.entity, Guid::new(own, reader), sn + 1);
-                }
-            });
-        }
         let deferred = &mut self.deferred;
         let refused = self.shared.drive(|st, now| {
             let mut refused = 0u64;
@@ -598,6 +589,17 @@ impl Worker {
             }
             refused
         });
+        // After the relays: what a writer fed it is acknowledged once the batch's payloads
+        // are no longer shared here, so the writer can reuse the buffers it drops now.
+        if let Some(owner) = self.owner.as_ref().filter(|_| !fed.is_empty()) {
+            let own = self.own_prefix;
+            owner.drive(|st, _| {
+                for ((reader, writer), sn) in fed {
+                    st.core
+                        .fed_ack(writer.entity, Guid::new(own, reader), sn + 1);
+                }
+            });
+        }
         if refused > 0 {
             self.problem(format!(
                 "{refused} stored samples did not fit their relay's history"
