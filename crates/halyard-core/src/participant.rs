@@ -760,13 +760,16 @@ impl Participant {
         }
     }
 
-    /// Hands fed reader `reader` the history writer `writer` holds for it (at the match).
+    /// Hands fed reader `reader` (alone: the writer's other fed readers have it) the history
+    /// writer `writer` holds for it (at the match).
     pub(crate) fn feed_history(&mut self, writer: EntityId, reader: Guid) {
         let Some(w) = self.writers.get(&writer) else {
             return;
         };
+        let src = Guid::new(self.prefix, writer);
         for (sn, c) in w.fed_history(&reader) {
-            self.feed(writer, sn, &c);
+            self.fed
+                .push_back(written_sample(reader.entity, src, sn, c));
         }
     }
 

@@ -861,15 +861,19 @@ impl Writer {
 
     /// The changes held for fed reader `reader` from where it starts: what it is handed when
     /// it matches.
-    pub(crate) fn fed_history(&self, reader: &Guid) -> Vec<(SequenceNumber, NewChange)> {
-        let Some(p) = self.proxies.get(reader).filter(|p| p.fed) else {
-            return Vec::new();
-        };
+    pub(crate) fn fed_history(
+        &self,
+        reader: &Guid,
+    ) -> impl Iterator<Item = (SequenceNumber, &NewChange)> + '_ {
+        let start = self
+            .proxies
+            .get(reader)
+            .filter(|p| p.fed)
+            .map_or(SequenceNumber(i64::MAX), |p| p.start_sn);
         self.changes
-            .range(p.start_sn..)
+            .range(start..)
             .filter(|(sn, c)| !c.change.payload.is_empty() || self.coherence_of(**sn) != Some(None))
-            .map(|(sn, c)| (*sn, c.change.clone()))
-            .collect()
+            .map(|(sn, c)| (*sn, &c.change))
     }
 
     /// Fed reader `reader` stored every change below `next`: as an ACKNACK of that base,
@@ -903,16 +907,10 @@ impl Writer {
             // bounded by the per-instance queues. The bytes acknowledged grow by the changes
             // between the old floor and the new; a floor that went back (a reader matched)
             // is summed again from the start.
-            let sum = |w: &Self, r: std::ops::Range<SequenceNumber>| -> usize {
-                w.changes
-                    .range(r)
-                    .map(|(_, c)| c.change.payload.len())
-                    .sum()
-            };
             if min_acked >= self.acked_floor {
-                self.acked_bytes += sum(self, self.acked_floor..min_acked);
+                self.acked_bytes += self.payload_bytes(self.acked_floor..min_acked);
             } else {
-                self.acked_bytes = sum(self, SequenceNumber(0)..min_acked);
+                self.acked_bytes = self.payload_bytes(..min_acked);
             }
             self.acked_floor = min_acked;
             self.unacked_bytes_cache = self.history_bytes - self.acked_bytes;
@@ -1018,11 +1016,7 @@ impl Writer {
         // Summing the history is linear: only small ones are checked (tests stay fast).
         #[cfg(debug_assertions)]
         if self.changes.len() <= 512 {
-            let below: usize = self
-                .changes
-                .range(..self.acked_floor)
-                .map(|(_, c)| c.change.payload.len())
-                .sum();
+            let below = self.payload_bytes(..self.acked_floor);
             assert_eq!(
                 below, self.acked_bytes,
                 "the bytes counted as acknowledged differ from the history's below {:?}",
@@ -1047,6 +1041,14 @@ impl Writer {
                 .all(|p| p.acked_below <= self.last_sn + 1 && p.start_sn <= self.last_sn + 1),
             "a reader proxy acknowledged or starts beyond what was written"
         );
+    }
+
+    /// Payload bytes of the changes held in `range`.
+    fn payload_bytes(&self, range: impl std::ops::RangeBounds<SequenceNumber>) -> usize {
+        self.changes
+            .range(range)
+            .map(|(_, c)| c.change.payload.len())
+            .sum()
     }
 
     /// Accounts for change `sn`, of `len` payload bytes, leaving the history.

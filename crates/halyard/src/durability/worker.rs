@@ -349,6 +349,15 @@ impl Worker {
         self.stats().channels = n;
     }
 
+    /// [`Worker::on_sample`], then the commit if the batch is full: within a drained run
+    /// only the count can make a commit due (the clock is read once per run).
+    fn take_sample(&mut self, s: ReceivedSample, fed: bool) {
+        self.on_sample(s, fed);
+        if self.full_batch() {
+            self.commit();
+        }
+    }
+
     /// A sample for one of the service's readers: from the wire, or `fed` in memory by a
     /// writer of the participant that embeds the service (its acknowledgment then goes to
     /// that participant, see [`Worker::owner`]).
@@ -529,9 +538,9 @@ impl Worker {
             .map(|(id, r)| (*id, std::mem::take(&mut r.processed)))
             .collect();
         if self.stored_since + self.duplicates_since + self.fed_since > 0 {
-            let (stored, duplicates) = (self.stored_since, self.duplicates_since);
+            let stored = std::mem::take(&mut self.stored_since);
+            let duplicates = std::mem::take(&mut self.duplicates_since);
             let fed = std::mem::take(&mut self.fed_since);
-            (self.stored_since, self.duplicates_since) = (0, 0);
             let mut s = self.stats();
             s.stored += stored;
             s.duplicates += duplicates;
@@ -771,20 +780,8 @@ impl Worker {
                     }
                     Input::PayloadsWanted(relay) => self.serve_payloads(relay),
                     Input::HistoryWanted(relay) => self.write_deferred(relay),
-                    Input::Sample(s) => {
-                        self.on_sample(s, false);
-                        // Within a drained run only the count can make a commit due (the
-                        // clock is read once per run, below).
-                        if self.full_batch() {
-                            self.commit();
-                        }
-                    }
-                    Input::Fed(s) => {
-                        self.on_sample(s, true);
-                        if self.full_batch() {
-                            self.commit();
-                        }
-                    }
+                    Input::Sample(s) => self.take_sample(s, false),
+                    Input::Fed(s) => self.take_sample(s, true),
                 }
                 taken += 1;
                 if taken < 8192 {
