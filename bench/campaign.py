@@ -260,6 +260,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
                 for peer in active[k:] + active[:k]:
                     if pt.durability and peer.name not in DURABLE_PEERS:
                         continue  # ddsperf and the raw UDP peer have no durability
+                    if pt.sync and peer.name != "halyard":
+                        continue  # the sync level is an option of Halyard's store
                     schedule.append((pt, peer, rep))
         prog = Progress([pt.duration + Progress.OVERHEAD_S + 0.3 * pt.receivers for pt, _, _ in schedule])
         save()
@@ -273,6 +275,7 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             run_loss_bench(out, data)
         if "durability" in dims and any(p.name == "halyard" and p.available for p in peers):
             durability.run(ROOT, out, plan.DURABILITY_CATCHUP[a.mode], a.domain, data)
+            durability.run_append_floor(out, a.repeat, a.duration or 3.0, data)
     except KeyboardInterrupt:
         print("interrupted: stopping processes, writing partial results", file=sys.stderr, flush=True)
         data["campaign"]["interrupted"] = True

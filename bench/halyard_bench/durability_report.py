@@ -14,11 +14,13 @@ CATCHUP_MAX_S = 5.0  # a late reader catches up 1 M samples of 1 KB in < 5 s
 CATCHUP_SAMPLES = 1_000_000
 
 
-def point_key(v: View, kind: str, size: int, durability: str | None) -> str | None:
-    """The durability dimension's point of that kind, size and durability (None = volatile)."""
+def point_key(v: View, kind: str, size: int, durability: str | None,
+              sync: str | None = None) -> str | None:
+    """The durability dimension's point of that kind, size, durability (None = volatile) and
+    Halyard store sync level (None = the default level)."""
     for p in v.all_points.values():
         if ("durability" in p["dims"] and p["kind"] == kind and p["size"] == size
-                and p.get("durability") == durability):
+                and p.get("durability") == durability and p.get("sync") == sync):
             return p["key"]
     return None
 
@@ -27,8 +29,9 @@ def _field(kind: str) -> str:
     return "thr_samples_per_s" if kind == "throughput" else "lat_p50_us"
 
 
-def _figure(v: View, kind: str, size: int, durability: str | None, peer: str) -> float | None:
-    return v.value(point_key(v, kind, size, durability), peer, _field(kind))
+def _figure(v: View, kind: str, size: int, durability: str | None, peer: str,
+            sync: str | None = None) -> float | None:
+    return v.value(point_key(v, kind, size, durability, sync), peer, _field(kind))
 
 
 def _cell(v: View, kind: str, size: int, durability: str | None, peer: str) -> str:
@@ -56,7 +59,8 @@ def _share(a: float | None, b: float | None, kind: str) -> str:
 
 def table_rows(v: View) -> list[list[str]]:
     rows = []
-    sizes = sorted({(p["kind"], p["size"]) for p in v.all_points.values() if "durability" in p["dims"]},
+    sizes = sorted({(p["kind"], p["size"]) for p in v.all_points.values()
+                    if "durability" in p["dims"] and not p.get("sync")},
                    key=lambda ks: (ks[0] != "throughput", ks[1]))
     for kind, size in sizes:
         row = [f"{'reliable throughput' if kind == 'throughput' else 'latency 50 %'} {size} B"]
@@ -129,6 +133,22 @@ def section(doc: Doc, v: View) -> None:
                       "--persistence-db FILE` (its SQLite persistence plugin). share: the PERSISTENT "
                       "figure as a fraction of the VOLATILE one (latency: VOLATILE ÷ PERSISTENT); store: "
                       "the run's store files, all processes")
+    levels = sync_levels(v)
+    if levels:
+        doc.table(["size", "Halyard VOLATILE", "PERSISTENT default level"] + [f"PERSISTENT {x}" for x in levels],
+                  sync_rows(v),
+                  caption="Halyard reliable throughput by store sync level (HALYARD_DURABILITY_SYNC): "
+                          "process = rollback journal, no fsync; normal = write-ahead log fsynced at "
+                          "checkpoints; full = rollback journal fsynced at each commit. In brackets: the "
+                          "share of VOLATILE")
+    floor = floor_rows(v)
+    if floor:
+        doc.table(["append floor", "figure"], floor,
+                  caption="What a store pays at least per 1 KB sample on this machine's file system: one "
+                          "thread appending to a fresh file (bench/halyard_bench/durability.py), measured "
+                          "after the points, median of the rounds")
+    elif v.data.get("durability_floor_failed"):
+        doc.p(f"append floor failed: {v.data['durability_floor_failed']}")
     b = v.data.get("durability_bench") or {}
     if b:
         rows = [
@@ -143,3 +163,47 @@ def section(doc: Doc, v: View) -> None:
         doc.table(["Halyard durability service", "figure"], rows, caption=f"`{b.get('command', '')}`")
     elif v.data.get("durability_bench_failed"):
         doc.p(f"`halyard durability-bench` failed: {v.data['durability_bench_failed']}")
+
+
+def sync_levels(v: View) -> list[str]:
+    """Halyard's store sync levels measured besides the default, in plan order."""
+    seen: list[str] = []
+    for p in v.all_points.values():
+        if "durability" in p["dims"] and p.get("sync") and p["sync"] not in seen:
+            seen.append(p["sync"])
+    return seen
+
+
+def sync_rows(v: View) -> list[list[str]]:
+    """Per throughput size: VOLATILE, then PERSISTENT at the default level and each other level,
+    each with its share of VOLATILE."""
+    rows = []
+    levels = [None] + sync_levels(v)
+    for size in sorted({p["size"] for p in v.all_points.values()
+                        if "durability" in p["dims"] and p.get("sync")}):
+        vol = _figure(v, "throughput", size, None, H)
+        row = [f"{size} B", f"{f_num(vol, 4)}/s" if vol else "missing"]
+        for level in levels:
+            per = _figure(v, "throughput", size, "persistent", H, level)
+            row.append(f"{f_num(per, 4)}/s ({_share(per, vol, 'throughput')})" if per else "missing")
+        rows.append(row)
+    return rows
+
+
+def floor_rows(v: View) -> list[list[str]]:
+    """The append floor beside VOLATILE and PERSISTENT 1 KB (each level)."""
+    fl = v.data.get("durability_floor") or {}
+    rate = fl.get("records_per_s")
+    if not rate:
+        return []
+    rounds = ", ".join(f_num(r["records_per_s"], 3) for r in fl.get("rounds", []))
+    rows = [["append floor (one thread, fresh file, 16 × 1 KB per write, no fsync)",
+             f"{f_num(rate, 4)} records/s (rounds {rounds}), {fl.get('cpu_us_per_record', 0):.2f} µs CPU per record"]]
+    vol = _figure(v, "throughput", fl.get("size", 1024), None, H)
+    if vol:
+        rows.append(["Halyard VOLATILE 1 KB ÷ floor", f"{vol / rate:.0%}"])
+    for level in [None] + sync_levels(v):
+        per = _figure(v, "throughput", fl.get("size", 1024), "persistent", H, level)
+        if per:
+            rows.append([f"Halyard PERSISTENT 1 KB ({level or 'default level'}) ÷ floor", f"{per / rate:.0%}"])
+    return rows

@@ -52,6 +52,8 @@ DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d not in ("security", "durab
 # per mode (1 KB each; the issue's figure is for 1 M).
 DURABILITY_THROUGHPUT_SIZES = [32, 1024, 16384, 63000]
 DURABILITY_LATENCY_SIZES = [32, 1024, 63000]
+# Halyard's store sync levels measured besides the default one (throughput points only).
+DURABILITY_OTHER_SYNC_LEVELS = ("process", "full")
 DURABILITY_CATCHUP = {"tiny": 10_000, "quick": 200_000, "full": 1_000_000}
 # The security dimension's points per level (issue 11): latency sizes, reliable throughput
 # sizes (63000 B is the campaign's "64 KB" point) and the seed-000 point (rate, size, subs).
@@ -79,6 +81,7 @@ class Point:
     listeners: int = 0  # latency kind: passive subscribers of the pings besides the pongers
     security: str | None = None  # a security.LEVELS level other than "off"; None = plain
     durability: str | None = None  # "persistent" (or another non-volatile kind); None = volatile
+    sync: str | None = None  # Halyard's store sync level (HALYARD_DURABILITY_SYNC); None = default
 
     @property
     def key(self) -> str:
@@ -93,6 +96,8 @@ class Point:
             parts.append(f"sec-{self.security}")
         if self.durability:
             parts.append(f"dur-{self.durability}")
+        if self.sync:
+            parts.append(f"sync-{self.sync}")
         return "-".join(parts)
 
     def describe(self) -> str:
@@ -103,6 +108,8 @@ class Point:
         passive = f" +{self.listeners} passive" if self.listeners else ""
         secured = f" [security {self.security}]" if self.security else ""
         durable = f" [{self.durability}]" if self.durability else ""
+        if self.sync:
+            durable += f" [sync {self.sync}]"
         return f"{what}{rate} {ty} {rel} x{self.receivers}{passive}{secured}{durable}"
 
     def to_dict(self) -> dict:
@@ -207,6 +214,11 @@ def build_plan(opts: PlanOptions) -> list[Point]:
                 b.add("durability", Point("throughput", size, True, "KS", None, 1, dur, durability=kind))
             for size in DURABILITY_LATENCY_SIZES:
                 b.add("durability", Point("latency", size, True, "KS", None, 1, dur, durability=kind))
+        # Halyard's other sync levels beside its default (the peers' points are skipped).
+        for sync in DURABILITY_OTHER_SYNC_LEVELS:
+            for size in DURABILITY_THROUGHPUT_SIZES:
+                b.add("durability", Point("throughput", size, True, "KS", None, 1, dur,
+                                          durability="persistent", sync=sync))
     return list(b.points.values())
 
 

@@ -126,6 +126,9 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
     if point.durability and peer.name not in DURABLE_PEERS:
         out.reason = f"durability {point.durability}: {peer.name} has no durability option"
         return out
+    if point.sync and peer.name != "halyard":
+        out.reason = f"sync level {point.sync}: Halyard's store option"
+        return out
     ports = ctx.ports(n + nl + 1) if peer.uses_ports else []
     base_env = peer_env(peer)
     stores: list[str] = []
@@ -142,6 +145,8 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
         e = sec.process_env(peer.name, base_env, setup, sec.identity(role, i)) if setup else base_env
         if store_path and peer.name == "halyard":
             e = dict(e, HALYARD_DURABILITY_STORE=store_path)
+            if point.sync:
+                e["HALYARD_DURABILITY_SYNC"] = point.sync
         return e
     recv_kind = "pong" if point.kind == "latency" else "sub"
     send_kind = "ping" if point.kind == "latency" else "pub"

@@ -19,6 +19,10 @@ durability-bench catch-up 200000 samples of 1024 B in 1.25 s (160.0 kS/s 1310.7 
 """
 
 
+# A sync level's PERSISTENT throughput in the synthetic results, as a multiple of the default's.
+SYNC_FACTOR = {"process": 1.5, "full": 1.25}
+
+
 def _thr(sps: float, size: int) -> dict:
     return {"throughput": {"samples_per_s": sps, "mbps": sps * size * 8e-6, "aggregate_samples_per_s": sps,
                            "min_sub_samples_per_s": sps, "lost": 0, "received": [int(sps)],
@@ -36,7 +40,11 @@ def synthetic(halyard_share: float, bench: dict | None) -> dict:
     runs = []
     for p in pts:
         for peer in ("halyard", "fastdds"):
+            if p.sync and peer != "halyard":
+                continue  # the campaign runs a sync level's points for Halyard alone
             share = halyard_share if peer == "halyard" else 0.25
+            if p.sync:
+                share *= SYNC_FACTOR[p.sync]
             run = {"point": p.key, "peer": peer, "repeat": 0, "status": "ok", "reason": "", "seconds": 3,
                    "processes": [], "notes": [], "store_bytes": 5_000_000 if p.durability else None}
             if p.kind == "throughput":
@@ -69,6 +77,17 @@ class Plan(unittest.TestCase):
         self.assertIn(("throughput", 1024), persistent)
         self.assertEqual(len({p.key for p in pts}), len(pts))
 
+    def test_other_sync_levels_are_persistent_throughput_points_of_their_own(self):
+        pts = plan.build_plan(plan.PlanOptions("quick", 3.0, ("durability",)))
+        default = [p for p in pts if p.durability == "persistent" and not p.sync]
+        for level in plan.DURABILITY_OTHER_SYNC_LEVELS:
+            at = [p for p in pts if p.sync == level]
+            self.assertEqual({(p.kind, p.durability) for p in at}, {("throughput", "persistent")})
+            self.assertEqual({p.size for p in at}, set(plan.DURABILITY_THROUGHPUT_SIZES))
+            self.assertTrue(all(p.key.endswith(f"-sync-{level}") for p in at))
+            self.assertIn(f"[sync {level}]", at[0].describe())
+        self.assertTrue(default and not any("sync" in p.key for p in default))
+
     def test_the_store_goes_on_the_command_line_of_fastdds_only(self):
         inv = peers.Invocation(["pub", "size", "1024"], 3.0, durability="persistent", store_path="/x/s.db")
         fast = peers.Peer("fastdds", ["fastdds-perf"], {})
@@ -88,6 +107,24 @@ class Bench(unittest.TestCase):
         self.assertEqual(b["reload_s"], 0.52)
         self.assertEqual(b["catchup_s"], 1.25)
         self.assertEqual(durability.parse("nothing"), {})
+
+
+class Floor(unittest.TestCase):
+    def test_the_append_floor_measures_a_fresh_file_and_removes_it(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "raw"))
+            data: dict = {}
+            durability.FLOOR_PAUSE_S, pause = 0.0, durability.FLOOR_PAUSE_S
+            try:
+                durability.run_append_floor(d, 2, 0.2, data)
+            finally:
+                durability.FLOOR_PAUSE_S = pause
+            fl = data["durability_floor"]
+            self.assertEqual(len(fl["rounds"]), 2)
+            self.assertGreater(fl["records_per_s"], 0)
+            self.assertGreater(fl["cpu_us_per_record"], 0)
+            self.assertEqual(os.listdir(os.path.join(d, "raw")), [])
 
 
 class Report(unittest.TestCase):
@@ -119,6 +156,25 @@ class Report(unittest.TestCase):
         md = report.render_md(doc)
         self.assertIn("Durability (issue 12)", md)
         self.assertIn("store 5.0 MB", md)
+        self.assertIn("PERSISTENT process", md)
+
+    def test_a_sync_level_does_not_stand_for_the_default_level(self):
+        v = report.View(synthetic(0.4, None))
+        self.assertEqual(durability_report.sync_levels(v), list(plan.DURABILITY_OTHER_SYNC_LEVELS))
+        share = self.targets(synthetic(0.4, None))["Halyard PERSISTENT reliable throughput 1 KB ≥ 50 % of VOLATILE"]
+        self.assertEqual(share[1], "not met")  # 40 %, though the process level reaches 60 %
+        row = next(r for r in durability_report.sync_rows(v) if r[0] == "1024 B")
+        self.assertEqual(row[1:], ["100,000/s", "40,000/s (40%)", "60,000/s (60%)", "50,000/s (50%)"])
+
+    def test_the_floor_is_set_beside_volatile_and_each_level(self):
+        data = synthetic(0.4, None)
+        data["durability_floor"] = {"size": 1024, "records_per_s": 200_000.0, "cpu_us_per_record": 1.5,
+                                    "rounds": [{"records_per_s": 200_000.0, "cpu_us_per_record": 1.5}]}
+        rows = dict(durability_report.floor_rows(report.View(data)))
+        self.assertEqual(rows["Halyard VOLATILE 1 KB ÷ floor"], "50%")
+        self.assertEqual(rows["Halyard PERSISTENT 1 KB (default level) ÷ floor"], "20%")
+        self.assertEqual(rows["Halyard PERSISTENT 1 KB (process) ÷ floor"], "30%")
+        self.assertIn("append floor", report.render_md(report.build(data)))
 
 
 if __name__ == "__main__":
