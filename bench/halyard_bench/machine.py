@@ -35,6 +35,22 @@ def distro() -> str:
     return "unknown"
 
 
+def free_page_reporting() -> dict | None:
+    """The guest kernel's free page reporting (virtio-balloon), when it has it: pages the
+    kernel frees go back to the hypervisor, so the next touch of them costs a host fault. It
+    makes writes into fresh page-cache pages (a growing store) several times dearer than into
+    pages in use, which VOLATILE runs never touch; recorded so a reader can tell such machines."""
+    base = "/sys/module/page_reporting/parameters"
+    if not os.path.isdir(base):
+        return None
+    facts = {}
+    for name in ("page_reporting_order", "min_free_ms", "reported_kib"):
+        value = _read(os.path.join(base, name)).strip()
+        if value:
+            facts[name] = int(value) if value.isdigit() else value
+    return facts or None
+
+
 def machine_facts() -> dict:
     """CPU model, logical cores, memory, kernel, distribution, hostname, load average."""
     try:
@@ -50,4 +66,5 @@ def machine_facts() -> dict:
         "arch": platform.machine(),
         "hostname": platform.node(),
         "loadavg_at_start": load,
+        "free_page_reporting": free_page_reporting(),
     }

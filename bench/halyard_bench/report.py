@@ -415,6 +415,9 @@ def header(doc: Doc, v: View) -> None:
         ["memory", f"{m.get('memory_gib')} GiB"],
         ["kernel / distribution", f"{m.get('kernel')} / {m.get('distro')}"],
         ["load average at start", ", ".join(str(x) for x in m.get("loadavg_at_start") or [])],
+        *([["free page reporting (freed memory returns to the hypervisor)",
+            ", ".join(f"{k} {x}" for k, x in m["free_page_reporting"].items())]]
+          if m.get("free_page_reporting") else []),
         *[[k, str(x)] for k, x in d["versions"].items()],
         ["command", f"`{c.get('invoked_as') or c['command_line']}`"],
         ["start / end (UTC)", f"{c['start']} / {c.get('end')}"],

@@ -61,7 +61,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         store: None,
         domain: 7,
         commit: CommitPolicy::default(),
-        sync: SyncLevel::Normal,
+        sync: SyncLevel::default(),
         timeout: Duration::from_secs(300),
     };
     let mut it = args.iter();

@@ -725,7 +725,11 @@ fn a_store_changes_journal_with_its_sync_level_and_keeps_its_samples() {
         !std::path::Path::new(&wal(&copy)).exists(),
         "the log is gone"
     );
-    let mut store = Store::open(&copy, StoreOptions::default()).unwrap();
+    let normal = StoreOptions {
+        sync: SyncLevel::Normal,
+        max_bytes: None,
+    };
+    let mut store = Store::open(&copy, normal).unwrap();
     assert_eq!(sns(&store, ch), (1..=11).collect::<Vec<_>>());
     let _ = store.insert(ch, &sample(1, 12, 1, 100)).unwrap();
     store.commit().unwrap();
