@@ -7,10 +7,13 @@ Also the *append floor* (``durability_floor``): what one thread gets from append
 records to a fresh file, 16 records per ``write`` (a store's page), with nothing else running and
 no fsync. Any store that keeps its samples in files pays at least that per sample: it bounds
 PERSISTENT throughput on the machine of the run the way the raw UDP peer bounds VOLATILE
-throughput."""
+throughput. Beside it the *direct* floor: the same records 1024 to a write (a commit batch of
+1 KB samples) with ``O_DIRECT``, past the page cache, and one fdatasync at the end: what a
+store that writes its batches that way would pay instead."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import statistics
@@ -83,52 +86,74 @@ def run(root: str, out_dir: str, samples: int, domain: int, data: dict) -> None:
 
 
 FLOOR_RECORDS_PER_WRITE = 16
+DIRECT_RECORDS_PER_WRITE = 1024
 FLOOR_PAUSE_S = 3.0  # between rounds: the freed page-cache pages of the last file settle
 
 
-def append_floor(path: str, seconds: float, size: int = SIZE) -> dict:
-    """Appends ``size``-byte records to a fresh file at ``path`` for ``seconds``, 16 per write;
-    returns records per second and this thread's CPU microseconds per record. Removes the file."""
-    chunk = b"\x5a" * (size * FLOOR_RECORDS_PER_WRITE)
+def append_floor(path: str, seconds: float, size: int = SIZE, direct: bool = False) -> dict:
+    """Appends ``size``-byte records to a fresh file at ``path`` for ``seconds``, 16 per write
+    (``direct``: 1024 per write with ``O_DIRECT``, then an fdatasync, timed too); returns
+    records per second and this thread's CPU microseconds per record. Removes the file."""
+    per_write = DIRECT_RECORDS_PER_WRITE if direct else FLOOR_RECORDS_PER_WRITE
+    chunk = mmap.mmap(-1, size * per_write)  # page-aligned, as O_DIRECT wants
+    chunk.write(b"\x5a" * (size * per_write))
     if os.path.exists(path):
         os.remove(path)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | (os.O_DIRECT if direct else 0)
+    fd = os.open(path, flags, 0o600)
     written = 0
     try:
         cpu0, t0 = time.thread_time(), time.perf_counter()
         end = t0 + seconds
         while True:
-            for _ in range(64):
+            for _ in range(4 if direct else 64):
                 written += os.write(fd, chunk)
             if time.perf_counter() >= end:
                 break
+        if direct:
+            os.fdatasync(fd)
         wall, cpu = time.perf_counter() - t0, time.thread_time() - cpu0
     finally:
         os.close(fd)
         os.remove(path)
+        chunk.close()
     records = written / size
     return {"records_per_s": records / wall, "cpu_us_per_record": cpu / records * 1e6}
 
 
-def run_append_floor(out_dir: str, rounds: int, seconds: float, data: dict) -> None:
-    """Measures the append floor ``rounds`` times into ``data["durability_floor"]`` (median and
-    each round), in the campaign's raw directory (the file system the stores were on)."""
-    path = os.path.join(out_dir, "raw", "append-floor.bin")
-    each = []
-    try:
-        for _ in range(max(1, rounds)):
-            time.sleep(FLOOR_PAUSE_S)
-            each.append(append_floor(path, seconds))
-    except OSError as e:
-        data["durability_floor_failed"] = str(e)
-        print(f"append floor: FAILED ({e})", file=sys.stderr, flush=True)
-        return
-    data["durability_floor"] = {
+def _floor_summary(each: list[dict], per_write: int, seconds: float) -> dict:
+    return {
         "size": SIZE,
         "seconds": seconds,
-        "records_per_write": FLOOR_RECORDS_PER_WRITE,
+        "records_per_write": per_write,
         "records_per_s": statistics.median(r["records_per_s"] for r in each),
         "cpu_us_per_record": statistics.median(r["cpu_us_per_record"] for r in each),
         "rounds": each,
     }
-    print(f"append floor: {data['durability_floor']}", file=sys.stderr, flush=True)
+
+
+def run_append_floor(out_dir: str, rounds: int, seconds: float, data: dict) -> None:
+    """Measures the append floor and the direct one ``rounds`` times each, alternating, into
+    ``data["durability_floor"]`` and ``data["durability_floor_direct"]`` (median and each
+    round), in the campaign's raw directory (the file system the stores were on). A floor
+    that fails (``O_DIRECT`` refused by the file system, say) is recorded as failed."""
+    path = os.path.join(out_dir, "raw", "append-floor.bin")
+    each: dict[bool, list[dict]] = {False: [], True: []}
+    failed: dict[bool, str] = {}
+    for _ in range(max(1, rounds)):
+        for direct in (False, True):
+            if direct in failed:
+                continue
+            time.sleep(FLOOR_PAUSE_S)
+            try:
+                each[direct].append(append_floor(path, seconds, direct=direct))
+            except OSError as e:
+                failed[direct] = str(e)
+    for direct, key, per_write in ((False, "durability_floor", FLOOR_RECORDS_PER_WRITE),
+                                   (True, "durability_floor_direct", DIRECT_RECORDS_PER_WRITE)):
+        if direct in failed:
+            data[key + "_failed"] = failed[direct]
+            print(f"{key}: FAILED ({failed[direct]})", file=sys.stderr, flush=True)
+        else:
+            data[key] = _floor_summary(each[direct], per_write, seconds)
+            print(f"{key}: {data[key]}", file=sys.stderr, flush=True)

@@ -199,6 +199,14 @@ def floor_rows(v: View) -> list[list[str]]:
     rounds = ", ".join(f_num(r["records_per_s"], 3) for r in fl.get("rounds", []))
     rows = [["append floor (one thread, fresh file, 16 × 1 KB per write, no fsync)",
              f"{f_num(rate, 4)} records/s (rounds {rounds}), {fl.get('cpu_us_per_record', 0):.2f} µs CPU per record"]]
+    dfl = v.data.get("durability_floor_direct") or {}
+    if dfl.get("records_per_s"):
+        rounds = ", ".join(f_num(r["records_per_s"], 3) for r in dfl.get("rounds", []))
+        rows.append(["direct floor (the same, 1024 × 1 KB per write with O_DIRECT, fdatasync at the end)",
+                     f"{f_num(dfl['records_per_s'], 4)} records/s (rounds {rounds}), "
+                     f"{dfl.get('cpu_us_per_record', 0):.2f} µs CPU per record"])
+    elif v.data.get("durability_floor_direct_failed"):
+        rows.append(["direct floor", f"failed: {v.data['durability_floor_direct_failed']}"])
     vol = _figure(v, "throughput", fl.get("size", 1024), None, H)
     if vol:
         rows.append(["Halyard VOLATILE 1 KB ÷ floor", f"{vol / rate:.0%}"])

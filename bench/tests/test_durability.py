@@ -124,6 +124,13 @@ class Floor(unittest.TestCase):
             self.assertEqual(len(fl["rounds"]), 2)
             self.assertGreater(fl["records_per_s"], 0)
             self.assertGreater(fl["cpu_us_per_record"], 0)
+            self.assertEqual(fl["records_per_write"], 16)
+            # O_DIRECT may be refused (tmpfs): then the direct floor says so, never a figure.
+            if "durability_floor_direct_failed" in data:
+                self.assertNotIn("durability_floor_direct", data)
+            else:
+                self.assertEqual(data["durability_floor_direct"]["records_per_write"], 1024)
+                self.assertEqual(len(data["durability_floor_direct"]["rounds"]), 2)
             self.assertEqual(os.listdir(os.path.join(d, "raw")), [])
 
 
@@ -174,6 +181,13 @@ class Report(unittest.TestCase):
         self.assertEqual(rows["Halyard VOLATILE 1 KB ÷ floor"], "50%")
         self.assertEqual(rows["Halyard PERSISTENT 1 KB (default level) ÷ floor"], "20%")
         self.assertEqual(rows["Halyard PERSISTENT 1 KB (process) ÷ floor"], "30%")
+        self.assertNotIn("direct floor", " ".join(rows))
+        data["durability_floor_direct"] = {"records_per_s": 1_500_000.0, "cpu_us_per_record": 0.07,
+                                           "rounds": [{"records_per_s": 1_500_000.0, "cpu_us_per_record": 0.07}]}
+        rows = dict(durability_report.floor_rows(report.View(data)))
+        direct = next(v for k, v in rows.items() if k.startswith("direct floor"))
+        self.assertIn("1,500,000 records/s", direct)
+        self.assertIn("0.07 µs CPU per record", direct)
         self.assertIn("append floor", report.render_md(report.build(data)))
 
 
