@@ -63,6 +63,14 @@ pub const HEARTBEAT_EVERY_BYTES: usize = 256 * 1024;
 /// for the next ACKNACK).
 pub const MAX_REQUESTED_PER_READER: usize = 4096;
 
+/// Changes a relay that releases payloads fetches back after one a reader asked for (see
+/// `writer/release.rs`, "Read-ahead"): a late reader's next requests find them in memory.
+pub const RELAY_READ_AHEAD: i64 = 2048;
+
+/// Payload bytes one read-ahead of a relay fetches at most (it stops short of
+/// [`RELAY_READ_AHEAD`] changes for large samples).
+pub const RELAY_READ_AHEAD_BYTES: usize = 4 << 20;
+
 /// SEDP samples refused as damaged that a participant remembers (with how often each was
 /// refused); the memory is cleared when it fills.
 pub const MAX_SEDP_REJECTS_TRACKED: usize = 1024;

@@ -18,12 +18,24 @@
 //! store evicted or purged it) drops the change, and the readers that asked get a GAP.
 //! Restored payloads are released again once acknowledged.
 //!
-//! Bounds: `wanted` and `fetching` hold only sequence numbers some reader requested, and each
-//! reader's requests are bounded (`MAX_REQUESTED_PER_READER`), as are restored payloads,
-//! which are released again as soon as the readers that asked acknowledge them.
+//! Read-ahead. A late reader asks for its history a NACK at a time (256 sequence numbers
+//! each), and every NACK whose changes are all released waited for a round through the driver
+//! (event, store read, restore) before anything was sent: the catch-up went at that round's
+//! pace. So a want also fetches the released changes after it, once each, up to
+//! [`RELAY_READ_AHEAD`](crate::config::RELAY_READ_AHEAD) changes or
+//! [`RELAY_READ_AHEAD_BYTES`](crate::config::RELAY_READ_AHEAD_BYTES) of payload: the
+//! driver reads them while the reader takes what it asked for, and its next NACK finds them
+//! in memory.
+//!
+//! Bounds: `wanted` and `fetching` hold only sequence numbers some reader requested or that
+//! follow one within that read-ahead, and each reader's requests are bounded
+//! (`MAX_REQUESTED_PER_READER`), as are restored payloads, which are released again as soon
+//! as every reliable reader acknowledges them.
 
 use super::{Ctx, Writer};
-use crate::config::ParticipantConfig;
+use crate::config::{
+    ParticipantConfig, RELAY_READ_AHEAD as READ_AHEAD, RELAY_READ_AHEAD_BYTES as READ_AHEAD_BYTES,
+};
 use crate::outbox::Outbox;
 use crate::time::Instant;
 use halyard_wire::SequenceNumber;
@@ -41,6 +53,9 @@ pub(crate) struct Release {
     fetching: BTreeSet<SequenceNumber>,
     /// `wanted` became non-empty since the participant last looked.
     notice: bool,
+    /// The end of the last read-ahead (exclusive): a want within the window before it
+    /// continues from there rather than walking the changes again.
+    ahead_to: SequenceNumber,
     /// The empty payload released changes share (no allocation per release).
     empty: Arc<Vec<u8>>,
 }
@@ -52,6 +67,7 @@ impl Release {
             wanted: BTreeSet::new(),
             fetching: BTreeSet::new(),
             notice: false,
+            ahead_to: SequenceNumber::FIRST,
             empty: Arc::new(Vec::new()),
         }
     }
@@ -146,12 +162,40 @@ impl Writer {
             .is_some_and(|c| c.released_len.is_some())
     }
 
-    /// A reader asked for released change `sn`: fetch it unless that is under way.
+    /// A reader asked for released change `sn`: fetch it unless that is under way, and the
+    /// released changes of the read-ahead after it not fetched yet.
     pub(super) fn want(&mut self, sn: SequenceNumber) {
-        if let Some(r) = self.release.as_mut() {
-            if !r.fetching.contains(&sn) && r.wanted.insert(sn) && r.wanted.len() == 1 {
-                r.notice = true;
+        let Some(r) = self.release.as_mut() else {
+            return;
+        };
+        let was_empty = r.wanted.is_empty();
+        if !r.fetching.contains(&sn) {
+            r.wanted.insert(sn);
+        }
+        let end = sn + READ_AHEAD;
+        // Continue the last read-ahead when `sn` lies in its window, else start after `sn`.
+        let from = if r.ahead_to > sn && r.ahead_to <= end {
+            r.ahead_to
+        } else {
+            sn + 1
+        };
+        if from < end {
+            let mut bytes = 0;
+            r.ahead_to = end;
+            for (next, c) in self.changes.range(from..end) {
+                if let Some(len) = c.released_len {
+                    if !r.fetching.contains(next) && r.wanted.insert(*next) {
+                        bytes += len;
+                    }
+                }
+                if bytes >= READ_AHEAD_BYTES {
+                    r.ahead_to = *next + 1;
+                    break;
+                }
             }
+        }
+        if was_empty && !r.wanted.is_empty() {
+            r.notice = true;
         }
     }
 

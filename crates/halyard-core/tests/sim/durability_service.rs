@@ -64,6 +64,8 @@ struct Service {
     events_seen: usize,
     /// Payloads handed back to the relay.
     restored: usize,
+    /// Calls of `serve_wanted` that found payloads wanted (rounds through the "store").
+    fetch_rounds: usize,
     /// Locators whose bytes it lost (answered `None`).
     forgotten: Vec<u64>,
     /// Fetches that fail before reads succeed (answered `payloads_unavailable`).
@@ -110,6 +112,7 @@ impl Service {
             kept: releases.then(Default::default),
             events_seen: 0,
             restored: 0,
+            fetch_rounds: 0,
             forgotten: Vec::new(),
             failing_fetches: 0,
             defers: false,
@@ -151,10 +154,14 @@ impl Service {
         if !noticed {
             return;
         }
+        let mut first = true;
         loop {
             let wanted = net.p(self.node).take_wanted_payloads(self.writer, 16);
             if wanted.is_empty() {
                 break;
+            }
+            if std::mem::take(&mut first) {
+                self.fetch_rounds += 1;
             }
             if self.failing_fetches > 0 {
                 // A read that fails: asked again later, nothing is dropped.
@@ -702,6 +709,88 @@ fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
                 net.node(s).p.writer_history_len(services[0].writer),
                 38,
                 "seed {seed:#x}: the lost changes left the relay"
+            );
+            assert_eq!(
+                net.node(s).p.writer_history_bytes(services[0].writer),
+                0,
+                "seed {seed:#x}: payloads released once acknowledged"
+            );
+        },
+    );
+}
+
+#[test]
+fn a_relay_reads_ahead_of_a_late_readers_requests_within_a_bound() {
+    // A late reader of a long history loaded without payloads asks for it a NACK at a time
+    // (256 sequence numbers at most). The relay fetches the released changes after each one
+    // asked for (RELAY_READ_AHEAD), so the service is asked a few times for the whole history
+    // rather than once per NACK (each such round held the catch-up up), and it holds at most
+    // that read-ahead beyond the reader's requests, never the whole history. The reader still
+    // gets every sample once, in order, under loss, duplication and reordering.
+    use halyard_core::config::{MAX_REQUESTED_PER_READER, RELAY_READ_AHEAD};
+    const N: u64 = 6000;
+    const LEN: usize = 64;
+    for_each_seed(
+        "a_relay_reads_ahead_of_a_late_readers_requests_within_a_bound",
+        5,
+        |seed| {
+            let mut net = SimNet::new(seed, faults());
+            let s = net.add_node(node_config(2));
+            let late = net.add_node(node_config(9));
+            let mut svc = Service::start_with(&mut net, s, true, true);
+            let original = Guid::new(
+                halyard_core::wire::GuidPrefix([7; 12]),
+                EntityId([0, 0, 1, 2]),
+            );
+            let mut len = 0;
+            for i in 0..N {
+                let payload = Arc::new(indexed_payload(i, LEN));
+                len = payload.len();
+                if let Some(kept) = svc.kept.as_mut() {
+                    kept.insert(i, payload);
+                }
+                let change = NewChange {
+                    kind: ChangeKind::Alive,
+                    key_hash: KEY,
+                    payload: Arc::new(Vec::new()),
+                    timestamp: None,
+                    original: Some((original, SequenceNumber(i as i64 + 1))),
+                };
+                let now = net.instant();
+                let r = net.p(s).write_released(now, svc.writer, change, i, len);
+                assert!(r.is_ok(), "seed {seed:#x}: {r:?}");
+            }
+            let now = net.instant();
+            let r = net
+                .p(late)
+                .create_reader(now, spec_r(DurabilityKind::Transient));
+            net.flush();
+            let mut services = [svc];
+            let mut peak = 0;
+            for _ in 0..20_000 {
+                run_services(&mut net, &mut services, 5 * MS);
+                peak = peak.max(net.node(s).p.writer_history_bytes(services[0].writer));
+                if received(&net, late, r).len() as u64 >= N
+                    && net.node(s).p.writer_all_acked(services[0].writer)
+                {
+                    break;
+                }
+            }
+            let expected: Vec<Option<u64>> = (0..N).map(Some).collect();
+            assert!(
+                received(&net, late, r) == expected,
+                "seed {seed:#x}: not every sample once in order ({} received)",
+                received(&net, late, r).len()
+            );
+            let rounds = services[0].fetch_rounds;
+            assert!(
+                (rounds as u64) * 256 < N,
+                "seed {seed:#x}: {rounds} fetch rounds for {N} samples: about one per NACK, no read-ahead"
+            );
+            let bound = (RELAY_READ_AHEAD as usize + MAX_REQUESTED_PER_READER) * len;
+            assert!(
+                peak <= bound && peak < N as usize * len,
+                "seed {seed:#x}: the relay held {peak} B of payloads at once (bound {bound} B)"
             );
             assert_eq!(
                 net.node(s).p.writer_history_bytes(services[0].writer),
