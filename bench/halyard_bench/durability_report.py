@@ -4,6 +4,7 @@ Fast DDS (its SQLite persistence plugin), the whole-service figures of
 
 from __future__ import annotations
 
+from .plan import DURABILITY_DEFAULT_SYNC_LEVEL
 from .report import Doc, View, f_num, f_us, label
 
 H, F = "halyard", "fastdds"
@@ -135,7 +136,8 @@ def section(doc: Doc, v: View) -> None:
                       "the run's store files, all processes")
     levels = sync_levels(v)
     if levels:
-        doc.table(["size", "Halyard VOLATILE", "PERSISTENT default level"] + [f"PERSISTENT {x}" for x in levels],
+        doc.table(["size", "Halyard VOLATILE", f"PERSISTENT default level ({DURABILITY_DEFAULT_SYNC_LEVEL})"]
+                  + [f"PERSISTENT {x}" for x in levels],
                   sync_rows(v),
                   caption="Halyard reliable throughput by store sync level (HALYARD_DURABILITY_SYNC): "
                           "process = rollback journal, no fsync; normal = write-ahead log fsynced at "
@@ -190,21 +192,23 @@ def sync_rows(v: View) -> list[list[str]]:
     return rows
 
 
+def _floor_figure(fl: dict) -> str:
+    rounds = ", ".join(f_num(r["records_per_s"], 3) for r in fl.get("rounds", []))
+    return (f"{f_num(fl['records_per_s'], 4)} records/s (rounds {rounds}), "
+            f"{fl.get('cpu_us_per_record', 0):.2f} µs CPU per record")
+
+
 def floor_rows(v: View) -> list[list[str]]:
     """The append floor beside VOLATILE and PERSISTENT 1 KB (each level)."""
     fl = v.data.get("durability_floor") or {}
     rate = fl.get("records_per_s")
     if not rate:
         return []
-    rounds = ", ".join(f_num(r["records_per_s"], 3) for r in fl.get("rounds", []))
-    rows = [["append floor (one thread, fresh file, 16 × 1 KB per write, no fsync)",
-             f"{f_num(rate, 4)} records/s (rounds {rounds}), {fl.get('cpu_us_per_record', 0):.2f} µs CPU per record"]]
+    rows = [["append floor (one thread, fresh file, 16 × 1 KB per write, no fsync)", _floor_figure(fl)]]
     dfl = v.data.get("durability_floor_direct") or {}
     if dfl.get("records_per_s"):
-        rounds = ", ".join(f_num(r["records_per_s"], 3) for r in dfl.get("rounds", []))
         rows.append(["direct floor (the same, 1024 × 1 KB per write with O_DIRECT, fdatasync at the end)",
-                     f"{f_num(dfl['records_per_s'], 4)} records/s (rounds {rounds}), "
-                     f"{dfl.get('cpu_us_per_record', 0):.2f} µs CPU per record"])
+                     _floor_figure(dfl)])
     elif v.data.get("durability_floor_direct_failed"):
         rows.append(["direct floor", f"failed: {v.data['durability_floor_direct_failed']}"])
     vol = _figure(v, "throughput", fl.get("size", 1024), None, H)
@@ -213,5 +217,6 @@ def floor_rows(v: View) -> list[list[str]]:
     for level in [None] + sync_levels(v):
         per = _figure(v, "throughput", fl.get("size", 1024), "persistent", H, level)
         if per:
-            rows.append([f"Halyard PERSISTENT 1 KB ({level or 'default level'}) ÷ floor", f"{per / rate:.0%}"])
+            name = level or f"default level, {DURABILITY_DEFAULT_SYNC_LEVEL}"
+            rows.append([f"Halyard PERSISTENT 1 KB ({name}) ÷ floor", f"{per / rate:.0%}"])
     return rows

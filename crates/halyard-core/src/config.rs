@@ -67,8 +67,8 @@ pub const MAX_REQUESTED_PER_READER: usize = 4096;
 /// `writer/release.rs`, "Read-ahead"): a late reader's next requests find them in memory.
 pub const RELAY_READ_AHEAD: i64 = 2048;
 
-/// Payload bytes one read-ahead of a relay fetches at most (it stops short of
-/// [`RELAY_READ_AHEAD`] changes for large samples).
+/// Payload bytes a relay's read-ahead spans, at the size of the change asked for: fewer than
+/// [`RELAY_READ_AHEAD`] changes for samples larger than 2 KiB.
 pub const RELAY_READ_AHEAD_BYTES: usize = 4 << 20;
 
 /// SEDP samples refused as damaged that a participant remembers (with how often each was

@@ -22,8 +22,9 @@
 //! each), and every NACK whose changes are all released waited for a round through the driver
 //! (event, store read, restore) before anything was sent: the catch-up went at that round's
 //! pace. So a want also fetches the released changes after it, once each, up to
-//! [`RELAY_READ_AHEAD`](crate::config::RELAY_READ_AHEAD) changes or
-//! [`RELAY_READ_AHEAD_BYTES`](crate::config::RELAY_READ_AHEAD_BYTES) of payload: the
+//! [`RELAY_READ_AHEAD`](crate::config::RELAY_READ_AHEAD) changes, fewer for large samples
+//! (as many as make [`RELAY_READ_AHEAD_BYTES`](crate::config::RELAY_READ_AHEAD_BYTES) at the
+//! size of the change asked for): the
 //! driver reads them while the reader takes what it asked for, and its next NACK finds them
 //! in memory.
 //!
@@ -172,7 +173,22 @@ impl Writer {
         if !r.fetching.contains(&sn) {
             r.wanted.insert(sn);
         }
-        let end = sn + READ_AHEAD;
+        // The window: READ_AHEAD changes, fewer for large samples (as many as make
+        // READ_AHEAD_BYTES at the size of the one asked for). Everything it adds lies within it,
+        // so however many wants a NACK makes, what is fetched beyond the highest of them stays
+        // within one window.
+        let len = self
+            .changes
+            .get(&sn)
+            .and_then(|c| c.released_len)
+            .unwrap_or(0)
+            .max(1);
+        let window = READ_AHEAD.min(
+            i64::try_from(READ_AHEAD_BYTES / len)
+                .unwrap_or(i64::MAX)
+                .max(1),
+        );
+        let end = sn + window;
         // Continue the last read-ahead when `sn` lies in its window, else start after `sn`.
         let from = if r.ahead_to > sn && r.ahead_to <= end {
             r.ahead_to
@@ -180,19 +196,12 @@ impl Writer {
             sn + 1
         };
         if from < end {
-            let mut bytes = 0;
-            r.ahead_to = end;
             for (next, c) in self.changes.range(from..end) {
-                if let Some(len) = c.released_len {
-                    if !r.fetching.contains(next) && r.wanted.insert(*next) {
-                        bytes += len;
-                    }
-                }
-                if bytes >= READ_AHEAD_BYTES {
-                    r.ahead_to = *next + 1;
-                    break;
+                if c.released_len.is_some() && !r.fetching.contains(next) {
+                    r.wanted.insert(*next);
                 }
             }
+            r.ahead_to = end;
         }
         if was_empty && !r.wanted.is_empty() {
             r.notice = true;

@@ -719,70 +719,90 @@ fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
     );
 }
 
+/// A relay loaded with `n` released changes of `len`-byte payloads and a late reader on the
+/// lossy network: (what the reader received, fetch rounds, peak payload bytes the relay held,
+/// payload bytes it holds at the end, one change's payload size).
+fn late_read_of_a_loaded_relay(
+    seed: u64,
+    n: u64,
+    len: usize,
+) -> (Vec<Option<u64>>, usize, usize, usize, usize) {
+    let mut net = SimNet::new(seed, faults());
+    let s = net.add_node(node_config(2));
+    let late = net.add_node(node_config(9));
+    let mut svc = Service::start_with(&mut net, s, true, true);
+    let original = Guid::new(
+        halyard_core::wire::GuidPrefix([7; 12]),
+        EntityId([0, 0, 1, 2]),
+    );
+    let mut size = 0;
+    for i in 0..n {
+        let payload = Arc::new(indexed_payload(i, len));
+        size = payload.len();
+        if let Some(kept) = svc.kept.as_mut() {
+            kept.insert(i, payload);
+        }
+        let change = NewChange {
+            kind: ChangeKind::Alive,
+            key_hash: KEY,
+            payload: Arc::new(Vec::new()),
+            timestamp: None,
+            original: Some((original, SequenceNumber(i as i64 + 1))),
+        };
+        let now = net.instant();
+        let r = net.p(s).write_released(now, svc.writer, change, i, size);
+        assert!(r.is_ok(), "seed {seed:#x}: {r:?}");
+    }
+    let now = net.instant();
+    let r = net
+        .p(late)
+        .create_reader(now, spec_r(DurabilityKind::Transient));
+    net.flush();
+    let mut services = [svc];
+    let mut peak = 0;
+    for _ in 0..20_000 {
+        run_services(&mut net, &mut services, 5 * MS);
+        peak = peak.max(net.node(s).p.writer_history_bytes(services[0].writer));
+        if received(&net, late, r).len() as u64 >= n
+            && net.node(s).p.writer_all_acked(services[0].writer)
+        {
+            break;
+        }
+    }
+    let end = net.node(s).p.writer_history_bytes(services[0].writer);
+    (
+        received(&net, late, r),
+        services[0].fetch_rounds,
+        peak,
+        end,
+        size,
+    )
+}
+
 #[test]
 fn a_relay_reads_ahead_of_a_late_readers_requests_within_a_bound() {
     // A late reader of a long history loaded without payloads asks for it a NACK at a time
     // (256 sequence numbers at most). The relay fetches the released changes after each one
-    // asked for (RELAY_READ_AHEAD), so the service is asked a few times for the whole history
-    // rather than once per NACK (each such round held the catch-up up), and it holds at most
-    // that read-ahead beyond the reader's requests, never the whole history. The reader still
-    // gets every sample once, in order, under loss, duplication and reordering.
-    use halyard_core::config::{MAX_REQUESTED_PER_READER, RELAY_READ_AHEAD};
-    const N: u64 = 6000;
-    const LEN: usize = 64;
+    // asked for (RELAY_READ_AHEAD changes, fewer for large samples: RELAY_READ_AHEAD_BYTES),
+    // so the service is asked a few times for the whole history rather than once per NACK
+    // (each such round held the catch-up up), and the relay never holds the whole history.
+    // The reader still gets every sample once, in order, under loss, duplication and
+    // reordering.
+    use halyard_core::config::{
+        MAX_REQUESTED_PER_READER, RELAY_READ_AHEAD, RELAY_READ_AHEAD_BYTES,
+    };
     for_each_seed(
         "a_relay_reads_ahead_of_a_late_readers_requests_within_a_bound",
         5,
         |seed| {
-            let mut net = SimNet::new(seed, faults());
-            let s = net.add_node(node_config(2));
-            let late = net.add_node(node_config(9));
-            let mut svc = Service::start_with(&mut net, s, true, true);
-            let original = Guid::new(
-                halyard_core::wire::GuidPrefix([7; 12]),
-                EntityId([0, 0, 1, 2]),
-            );
-            let mut len = 0;
-            for i in 0..N {
-                let payload = Arc::new(indexed_payload(i, LEN));
-                len = payload.len();
-                if let Some(kept) = svc.kept.as_mut() {
-                    kept.insert(i, payload);
-                }
-                let change = NewChange {
-                    kind: ChangeKind::Alive,
-                    key_hash: KEY,
-                    payload: Arc::new(Vec::new()),
-                    timestamp: None,
-                    original: Some((original, SequenceNumber(i as i64 + 1))),
-                };
-                let now = net.instant();
-                let r = net.p(s).write_released(now, svc.writer, change, i, len);
-                assert!(r.is_ok(), "seed {seed:#x}: {r:?}");
-            }
-            let now = net.instant();
-            let r = net
-                .p(late)
-                .create_reader(now, spec_r(DurabilityKind::Transient));
-            net.flush();
-            let mut services = [svc];
-            let mut peak = 0;
-            for _ in 0..20_000 {
-                run_services(&mut net, &mut services, 5 * MS);
-                peak = peak.max(net.node(s).p.writer_history_bytes(services[0].writer));
-                if received(&net, late, r).len() as u64 >= N
-                    && net.node(s).p.writer_all_acked(services[0].writer)
-                {
-                    break;
-                }
-            }
-            let expected: Vec<Option<u64>> = (0..N).map(Some).collect();
+            // Small samples: the window is RELAY_READ_AHEAD changes.
+            const N: u64 = 6000;
+            let (got, rounds, peak, end, len) = late_read_of_a_loaded_relay(seed, N, 64);
             assert!(
-                received(&net, late, r) == expected,
+                got == (0..N).map(Some).collect::<Vec<_>>(),
                 "seed {seed:#x}: not every sample once in order ({} received)",
-                received(&net, late, r).len()
+                got.len()
             );
-            let rounds = services[0].fetch_rounds;
             assert!(
                 (rounds as u64) * 256 < N,
                 "seed {seed:#x}: {rounds} fetch rounds for {N} samples: about one per NACK, no read-ahead"
@@ -793,9 +813,25 @@ fn a_relay_reads_ahead_of_a_late_readers_requests_within_a_bound() {
                 "seed {seed:#x}: the relay held {peak} B of payloads at once (bound {bound} B)"
             );
             assert_eq!(
-                net.node(s).p.writer_history_bytes(services[0].writer),
-                0,
+                end, 0,
                 "seed {seed:#x}: payloads released once acknowledged"
+            );
+            // Large samples: the window is RELAY_READ_AHEAD_BYTES, not RELAY_READ_AHEAD changes.
+            const M: u64 = 1500;
+            let (got, _, peak, end, len) = late_read_of_a_loaded_relay(seed, M, 8000);
+            assert!(
+                got == (0..M).map(Some).collect::<Vec<_>>(),
+                "seed {seed:#x}: large samples: not every sample once in order ({} received)",
+                got.len()
+            );
+            let bound = RELAY_READ_AHEAD_BYTES + 2 * 256 * len;
+            assert!(
+                peak <= bound,
+                "seed {seed:#x}: large samples: the relay held {peak} B of payloads at once (bound {bound} B: the byte window and two NACKs)"
+            );
+            assert_eq!(
+                end, 0,
+                "seed {seed:#x}: large samples: payloads released once acknowledged"
             );
         },
     );
