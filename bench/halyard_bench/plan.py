@@ -54,8 +54,8 @@ DURABILITY_THROUGHPUT_SIZES = [32, 1024, 16384, 63000]
 DURABILITY_LATENCY_SIZES = [32, 1024, 63000]
 # Halyard's default store sync level (halyard_store::SyncLevel's default: keep the two in
 # step) and the levels measured besides it (throughput points only).
-DURABILITY_DEFAULT_SYNC_LEVEL = "full"
-DURABILITY_OTHER_SYNC_LEVELS = ("process", "normal")
+DURABILITY_DEFAULT_SYNC_LEVEL = "normal"
+DURABILITY_OTHER_SYNC_LEVELS = ("process", "full")
 DURABILITY_CATCHUP = {"tiny": 10_000, "quick": 200_000, "full": 1_000_000}
 # The security dimension's points per level (issue 11): latency sizes, reliable throughput
 # sizes (63000 B is the campaign's "64 KB" point) and the seed-000 point (rate, size, subs).

@@ -20,7 +20,7 @@ durability-bench catch-up 200000 samples of 1024 B in 1.25 s (160.0 kS/s 1310.7 
 
 
 # A sync level's PERSISTENT throughput in the synthetic results, as a multiple of the default's.
-SYNC_FACTOR = {"process": 1.5, "normal": 1.25}
+SYNC_FACTOR = {"process": 1.5, "full": 1.25}
 
 
 def _thr(sps: float, size: int) -> dict:
@@ -179,7 +179,7 @@ class Report(unittest.TestCase):
                                     "rounds": [{"records_per_s": 200_000.0, "cpu_us_per_record": 1.5}]}
         rows = dict(durability_report.floor_rows(report.View(data)))
         self.assertEqual(rows["Halyard VOLATILE 1 KB ÷ floor"], "50%")
-        self.assertEqual(rows["Halyard PERSISTENT 1 KB (default level, full) ÷ floor"], "20%")
+        self.assertEqual(rows["Halyard PERSISTENT 1 KB (default level, normal) ÷ floor"], "20%")
         self.assertEqual(rows["Halyard PERSISTENT 1 KB (process) ÷ floor"], "30%")
         self.assertNotIn("direct floor", " ".join(rows))
         data["durability_floor_direct"] = {"records_per_s": 1_500_000.0, "cpu_us_per_record": 0.07,

@@ -22,8 +22,8 @@ const USAGE: &str = "usage:
           when received samples are committed; a writer's samples are acknowledged to it
           only once committed
       --sync process: a commit survives a crash of the process (kill -9), but a power loss
-          may damage the store; normal: a power loss may lose the latest commits, never
-          damages the store; full (default): every commit survives a power loss
+          may damage the store; normal (default): a power loss may lose the latest commits,
+          never damages the store; full: every commit survives a power loss
       --max-bytes N: the store file's size limit; a full store refuses samples and says so
       --status S: a status line every S seconds (default 5; 0: none)
   environment: HALYARD_INTERFACE selects the network interface";

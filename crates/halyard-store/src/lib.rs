@@ -42,8 +42,7 @@
 //!   before anything reads the `instances` table), one upsert per instance and batch
 //!   instead of one per sample. Near the size cap they are written at once, inside the
 //!   insert's savepoint.
-//! * **Journal, by [`SyncLevel`].** [`SyncLevel::Full`] is the default (why: at the type).
-//!   [`SyncLevel::Normal`] keeps a write-ahead
+//! * **Journal, by [`SyncLevel`].** [`SyncLevel::Normal`] (the default) keeps a write-ahead
 //!   log with `synchronous = NORMAL`: fsync only at checkpoints, so a power loss may lose the
 //!   commits since the last one but never damages the file. [`SyncLevel::Process`] and
 //!   [`SyncLevel::Full`] keep a rollback journal between transactions (`journal_mode =

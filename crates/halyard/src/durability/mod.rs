@@ -116,7 +116,7 @@ pub const DURABILITY_ENV: &str = "HALYARD_DURABILITY";
 /// The environment variable naming the embedded service's store file.
 pub const DURABILITY_STORE_ENV: &str = "HALYARD_DURABILITY_STORE";
 /// The environment variable choosing the embedded service's [`SyncLevel`]: `process`,
-/// `normal` or `full` (the default).
+/// `normal` (the default) or `full`.
 pub const DURABILITY_SYNC_ENV: &str = "HALYARD_DURABILITY_SYNC";
 
 /// The embedded service's sync level: `HALYARD_DURABILITY_SYNC`, else the default.
@@ -137,7 +137,7 @@ pub(crate) fn sync_from_environment() -> Result<SyncLevel> {
 /// Whether a participant runs an embedded durability service for its own TRANSIENT and
 /// PERSISTENT writers (started with the first of them). Whichever variant, its store's
 /// [`SyncLevel`] is `HALYARD_DURABILITY_SYNC` (`process`, `normal` or `full`; default
-/// `full`), and a value it does not take fails the writer's creation with
+/// `normal`), and a value it does not take fails the writer's creation with
 /// [`Error::BadEnvironment`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EmbeddedDurability {
