@@ -658,27 +658,7 @@ fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
             let mut svc = Service::start_with(&mut net, s, true, true);
             svc.forgotten = vec![5, 17];
             svc.failing_fetches = 3;
-            let original = Guid::new(
-                halyard_core::wire::GuidPrefix([7; 12]),
-                EntityId([0, 0, 1, 2]),
-            );
-            for i in 0..40u64 {
-                let payload = Arc::new(indexed_payload(i, 300));
-                let len = payload.len();
-                if let Some(kept) = svc.kept.as_mut() {
-                    kept.insert(i, payload);
-                }
-                let change = NewChange {
-                    kind: ChangeKind::Alive,
-                    key_hash: KEY,
-                    payload: Arc::new(Vec::new()),
-                    timestamp: None,
-                    original: Some((original, SequenceNumber(i as i64 + 1))),
-                };
-                let now = net.instant();
-                let r = net.p(s).write_released(now, svc.writer, change, i, len);
-                assert!(r.is_ok(), "seed {seed:#x}: {r:?}");
-            }
+            load_released(&mut net, &mut svc, 40, 300);
             assert_eq!(
                 net.p(s).writer_history_bytes(svc.writer),
                 0,
@@ -719,18 +699,10 @@ fn a_relay_loaded_without_payloads_serves_them_and_gaps_what_its_store_lost() {
     );
 }
 
-/// A relay loaded with `n` released changes of `len`-byte payloads and a late reader on the
-/// lossy network: (what the reader received, fetch rounds, peak payload bytes the relay held,
-/// payload bytes it holds at the end, one change's payload size).
-fn late_read_of_a_loaded_relay(
-    seed: u64,
-    n: u64,
-    len: usize,
-) -> (Vec<Option<u64>>, usize, usize, usize, usize) {
-    let mut net = SimNet::new(seed, faults());
-    let s = net.add_node(node_config(2));
-    let late = net.add_node(node_config(9));
-    let mut svc = Service::start_with(&mut net, s, true, true);
+/// Loads `svc`'s relay with `n` changes of one original writer as a restarted service loads
+/// its store: released (`write_released`), their `len`-byte payloads kept by the service only.
+/// Returns one payload's size.
+fn load_released(net: &mut SimNet, svc: &mut Service, n: u64, len: usize) -> usize {
     let original = Guid::new(
         halyard_core::wire::GuidPrefix([7; 12]),
         EntityId([0, 0, 1, 2]),
@@ -750,9 +722,27 @@ fn late_read_of_a_loaded_relay(
             original: Some((original, SequenceNumber(i as i64 + 1))),
         };
         let now = net.instant();
-        let r = net.p(s).write_released(now, svc.writer, change, i, size);
-        assert!(r.is_ok(), "seed {seed:#x}: {r:?}");
+        let r = net
+            .p(svc.node)
+            .write_released(now, svc.writer, change, i, size);
+        assert!(r.is_ok(), "seed {:#x}: {r:?}", net.seed);
     }
+    size
+}
+
+/// A relay loaded with `n` released changes of `len`-byte payloads and a late reader on the
+/// lossy network: (what the reader received, fetch rounds, peak payload bytes the relay held,
+/// payload bytes it holds at the end, one change's payload size).
+fn late_read_of_a_loaded_relay(
+    seed: u64,
+    n: u64,
+    len: usize,
+) -> (Vec<Option<u64>>, usize, usize, usize, usize) {
+    let mut net = SimNet::new(seed, faults());
+    let s = net.add_node(node_config(2));
+    let late = net.add_node(node_config(9));
+    let mut svc = Service::start_with(&mut net, s, true, true);
+    let size = load_released(&mut net, &mut svc, n, len);
     let now = net.instant();
     let r = net
         .p(late)
