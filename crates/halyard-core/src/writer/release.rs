@@ -24,9 +24,8 @@
 //! pace. So a want also fetches the released changes after it, once each, up to
 //! [`RELAY_READ_AHEAD`](crate::config::RELAY_READ_AHEAD) changes, fewer for large samples
 //! (as many as make [`RELAY_READ_AHEAD_BYTES`](crate::config::RELAY_READ_AHEAD_BYTES) at the
-//! size of the change asked for): the
-//! driver reads them while the reader takes what it asked for, and its next NACK finds them
-//! in memory.
+//! size of the change asked for): the driver reads them while the reader takes what it asked
+//! for, and its next NACK finds them in memory.
 //!
 //! Bounds: `wanted` and `fetching` hold only sequence numbers some reader requested or that
 //! follow one within that read-ahead, and each reader's requests are bounded
