@@ -16,6 +16,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,13 +55,37 @@ def parse(text: str) -> dict:
     return out
 
 
+# The files of a store beside its path (journal, log, shared-memory index) and the directory
+# of its payload segments (crates/halyard-store, "segments").
+STORE_SUFFIXES = ("", "-journal", "-wal", "-shm")
+PAYLOAD_DIR_SUFFIX = "-payloads"
+
+
+def remove_store(store: str) -> int:
+    """Removes a store's files and payload segments; returns the bytes they held."""
+    total = 0
+    for suffix in STORE_SUFFIXES:
+        try:
+            total += os.path.getsize(store + suffix)
+            os.remove(store + suffix)
+        except OSError:
+            pass
+    payloads = store + PAYLOAD_DIR_SUFFIX
+    if os.path.isdir(payloads):
+        for name in os.listdir(payloads):
+            try:
+                total += os.path.getsize(os.path.join(payloads, name))
+            except OSError:
+                pass
+        shutil.rmtree(payloads, ignore_errors=True)
+    return total
+
+
 def run(root: str, out_dir: str, samples: int, domain: int, data: dict) -> None:
     """Runs the bench into ``data["durability_bench"]`` (or ``durability_bench_failed``)."""
     exe = halyard_exe(root)
     store = os.path.join(out_dir, "raw", "durability-bench.store")
-    for suffix in ("", "-journal", "-wal", "-shm"):
-        if os.path.exists(store + suffix):
-            os.remove(store + suffix)
+    remove_store(store)
     cmd = [exe, "durability-bench", "--samples", str(samples), "--size", str(SIZE),
            "--store", store, "--domain", str(domain)]
     print(f"durability-bench: {' '.join(cmd)}", file=sys.stderr, flush=True)
@@ -71,9 +96,7 @@ def run(root: str, out_dir: str, samples: int, domain: int, data: dict) -> None:
     except (OSError, subprocess.TimeoutExpired) as e:
         text, rc = str(e), None
     finally:
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            if os.path.exists(store + suffix):
-                os.remove(store + suffix)
+        remove_store(store)
     with open(os.path.join(out_dir, "raw", "durability-bench.log"), "w", encoding="utf-8") as f:
         f.write(" ".join(cmd) + "\n" + text)
     figures = parse(text)

@@ -21,7 +21,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 
-from . import parsers, stats
+from . import durability, parsers, stats
 from . import security as sec
 from .peers import DURABLE_PEERS, Invocation, Peer, build_argv, peer_env
 from .plan import Point
@@ -223,15 +223,7 @@ STORE_SETTLE_S = 3.0
 
 def _remove_stores(paths: list[str]) -> int:
     """Removes a durable run's store files (they reach gigabytes); returns their total size."""
-    total = 0
-    for base in paths:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                total += os.path.getsize(base + suffix)
-                os.remove(base + suffix)
-            except OSError:
-                pass
-    return total
+    return sum(durability.remove_store(base) for base in paths)
 
 
 def _gzip(path: str) -> str:

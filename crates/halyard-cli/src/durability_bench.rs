@@ -304,9 +304,9 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
 }
 
 /// The store file and its rollback journal (`process`, `full`) or its write-ahead log and
-/// shared-memory index (`normal`), whichever are there.
+/// shared-memory index (`normal`), whichever are there, and its payload segments.
 fn disk_bytes(store: &Path) -> u64 {
-    ["", "-journal", "-wal", "-shm"]
+    let files: u64 = ["", "-journal", "-wal", "-shm"]
         .iter()
         .filter_map(|suffix| {
             let mut p = store.as_os_str().to_owned();
@@ -314,5 +314,12 @@ fn disk_bytes(store: &Path) -> u64 {
             std::fs::metadata(PathBuf::from(p)).ok()
         })
         .map(|m| m.len())
-        .sum()
+        .sum();
+    let segments: u64 = std::fs::read_dir(halyard::durability::payload_dir(store))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    files + segments
 }

@@ -108,6 +108,7 @@ mod index;
 mod limits;
 mod open;
 mod partitions;
+mod segments;
 mod store;
 mod types;
 

@@ -18,7 +18,7 @@ use std::path::Path;
 /// `PRAGMA application_id` of every Halyard store: "HYLD".
 pub const APPLICATION_ID: i32 = 0x4859_4C44;
 /// Schema version this crate writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// How long a statement waits for a lock another connection holds (another store on the
 /// same file, or the checkpoint thread) before it fails with SQLITE_BUSY.
@@ -30,8 +30,11 @@ const ROLLBACK_JOURNAL_LIMIT: u64 = 64 << 20;
 /// Page size of new stores: 1 KB samples fill 16 KB pages to 92 % (4 KB pages: 67 %).
 const PAGE_SIZE: i64 = 16 * 1024;
 
-/// Tables of schema version 2, as they appear in `sqlite_master`.
+/// Tables of schema versions 1 and 2, as they appear in `sqlite_master`.
 const KNOWN_OBJECTS: [&str; 3] = ["channels", "instances", "samples"];
+
+/// The table schema version 3 adds (payload segments, the `segments` module).
+const SEGMENTS_TABLE: &str = "segments";
 
 /// Indexes of schema version 1 on top of those tables, which version 2 drops (the store
 /// keeps that index in memory: the crate's "Indexes").
@@ -69,7 +72,28 @@ CREATE TABLE samples (
     kind INTEGER NOT NULL,
     key_hash BLOB NOT NULL,
     source_time INTEGER NOT NULL,
-    payload BLOB NOT NULL
+    payload BLOB NOT NULL,
+    seg INTEGER,
+    seg_off INTEGER,
+    seg_len INTEGER
+);
+CREATE TABLE segments (
+    seg INTEGER PRIMARY KEY,
+    end_offset INTEGER NOT NULL,
+    live INTEGER NOT NULL
+);
+";
+
+/// What schema version 3 adds to a store of version 2: where a payload kept in a segment is
+/// (`payload` is then empty), and the segments.
+const VERSION_3_ADDITIONS: &str = "
+ALTER TABLE samples ADD COLUMN seg INTEGER;
+ALTER TABLE samples ADD COLUMN seg_off INTEGER;
+ALTER TABLE samples ADD COLUMN seg_len INTEGER;
+CREATE TABLE segments (
+    seg INTEGER PRIMARY KEY,
+    end_offset INTEGER NOT NULL,
+    live INTEGER NOT NULL
 );
 ";
 
@@ -190,8 +214,10 @@ fn hot_journal(e: &StoreError) -> bool {
 enum Found {
     /// Empty (no tables, no application id): the schema.
     Empty,
-    /// A store of schema version 1: its indexes dropped.
+    /// A store of schema version 1: its indexes dropped, then as version 2.
     Version1,
+    /// A store of schema version 2: the segment columns and table added.
+    Version2,
     /// A store of this version: nothing.
     Current,
 }
@@ -228,6 +254,7 @@ fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
     let known = |o: &String| {
         KNOWN_OBJECTS.contains(&o.as_str())
             || (version == 1 && VERSION_1_INDEXES.contains(&o.as_str()))
+            || (version >= 3 && o == SEGMENTS_TABLE)
     };
     if let Some(unknown) = objects.iter().find(|o| !known(o)) {
         return Err(foreign(format!(
@@ -236,7 +263,8 @@ fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
     }
     let expected = match version {
         1 => KNOWN_OBJECTS.len() + VERSION_1_INDEXES.len(),
-        _ => KNOWN_OBJECTS.len(),
+        2 => KNOWN_OBJECTS.len(),
+        _ => KNOWN_OBJECTS.len() + 1,
     };
     if version < 1 || objects.len() != expected {
         return Err(foreign(format!(
@@ -246,10 +274,10 @@ fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
         )));
     }
     quick_check(conn, name)?;
-    Ok(if version == 1 {
-        Found::Version1
-    } else {
-        Found::Current
+    Ok(match version {
+        1 => Found::Version1,
+        2 => Found::Version2,
+        _ => Found::Current,
     })
 }
 
@@ -258,17 +286,22 @@ fn upgrade(conn: &Connection, name: &str, found: Found) -> Result<(), StoreError
     match found {
         Found::Current => Ok(()),
         Found::Empty => create_schema(conn, name),
-        Found::Version1 => {
-            let drops: String = VERSION_1_INDEXES
-                .iter()
-                .map(|i| format!("DROP INDEX IF EXISTS {i};"))
-                .collect();
+        Found::Version1 | Found::Version2 => {
+            let drops: String = match found {
+                Found::Version1 => VERSION_1_INDEXES
+                    .iter()
+                    .map(|i| format!("DROP INDEX IF EXISTS {i};"))
+                    .collect(),
+                _ => String::new(),
+            };
+            // Adding nullable columns rewrites no row: the conversion is quick at any size.
             conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE;{drops}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
+                "BEGIN IMMEDIATE;{drops}{VERSION_3_ADDITIONS}\
+                 PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
             ))
             .map_err(|e| {
                 let _rollback_result = conn.execute_batch("ROLLBACK");
-                classify(name, "convert schema version 1", e)
+                classify(name, "convert the schema to version 3", e)
             })
         }
     }

@@ -6,6 +6,7 @@ use crate::index::ChannelIndex;
 use crate::limits::plan;
 use crate::open::{classify, open_file, open_memory, sql};
 use crate::partitions::{decode_partitions, encode_partitions, partition_key};
+use crate::segments::{Location, Segments, SEGMENT_MIN_PAYLOAD};
 use crate::types::{
     ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,
     StoreOptions, StoreStats, StoredSample, SyncLevel,
@@ -45,6 +46,9 @@ pub struct Store {
     /// `Store` on the file, in this process or another) commits, and the cached states and
     /// indexes are then reloaded.
     data_version: i64,
+    /// Where larger payloads go in a file store without a size cap (see
+    /// [`crate::segments`]); `None`: every payload stays in its row.
+    segments: Option<RefCell<Segments>>,
 }
 
 /// What the pending inserts did to one instance's row. The `instances` table is updated
@@ -57,6 +61,18 @@ struct InstanceDelta {
     source_time: i64,
     /// Samples added minus samples evicted.
     added: i64,
+}
+
+/// Where an insert puts the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// In the row.
+    Row,
+    /// In the row, near the size cap: the insert must be able to fail alone (see
+    /// [`Store::write_sample`]).
+    Guarded,
+    /// Appended to a segment already, at this location (the row says where).
+    Segment(Location),
 }
 
 /// What one attempt to write a sample did.
@@ -110,8 +126,12 @@ impl Store {
             }
             SyncLevel::Process | SyncLevel::Full => None,
         };
-        let mut store = Store::with(conn, name, options)?;
+        let mut store = Store::with(conn, name.clone(), options)?;
         store.checkpointer = checkpointer;
+        if options.max_bytes.is_none() {
+            store.segments = Some(RefCell::new(Segments::new(path, &name, options.sync)));
+            store.open_segments()?;
+        }
         Ok(store)
     }
 
@@ -149,7 +169,30 @@ impl Store {
             checkpointer: None,
             uncommitted_bytes: 0,
             data_version,
+            segments: None,
         })
+    }
+
+    /// At open: checks that the segments the store names are there, and removes files it
+    /// does not name (see [`crate::segments`], "Reclaim"), holding the write lock.
+    fn open_segments(&mut self) -> Result<(), StoreError> {
+        if self.segments.is_none() {
+            return Ok(());
+        }
+        self.exec("BEGIN IMMEDIATE", None)?;
+        let swept = match &self.segments {
+            Some(segments) => segments.borrow_mut().verify_and_sweep(&self.conn),
+            None => Ok(0),
+        };
+        let ended = self.exec("COMMIT", None);
+        swept?;
+        ended
+    }
+
+    /// The directory beside the store file `path` that holds its payload segments
+    /// (`PATH-payloads`): it belongs to the store; copy, move or remove the two together.
+    pub fn payload_dir(path: &Path) -> std::path::PathBuf {
+        Segments::dir_of(path)
     }
 
     /// The store's file name (`:memory:` in memory), as error messages name it.
@@ -398,15 +441,37 @@ impl Store {
             true => {
                 // The savepoint may undo the pending instance rows too: keep them to put back.
                 let unwritten = self.instances.borrow().clone();
-                let written = self
-                    .write_instances(true)
-                    .and_then(|_| self.write_sample(ch, row, s, &evict, &mut evicted, true));
+                let written = self.write_instances(true).and_then(|_| {
+                    self.write_sample(ch, row, s, &evict, &mut evicted, Placement::Guarded)
+                });
                 if written.is_err() {
                     *self.instances.borrow_mut() = unwritten;
                 }
                 written
             }
-            false => self.write_sample(ch, row, s, &evict, &mut evicted, false),
+            false => {
+                // A larger payload goes to a segment first (the row then says where).
+                let appended = match &self.segments {
+                    Some(segments) if s.payload.len() >= SEGMENT_MIN_PAYLOAD => {
+                        Some(segments.borrow_mut().append(row, s.payload))
+                    }
+                    _ => None,
+                };
+                let located = match appended {
+                    Some(Ok(l)) => Some(l),
+                    Some(Err(e)) => return Err(self.abort_transaction(e)),
+                    None => None,
+                };
+                let placed = located.map_or(Placement::Row, Placement::Segment);
+                let written = self.write_sample(ch, row, s, &evict, &mut evicted, placed);
+                if !matches!(written, Ok(Written::Stored(_))) {
+                    // The record belongs to no row: it is not live.
+                    if let (Some(l), Some(segments)) = (located, &self.segments) {
+                        segments.borrow_mut().removed(l);
+                    }
+                }
+                written
+            }
         };
         if guarded && !self.conn.is_autocommit() {
             if written.is_err() {
@@ -434,9 +499,14 @@ impl Store {
                 st.next_seq += 1;
             }
             self.pending += 1;
+            // What the database file gets (a payload in a segment is not checkpointed).
+            let in_row = match &self.segments {
+                Some(_) if s.payload.len() >= SEGMENT_MIN_PAYLOAD && !guarded => 0,
+                _ => s.payload.len() as u64,
+            };
             self.uncommitted_bytes = self
                 .uncommitted_bytes
-                .saturating_add(ROW_BYTES as u64 + s.payload.len() as u64);
+                .saturating_add(ROW_BYTES as u64 + in_row);
         }
         Ok(written)
     }
@@ -445,7 +515,9 @@ impl Store {
     /// each one removed is pushed on `evicted` with its writer and sequence number) and updates
     /// the instance. Nothing is written when the row id is taken.
     ///
-    /// `guarded` (near the size cap) writes each INSERT as `INSERT .. SELECT`: SQLite then
+    /// `placed` says where the payload goes: in the row, or in a segment where it was
+    /// appended already. [`Placement::Guarded`] (near the size cap) keeps it in the row and
+    /// writes each INSERT as `INSERT .. SELECT`: SQLite then
     /// gives the statement a statement journal and a SQLITE_FULL undoes that statement alone
     /// (the caller's savepoint undoes the rest). A single-row `INSERT .. VALUES` has no
     /// statement journal and a SQLITE_FULL there cancels the whole transaction, but it is
@@ -457,18 +529,23 @@ impl Store {
         s: &SampleRef<'_>,
         evict: &[i64],
         evicted: &mut Vec<(i64, [u8; 16], i64)>,
-        guarded: bool,
+        placed: Placement,
     ) -> rusqlite::Result<Written> {
+        let guarded = placed == Placement::Guarded;
         // A taken row id fails the INSERT before it writes anything; SQLite then undoes that
         // statement only (OE_Abort), the transaction stays.
         let insert = if guarded {
             "INSERT INTO samples \
-             (id, channel, writer, sn, kind, key_hash, source_time, payload) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8"
+             (id, channel, writer, sn, kind, key_hash, source_time, payload, seg, seg_off, \
+             seg_len) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11"
         } else {
             "INSERT INTO samples \
-             (id, channel, writer, sn, kind, key_hash, source_time, payload) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+             (id, channel, writer, sn, kind, key_hash, source_time, payload, seg, seg_off, \
+             seg_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        };
+        let (payload, seg, off, len) = match placed {
+            Placement::Segment(l) => (&[][..], Some(l.seg), Some(l.off as i64), Some(l.len as i64)),
+            Placement::Row | Placement::Guarded => (s.payload, None, None, None),
         };
         let inserted = self.conn.prepare_cached(insert)?.execute(params![
             row,
@@ -478,7 +555,10 @@ impl Store {
             s.kind.code(),
             &s.key_hash[..],
             s.source_time,
-            s.payload
+            payload,
+            seg,
+            off,
+            len
         ]);
         match inserted
             .as_ref()
@@ -519,16 +599,23 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
-        let mut stmt = self
-            .conn
-            .prepare_cached("DELETE FROM samples WHERE id = ?1 RETURNING writer, sn")?;
+        let mut stmt = self.conn.prepare_cached(
+            "DELETE FROM samples WHERE id = ?1 RETURNING writer, sn, seg, seg_off, seg_len",
+        )?;
         for &row in rows {
             let gone = stmt
                 .query_row([row], |r| {
-                    Ok((r.get::<_, [u8; 16]>(0)?, r.get::<_, i64>(1)?))
+                    Ok((
+                        r.get::<_, [u8; 16]>(0)?,
+                        r.get::<_, i64>(1)?,
+                        location(r.get(2)?, r.get(3)?, r.get(4)?),
+                    ))
                 })
                 .optional()?;
-            if let Some((writer, sn)) = gone {
+            if let Some((writer, sn, loc)) = gone {
+                if let (Some(loc), Some(segments)) = (loc, &self.segments) {
+                    segments.borrow_mut().removed(loc);
+                }
                 deleted.push((row, writer, sn));
             }
         }
@@ -641,13 +728,22 @@ impl Store {
             self.lost_transaction()?;
             return Ok(0);
         }
+        if let Err(e) = self.segments_before_commit() {
+            return Err(self.abort_transaction(e));
+        }
         if let Err(e) = self.write_instances(false).and_then(|_| {
             self.conn
                 .prepare_cached("COMMIT")
                 .and_then(|mut s| s.execute([]))
         }) {
             self.uncommitted_bytes = 0;
+            if let Some(segments) = &self.segments {
+                segments.borrow_mut().invalidate();
+            }
             return Err(self.write_err(None, "commit", e));
+        }
+        if let Some(segments) = &self.segments {
+            segments.borrow_mut().after_commit();
         }
         let bytes = std::mem::take(&mut self.uncommitted_bytes);
         if let Some(c) = self.checkpointer.as_mut() {
@@ -659,6 +755,41 @@ impl Store {
             }
         }
         Ok(std::mem::take(&mut self.pending))
+    }
+
+    /// Rolls the pending transaction back after its payloads could not be written (`e`), so
+    /// that no row whose payload is not in its segment can ever commit; the pending inserts
+    /// are reported lost ([`StoreError::TransactionLost`]), never taken for committed.
+    fn abort_transaction(&mut self, e: StoreError) -> StoreError {
+        // A failing ROLLBACK means there was no transaction left to undo.
+        let _rollback_result = self.conn.execute_batch("ROLLBACK");
+        self.uncommitted_bytes = 0;
+        let lost = std::mem::take(&mut self.pending);
+        self.channels.clear();
+        self.instances.borrow_mut().clear();
+        if let Some(segments) = &self.segments {
+            segments.borrow_mut().invalidate();
+        }
+        match e {
+            StoreError::Io { path, source } if lost > 0 => StoreError::TransactionLost {
+                path,
+                lost,
+                source: rusqlite::Error::SqliteFailure(
+                    ffi::Error::new(ffi::SQLITE_IOERR),
+                    Some(source.to_string()),
+                ),
+            },
+            other => other,
+        }
+    }
+
+    /// The segments' part of a commit: payloads written (and synced, by the level) and the
+    /// `segments` rows updated, before SQLite's COMMIT.
+    fn segments_before_commit(&self) -> Result<(), StoreError> {
+        match &self.segments {
+            Some(segments) => segments.borrow_mut().before_commit(&self.conn),
+            None => Ok(()),
+        }
     }
 
     /// Inserts stored since the last commit.
@@ -673,14 +804,52 @@ impl Store {
         ch: ChannelId,
         mut f: impl FnMut(StoredSample),
     ) -> Result<usize, StoreError> {
-        self.scan_channel(
+        // Samples whose payloads are in segments wait in `batch` to be read together.
+        let mut batch: Vec<StoredSample> = Vec::new();
+        let mut locs: Vec<(i64, Location)> = Vec::new();
+        let mut slots: Vec<usize> = Vec::new();
+        let n = self.scan_channel(
             ch,
-            "writer, sn, kind, key_hash, source_time, payload",
+            "writer, sn, kind, key_hash, source_time, payload, id, seg, seg_off, seg_len",
             |row| {
-                f(self.sample_row(row)?);
+                let (sample, loc) = self.sample_row(row)?;
+                if let Some(loc) = loc {
+                    slots.push(batch.len());
+                    locs.push(loc);
+                }
+                batch.push(sample);
+                if batch.len() >= SCAN_BATCH {
+                    self.fill_payloads(&mut batch, &mut locs, &mut slots)?;
+                    batch.drain(..).for_each(&mut f);
+                }
                 Ok(())
             },
-        )
+        )?;
+        self.fill_payloads(&mut batch, &mut locs, &mut slots)?;
+        batch.drain(..).for_each(&mut f);
+        Ok(n)
+    }
+
+    /// Reads the segment payloads `locs` into `batch[slots[i]]`, then empties both lists.
+    fn fill_payloads(
+        &self,
+        batch: &mut [StoredSample],
+        locs: &mut Vec<(i64, Location)>,
+        slots: &mut Vec<usize>,
+    ) -> Result<(), StoreError> {
+        if locs.is_empty() {
+            return Ok(());
+        }
+        let segments = self
+            .segments
+            .as_ref()
+            .ok_or_else(|| self.corrupt(NO_SEGMENTS.into()))?;
+        segments.borrow_mut().read(locs, |k, payload| {
+            batch[slots[k]].payload = payload;
+        })?;
+        locs.clear();
+        slots.clear();
+        Ok(())
     }
 
     /// Calls `f` with every sample of channel `ch` in insertion order, without its payload
@@ -705,7 +874,7 @@ impl Store {
         self.scan_channel_from(
             ch,
             from,
-            "id, writer, sn, kind, key_hash, source_time, length(payload)",
+            "id, writer, sn, kind, key_hash, source_time, coalesce(seg_len, length(payload))",
             |row| {
                 f(self.meta_row(row)?);
                 Ok(())
@@ -753,20 +922,47 @@ impl Store {
         Ok(n)
     }
 
-    fn sample_row(&self, row: &Row<'_>) -> Result<StoredSample, StoreError> {
+    /// A sample from columns `writer, sn, kind, key_hash, source_time, payload, id, seg,
+    /// seg_off, seg_len`; a payload in a segment is left empty and its location returned.
+    fn sample_row(
+        &self,
+        row: &Row<'_>,
+    ) -> Result<(StoredSample, Option<(i64, Location)>), StoreError> {
         let op = "read samples";
         let get = |i| row.get_ref(i).map_err(|e| self.err(op, e));
-        Ok(StoredSample {
+        let loc = self.row_location(row, 6)?;
+        let sample = StoredSample {
             writer: self.guid(get(0)?, "writer")?,
             sn: self.int(get(1)?, "sn")?,
             kind: self.kind(get(2)?)?,
             key_hash: self.guid(get(3)?, "key_hash")?,
             source_time: self.int(get(4)?, "source_time")?,
-            payload: match get(5)? {
-                ValueRef::Blob(b) => b.to_vec(),
-                other => return Err(self.corrupt(format!("payload is {:?}", other.data_type()))),
+            payload: match (get(5)?, loc) {
+                (ValueRef::Blob(_), Some(_)) => Vec::new(),
+                (ValueRef::Blob(b), None) => b.to_vec(),
+                (other, _) => {
+                    return Err(self.corrupt(format!("payload is {:?}", other.data_type())))
+                }
             },
-        })
+        };
+        Ok((sample, loc))
+    }
+
+    /// The row id and segment location from columns `at` (id), `at + 1..=at + 3` (seg,
+    /// seg_off, seg_len): `None` for a payload kept in its row.
+    fn row_location(
+        &self,
+        row: &Row<'_>,
+        at: usize,
+    ) -> Result<Option<(i64, Location)>, StoreError> {
+        let op = "read samples";
+        let get = |i| row.get::<_, Option<i64>>(i).map_err(|e| self.err(op, e));
+        let id = self.int(row.get_ref(at).map_err(|e| self.err(op, e))?, "id")?;
+        match location(get(at + 1)?, get(at + 2)?, get(at + 3)?) {
+            Some(l) => Ok(Some((id, l))),
+            None if get(at + 1)?.is_none() => Ok(None),
+            None => Err(self.corrupt(format!("row {id} has a bad payload location"))),
+        }
     }
 
     fn meta_row(&self, row: &Row<'_>) -> Result<SampleMeta, StoreError> {
@@ -796,9 +992,14 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, payload FROM samples WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                "SELECT id, payload, id, seg, seg_off, seg_len FROM samples \
+                 WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
             )
             .map_err(|e| self.err(op, e))?;
+        // One run's answers, in order; those in segments are read together at its end.
+        let mut out: Vec<(SampleId, Option<Vec<u8>>)> = Vec::new();
+        let mut locs: Vec<(i64, Location)> = Vec::new();
+        let mut slots: Vec<usize> = Vec::new();
         let mut rest = ids;
         while let Some(first) = rest.first() {
             // The longest run of consecutive identities from `first`.
@@ -815,20 +1016,40 @@ impl Store {
             while let Some(row) = rows.next().map_err(|e| self.err(op, e))? {
                 let id = self.int(row.get_ref(0).map_err(|e| self.err(op, e))?, "id")?;
                 while let Some(gone) = next.next_if(|w| w.0 < id) {
-                    f(*gone, None);
+                    out.push((*gone, None));
                 }
-                let payload = match row.get_ref(1).map_err(|e| self.err(op, e))? {
-                    ValueRef::Blob(b) => b.to_vec(),
-                    other => {
-                        return Err(self.corrupt(format!("payload is {:?}", other.data_type())))
+                if next.next_if(|w| w.0 == id).is_none() {
+                    continue;
+                }
+                match self.row_location(row, 2)? {
+                    Some(loc) => {
+                        slots.push(out.len());
+                        locs.push(loc);
+                        out.push((SampleId(id), Some(Vec::new())));
                     }
-                };
-                if next.next_if(|w| w.0 == id).is_some() {
-                    f(SampleId(id), Some(payload));
+                    None => match row.get_ref(1).map_err(|e| self.err(op, e))? {
+                        ValueRef::Blob(b) => out.push((SampleId(id), Some(b.to_vec()))),
+                        other => {
+                            return Err(self.corrupt(format!("payload is {:?}", other.data_type())))
+                        }
+                    },
                 }
             }
-            for w in next {
-                f(*w, None);
+            drop(rows);
+            out.extend(next.map(|w| (*w, None)));
+            if !locs.is_empty() {
+                let segments = self
+                    .segments
+                    .as_ref()
+                    .ok_or_else(|| self.corrupt(NO_SEGMENTS.into()))?;
+                segments.borrow_mut().read(&locs, |k, payload| {
+                    out[slots[k]].1 = Some(payload);
+                })?;
+                locs.clear();
+                slots.clear();
+            }
+            for (id, payload) in out.drain(..) {
+                f(id, payload);
             }
         }
         Ok(())
@@ -914,9 +1135,27 @@ impl Store {
             samples: count("SELECT count(*) FROM samples")?,
             instances: count("SELECT count(*) FROM instances")?,
             channels: count("SELECT count(*) FROM channels")?,
-            payload_bytes: count("SELECT coalesce(sum(length(payload)), 0) FROM samples")?,
-            file_bytes,
+            payload_bytes: count(
+                "SELECT coalesce(sum(coalesce(seg_len, length(payload))), 0) FROM samples",
+            )?,
+            file_bytes: file_bytes + self.segment_bytes()?,
         })
+    }
+
+    /// Bytes in payload segments (their committed ends, from the table).
+    fn segment_bytes(&self) -> Result<u64, StoreError> {
+        if self.segments.is_none() {
+            return Ok(0);
+        }
+        let v: i64 = self
+            .conn
+            .query_row(
+                "SELECT coalesce(sum(end_offset), 0) FROM segments",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err("stats", e))?;
+        Ok(u64::try_from(v).unwrap_or(0))
     }
 
     /// Runs `PRAGMA quick_check`: `Ok` when SQLite finds the database sound.
@@ -942,6 +1181,9 @@ impl Store {
             self.lost_transaction()?;
             self.exec("BEGIN IMMEDIATE", None)?;
             self.check_data_version()?;
+            if let Some(segments) = &self.segments {
+                segments.borrow_mut().load(&self.conn)?;
+            }
         }
         Ok(())
     }
@@ -967,6 +1209,9 @@ impl Store {
         if version != self.data_version {
             self.data_version = version;
             self.channels.clear();
+            if let Some(segments) = &self.segments {
+                segments.borrow_mut().invalidate();
+            }
         }
         Ok(())
     }
@@ -977,6 +1222,11 @@ impl Store {
     /// for committed.
     fn lost_transaction(&mut self) -> Result<(), StoreError> {
         self.uncommitted_bytes = 0;
+        if self.pending > 0 {
+            if let Some(segments) = &self.segments {
+                segments.borrow_mut().invalidate();
+            }
+        }
         let lost = std::mem::take(&mut self.pending);
         if lost == 0 {
             return Ok(());
@@ -1111,8 +1361,12 @@ impl Store {
         e: rusqlite::Error,
     ) -> StoreError {
         if self.conn.is_autocommit() {
-            // The transaction is gone, and with it what the pending instance rows were for.
+            // The transaction is gone, and with it what the pending instance rows were for
+            // and the pending segment records.
             self.instances.borrow_mut().clear();
+            if let Some(segments) = &self.segments {
+                segments.borrow_mut().invalidate();
+            }
         }
         if self.pending > 0 && self.conn.is_autocommit() {
             let lost = std::mem::take(&mut self.pending);
@@ -1136,6 +1390,22 @@ impl Store {
         }
         sql(&self.path, op, e)
     }
+}
+
+/// Samples a scan reads before it reads their segment payloads together.
+const SCAN_BATCH: usize = 1024;
+
+const NO_SEGMENTS: &str = "a row names a payload segment, and this store keeps none \
+                           (it was opened with a size cap, which keeps payloads in rows)";
+
+/// A payload location from a row's (seg, seg_off, seg_len); `None` unless all three are
+/// there and in range.
+fn location(seg: Option<i64>, off: Option<i64>, len: Option<i64>) -> Option<Location> {
+    Some(Location {
+        seg: u32::try_from(seg?).ok()?,
+        off: u64::try_from(off?).ok()?,
+        len: u64::try_from(len?).ok()?,
+    })
 }
 
 fn to_sql(v: Option<u64>) -> Option<i64> {

@@ -264,6 +264,16 @@ fn hot_copy(path: &Path, copy: &Path, sql: &str) {
     );
     std::fs::copy(path, copy).expect("copy file");
     std::fs::write(journal(copy), hot).expect("copy journal");
+    // The payload segments belong to the store: a copy takes them along.
+    let payloads = Store::payload_dir(path);
+    if payloads.is_dir() {
+        let to = Store::payload_dir(copy);
+        std::fs::create_dir_all(&to).expect("copy payload directory");
+        for entry in std::fs::read_dir(&payloads).expect("list payloads") {
+            let entry = entry.expect("payload entry");
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy segment");
+        }
+    }
     drop(conn);
 }
 

@@ -26,14 +26,87 @@ fn refused(path: &Path) -> StoreError {
     err
 }
 
-/// A closed store of `n` 1 KB samples (the log checkpointed into the file).
+/// A closed store of `n` samples of 500 bytes, which stay in their rows (the log
+/// checkpointed into the file): the SQLite file itself is what these tests damage.
 fn store_with(path: &Path, n: i64) {
     let mut store = Store::open(path, StoreOptions::default()).unwrap();
     let ch = store.channel(&spec("T", Limits::default())).unwrap();
     for sn in 1..=n {
-        let _ = store.insert(ch, &sample(1, sn, 1, 1000)).unwrap();
+        let _ = store.insert(ch, &sample(1, sn, 1, 500)).unwrap();
     }
     store.commit().unwrap();
+}
+
+/// A closed store of `n` 4 KB samples, whose payloads are in segments; returns the
+/// segment files.
+fn store_with_segments(path: &Path, n: i64) -> Vec<std::path::PathBuf> {
+    let mut store = Store::open(path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    for sn in 1..=n {
+        let _ = store.insert(ch, &sample(1, sn, 1, 4000)).unwrap();
+    }
+    store.commit().unwrap();
+    drop(store);
+    let mut files: Vec<_> = std::fs::read_dir(Store::payload_dir(path))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_store_without_its_payload_segments_is_corrupt_and_kept() {
+    let dir = Scratch::new("nosegments");
+    let path = dir.file("s.db");
+    let files = store_with_segments(&path, 50);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kept = dir.file("kept.seg");
+    std::fs::rename(&files[0], &kept).unwrap();
+    let err = refused(&path);
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("missing"), "{err}");
+    // Put back, it opens and serves every sample.
+    std::fs::rename(&kept, &files[0]).unwrap();
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    let (ch, _) = store.channels().unwrap()[0].clone();
+    assert_eq!(common::sns(&store, ch), (1..=50).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_truncated_payload_segment_is_corrupt_and_kept() {
+    let dir = Scratch::new("shortsegment");
+    let path = dir.file("s.db");
+    let files = store_with_segments(&path, 50);
+    let full = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &full[..full.len() / 2]).unwrap();
+    let err = refused(&path);
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert_eq!(std::fs::read(&files[0]).unwrap().len(), full.len() / 2);
+}
+
+#[test]
+fn a_damaged_payload_record_is_reported_never_delivered() {
+    let dir = Scratch::new("badrecord");
+    let path = dir.file("s.db");
+    let files = store_with_segments(&path, 50);
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    // The header of the 10th record: 16 + 4000 bytes each.
+    let at = 9 * (16 + 4000);
+    bytes[at..at + 16].fill(0xEE);
+    std::fs::write(&files[0], &bytes).unwrap();
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    let (ch, _) = store.channels().unwrap()[0].clone();
+    let mut got = Vec::new();
+    let err = store
+        .for_each_sample(ch, |s| got.push(s.sn))
+        .expect_err("a damaged record is an error");
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("no record of row"), "{err}");
+    assert!(
+        got.is_empty(),
+        "samples delivered before the error: {got:?}"
+    );
 }
 
 #[test]

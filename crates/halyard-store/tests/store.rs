@@ -645,7 +645,11 @@ fn a_version_1_store_is_converted_and_keeps_its_samples_and_duplicates() {
         // Make it what version 1 wrote.
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "CREATE UNIQUE INDEX samples_writer_sn ON samples (channel, writer, sn);
+            "DROP TABLE segments;
+             ALTER TABLE samples DROP COLUMN seg;
+             ALTER TABLE samples DROP COLUMN seg_off;
+             ALTER TABLE samples DROP COLUMN seg_len;
+             CREATE UNIQUE INDEX samples_writer_sn ON samples (channel, writer, sn);
              CREATE INDEX samples_instance ON samples (channel, key_hash, id);
              PRAGMA user_version = 1;",
         )
@@ -677,6 +681,72 @@ fn a_version_1_store_is_converted_and_keeps_its_samples_and_duplicates() {
         )
         .unwrap();
     assert_eq!((version, indexes), (halyard_store::SCHEMA_VERSION, 0));
+}
+
+#[test]
+fn a_version_2_store_is_converted_and_keeps_old_payloads_in_rows_new_ones_in_segments() {
+    // Schema version 2 kept every payload in its row; version 3 adds payload segments.
+    let dir = Scratch::new("v2");
+    let path = dir.file("s.db");
+    let ch = {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", Limits::default())).unwrap();
+        store.commit().unwrap();
+        ch
+    };
+    {
+        // Make it what version 2 wrote, with 1 KB payloads in their rows.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE segments;
+             ALTER TABLE samples DROP COLUMN seg;
+             ALTER TABLE samples DROP COLUMN seg_off;
+             ALTER TABLE samples DROP COLUMN seg_len;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        for sn in 1..=3i64 {
+            let s = sample(1, sn, 1, 1000);
+            conn.execute(
+                "INSERT INTO samples (id, channel, writer, sn, kind, key_hash, source_time, \
+                 payload) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6, ?7)",
+                rusqlite::params![
+                    (ch.raw() << 40) | sn,
+                    ch.raw(),
+                    &s.writer[..],
+                    sn,
+                    &s.key_hash[..],
+                    s.source_time,
+                    s.payload
+                ],
+            )
+            .unwrap();
+        }
+    }
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    for sn in 4..=6 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 1000)).unwrap();
+    }
+    store.commit().unwrap();
+    let mut got = Vec::new();
+    store.for_each_sample(ch, |s| got.push(s)).unwrap();
+    assert_eq!(
+        got,
+        (1..=6).map(|sn| sample(1, sn, 1, 1000)).collect::<Vec<_>>()
+    );
+    let in_rows: i64 = store_conn(&path)
+        .query_row("SELECT count(*) FROM samples WHERE seg IS NULL", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(
+        in_rows, 3,
+        "the converted rows keep their payloads, new ones go to segments"
+    );
+}
+
+fn store_conn(path: &std::path::Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
 }
 
 #[test]
@@ -893,4 +963,149 @@ fn the_log_is_checkpointed_into_the_file_and_stays_bounded() {
         .unwrap();
     assert_eq!(n, total);
     store.check().unwrap();
+}
+
+/// The payload segment files of the store at `path`, sorted.
+fn segment_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = match std::fs::read_dir(Store::payload_dir(path)) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
+}
+
+#[test]
+fn payloads_go_to_segments_and_a_segment_whose_samples_are_all_evicted_is_removed() {
+    // KEEP_LAST 1 on one instance: every 1 MB sample evicts the one before. Past the first
+    // segment (64 MB) that segment holds no live sample and is removed at a commit.
+    let dir = Scratch::new("reclaim");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_last(1))).unwrap();
+    let mb = 1 << 20;
+    for sn in 1..=80 {
+        let _ = store.insert(ch, &sample(1, sn, 1, mb)).unwrap();
+        if sn % 4 == 0 {
+            store.commit().unwrap();
+        }
+    }
+    store.commit().unwrap();
+    let files = segment_files(&path);
+    assert_eq!(files.len(), 1, "the first segment was reclaimed: {files:?}");
+    assert!(files[0].ends_with("00000002.seg"), "{files:?}");
+    let mut got = Vec::new();
+    store.for_each_sample(ch, |s| got.push(s)).unwrap();
+    assert_eq!(got, vec![sample(1, 80, 1, mb)]);
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.payload_bytes, mb as u64);
+    assert!(
+        stats.file_bytes < 40 * mb as u64,
+        "{} bytes on disk for one live sample",
+        stats.file_bytes
+    );
+    drop(store);
+    // Reopened: the same, and the next samples append to segment 2.
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let _ = store.insert(ch, &sample(1, 81, 1, 1000)).unwrap();
+    store.commit().unwrap();
+    assert_eq!(sns(&store, ch), vec![81]);
+    assert_eq!(segment_files(&path).len(), 1);
+}
+
+#[test]
+fn an_orphan_segment_is_removed_at_open_and_other_files_are_kept() {
+    // A process killed after its transaction created a segment (or before it removed a
+    // reclaimed one) leaves a file no row names: the next open removes it. Files that are
+    // not segments are not the store's to remove.
+    let dir = Scratch::new("orphan");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    for sn in 1..=10 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 2000)).unwrap();
+    }
+    store.commit().unwrap();
+    drop(store);
+    let payloads = Store::payload_dir(&path);
+    std::fs::write(payloads.join("00000007.seg"), vec![1u8; 5000]).unwrap();
+    std::fs::write(payloads.join("notes.txt"), b"mine").unwrap();
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert!(!payloads.join("00000007.seg").exists());
+    assert!(payloads.join("notes.txt").exists());
+    assert_eq!(sns(&store, ch), (1..=10).collect::<Vec<_>>());
+}
+
+#[test]
+fn small_payloads_stay_in_rows_and_a_capped_store_keeps_every_payload_in_rows() {
+    let dir = Scratch::new("inrows");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    for (sn, len) in [(1, 511), (2, 512), (3, 32), (4, 5000)] {
+        let _ = store.insert(ch, &sample(1, sn, 1, len)).unwrap();
+    }
+    store.commit().unwrap();
+    let in_rows = |p: &std::path::Path| -> i64 {
+        store_conn(p)
+            .query_row("SELECT count(*) FROM samples WHERE seg IS NULL", [], |r| {
+                r.get(0)
+            })
+            .unwrap()
+    };
+    assert_eq!(in_rows(&path), 2);
+    let mut got = Vec::new();
+    store.for_each_sample(ch, |s| got.push(s)).unwrap();
+    let want: Vec<_> = [(1, 511), (2, 512), (3, 32), (4, 5000)]
+        .into_iter()
+        .map(|(sn, len)| sample(1, sn, 1, len))
+        .collect();
+    assert_eq!(got, want);
+    drop(store);
+    let capped = dir.file("capped.db");
+    let options = StoreOptions {
+        max_bytes: Some(64 << 20),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(&capped, options).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    let _ = store.insert(ch, &sample(1, 1, 1, 5000)).unwrap();
+    store.commit().unwrap();
+    assert_eq!(in_rows(&capped), 1);
+    assert!(segment_files(&capped).is_empty());
+}
+
+#[test]
+fn pending_payloads_in_segments_are_read_before_their_commit_and_gone_after_a_rollback() {
+    let dir = Scratch::new("pendingseg");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    for sn in 1..=3 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 3000)).unwrap();
+    }
+    store.commit().unwrap();
+    for sn in 4..=6 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 3000)).unwrap();
+    }
+    // Pending, not committed: a read of the store includes them.
+    let mut got = Vec::new();
+    store.for_each_sample(ch, |s| got.push(s)).unwrap();
+    assert_eq!(
+        got,
+        (1..=6).map(|sn| sample(1, sn, 1, 3000)).collect::<Vec<_>>()
+    );
+    drop(store); // rolls back 4..=6
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(sns(&store, ch), vec![1, 2, 3]);
+    // What the rolled-back inserts wrote is written over.
+    for sn in 4..=5 {
+        let _ = store.insert(ch, &sample(2, sn, 1, 700)).unwrap();
+    }
+    store.commit().unwrap();
+    let mut got = Vec::new();
+    store.for_each_sample(ch, |s| got.push(s)).unwrap();
+    let mut want: Vec<_> = (1..=3).map(|sn| sample(1, sn, 1, 3000)).collect();
+    want.extend((4..=5).map(|sn| sample(2, sn, 1, 700)));
+    assert_eq!(got, want);
 }

@@ -58,6 +58,13 @@ use std::time::Duration;
 
 pub use halyard_store::{StoreError, StoreStats, SyncLevel};
 
+/// The directory beside a store file that holds its payload segments (`PATH-payloads`). It
+/// belongs to the store, as its `-wal`, `-shm` and `-journal` files do: copy, move or remove
+/// them together.
+pub fn payload_dir(store: &std::path::Path) -> PathBuf {
+    Store::payload_dir(store)
+}
+
 /// When the service commits what it received (and then acknowledges it to the writers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommitPolicy {
