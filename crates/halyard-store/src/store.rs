@@ -49,6 +49,60 @@ pub struct Store {
     /// Where larger payloads go in a file store without a size cap (see
     /// [`crate::segments`]); `None`: every payload stays in its row.
     segments: Option<RefCell<Segments>>,
+    /// Rows of inserts whose payloads are in segments, not yet INSERTed (see
+    /// [`DeferredRow`]).
+    deferred: RefCell<Vec<DeferredRow>>,
+}
+
+/// The row of an insert whose payload went to a segment, INSERTed later with others: one
+/// statement of [`DEFERRED_ROWS`] rows costs about two thirds of as many one-row statements
+/// once the payload is out of the row. Deferred rows are written when there are that many,
+/// and before anything reads or deletes samples, and before the commit. The row id was
+/// chosen by the store and is free (the same check as for an immediate insert: the cached
+/// next row id, kept current by `PRAGMA data_version`); should it be taken anyway, the
+/// transaction is rolled back and its inserts reported lost, never taken for committed.
+#[derive(Debug, Clone, Copy)]
+struct DeferredRow {
+    id: i64,
+    channel: i64,
+    writer: [u8; 16],
+    sn: i64,
+    kind: i64,
+    key_hash: [u8; 16],
+    source_time: i64,
+    loc: Location,
+}
+
+/// Rows per deferred INSERT statement.
+const DEFERRED_ROWS: usize = 32;
+
+/// `INSERT INTO samples COLUMNS VALUES (..), ..` for `n` rows of 11 parameters.
+fn deferred_insert(columns: &str, n: usize) -> String {
+    let one = "(?,?,?,?,?,?,?,X'',?,?,?)";
+    let values = vec![one; n].join(",");
+    format!("INSERT INTO samples {columns} VALUES {values}")
+}
+
+/// Binds `rows` to a statement from [`deferred_insert`] (10 parameters a row; the payload
+/// column is the literal empty blob).
+fn bind_rows(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    rows: &[DeferredRow],
+) -> rusqlite::Result<()> {
+    for (i, r) in rows.iter().enumerate() {
+        let b = i * 10;
+        stmt.raw_bind_parameter(b + 1, r.id)?;
+        stmt.raw_bind_parameter(b + 2, r.channel)?;
+        stmt.raw_bind_parameter(b + 3, &r.writer[..])?;
+        stmt.raw_bind_parameter(b + 4, r.sn)?;
+        stmt.raw_bind_parameter(b + 5, r.kind)?;
+        stmt.raw_bind_parameter(b + 6, &r.key_hash[..])?;
+        stmt.raw_bind_parameter(b + 7, r.source_time)?;
+        stmt.raw_bind_parameter(b + 8, i64::from(r.loc.seg))?;
+        stmt.raw_bind_parameter(b + 9, r.loc.off as i64)?;
+        stmt.raw_bind_parameter(b + 10, r.loc.len as i64)?;
+    }
+    Ok(())
 }
 
 /// What the pending inserts did to one instance's row. The `instances` table is updated
@@ -170,6 +224,7 @@ impl Store {
             uncommitted_bytes: 0,
             data_version,
             segments: None,
+            deferred: RefCell::new(Vec::new()),
         })
     }
 
@@ -547,26 +602,46 @@ impl Store {
             Placement::Segment(l) => (&[][..], Some(l.seg), Some(l.off as i64), Some(l.len as i64)),
             Placement::Row | Placement::Guarded => (s.payload, None, None, None),
         };
-        let inserted = self.conn.prepare_cached(insert)?.execute(params![
-            row,
-            ch.0,
-            &s.writer[..],
-            s.sn,
-            s.kind.code(),
-            &s.key_hash[..],
-            s.source_time,
-            payload,
-            seg,
-            off,
-            len
-        ]);
-        match inserted
-            .as_ref()
-            .map_err(|e| e.sqlite_error().map(|f| f.extended_code))
-        {
-            Err(Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY)) => return Ok(Written::RowTaken),
-            _ => {
-                inserted?;
+        if let Placement::Segment(loc) = placed {
+            // Deferred: written with others in one statement (see `DeferredRow`).
+            let mut deferred = self.deferred.borrow_mut();
+            deferred.push(DeferredRow {
+                id: row,
+                channel: ch.0,
+                writer: s.writer,
+                sn: s.sn,
+                kind: s.kind.code(),
+                key_hash: s.key_hash,
+                source_time: s.source_time,
+                loc,
+            });
+            let full = deferred.len() >= DEFERRED_ROWS;
+            drop(deferred);
+            if full {
+                self.flush_rows()?;
+            }
+        } else {
+            let inserted = self.conn.prepare_cached(insert)?.execute(params![
+                row,
+                ch.0,
+                &s.writer[..],
+                s.sn,
+                s.kind.code(),
+                &s.key_hash[..],
+                s.source_time,
+                payload,
+                seg,
+                off,
+                len
+            ]);
+            match inserted
+                .as_ref()
+                .map_err(|e| e.sqlite_error().map(|f| f.extended_code))
+            {
+                Err(Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY)) => return Ok(Written::RowTaken),
+                _ => {
+                    inserted?;
+                }
             }
         }
         self.delete_rows(evict, evicted)?;
@@ -589,6 +664,48 @@ impl Store {
         Ok(Written::Stored(row))
     }
 
+    /// INSERTs the deferred rows: [`DEFERRED_ROWS`] per statement, the rest one by one.
+    fn flush_rows(&self) -> rusqlite::Result<()> {
+        let rows = std::mem::take(&mut *self.deferred.borrow_mut());
+        if rows.is_empty() {
+            return Ok(());
+        }
+        const COLUMNS: &str = "(id, channel, writer, sn, kind, key_hash, source_time, payload, \
+                               seg, seg_off, seg_len)";
+        let mut chunks = rows.chunks_exact(DEFERRED_ROWS);
+        for chunk in &mut chunks {
+            let mut stmt = self
+                .conn
+                .prepare_cached(&deferred_insert(COLUMNS, DEFERRED_ROWS))?;
+            bind_rows(&mut stmt, chunk)?;
+            stmt.raw_execute()?;
+        }
+        for row in chunks.remainder() {
+            let mut stmt = self.conn.prepare_cached(&deferred_insert(COLUMNS, 1))?;
+            bind_rows(&mut stmt, std::slice::from_ref(row))?;
+            stmt.raw_execute()?;
+        }
+        Ok(())
+    }
+
+    /// [`Store::flush_rows`] before a read: a failure rolls the transaction back (its
+    /// inserts are then reported lost by the next commit, [`StoreError::TransactionLost`]),
+    /// so that a sample whose row was not written is never taken for committed.
+    fn flush_before_read(&self, op: &'static str) -> Result<(), StoreError> {
+        if self.deferred.borrow().is_empty() {
+            return Ok(());
+        }
+        self.flush_rows().map_err(|e| {
+            // A failing ROLLBACK means SQLite already ended the transaction.
+            let _rollback_result = self.conn.execute_batch("ROLLBACK");
+            self.deferred.borrow_mut().clear();
+            if let Some(segments) = &self.segments {
+                segments.borrow_mut().invalidate();
+            }
+            self.err(op, e)
+        })
+    }
+
     /// Deletes sample rows `rows`, pushing each one deleted on `deleted` with its writer and
     /// sequence number (a row already gone is skipped).
     fn delete_rows(
@@ -599,6 +716,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
+        self.flush_rows()?;
         let mut stmt = self.conn.prepare_cached(
             "DELETE FROM samples WHERE id = ?1 RETURNING writer, sn, seg, seg_off, seg_len",
         )?;
@@ -728,6 +846,10 @@ impl Store {
             self.lost_transaction()?;
             return Ok(0);
         }
+        if let Err(e) = self.flush_rows() {
+            let e = self.err("insert", e);
+            return Err(self.abort_transaction(e));
+        }
         if let Err(e) = self.segments_before_commit() {
             return Err(self.abort_transaction(e));
         }
@@ -767,6 +889,7 @@ impl Store {
         let lost = std::mem::take(&mut self.pending);
         self.channels.clear();
         self.instances.borrow_mut().clear();
+        self.deferred.borrow_mut().clear();
         if let Some(segments) = &self.segments {
             segments.borrow_mut().invalidate();
         }
@@ -779,6 +902,9 @@ impl Store {
                     Some(source.to_string()),
                 ),
             },
+            StoreError::Sqlite { path, source, .. } if lost > 0 => {
+                StoreError::TransactionLost { path, lost, source }
+            }
             other => other,
         }
     }
@@ -903,6 +1029,7 @@ impl Store {
     ) -> Result<usize, StoreError> {
         let op = "read samples";
         self.known(ch)?;
+        self.flush_before_read(op)?;
         let sql = format!(
             "SELECT {columns} FROM samples \
              WHERE id BETWEEN max(?1 << 40, ?2) AND ((?1 + 1) << 40) - 1 ORDER BY id"
@@ -989,6 +1116,7 @@ impl Store {
         mut f: impl FnMut(SampleId, Option<Vec<u8>>),
     ) -> Result<(), StoreError> {
         let op = "read payloads";
+        self.flush_before_read(op)?;
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -1119,6 +1247,7 @@ impl Store {
     /// Counts over the whole store.
     pub fn stats(&self) -> Result<StoreStats, StoreError> {
         self.flush_instances("stats")?;
+        self.flush_before_read("stats")?;
         let count = |sql: &str| -> Result<u64, StoreError> {
             let v: i64 = self
                 .conn
@@ -1160,6 +1289,7 @@ impl Store {
 
     /// Runs `PRAGMA quick_check`: `Ok` when SQLite finds the database sound.
     pub fn check(&self) -> Result<(), StoreError> {
+        self.flush_before_read("quick_check")?;
         let first: String = self
             .conn
             .pragma_query_value(None, "quick_check", |r| r.get(0))
@@ -1222,6 +1352,7 @@ impl Store {
     /// for committed.
     fn lost_transaction(&mut self) -> Result<(), StoreError> {
         self.uncommitted_bytes = 0;
+        self.deferred.borrow_mut().clear();
         if self.pending > 0 {
             if let Some(segments) = &self.segments {
                 segments.borrow_mut().invalidate();
@@ -1364,6 +1495,7 @@ impl Store {
             // The transaction is gone, and with it what the pending instance rows were for
             // and the pending segment records.
             self.instances.borrow_mut().clear();
+            self.deferred.borrow_mut().clear();
             if let Some(segments) = &self.segments {
                 segments.borrow_mut().invalidate();
             }
