@@ -29,6 +29,19 @@
 //!   truncated to 64 MB after a commit; the write-ahead log up to a quarter of the cap
 //!   (8 MB to 256 MB, see the `checkpoint` module), twice that at worst. Far from the cap the pages in use are not counted per insert: an
 //!   estimate from the bytes inserted since the last count (doubled) decides when to count.
+//! * **Payloads in segments.** In a file store without a size cap, payloads of 512 bytes
+//!   and more live in append-only segment files beside the database (`PATH-payloads/`),
+//!   written with `O_DIRECT` a commit at a time, and the row says where (schema version 3;
+//!   the `segments` module has the design). A 1 KB sample then costs no write into fresh
+//!   page-cache pages (on the machines Halyard is measured on, that copy cost as much as all
+//!   of VOLATILE's work), and its row is a tenth of what it was. At `Normal` and `Full` the
+//!   payloads are fdatasynced before SQLite's COMMIT: a row never reaches the disk ahead of
+//!   its payload. Smaller payloads, and every payload of a capped or in-memory store, stay
+//!   in their rows.
+//! * **Rows of segment payloads, 32 to a statement.** Such a row is INSERTed later with 31
+//!   others, before anything reads or deletes samples and before the commit (`DeferredRow`
+//!   in the `store` module); a failure to write them rolls the transaction back and reports
+//!   its inserts lost.
 //! * **Row order.** A sample's row id is `channel << 40 | n`, n counting the channel's
 //!   inserts: a channel streams in insertion order straight from the table's b-tree.
 //! * **Indexes.** The samples table is the only b-tree an insert writes (schema version 2).
@@ -62,8 +75,9 @@
 //!   the default. `Full` is `synchronous = FULL` (journal and file fsynced per commit). The
 //!   journal file (`PATH-journal`) stays beside a rollback-journal store between
 //!   transactions, its header zeroed (PERSIST saves creating and deleting it per commit); the
-//!   log (`PATH-wal`, `PATH-shm`) beside a WAL store: they belong to the store, copy or
-//!   remove them together. A process killed within a transaction leaves a *hot* journal: the
+//!   log (`PATH-wal`, `PATH-shm`) beside a WAL store, and the payload segments
+//!   (`PATH-payloads/`, [`Store::payload_dir`]) beside any file store: they belong to the
+//!   store, copy or remove them together (a store whose segments are missing is refused). A process killed within a transaction leaves a *hot* journal: the
 //!   next open rolls it back (SQLite's own recovery; it needs a read-write connection, taken
 //!   only once the file's header says it is a Halyard store). Opening a store with another
 //!   level converts it (SQLite switches the journal mode). With the log, checkpoints run on

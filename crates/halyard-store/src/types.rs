@@ -191,10 +191,9 @@ pub enum SyncLevel {
     Process,
     /// Write-ahead log, fsynced at its checkpoints (`synchronous = NORMAL` in WAL mode): a
     /// power loss or an OS crash may lose the commits since the last checkpoint, never
-    /// damages the file. The default. Every page is written twice (log, then checkpoint
-    /// into the file) and checksummed, so a sample costs more CPU than at
-    /// [`SyncLevel::Full`], but no commit waits for the disk: measured alternately (1 KB,
-    /// 5 s, three pairs), it sent 12–28 % more than `Full`.
+    /// damages the file. The default. Payloads in segments (see the crate documentation)
+    /// are fdatasynced at each commit, before it, so that no row can outlive its payload;
+    /// the rows themselves wait for the checkpoints.
     #[default]
     Normal,
     /// Rollback journal, journal and file fsynced at each commit (`synchronous = FULL`): a
