@@ -368,6 +368,9 @@ impl Segments {
         if let Some(old) = self.active.take() {
             let mut old = old;
             self.write_out(&mut old, true)?;
+            // Looked at by the commit: a segment whose samples all went while it was the
+            // active one has no live bytes left and is reclaimed now.
+            self.dirty.insert(old.seg);
             if self.sync {
                 self.sealed.push(old.file);
             }

@@ -1109,3 +1109,27 @@ fn pending_payloads_in_segments_are_read_before_their_commit_and_gone_after_a_ro
     want.extend((4..=5).map(|sn| sample(2, sn, 1, 700)));
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_segment_emptied_while_it_was_being_appended_is_removed_once_left() {
+    // Instance 1's samples fill most of segment 1, then the instance is purged while segment
+    // 1 is still the one appended to (so it stays). The next sample does not fit and goes to
+    // segment 2: segment 1, left with nothing live, is removed at that commit.
+    let dir = Scratch::new("reclaimactive");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    let mb = 1 << 20;
+    for sn in 1..=20 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 3 * mb)).unwrap();
+    }
+    store.commit().unwrap();
+    assert_eq!(store.purge_instance(ch, key(1)).unwrap(), 20);
+    assert_eq!(segment_files(&path).len(), 1, "the active segment stays");
+    let _ = store.insert(ch, &sample(1, 21, 2, 5 * mb)).unwrap();
+    store.commit().unwrap();
+    let files = segment_files(&path);
+    assert_eq!(files.len(), 1, "segment 1 was reclaimed: {files:?}");
+    assert!(files[0].ends_with("00000002.seg"), "{files:?}");
+    assert_eq!(sns(&store, ch), vec![21]);
+}
