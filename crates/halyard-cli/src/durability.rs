@@ -17,7 +17,8 @@ const USAGE: &str = "usage:
   halyard durability --store PATH [--domain ID] [--commit POLICY] [--sync process|normal|full]
                      [--max-bytes N] [--status SECONDS]
       serves the domain's TRANSIENT (in memory) and PERSISTENT (in the store file PATH,
-      created if absent) data to readers that start later, until SIGINT or SIGTERM.
+      created if absent, with PATH-payloads/ and its journal files beside it) data to
+      readers that start later, until SIGINT or SIGTERM.
       --commit sample | batch (default: 1024 samples or 5 ms) | batch:N[:MS] | interval:MS
           when received samples are committed; a writer's samples are acknowledged to it
           only once committed
