@@ -830,12 +830,7 @@ impl Segments {
     }
 
     fn open_read(&self, path: &Path) -> Result<File, StoreError> {
-        let mut o = OpenOptions::new();
-        o.read(true);
-        if self.direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
-        o.open(path).map_err(|e| {
+        open_for_reading(path, self.direct).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 self.corrupt(format!("payload segment {} is missing", path.display()))
             } else {
@@ -843,6 +838,16 @@ impl Segments {
             }
         })
     }
+}
+
+/// Opens a segment to read it, with `O_DIRECT` if `direct`.
+fn open_for_reading(path: &Path, direct: bool) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if direct {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(path)
 }
 
 /// Reads `file` from `from` into `buf` until `need` bytes are there (at most `total`), or the
@@ -1052,10 +1057,7 @@ fn read_ahead_loop(shared: &AheadShared) {
             .filter(|b| b.cap >= req.len)
             .or_else(|| Aligned::new(req.len));
         if open.as_ref().is_none_or(|(p, _)| *p != path) {
-            open = OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(&path)
+            open = open_for_reading(&path, true)
                 .ok()
                 .map(|f| (path.clone(), f));
         }

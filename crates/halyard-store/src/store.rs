@@ -490,6 +490,7 @@ impl Store {
         }
         let row = ch.0 << SEQ_BITS | next_seq;
         let mut evicted = Vec::with_capacity(evict.len());
+        let mut in_segment = false;
         // Near the cap every row is written at once, within the savepoint, so that reaching
         // the cap undoes this insert alone.
         let written = match guarded {
@@ -517,6 +518,7 @@ impl Store {
                     Some(Err(e)) => return Err(self.abort_transaction(e)),
                     None => None,
                 };
+                in_segment = located.is_some();
                 let placed = located.map_or(Placement::Row, Placement::Segment);
                 let written = self.write_sample(ch, row, s, &evict, &mut evicted, placed);
                 if !matches!(written, Ok(Written::Stored(_))) {
@@ -555,9 +557,10 @@ impl Store {
             }
             self.pending += 1;
             // What the database file gets (a payload in a segment is not checkpointed).
-            let in_row = match &self.segments {
-                Some(_) if s.payload.len() >= SEGMENT_MIN_PAYLOAD && !guarded => 0,
-                _ => s.payload.len() as u64,
+            let in_row = if in_segment {
+                0
+            } else {
+                s.payload.len() as u64
             };
             self.uncommitted_bytes = self
                 .uncommitted_bytes
