@@ -36,8 +36,8 @@
 //!   page-cache pages (on the machines Halyard is measured on, that copy cost as much as all
 //!   of VOLATILE's work), and its row is a tenth of what it was. At `Normal` and `Full` the
 //!   payloads are fdatasynced before SQLite's COMMIT: a row never reaches the disk ahead of
-//!   its payload. Smaller payloads, and every payload of a capped or in-memory store, stay
-//!   in their rows.
+//!   its payload. Smaller payloads, and every payload a capped or in-memory store is given,
+//!   stay in their rows (a capped store still reads the segments an uncapped run wrote).
 //! * **Rows of segment payloads, 32 to a statement.** Such a row is INSERTed later with 31
 //!   others, before anything reads or deletes samples and before the commit (`DeferredRow`
 //!   in the `store` module); a failure to write them rolls the transaction back and reports

@@ -41,9 +41,9 @@
 //! file no row names; the next open removes such files (holding SQLite's write lock, so no
 //! other store on the file is creating one meanwhile).
 //!
-//! Which stores. File stores without a size cap. A store with a cap keeps every payload in
-//! SQLite, whose page cap is then the bound on disk (the crate documentation, "The size
-//! cap"). Payloads below [`SEGMENT_MIN_PAYLOAD`] stay in their rows: for them the row is
+//! Which stores. File stores without a size cap write segments; every file store reads
+//! them. A store with a cap keeps the payloads it is given in SQLite, whose page cap then
+//! bounds what it adds to the disk (the crate documentation, "The size cap"). Payloads below [`SEGMENT_MIN_PAYLOAD`] stay in their rows: for them the row is
 //! most of the cost anyway, and a read needs no second file.
 //!
 //! Several stores on one file (processes) append in turn: every write happens inside the

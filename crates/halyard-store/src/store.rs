@@ -46,8 +46,8 @@ pub struct Store {
     /// `Store` on the file, in this process or another) commits, and the cached states and
     /// indexes are then reloaded.
     data_version: i64,
-    /// Where larger payloads go in a file store without a size cap (see
-    /// [`crate::segments`]); `None`: every payload stays in its row.
+    /// The payload segments of a file store (see [`crate::segments`]): written only without
+    /// a size cap, read always. `None` in memory, where every payload stays in its row.
     segments: Option<RefCell<Segments>>,
     /// Rows of inserts whose payloads are in segments, not yet INSERTed (see
     /// [`DeferredRow`]).
@@ -182,10 +182,10 @@ impl Store {
         };
         let mut store = Store::with(conn, name.clone(), options)?;
         store.checkpointer = checkpointer;
-        if options.max_bytes.is_none() {
-            store.segments = Some(RefCell::new(Segments::new(path, &name, options.sync)));
-            store.open_segments()?;
-        }
+        // Every file store reads segments; only one without a size cap writes them (see
+        // `insert_once`).
+        store.segments = Some(RefCell::new(Segments::new(path, &name, options.sync)));
+        store.open_segments()?;
         Ok(store)
     }
 
@@ -508,7 +508,11 @@ impl Store {
             false => {
                 // A larger payload goes to a segment first (the row then says where).
                 let appended = match &self.segments {
-                    Some(segments) if s.payload.len() >= SEGMENT_MIN_PAYLOAD => {
+                    // A capped store keeps new payloads in rows: SQLite's page cap is then
+                    // the bound on what it adds to the disk.
+                    Some(segments)
+                        if s.payload.len() >= SEGMENT_MIN_PAYLOAD && self.max_bytes.is_none() =>
+                    {
                         Some(segments.borrow_mut().append(row, s.payload))
                     }
                     _ => None,
@@ -1530,8 +1534,7 @@ impl Store {
 /// Samples a scan reads before it reads their segment payloads together.
 const SCAN_BATCH: usize = 1024;
 
-const NO_SEGMENTS: &str = "a row names a payload segment, and this store keeps none \
-                           (it was opened with a size cap, which keeps payloads in rows)";
+const NO_SEGMENTS: &str = "a row names a payload segment, and an in-memory store has none";
 
 /// A payload location from a row's (seg, seg_off, seg_len); `None` unless all three are
 /// there and in range.

@@ -1133,3 +1133,39 @@ fn a_segment_emptied_while_it_was_being_appended_is_removed_once_left() {
     assert!(files[0].ends_with("00000002.seg"), "{files:?}");
     assert_eq!(sns(&store, ch), vec![21]);
 }
+
+#[test]
+fn a_store_reopened_with_a_size_cap_reads_its_segments_and_keeps_new_payloads_in_rows() {
+    let dir = Scratch::new("capreopen");
+    let path = dir.file("s.db");
+    let ch = {
+        let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+        let ch = store.channel(&spec("T", Limits::default())).unwrap();
+        for sn in 1..=5 {
+            let _ = store.insert(ch, &sample(1, sn, 1, 5000)).unwrap();
+        }
+        store.commit().unwrap();
+        ch
+    };
+    let options = StoreOptions {
+        max_bytes: Some(64 << 20),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(&path, options).unwrap();
+    for sn in 6..=8 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 5000)).unwrap();
+    }
+    store.commit().unwrap();
+    let mut got = Vec::new();
+    store.for_each_sample(ch, |s| got.push(s)).unwrap();
+    assert_eq!(
+        got,
+        (1..=8).map(|sn| sample(1, sn, 1, 5000)).collect::<Vec<_>>()
+    );
+    let in_rows: i64 = store_conn(&path)
+        .query_row("SELECT count(*) FROM samples WHERE seg IS NULL", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(in_rows, 3, "the capped store's own inserts stay in rows");
+}
