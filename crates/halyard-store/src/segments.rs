@@ -94,6 +94,15 @@ impl Aligned {
         (start < BLOCK).then_some(Aligned { raw, start, cap })
     }
 
+    /// `cap` bytes with no alignment (buffered I/O).
+    fn plain(cap: usize) -> Aligned {
+        Aligned {
+            raw: vec![0u8; cap],
+            start: 0,
+            cap,
+        }
+    }
+
     fn bytes(&self) -> &[u8] {
         &self.raw[self.start..self.start + self.cap]
     }
@@ -118,6 +127,52 @@ struct Active {
 impl Active {
     fn end(&self) -> u64 {
         self.block_start + self.len as u64
+    }
+
+    /// Writes the buffer's unwritten bytes: whole blocks only, or (`all`) the partial last
+    /// block too, padded (`direct`: the file is open with `O_DIRECT`). Then keeps only the
+    /// partial last block in the buffer.
+    fn write_out(&mut self, direct: bool, all: bool) -> std::io::Result<()> {
+        if self.written == self.len && self.len != self.buf.cap {
+            return Ok(());
+        }
+        let whole = if direct {
+            self.len - self.len % BLOCK
+        } else {
+            self.len
+        };
+        let upto = if all && direct && whole < self.len {
+            let padded = whole + BLOCK;
+            let len = self.len;
+            self.buf.bytes_mut()[len..padded].fill(0);
+            padded
+        } else {
+            whole
+        };
+        // O_DIRECT wants the start of the transfer on a block boundary too: rewrite from the
+        // block holding the first unwritten byte.
+        let from = if direct {
+            self.written - self.written % BLOCK
+        } else {
+            self.written
+        };
+        if upto > from {
+            self.file.write_all_at(
+                &self.buf.bytes()[from..upto],
+                self.block_start + from as u64,
+            )?;
+        }
+        self.written = self.len.min(upto.max(self.written));
+        // Keep the partial block (direct) or nothing (buffered) in the buffer.
+        let keep_from = if direct { whole } else { self.written };
+        if keep_from > 0 {
+            let len = self.len;
+            self.buf.bytes_mut().copy_within(keep_from..len, 0);
+            self.block_start += keep_from as u64;
+            self.len -= keep_from;
+            self.written -= keep_from.min(self.written);
+        }
+        Ok(())
     }
 }
 
@@ -365,9 +420,9 @@ impl Segments {
     /// Leaves the active segment (if any) and takes the next one with room for `record`:
     /// the last segment of the table if it has room, else a new file.
     fn roll(&mut self, record: u64) -> Result<(), StoreError> {
-        if let Some(old) = self.active.take() {
-            let mut old = old;
-            self.write_out(&mut old, true)?;
+        if let Some(mut old) = self.active.take() {
+            old.write_out(self.direct, true)
+                .map_err(|e| self.io("write a payload segment", e))?;
             // Looked at by the commit: a segment whose samples all went while it was the
             // active one has no live bytes left and is reclaimed now.
             self.dirty.insert(old.seg);
@@ -377,9 +432,7 @@ impl Segments {
         }
         let last = self.rows.iter().next_back().map(|(&s, r)| (s, r.end));
         let (seg, end, fresh) = match last {
-            Some((seg, end)) if end + record <= SEGMENT_BYTES && !self.doomed.contains(&seg) => {
-                (seg, end, false)
-            }
+            Some((seg, end)) if end + record <= SEGMENT_BYTES => (seg, end, false),
             Some((seg, _)) => (seg + 1, 0, true),
             None => (1, 0, true),
         };
@@ -390,11 +443,18 @@ impl Segments {
         }
         let path = self.file_of(seg);
         let file = self.open_write(&path, fresh)?;
-        let Some(mut buf) = Aligned::new(WRITE_BUFFER) else {
-            self.direct = false;
-            return self.roll_buffered(seg, file, end);
+        let mut buf = match Aligned::new(WRITE_BUFFER) {
+            Some(buf) => buf,
+            None => {
+                // No aligned buffer: buffered writes, the buffer starting at `end` itself.
+                self.direct = false;
+                Aligned::plain(WRITE_BUFFER)
+            }
         };
-        let block_start = end - end % BLOCK as u64;
+        let block_start = match self.direct {
+            true => end - end % BLOCK as u64,
+            false => end,
+        };
         let tail = (end - block_start) as usize;
         if tail > 0 {
             self.read_block(&file, &mut buf, block_start, tail, &path)?;
@@ -410,29 +470,6 @@ impl Segments {
             block_start,
             len: tail,
             written: tail,
-        });
-        Ok(())
-    }
-
-    /// [`Segments::roll`]'s end when no aligned buffer could be had: buffered writes, the
-    /// buffer starting at `end` itself.
-    fn roll_buffered(&mut self, seg: u32, file: File, end: u64) -> Result<(), StoreError> {
-        let buf = Aligned {
-            raw: vec![0u8; WRITE_BUFFER],
-            start: 0,
-            cap: WRITE_BUFFER,
-        };
-        self.rows
-            .entry(seg)
-            .or_insert(SegmentRow { end: 0, live: 0 });
-        self.dirty.insert(seg);
-        self.active = Some(Active {
-            seg,
-            file,
-            buf,
-            block_start: end,
-            len: 0,
-            written: 0,
         });
         Ok(())
     }
@@ -493,13 +530,13 @@ impl Segments {
     /// Copies `bytes` into the append buffer, writing whole blocks out as it fills.
     fn push(&mut self, mut bytes: &[u8]) -> Result<(), StoreError> {
         while !bytes.is_empty() {
-            let Some(mut a) = self.active.take() else {
+            let direct = self.direct;
+            let Some(a) = self.active.as_mut() else {
                 return Err(self.corrupt("no active payload segment".into()));
             };
             if a.len == a.buf.cap {
-                if let Err(e) = self.write_out(&mut a, false) {
-                    self.active = Some(a);
-                    return Err(e);
+                if let Err(e) = a.write_out(direct, false) {
+                    return Err(self.io("write a payload segment", e));
                 }
             }
             let n = bytes.len().min(a.buf.cap - a.len);
@@ -507,46 +544,6 @@ impl Segments {
             a.buf.bytes_mut()[at..at + n].copy_from_slice(&bytes[..n]);
             a.len += n;
             bytes = &bytes[n..];
-            self.active = Some(a);
-        }
-        Ok(())
-    }
-
-    /// Writes the buffer's unwritten bytes: whole blocks only, or (`all`) the partial last
-    /// block too, padded. Then keeps only the partial last block in the buffer.
-    fn write_out(&self, a: &mut Active, all: bool) -> Result<(), StoreError> {
-        if a.written == a.len && a.len != a.buf.cap {
-            return Ok(());
-        }
-        let direct = self.direct;
-        let whole = if direct { a.len - a.len % BLOCK } else { a.len };
-        let upto = if all && direct && whole < a.len {
-            let padded = whole + BLOCK;
-            a.buf.bytes_mut()[a.len..padded].fill(0);
-            padded
-        } else {
-            whole
-        };
-        // O_DIRECT wants the start of the transfer on a block boundary too: rewrite from the
-        // block holding the first unwritten byte.
-        let from = if direct {
-            a.written - a.written % BLOCK
-        } else {
-            a.written
-        };
-        if upto > from {
-            a.file
-                .write_all_at(&a.buf.bytes()[from..upto], a.block_start + from as u64)
-                .map_err(|e| self.io("write a payload segment", e))?;
-        }
-        a.written = a.len.min(upto.max(a.written));
-        // Keep the partial block (direct) or nothing (buffered) in the buffer.
-        let keep_from = if direct { whole } else { a.written };
-        if keep_from > 0 {
-            a.buf.bytes_mut().copy_within(keep_from..a.len, 0);
-            a.block_start += keep_from as u64;
-            a.len -= keep_from;
-            a.written -= keep_from.min(a.written);
         }
         Ok(())
     }
@@ -554,18 +551,17 @@ impl Segments {
     /// Before SQLite's COMMIT: writes everything appended, syncs it (Normal, Full), and
     /// writes the changed rows of the `segments` table, removing those of emptied segments.
     pub(crate) fn before_commit(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        if let Some(mut a) = self.active.take() {
-            let written = self.write_out(&mut a, true);
-            let synced = match (&written, self.sync) {
-                (Ok(()), true) => a
-                    .file
-                    .sync_data()
-                    .map_err(|e| self.io("sync a payload segment", e)),
-                _ => Ok(()),
-            };
-            self.active = Some(a);
-            written?;
-            synced?;
+        let (direct, sync) = (self.direct, self.sync);
+        if let Some(a) = self.active.as_mut() {
+            let written = a.write_out(direct, true);
+            if let Err(e) = written {
+                return Err(self.io("write a payload segment", e));
+            }
+            if sync {
+                if let Err(e) = a.file.sync_data() {
+                    return Err(self.io("sync a payload segment", e));
+                }
+            }
         }
         for file in std::mem::take(&mut self.sealed) {
             file.sync_data()
@@ -640,17 +636,16 @@ impl Segments {
     ) -> Result<(), StoreError> {
         // Pending records may still be in the append buffer: write them first (still not
         // committed; a rollback leaves them to be written over).
-        if let Some(mut a) = self.active.take() {
+        let direct = self.direct;
+        if let Some(a) = self.active.as_mut() {
             let pending = locs
                 .iter()
                 .any(|(_, l)| l.seg == a.seg && l.off + l.len > a.block_start + a.written as u64);
-            let written = if pending {
-                self.write_out(&mut a, true)
-            } else {
-                Ok(())
-            };
-            self.active = Some(a);
-            written?;
+            if pending {
+                if let Err(e) = a.write_out(direct, true) {
+                    return Err(self.io("write a payload segment", e));
+                }
+            }
         }
         let mut i = 0;
         while i < locs.len() {
@@ -766,11 +761,7 @@ impl Segments {
                     _ => match self.direct {
                         true => Aligned::new(total.max(READ_SPAN_BYTES))
                             .ok_or_else(|| self.corrupt("no aligned read buffer".into()))?,
-                        false => Aligned {
-                            raw: vec![0u8; total.max(READ_SPAN_BYTES)],
-                            start: 0,
-                            cap: total.max(READ_SPAN_BYTES),
-                        },
+                        false => Aligned::plain(total.max(READ_SPAN_BYTES)),
                     },
                 };
                 let file = self.reader(seg, &path)?;

@@ -952,23 +952,24 @@ impl Store {
                 }
                 batch.push(sample);
                 if batch.len() >= SCAN_BATCH {
-                    self.fill_payloads(&mut batch, &mut locs, &mut slots)?;
+                    self.read_segments(&mut locs, &mut slots, |at, p| batch[at].payload = p)?;
                     batch.drain(..).for_each(&mut f);
                 }
                 Ok(())
             },
         )?;
-        self.fill_payloads(&mut batch, &mut locs, &mut slots)?;
+        self.read_segments(&mut locs, &mut slots, |at, p| batch[at].payload = p)?;
         batch.drain(..).for_each(&mut f);
         Ok(n)
     }
 
-    /// Reads the segment payloads `locs` into `batch[slots[i]]`, then empties both lists.
-    fn fill_payloads(
+    /// Reads the segment payloads `locs`, giving the i-th to `put(slots[i], payload)`, then
+    /// empties both lists.
+    fn read_segments(
         &self,
-        batch: &mut [StoredSample],
         locs: &mut Vec<(i64, Location)>,
         slots: &mut Vec<usize>,
+        mut put: impl FnMut(usize, Vec<u8>),
     ) -> Result<(), StoreError> {
         if locs.is_empty() {
             return Ok(());
@@ -977,9 +978,9 @@ impl Store {
             .segments
             .as_ref()
             .ok_or_else(|| self.corrupt(NO_SEGMENTS.into()))?;
-        segments.borrow_mut().read(locs, |k, payload| {
-            batch[slots[k]].payload = payload;
-        })?;
+        segments
+            .borrow_mut()
+            .read(locs, |k, payload| put(slots[k], payload))?;
         locs.clear();
         slots.clear();
         Ok(())
@@ -1172,17 +1173,7 @@ impl Store {
             }
             drop(rows);
             out.extend(next.map(|w| (*w, None)));
-            if !locs.is_empty() {
-                let segments = self
-                    .segments
-                    .as_ref()
-                    .ok_or_else(|| self.corrupt(NO_SEGMENTS.into()))?;
-                segments.borrow_mut().read(&locs, |k, payload| {
-                    out[slots[k]].1 = Some(payload);
-                })?;
-                locs.clear();
-                slots.clear();
-            }
+            self.read_segments(&mut locs, &mut slots, |at, p| out[at].1 = Some(p))?;
             for (id, payload) in out.drain(..) {
                 f(id, payload);
             }
