@@ -1169,3 +1169,44 @@ fn a_store_reopened_with_a_size_cap_reads_its_segments_and_keeps_new_payloads_in
         .unwrap();
     assert_eq!(in_rows, 3, "the capped store's own inserts stay in rows");
 }
+
+#[test]
+fn a_batch_of_rows_that_fails_part_way_loses_its_transaction_whole_and_says_so() {
+    // Rows of segment payloads are INSERTed 32 to a statement that does not undo itself when
+    // a row fails (`OR FAIL`); the store must then roll the whole transaction back and report
+    // it lost, never commit the rows before the failing one, nor count the others stored.
+    let dir = Scratch::new("failbatch");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", Limits::default())).unwrap();
+    for sn in 1..=10 {
+        let _ = store.insert(ch, &sample(1, sn, 1, 1000)).unwrap();
+    }
+    assert_eq!(store.commit().unwrap(), 10);
+    // A row of the next batch fails (another connection's trigger stands for any failure).
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .execute_batch(
+            "CREATE TRIGGER fail_one BEFORE INSERT ON samples WHEN NEW.sn = 40 \
+             BEGIN SELECT RAISE(FAIL, 'injected'); END;",
+        )
+        .unwrap();
+    let mut failed = None;
+    for sn in 11..=60 {
+        if let Err(e) = store.insert(ch, &sample(1, sn, 1, 1000)) {
+            failed = Some((sn, e));
+            break;
+        }
+    }
+    let (at, err) = failed.expect("the batch holding sn 40 fails");
+    assert!(at >= 40, "failed at {at}: {err}");
+    let committed = store.commit();
+    assert!(
+        matches!(committed, Ok(0) | Err(_)),
+        "nothing of the failed transaction is committed: {committed:?}"
+    );
+    other.execute_batch("DROP TRIGGER fail_one").unwrap();
+    drop(store);
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(sns(&store, ch), (1..=10).collect::<Vec<_>>());
+}
