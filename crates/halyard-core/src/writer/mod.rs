@@ -298,6 +298,9 @@ pub(crate) struct Writer {
     /// GAPs of new changes that rejecting readers do not get, not yet sent: consecutive
     /// changes to the same readers make one GAP of a range (see [`filter`]).
     pending_gaps: Vec<filter::GapRun>,
+    /// The inline QoS of the change being sent, kept between sends so that a writer whose
+    /// every DATA carries some (a durable keyed writer's key hash) allocates it once.
+    inline_scratch: Vec<u8>,
     /// Readers sent fragment repairs (NACK_FRAG answers) since the last
     /// [`Writer::send_repair_heartbeats`]: each gets one HEARTBEAT after all the repairs a
     /// datagram asked for, not one per NACK_FRAG (a reader NACKs up to 64 windows at once, and
@@ -396,6 +399,7 @@ impl Writer {
             payload_room: 0,
             pending: None,
             pending_gaps: Vec::new(),
+            inline_scratch: Vec::new(),
             repaired: Vec::new(),
             linger_until: None,
             pacer: Pacer::default(),

@@ -218,7 +218,7 @@ impl Writer {
         to: Target<'_>,
         what: Sending<'_>,
     ) {
-        let mut qos = Vec::new();
+        let mut qos = std::mem::take(&mut self.inline_scratch);
         let overhead = self.data_overhead();
         let fragmented = change.payload.len() + overhead > ctx.cfg.max_message_size;
         let has_qos = self.inline_qos(sn, change, fragmented, &mut qos);
@@ -227,7 +227,22 @@ impl Writer {
             change,
             qos: has_qos.then_some(&qos[..]),
         };
-        let fits = change.payload.len() + qos.len() + overhead <= ctx.cfg.max_message_size;
+        self.send_encoded(ctx, &enc, overhead, to, what);
+        self.inline_scratch = qos;
+    }
+
+    /// [`Writer::send_held`] once the change's inline QoS is known.
+    fn send_encoded(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        enc: &Encoded<'_>,
+        overhead: usize,
+        to: Target<'_>,
+        what: Sending<'_>,
+    ) {
+        let change = enc.change;
+        let qos_len = enc.qos.map_or(0, <[u8]>::len);
+        let fits = change.payload.len() + qos_len + overhead <= ctx.cfg.max_message_size;
         let whole = fits && what.fragments.is_none();
         // A batch goes to the fanout's participant: a datagram for one participant of several
         // (a filtered sample, see `super::filter`) is not batched.
@@ -236,7 +251,7 @@ impl Writer {
             && to.prefix == self.fanout_prefix
             && self.batch_policy.is_some()
         {
-            self.append_to_batch(ctx, &enc, to.dests, what.with_heartbeat);
+            self.append_to_batch(ctx, enc, to.dests, what.with_heartbeat);
             return;
         }
         self.flush_batch(ctx.out);
@@ -252,7 +267,7 @@ impl Writer {
             ctx.out.push(mb, 0, to.dests);
             return;
         }
-        self.send_fragments(ctx, &enc, to, what);
+        self.send_fragments(ctx, enc, to, what);
     }
 
     /// Sends fragments of a change in datagrams of consecutive runs: those asked for, or the
