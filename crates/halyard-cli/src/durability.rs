@@ -19,7 +19,7 @@ const USAGE: &str = "usage:
       serves the domain's TRANSIENT (in memory) and PERSISTENT (in the store file PATH,
       created if absent, with PATH-payloads/ and its journal files beside it) data to
       readers that start later, until SIGINT or SIGTERM.
-      --commit sample | batch (default: 1024 samples or 5 ms) | batch:N[:MS] | interval:MS
+      --commit sample | batch (default: 4096 samples or 10 ms) | batch:N[:MS] | interval:MS
           when received samples are committed; a writer's samples are acknowledged to it
           only once committed
       --sync process: a commit survives a crash of the process (kill -9), but a power loss

@@ -27,6 +27,7 @@ const DOMAIN: u32 = 71;
 const TOPIC: &str = "CrashIndicators";
 const WRITER_ENV: &str = "HALYARD_CRASH_WRITER";
 const READER_ENV: &str = "HALYARD_CRASH_READER";
+const BLOCKED_ENV: &str = "HALYARD_BLOCKED_WRITER";
 
 #[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
 #[topic(type_name = "Crash::Indicator")]
@@ -437,13 +438,22 @@ fn a_persistent_shape_outlives_its_publisher_and_a_kill_9_of_the_service() {
 }
 
 #[test]
-fn a_bad_embedded_sync_level_is_refused_with_its_name() {
-    let dir = scratch("bad-sync");
+fn a_bad_embedded_sync_level_or_commit_policy_is_refused_with_its_name() {
+    for (variable, value) in [
+        ("HALYARD_DURABILITY_SYNC", "fast"),
+        ("HALYARD_DURABILITY_COMMIT", "batch:0"),
+    ] {
+        refused_with_its_name(variable, value);
+    }
+}
+
+fn refused_with_its_name(variable: &str, value: &str) {
+    let dir = scratch("bad-env");
     let out = Command::new(env!("CARGO_BIN_EXE_halyard"))
         .args(["perf", "-D", "1", "-i", "63", "--durability", "persistent"])
         .args(["pub", "size", "1k"])
         .env("HALYARD_DURABILITY_STORE", dir.join("store.sqlite"))
-        .env("HALYARD_DURABILITY_SYNC", "fast")
+        .env(variable, value)
         .env("HALYARD_INTERFACE", "lo")
         .output()
         .expect("run halyard perf");
@@ -455,11 +465,82 @@ fn a_bad_embedded_sync_level_is_refused_with_its_name() {
     );
     assert_eq!(out.status.code(), Some(2), "output: {said}");
     assert!(
-        said.contains("HALYARD_DURABILITY_SYNC") && said.contains("\"fast\""),
+        said.contains(variable) && said.contains(&format!("{value:?}")),
         "output: {said}"
     );
     assert!(
         !dir.join("store.sqlite").exists(),
-        "no store is created before the level is known"
+        "no store is created before the service's settings are known"
     );
+}
+
+/// The writer process of `a_writer_blocked_on_its_embedded_service_is_not_held_to_the_batch`:
+/// a PERSISTENT writer whose history holds 8 samples writes 64 and waits for their
+/// acknowledgment, each within 10 s, while its embedded service's batch lasts 10 minutes.
+#[test]
+#[ignore = "a child process of a_writer_blocked_on_its_embedded_service_is_not_held_to_the_batch"]
+fn blocked_writer_child() {
+    if std::env::var(BLOCKED_ENV).is_err() {
+        return;
+    }
+    let p = DomainParticipant::with_options(
+        DOMAIN + 1,
+        ParticipantOptions {
+            interface: Some("lo".into()),
+            durability: EmbeddedDurability::FromEnvironment,
+            ..Default::default()
+        },
+    )
+    .expect("participant");
+    let t = p.create_topic::<Indicator>(TOPIC).expect("topic");
+    let mut q = writer_qos();
+    q.resource_limits.max_samples = 8;
+    q.reliability.max_blocking_time = halyard::qos::dds_duration(Duration::from_secs(10));
+    let w = p
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&t, q)
+        .expect("writer");
+    for seq in 0..64 {
+        let s = Indicator {
+            source: (seq % 3) as u32,
+            seq,
+            body: format!("indicator {seq}"),
+        };
+        w.write(&s)
+            .unwrap_or_else(|e| panic!("write {seq} waited for the batch: {e}"));
+    }
+    w.wait_for_acknowledgments(Duration::from_secs(10))
+        .expect("the service commits when asked");
+    let stats = p.embedded_durability_stats().expect("an embedded service");
+    println!("stored {}", stats.stored);
+}
+
+#[test]
+fn a_writer_blocked_on_its_embedded_service_is_not_held_to_the_batch() {
+    // The embedded service commits (and so acknowledges) at the end of a batch. A writer
+    // whose full history waits on that acknowledgment, or that waits for acknowledgments,
+    // asks for the commit at once: with a batch of 10 minutes, 64 writes through a history of
+    // 8 finish, where each one past the 8th would otherwise time out after 10 s.
+    let dir = scratch("blocked");
+    let out = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "blocked_writer_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(BLOCKED_ENV, "1")
+        .env("HALYARD_DURABILITY_STORE", dir.join("store.sqlite"))
+        .env("HALYARD_DURABILITY_COMMIT", "batch:1000000:600000")
+        .env("HALYARD_INTERFACE", "lo")
+        .output()
+        .expect("run the writer");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "output: {said}");
+    assert!(said.contains("stored 64"), "output: {said}");
 }

@@ -649,6 +649,15 @@ impl Participant {
         self.writers.get(&writer).is_none_or(|w| w.all_acked())
     }
 
+    /// True when a reader that a durability service feeds in memory
+    /// ([`Participant::set_fed_service`]) is among the slowest to acknowledge `writer`'s
+    /// changes: the service's next commit frees room in the writer's history. A blocked
+    /// write, or a wait for acknowledgments, then asks the service to commit at once rather
+    /// than at the end of its batch.
+    pub fn writer_waits_on_fed(&self, writer: EntityId) -> bool {
+        self.writers.get(&writer).is_some_and(|w| w.waits_on_fed())
+    }
+
     /// Matched readers of `writer` that have shown they matched it too: best-effort readers
     /// count at once, reliable readers once they sent an ACKNACK. Local readers always count.
     pub fn writer_synced_readers(&self, writer: EntityId) -> usize {

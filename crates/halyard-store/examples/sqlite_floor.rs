@@ -8,7 +8,7 @@
 //! cargo run --release -p halyard-store --example sqlite_floor -- [SAMPLES] [PER_ROW] [wal|rollback] [DIR]
 //! ```
 //! Defaults: 300 000 samples, 1 per row, `wal`, the system temp directory. The table has the
-//! store's columns and page size (16 KB); commits every 1024 samples, as the service's default
+//! store's columns and page size (16 KB); commits every 1024 samples (the service's default batch until 2026-11-29; 4096 since)
 //! batch. `wal` is the `normal` level's journal (synchronous NORMAL; the log is checkpointed
 //! on this thread every 64 MB, so the figure includes the copy into the file), `rollback`
 //! the `process` level's (synchronous OFF). Printed: wall time and this process's CPU time

@@ -327,6 +327,7 @@ impl DomainParticipant {
         let config = crate::durability::DurabilityConfig {
             store,
             sync: crate::durability::sync_from_environment()?,
+            commit: crate::durability::commit_from_environment()?,
             participant,
             only_participant: Some(self.guid_prefix()),
             ..Default::default()

@@ -55,6 +55,22 @@ pub(crate) struct State {
     pub(crate) fed: Option<std::sync::mpsc::Sender<crate::durability::Input>>,
 }
 
+impl State {
+    /// Asks the embedded durability service to commit now when it is what `writer` waits on
+    /// (a write blocked on a full history, a wait for acknowledgments), rather than at the
+    /// end of its batch. True if it was asked.
+    pub(crate) fn ask_service_commit(&self, writer: EntityId) -> bool {
+        match &self.fed {
+            Some(tx) if self.core.writer_waits_on_fed(writer) => {
+                // The service thread ends only after this participant shut down.
+                let _ = tx.send(crate::durability::Input::Commit);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A deferred listener invocation.
 pub(crate) type PendingCall = Box<dyn FnOnce() + Send>;
 

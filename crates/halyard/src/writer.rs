@@ -236,6 +236,7 @@ impl<T> DataWriter<T> {
         // Registered under the lock the write takes anyway (no second lock per write).
         let mut to_register = instance_key.filter(|_| self.has_key);
         let mut refused = None;
+        let mut asked_commit = false;
         let written = self
             .participant
             .shared
@@ -247,7 +248,13 @@ impl<T> DataWriter<T> {
                     }
                 }
                 match st.core.write(now, id, change.clone()) {
-                    Err(WriteError::Full) => None,
+                    Err(WriteError::Full) => {
+                        // Once per write: what the service then commits is all it was fed.
+                        if !asked_commit {
+                            asked_commit = st.ask_service_commit(id);
+                        }
+                        None
+                    }
                     other => Some(other),
                 }
             });
@@ -391,11 +398,14 @@ impl<T> DataWriter<T> {
     pub fn wait_for_acknowledgments(&self, timeout: Duration) -> Result<()> {
         self.check_enabled()?;
         let id = self.id;
-        if self
-            .participant
-            .shared
-            .wait_until(timeout, |st| st.core.writer_all_acked(id))
-        {
+        let mut asked_commit = false;
+        if self.participant.shared.wait_until(timeout, |st| {
+            let acked = st.core.writer_all_acked(id);
+            if !acked && !asked_commit {
+                asked_commit = st.ask_service_commit(id);
+            }
+            acked
+        }) {
             Ok(())
         } else {
             Err(Error::Timeout)

@@ -858,6 +858,20 @@ impl Writer {
             .map(|p| p.guid)
     }
 
+    /// True when a fed reader has not acknowledged a change that every other reliable reader
+    /// has (see [`crate::Participant::writer_waits_on_fed`]).
+    pub(crate) fn waits_on_fed(&self) -> bool {
+        if !self.feeds {
+            return false;
+        }
+        let oldest = self.min_acked();
+        oldest <= self.last_sn
+            && self
+                .proxies
+                .values()
+                .any(|p| p.fed && p.reliable && p.acked_below == oldest)
+    }
+
     /// True if some reader is fed (one branch per write for every other writer).
     pub(crate) fn feeds(&self) -> bool {
         self.feeds

@@ -82,11 +82,17 @@ pub enum CommitPolicy {
     Interval(Duration),
 }
 
+/// Samples per transaction of the default policy.
+pub const DEFAULT_BATCH_SAMPLES: usize = 4096;
+
+/// Longest wait for a commit under the default policy (and `batch:N` without a delay).
+pub const DEFAULT_BATCH_DELAY: Duration = Duration::from_millis(10);
+
 impl Default for CommitPolicy {
     fn default() -> Self {
         CommitPolicy::Batch {
-            max_samples: 1024,
-            max_delay: Duration::from_millis(5),
+            max_samples: DEFAULT_BATCH_SAMPLES,
+            max_delay: DEFAULT_BATCH_DELAY,
         }
     }
 }
@@ -94,7 +100,7 @@ impl Default for CommitPolicy {
 impl std::str::FromStr for CommitPolicy {
     type Err = String;
 
-    /// `sample`, `batch` (1024 samples / 5 ms), `batch:N[:MS]`, or `interval:MS`.
+    /// `sample`, `batch` (4096 samples / 10 ms), `batch:N[:MS]`, or `interval:MS`.
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         let bad =
             || format!("bad commit policy {s:?}: use sample, batch, batch:N[:MS] or interval:MS");
@@ -107,7 +113,7 @@ impl std::str::FromStr for CommitPolicy {
                 max_samples: num(n).ok_or_else(bad)? as usize,
                 max_delay: match ms {
                     Some(ms) => Duration::from_millis(num(ms).ok_or_else(bad)?),
-                    None => Duration::from_millis(5),
+                    None => DEFAULT_BATCH_DELAY,
                 },
             }),
             (Some("interval"), Some(ms), None, None) => Ok(CommitPolicy::Interval(
@@ -126,26 +132,43 @@ pub const DURABILITY_STORE_ENV: &str = "HALYARD_DURABILITY_STORE";
 /// `normal` (the default) or `full`.
 pub const DURABILITY_SYNC_ENV: &str = "HALYARD_DURABILITY_SYNC";
 
+/// The environment variable choosing the embedded service's [`CommitPolicy`], as `halyard
+/// durability --commit` takes it: `sample`, `batch` (the default), `batch:N[:MS]` or
+/// `interval:MS`.
+pub const DURABILITY_COMMIT_ENV: &str = "HALYARD_DURABILITY_COMMIT";
+
 /// The embedded service's sync level: `HALYARD_DURABILITY_SYNC`, else the default.
 pub(crate) fn sync_from_environment() -> Result<SyncLevel> {
-    match std::env::var(DURABILITY_SYNC_ENV) {
-        Err(std::env::VarError::NotPresent) => Ok(SyncLevel::default()),
+    from_environment(DURABILITY_SYNC_ENV)
+}
+
+/// The embedded service's commit policy: `HALYARD_DURABILITY_COMMIT`, else the default.
+pub(crate) fn commit_from_environment() -> Result<CommitPolicy> {
+    from_environment(DURABILITY_COMMIT_ENV)
+}
+
+/// Variable `variable` parsed, or the default when it is not set.
+fn from_environment<T>(variable: &'static str) -> Result<T>
+where
+    T: std::str::FromStr<Err = String> + Default,
+{
+    match std::env::var(variable) {
+        Err(std::env::VarError::NotPresent) => Ok(T::default()),
         Err(std::env::VarError::NotUnicode(v)) => Err(Error::BadEnvironment {
-            variable: DURABILITY_SYNC_ENV,
+            variable,
             reason: format!("{v:?} is not UTF-8"),
         }),
-        Ok(v) => v.parse().map_err(|reason| Error::BadEnvironment {
-            variable: DURABILITY_SYNC_ENV,
-            reason,
-        }),
+        Ok(v) => v
+            .parse()
+            .map_err(|reason| Error::BadEnvironment { variable, reason }),
     }
 }
 
 /// Whether a participant runs an embedded durability service for its own TRANSIENT and
 /// PERSISTENT writers (started with the first of them). Whichever variant, its store's
 /// [`SyncLevel`] is `HALYARD_DURABILITY_SYNC` (`process`, `normal` or `full`; default
-/// `normal`), and a value it does not take fails the writer's creation with
-/// [`Error::BadEnvironment`].
+/// `normal`), its [`CommitPolicy`] `HALYARD_DURABILITY_COMMIT` (default `batch`), and a value
+/// either does not take fails the writer's creation with [`Error::BadEnvironment`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EmbeddedDurability {
     /// On, unless `HALYARD_DURABILITY=off`; the store file is `HALYARD_DURABILITY_STORE`,
@@ -268,6 +291,9 @@ pub(crate) enum Input {
     PayloadsWanted(EntityId),
     /// A reader matches a relay whose history the service held back (write it to the relay).
     HistoryWanted(EntityId),
+    /// A writer of the participant that embeds the service waits on its acknowledgment
+    /// (a write blocked, a wait for acknowledgments): commit now, not at the batch's end.
+    Commit,
     /// Commit what is pending and end.
     Stop,
 }

@@ -766,6 +766,7 @@ impl Worker {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             };
             let mut stop = false;
+            let mut commit_asked = false;
             let mut next = first;
             let mut taken = 0;
             while let Some(input) = next.take() {
@@ -782,6 +783,7 @@ impl Worker {
                     Input::HistoryWanted(relay) => self.write_deferred(relay),
                     Input::Sample(s) => self.take_sample(s, false),
                     Input::Fed(s) => self.take_sample(s, true),
+                    Input::Commit => commit_asked = true,
                 }
                 taken += 1;
                 if taken < 8192 {
@@ -793,7 +795,7 @@ impl Worker {
                 self.commit();
                 break;
             }
-            if self.commit_due(now) {
+            if self.commit_due(now) || (commit_asked && self.first_pending_at.is_some()) {
                 self.commit();
             }
             self.cleanup(now);
