@@ -544,3 +544,42 @@ fn a_writer_blocked_on_its_embedded_service_is_not_held_to_the_batch() {
     assert!(out.status.success(), "output: {said}");
     assert!(said.contains("stored 64"), "output: {said}");
 }
+
+/// The voluntary context switches of process `pid`'s threads named `name` (as `comm` shows
+/// it, 15 characters at most), summed.
+fn voluntary_switches(pid: u32, name: &str) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the process's threads");
+    let mut total = 0;
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
+}
+
+#[test]
+fn an_idle_service_sleeps_until_it_has_something_to_do() {
+    // With nothing to store, commit or clean up, the service thread wakes for its cleanup
+    // tick (10 times a second) and discovery's rare news; it once woke every millisecond.
+    let dir = scratch("idle");
+    let mut svc = service(&dir.join("store.sqlite"));
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = svc.child.id();
+    let before = voluntary_switches(pid, "halyard-durabil");
+    std::thread::sleep(Duration::from_secs(2));
+    let woke = voluntary_switches(pid, "halyard-durabil") - before;
+    svc.kill9();
+    assert!(
+        woke < 100,
+        "the idle service thread woke {woke} times in 2 s: {:?}",
+        svc.seen
+    );
+}

@@ -495,6 +495,23 @@ impl Worker {
         }
     }
 
+    /// When the thread must look again without input: the pending samples' commit, the next
+    /// cleanup tick, the next retry of a relay's history.
+    fn next_wake(&self, now: Instant) -> Instant {
+        let mut at = self.next_cleanup;
+        if let Some(first) = self.first_pending_at {
+            at = at.min(match self.config.commit {
+                CommitPolicy::PerSample => now,
+                CommitPolicy::Batch { max_delay, .. } => first + max_delay,
+                CommitPolicy::Interval(d) => self.last_commit + d,
+            });
+        }
+        if !self.history_retry.is_empty() {
+            at = at.min(self.next_history_retry);
+        }
+        at
+    }
+
     /// True when the samples since the commit are a whole batch of the policy.
     fn full_batch(&self) -> bool {
         match self.config.commit {
@@ -619,10 +636,15 @@ impl Worker {
     /// Purges instances disposed longer than their channel's cleanup delay ago, while the
     /// channel has no live writer.
     fn cleanup(&mut self, now: Instant) {
-        if now < self.next_cleanup || self.disposed.is_empty() {
+        if now < self.next_cleanup {
             return;
         }
+        // Ticking on when nothing is disposed: a deadline left behind would have the thread
+        // wake every millisecond.
         self.next_cleanup = now + CLEANUP_TICK;
+        if self.disposed.is_empty() {
+            return;
+        }
         let live: BTreeSet<&ChannelKey> = self.writers.values().collect();
         let due: Vec<(ChannelKey, [u8; 16])> = self
             .disposed
@@ -753,13 +775,10 @@ impl Worker {
     pub(super) fn run(mut self, rx: mpsc::Receiver<Input>) {
         loop {
             let now = monotonic();
-            let wait = match self.first_pending_at {
-                Some(_) => Duration::from_millis(1),
-                None => self
-                    .next_cleanup
-                    .saturating_duration_since(now)
-                    .max(Duration::from_millis(1)),
-            };
+            let wait = self
+                .next_wake(now)
+                .saturating_duration_since(now)
+                .max(Duration::from_millis(1));
             let first = match rx.recv_timeout(wait) {
                 Ok(i) => Some(i),
                 Err(mpsc::RecvTimeoutError::Timeout) => None,
