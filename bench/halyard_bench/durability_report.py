@@ -130,7 +130,8 @@ def section(doc: Doc, v: View) -> None:
     doc.table(headers, table_rows(v),
               caption="Halyard: `halyard perf --durability persistent`, each process's embedded "
                       "durability service on its own SQLite store (HALYARD_DURABILITY_STORE), commits "
-                      "batched (1024 samples or 5 ms); Fast DDS: `--durability persistent "
+                      "batched by the service's default (4096 samples or 10 ms since 2026-11-29, 1024 or "
+                      "5 ms before); Fast DDS: `--durability persistent "
                       "--persistence-db FILE` (its SQLite persistence plugin). share: the PERSISTENT "
                       "figure as a fraction of the VOLATILE one (latency: VOLATILE ÷ PERSISTENT); store: "
                       "the run's store files, all processes")
