@@ -40,8 +40,8 @@
 //!   stay in their rows (a capped store still reads the segments an uncapped run wrote).
 //! * **Rows of segment payloads, 32 to a statement.** Such a row is INSERTed later with 31
 //!   others, before anything reads or deletes samples and before the commit (`DeferredRow`
-//!   in the `store` module); a failure to write them rolls the transaction back and reports
-//!   its inserts lost.
+//!   in the `store` module), `INSERT OR FAIL` (no statement journal); a failure to write them
+//!   rolls the whole transaction back and reports its inserts lost.
 //! * **Row order.** A sample's row id is `channel << 40 | n`, n counting the channel's
 //!   inserts: a channel streams in insertion order straight from the table's b-tree.
 //! * **Indexes.** The samples table is the only b-tree an insert writes (schema version 2).
