@@ -458,11 +458,7 @@ fn refused_with_its_name(variable: &str, value: &str) {
         .output()
         .expect("run halyard perf");
     // halyard perf prints its errors in ddsperf's way, on standard output.
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = printed(&out);
     assert_eq!(out.status.code(), Some(2), "output: {said}");
     assert!(
         said.contains(variable) && said.contains(&format!("{value:?}")),
@@ -536,11 +532,7 @@ fn a_writer_blocked_on_its_embedded_service_is_not_held_to_the_batch() {
         .env("HALYARD_INTERFACE", "lo")
         .output()
         .expect("run the writer");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = printed(&out);
     assert!(out.status.success(), "output: {said}");
     assert!(said.contains("stored 64"), "output: {said}");
 }
@@ -582,4 +574,13 @@ fn an_idle_service_sleeps_until_it_has_something_to_do() {
         "the idle service thread woke {woke} times in 2 s: {:?}",
         svc.seen
     );
+}
+
+/// What a finished process printed, standard output then standard error.
+fn printed(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
