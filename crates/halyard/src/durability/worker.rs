@@ -481,30 +481,29 @@ impl Worker {
         }
     }
 
+    /// True when the pending samples must be committed now.
     fn commit_due(&self, now: Instant) -> bool {
-        let Some(first) = self.first_pending_at else {
-            return false;
-        };
-        match self.config.commit {
-            CommitPolicy::PerSample => true,
-            CommitPolicy::Batch {
-                max_samples,
-                max_delay,
-            } => self.uncommitted >= max_samples || now >= first + max_delay,
-            CommitPolicy::Interval(d) => now >= self.last_commit + d,
-        }
+        self.commit_deadline(now)
+            .is_some_and(|at| now >= at || self.full_batch())
+    }
+
+    /// When the pending samples must be committed by the policy's clock (a full batch may
+    /// come sooner); `None` when nothing is pending.
+    fn commit_deadline(&self, now: Instant) -> Option<Instant> {
+        let first = self.first_pending_at?;
+        Some(match self.config.commit {
+            CommitPolicy::PerSample => now,
+            CommitPolicy::Batch { max_delay, .. } => first + max_delay,
+            CommitPolicy::Interval(d) => self.last_commit + d,
+        })
     }
 
     /// When the thread must look again without input: the pending samples' commit, the next
     /// cleanup tick, the next retry of a relay's history.
     fn next_wake(&self, now: Instant) -> Instant {
         let mut at = self.next_cleanup;
-        if let Some(first) = self.first_pending_at {
-            at = at.min(match self.config.commit {
-                CommitPolicy::PerSample => now,
-                CommitPolicy::Batch { max_delay, .. } => first + max_delay,
-                CommitPolicy::Interval(d) => self.last_commit + d,
-            });
+        if let Some(due) = self.commit_deadline(now) {
+            at = at.min(due);
         }
         if !self.history_retry.is_empty() {
             at = at.min(self.next_history_retry);
