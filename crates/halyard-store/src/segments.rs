@@ -43,8 +43,9 @@
 //!
 //! Which stores. File stores without a size cap write segments; every file store reads
 //! them. A store with a cap keeps the payloads it is given in SQLite, whose page cap then
-//! bounds what it adds to the disk (the crate documentation, "The size cap"). Payloads below [`SEGMENT_MIN_PAYLOAD`] stay in their rows: for them the row is
-//! most of the cost anyway, and a read needs no second file.
+//! bounds what it adds to the disk (the crate documentation, "The size cap"). Payloads below
+//! [`SEGMENT_MIN_PAYLOAD`] stay in their rows: for them the row is most of the cost anyway,
+//! and a read needs no second file.
 //!
 //! Several stores on one file (processes) append in turn: every write happens inside the
 //! store's transaction, which holds SQLite's write lock from its first insert to its commit;

@@ -720,8 +720,7 @@ impl Store {
             return Ok(());
         }
         self.flush_rows().map_err(|e| {
-            // The flush rolled the transaction back.
-            self.deferred.borrow_mut().clear();
+            // The flush rolled the transaction back (and took the deferred rows).
             if let Some(segments) = &self.segments {
                 segments.borrow_mut().invalidate();
             }
