@@ -14,6 +14,7 @@ mod coherent;
 pub mod config;
 mod deadline;
 mod discovery;
+mod early_data;
 mod endpoint_security;
 pub mod event;
 mod group_coherent;

@@ -7,6 +7,7 @@ use crate::config::{
     ParticipantConfig, COUNT_EPOCH_STEP, MAX_QUEUED_EVENTS, MAX_SEDP_REJECTS,
     MAX_SEDP_REJECTS_TRACKED,
 };
+use crate::early_data::{DataParts, EarlyData, ParkedData};
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
 use crate::pacing::TokenBucket;
@@ -37,6 +38,11 @@ pub struct Stats {
     pub malformed_inline_qos: u64,
     /// Samples or fragments for no matched reader.
     pub unmatched_data: u64,
+    /// Samples received from a writer before its discovery, kept for the best-effort readers
+    /// it would match (see the `early_data` module).
+    pub parked_data: u64,
+    /// Parked samples handed to a best-effort reader once its writer matched.
+    pub parked_data_delivered: u64,
     /// Remote participants or endpoints refused because a limit was reached.
     pub discovery_refused: u64,
     /// Outgoing datagrams dropped because the transmit queue was full.
@@ -227,6 +233,8 @@ pub struct Participant {
     /// Registered types, TypeLookup requests and the objects learnt (see
     /// [`crate::discovery::typelookup`]).
     pub(crate) types: crate::discovery::typelookup::TypeService,
+    /// DATA received from writers not discovered yet (see [`crate::early_data`]).
+    early: EarlyData,
 }
 
 impl Participant {
@@ -291,6 +299,7 @@ impl Participant {
             unprotect_buffers: Default::default(),
             stateless_sn: SequenceNumber(0),
             types: Default::default(),
+            early: EarlyData::default(),
         };
         p.create_builtin_endpoints();
         p
@@ -311,6 +320,7 @@ impl Participant {
         let mut s = self.stats;
         s.transmits_dropped = self.out.dropped;
         s.reassembly_bytes = self.reassembly_budget.used() as u64;
+        s.parked_data = self.early.totals().0;
         s
     }
 
@@ -1293,12 +1303,60 @@ impl Participant {
         let Some(inline) = self.inline_qos_of(d.inline_qos) else {
             return;
         };
-        let (key_hash, status) = (inline.key_hash, inline.status);
+        let parts = DataParts {
+            reader_id: d.reader_id,
+            sn: d.writer_sn,
+            key_flag: d.key_flag,
+            inline,
+            payload: d.payload,
+            timestamp: rx.timestamp,
+        };
         let readers = self.readers_for(&writer, d.reader_id);
         if readers.is_empty() {
             self.stats.unmatched_data += 1;
+            if self.may_park(&writer) {
+                let key_bound = self.next_entity_key;
+                self.early
+                    .park(now, ParkedData::new(writer, &parts, now, key_bound));
+            }
             return;
         }
+        self.deliver_data(now, writer, readers, &parts);
+    }
+
+    /// True when a DATA of `writer` that no reader takes is one to park (see
+    /// [`crate::early_data`]): a user writer of another participant that discovery has not
+    /// announced yet, received by a participant without security.
+    fn may_park(&self, writer: &Guid) -> bool {
+        self.security.is_none()
+            && !writer.entity.is_builtin()
+            && writer.prefix != self.prefix
+            && !self.remote_writers.contains_key(writer)
+    }
+
+    /// Hands reader `reader`, just matched with `writer` best effort, what `writer` sent before
+    /// its discovery completed (see [`crate::early_data`]).
+    pub(crate) fn deliver_parked(&mut self, now: Instant, reader: EntityId, writer: Guid) {
+        for d in self.early.for_reader(now, &writer, reader) {
+            self.stats.parked_data_delivered += 1;
+            self.deliver_data(now, writer, vec![reader], &d.parts());
+        }
+    }
+
+    /// Drops what was parked for `writer` (it is gone).
+    pub(crate) fn forget_parked(&mut self, writer: &Guid) {
+        self.early.forget(writer);
+    }
+
+    /// Delivers one DATA of `writer` to `readers` (decoding a protected payload first).
+    fn deliver_data(
+        &mut self,
+        now: Instant,
+        writer: Guid,
+        readers: Vec<EntityId>,
+        d: &DataParts<'_>,
+    ) {
+        let (key_hash, status) = (d.inline.key_hash, d.inline.status);
         let kind = if status != 0 {
             ChangeKind::from_status_info(status)
         } else if d.key_flag {
@@ -1323,7 +1381,7 @@ impl Participant {
         let n = readers.len();
         for (i, r) in readers.into_iter().enumerate() {
             if d.reader_id != EntityId::UNKNOWN {
-                self.note_repair(now, r, writer, d.writer_sn);
+                self.note_repair(now, r, writer, d.sn);
             }
             // The decoded payload goes to the last reader, copies to the others.
             let bytes = match i + 1 < n {
@@ -1334,15 +1392,15 @@ impl Participant {
                 kind,
                 key_hash,
                 payload: bytes.unwrap_or_else(|| payload.to_vec()),
-                timestamp: rx.timestamp,
-                coherent: inline.coherent,
+                timestamp: d.timestamp,
+                coherent: d.inline.coherent,
                 marker,
-                group: inline.group,
-                gsn: inline.gsn,
+                group: d.inline.group,
+                gsn: d.inline.gsn,
                 contiguous: false,
-                original: inline.original,
+                original: d.inline.original,
             };
-            self.deliver_arrival(now, r, writer, d.writer_sn, arrival);
+            self.deliver_arrival(now, r, writer, d.sn, arrival);
         }
     }
 

@@ -302,6 +302,10 @@ impl Participant {
         });
         if reliable {
             self.send_acknack(now, reader, writer);
+        } else {
+            // What the writer sent before we discovered it: a best-effort reader would
+            // otherwise never get it.
+            self.deliver_parked(now, reader, writer);
         }
     }
 

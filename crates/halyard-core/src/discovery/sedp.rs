@@ -254,6 +254,7 @@ impl Participant {
         }
         self.security_forget_endpoint(g);
         self.writer_traits.remove(&g);
+        self.forget_parked(&g);
         self.push_event(Event::PublicationLost(g));
         for r in self.writer_index.remove(&g).unwrap_or_default() {
             if let Some(rd) = self.readers.get_mut(&r) {

@@ -22,6 +22,7 @@ mod discovery;
 mod discovery_time;
 mod durability;
 mod durability_service;
+mod early_data;
 mod first_sync;
 mod group_coherent;
 mod incompatible;

@@ -1,0 +1,140 @@
+//! Proves that a best-effort reader gets what a writer sent it before the reader's side had
+//! discovered that writer (the writer matched first and wrote at once), exactly once and in
+//! order, and that a reader created after such samples arrived does not get them.
+
+use crate::net::*;
+use halyard_core::wire::qos::{EndpointQos, ReliabilityKind};
+use halyard_core::wire::EntityId;
+use halyard_core::{Event, ReaderSpec, WriterSpec};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// Empties every datagram from node 0 to node 1 that carries the SEDP publications writer's
+/// entity id while `held` is set: node 1 learns of node 0's writer only once it is cleared
+/// (the SEDP writer repairs what was lost).
+fn hold_publications(held: Rc<Cell<bool>>) -> Tamper {
+    let id = EntityId::SEDP_PUBLICATIONS_WRITER.0;
+    Box::new(move |from, to, bytes: &mut Vec<u8>| {
+        if held.get() && from == 0 && to == 1 && bytes.windows(4).any(|x| x == id) {
+            bytes.clear();
+        }
+    })
+}
+
+fn reader_spec() -> ReaderSpec {
+    ReaderSpec {
+        topic_name: "Early".into(),
+        type_name: "Blob".into(),
+        qos: EndpointQos::reader_default(),
+        has_key: false,
+    }
+}
+
+/// The sample indices reader `r` of node 1 got, in delivery order.
+fn indices(net: &SimNet, r: EntityId) -> Vec<u64> {
+    net.node(1)
+        .samples
+        .iter()
+        .filter(|(_, s)| s.reader == r)
+        .map(|(_, s)| parse_indexed(&s.payload).expect("intact"))
+        .collect()
+}
+
+#[test]
+fn a_best_effort_reader_gets_what_was_sent_before_it_discovered_the_writer() {
+    for_each_seed("early_data", 40, |seed| {
+        let mut rng = Rng::new(seed);
+        let mut net = SimNet::new(seed, Faults::none());
+        net.add_node(node_config(1));
+        net.add_node(node_config(2));
+        let held = Rc::new(Cell::new(true));
+        net.tamper = Some(hold_publications(held.clone()));
+        let now = net.instant();
+        let r = net.p(1).create_reader(now, reader_spec());
+        net.run_for(rng.range(0, 300) * MS);
+        let mut wq = EndpointQos::writer_default();
+        if rng.chance(0.5) {
+            wq.reliability.kind = ReliabilityKind::BestEffort;
+        }
+        let now = net.instant();
+        let w = net.p(0).create_writer(
+            now,
+            WriterSpec {
+                topic_name: "Early".into(),
+                type_name: "Blob".into(),
+                qos: wq,
+                has_key: false,
+            },
+        );
+        net.flush();
+        // The writer's side matches the reader; the reader's side cannot know the writer.
+        let ok = net.run_until(30 * SEC, |n| n.node(0).p.writer_synced_readers(w) >= 1);
+        assert!(ok, "seed {seed:#x}: the writer never matched the reader");
+        assert!(
+            !net.node(1)
+                .saw(|e| matches!(e, Event::SubscriptionMatched { .. })),
+            "seed {seed:#x}: the reader matched although the announcement was held"
+        );
+        let early = rng.range(1, 20);
+        for i in 0..early {
+            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 64));
+        }
+        net.run_for(50 * MS);
+        // A reader created now, after those samples arrived, must not be handed them.
+        let now = net.instant();
+        let late = net.p(1).create_reader(now, reader_spec());
+        net.flush();
+        net.run_for(rng.range(0, 500) * MS);
+        held.set(false);
+        let ok = net.run_until(30 * SEC, |n| {
+            n.node(1).saw(|e| matches!(e, Event::SubscriptionMatched { reader, matched: true, .. } if *reader == late))
+        });
+        assert!(ok, "seed {seed:#x}: the readers never matched the writer");
+        for i in early..early + 10 {
+            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 64));
+        }
+        net.run_for(SEC);
+        let all: Vec<u64> = (0..early + 10).collect();
+        assert_eq!(indices(&net, r), all, "seed {seed:#x}: the first reader");
+        assert_eq!(
+            indices(&net, late),
+            (early..early + 10).collect::<Vec<_>>(),
+            "seed {seed:#x}: the reader created after the early samples arrived"
+        );
+        assert_eq!(
+            net.p(1).stats().parked_data_delivered,
+            early,
+            "seed {seed:#x}"
+        );
+    });
+}
+
+#[test]
+fn samples_of_a_writer_never_discovered_are_never_delivered() {
+    let mut net = SimNet::new(3, Faults::none());
+    net.add_node(node_config(1));
+    net.add_node(node_config(2));
+    let held = Rc::new(Cell::new(true));
+    net.tamper = Some(hold_publications(held));
+    let now = net.instant();
+    let r = net.p(1).create_reader(now, reader_spec());
+    let now = net.instant();
+    let w = net.p(0).create_writer(
+        now,
+        WriterSpec {
+            topic_name: "Early".into(),
+            type_name: "Blob".into(),
+            qos: EndpointQos::writer_default(),
+            has_key: false,
+        },
+    );
+    net.flush();
+    assert!(net.run_until(30 * SEC, |n| n.node(0).p.writer_synced_readers(w) >= 1));
+    for i in 0..5 {
+        write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 64));
+    }
+    net.run_for(10 * SEC);
+    assert!(indices(&net, r).is_empty());
+    let st = net.p(1).stats();
+    assert_eq!((st.parked_data, st.parked_data_delivered), (5, 0));
+}
