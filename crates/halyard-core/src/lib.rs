@@ -50,6 +50,7 @@ pub use participant::{Participant, Stats, WriteDue};
 pub use reader::ReaderSpec;
 pub use relay::{RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME, SERVICE_READER_NAME};
 pub use time::Instant;
+pub use writer::delivery::{ReaderDelivery, Reception, MAX_DEPARTED_READERS};
 pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};
 
 /// A hash map hashed with a seed the caller chooses ([`ParticipantConfig::hash_seed`]), never

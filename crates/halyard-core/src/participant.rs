@@ -668,6 +668,25 @@ impl Participant {
         self.writers.get(&writer).is_some_and(|w| w.waits_on_fed())
     }
 
+    /// What `writer` knows of each reader's reception: the readers matched now (local ones
+    /// too), then the last ones that left, as they stood when they left (see
+    /// [`crate::ReaderDelivery`]). Empty for an unknown writer.
+    pub fn writer_deliveries(&self, writer: EntityId) -> Vec<crate::ReaderDelivery> {
+        let Some(w) = self.writers.get(&writer) else {
+            return Vec::new();
+        };
+        let local = self.local_matches.get(&writer).into_iter().flatten();
+        local
+            .map(|&r| crate::ReaderDelivery {
+                reader: Guid::new(self.prefix, r),
+                matched: true,
+                durability_service: false,
+                reception: crate::Reception::Local,
+            })
+            .chain(w.deliveries())
+            .collect()
+    }
+
     /// Matched readers of `writer` that have shown they matched it too: best-effort readers
     /// count at once, reliable readers once they sent an ACKNACK. Local readers always count.
     pub fn writer_synced_readers(&self, writer: EntityId) -> usize {

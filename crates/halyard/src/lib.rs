@@ -52,7 +52,7 @@ pub use filter::{ContentFilteredTopic, Filter, FilterError};
 pub use halyard_cdr as cdr;
 pub use halyard_cdr::{CdrType, Topic as TopicDerive};
 pub use halyard_core::xtypes;
-pub use halyard_core::{Event, QosPolicyId};
+pub use halyard_core::{Event, QosPolicyId, ReaderDelivery, Reception};
 pub use halyard_derive::Topic;
 pub use halyard_net::{FaultConfig, FaultStats};
 pub use halyard_wire::{Guid, GuidPrefix, SequenceNumber, Time};

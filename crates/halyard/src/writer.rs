@@ -12,7 +12,9 @@ use crate::status::{
     MatchedStatus,
 };
 use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicType};
-use halyard_core::{time::wire_to_std, ChangeKind, NewChange, WriteError};
+#[cfg(doc)]
+use halyard_core::Reception;
+use halyard_core::{time::wire_to_std, ChangeKind, NewChange, ReaderDelivery, WriteError};
 use halyard_wire::{EntityId, Time};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -410,6 +412,32 @@ impl<T> DataWriter<T> {
         } else {
             Err(Error::Timeout)
         }
+    }
+
+    /// What this writer knows of each reader's reception (a Halyard extension): the readers
+    /// matched now, then the last [`halyard_core::MAX_DEPARTED_READERS`] that left, each as it
+    /// stood when it left. A reliable reader's acknowledgments say how much of what it was
+    /// owed it has ([`Reception::Acknowledged`]); what a best-effort reader received cannot be
+    /// known ([`Reception::Unknown`]); a reader of this participant is handed every change as
+    /// it is written ([`Reception::Local`]). A durability service's readers are marked as such.
+    ///
+    /// A program that writes and exits can report truthfully which readers acknowledged
+    /// everything, even one that took what it wanted and left first:
+    ///
+    /// ```no_run
+    /// # fn f(w: &halyard::DataWriter<halyard::Untyped>) -> halyard::Result<()> {
+    /// let _ = w.wait_for_acknowledgments(std::time::Duration::from_secs(5));
+    /// let report = w.delivery_report()?;
+    /// let complete = report.iter().filter(|r| !r.durability_service && r.has_everything()).count();
+    /// println!("{complete} readers have every sample");
+    /// # Ok(()) }
+    /// ```
+    pub fn delivery_report(&self) -> Result<Vec<ReaderDelivery>> {
+        let st = self.participant.shared.lock();
+        if !st.writers.contains_key(&self.id) {
+            return Err(Error::AlreadyDeleted);
+        }
+        Ok(st.core.writer_deliveries(self.id))
     }
 
     /// Sets (or clears) the listener.

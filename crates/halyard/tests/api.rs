@@ -862,3 +862,74 @@ fn listeners_never_run_inside_the_applications_write() {
         "of {calls} listener calls, some ran inside the application's write"
     );
 }
+
+/// A writer's delivery report: a reliable reader that acknowledged everything and left is
+/// still listed, as it stood when it left; a best-effort reader's delivery is unknown; a
+/// reader of the writer's own participant is local.
+#[test]
+fn the_delivery_report_tells_what_each_reader_acknowledged_even_after_it_left() {
+    use halyard::Reception;
+    let (a, b) = (participant(144, "a"), participant(144, "b"));
+    let topic = a.create_topic::<ApiTest>("DeliveryReport").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_datawriter(&topic, EndpointQos::writer_default())
+        .unwrap();
+    let topic_b = b.create_topic::<ApiTest>("DeliveryReport").unwrap();
+    let sub_b = b.create_subscriber(GroupQos::default());
+    let reliable = sub_b
+        .create_datareader(&topic_b, reliable_reader_qos())
+        .unwrap();
+    let best_effort = sub_b
+        .create_datareader(&topic_b, EndpointQos::reader_default())
+        .unwrap();
+    let local = a
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&topic, reliable_reader_qos())
+        .unwrap();
+    w.wait_for_matched(3, T).expect("three readers matched");
+    for id in 0..5 {
+        w.write(&ApiTest {
+            id,
+            text: "x".into(),
+        })
+        .unwrap();
+    }
+    w.wait_for_acknowledgments(T).expect("acknowledged");
+    let report = w.delivery_report().unwrap();
+    assert_eq!(report.len(), 3, "{report:?}");
+    let of = |kind: fn(&Reception) -> bool| report.iter().filter(|d| kind(&d.reception)).count();
+    assert_eq!(of(|r| matches!(r, Reception::Local)), 1, "{report:?}");
+    assert_eq!(of(|r| matches!(r, Reception::Unknown)), 1, "{report:?}");
+    assert!(
+        report.iter().any(|d| d.reception
+            == Reception::Acknowledged {
+                acknowledged: 5,
+                owed: 5
+            }
+            && d.matched
+            && !d.durability_service),
+        "{report:?}"
+    );
+    // The reliable reader takes its samples and goes; the writer remembers how it stood.
+    assert_eq!(reliable.take(10).unwrap().len(), 5);
+    drop(reliable);
+    let gone = Instant::now();
+    while w.delivery_report().unwrap().iter().all(|d| d.matched) {
+        assert!(gone.elapsed() < T, "the reader's departure was never seen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    w.write(&ApiTest {
+        id: 9,
+        text: "after".into(),
+    })
+    .unwrap();
+    let report = w.delivery_report().unwrap();
+    let left: Vec<_> = report.iter().filter(|d| !d.matched).collect();
+    assert_eq!(left.len(), 1, "{report:?}");
+    assert!(
+        left[0].has_everything(),
+        "owed nothing written after it left: {report:?}"
+    );
+    drop((best_effort, local));
+}

@@ -49,6 +49,7 @@
 //! with the floor's 2 MiB, a PERSISTENT stream of 16 KB samples spent a third of its time
 //! waiting for the window, its cores idle.
 
+pub(crate) mod delivery;
 mod filter;
 mod pace;
 mod release;
@@ -351,6 +352,8 @@ pub(crate) struct Writer {
     /// When readers waiting for the deferred history were last seen still waiting on a
     /// timeout (see `Participant::remind_relay_history`).
     pub(crate) history_wanted_at: Option<Instant>,
+    /// The readers that left, as they stood then (see [`delivery`]).
+    departed: delivery::Departed,
 }
 
 impl Writer {
@@ -420,6 +423,7 @@ impl Writer {
             history_deferred: false,
             waiting_readers: Vec::new(),
             history_wanted_at: None,
+            departed: delivery::Departed::default(),
         }
     }
 
@@ -532,6 +536,7 @@ impl Writer {
         // their readers are durable or Halyard's own secure volatile one.
         proxy.synced = proxy.fed || !(proxy.reliable && !self.builtin && start == self.last_sn + 1);
         let (guid, time_filtered) = (proxy.guid, proxy.time_filter.is_some());
+        self.departed.returned(&guid);
         self.feeds |= proxy.fed;
         self.proxies.insert(guid, proxy);
         self.recompute_fanout();
@@ -562,6 +567,7 @@ impl Writer {
         let Some(p) = self.proxies.remove(guid) else {
             return false;
         };
+        self.departed.record(&p, self.last_sn + 1);
         if p.fed {
             self.feeds = self.proxies.values().any(|p| p.fed);
         }
@@ -1203,6 +1209,16 @@ impl Writer {
             .values()
             .filter(|p| p.reliable)
             .all(|p| p.acked_below > self.last_sn)
+    }
+
+    /// Every reader matched now, then those that left (see [`delivery`]).
+    pub(crate) fn deliveries(&self) -> Vec<delivery::ReaderDelivery> {
+        let next = self.last_sn + 1;
+        self.proxies
+            .values()
+            .map(|p| delivery::of_proxy(p, next, true))
+            .chain(self.departed.iter().copied())
+            .collect()
     }
 
     /// Readers known to have matched us (reliable ones acknowledged at least once, and know
