@@ -17,6 +17,7 @@ mod security;
 mod shapes;
 mod sqlfilter;
 mod sub;
+mod sub_readers;
 mod typeof_cmd;
 
 fn usage() -> ! {

@@ -3,26 +3,38 @@
 //!
 //! Every JSON value is converted and encoded before anything is written, so a mistake (not
 //! JSON, a member missing or of the wrong kind, a string past its bound) exits 2 naming the
-//! member path and nothing is sent. The writer is reliable and waits (bounded by `--timeout`)
-//! for the readers that were discovered to match, then, after writing, for their
-//! acknowledgments, so short-lived runs do not lose samples. Its durability is the strongest
-//! the discovered readers ask (so that every one matches), its partitions theirs.
-//! Samples are XCDR2 unless `--xcdr1` or a discovered reader does not accept XCDR2.
+//! member path and nothing is sent. The writer is reliable. Before writing it waits (bounded
+//! by `--timeout`) until it matched a reader in every participant that had a reader of the
+//! topic when it looked; after writing, for their acknowledgments. Its closing line says what
+//! its delivery report ([`halyard::DataWriter::delivery_report`]) knows: the readers that
+//! acknowledged everything (one that left with everything counts), those that did not, and
+//! the best-effort ones, whose delivery cannot be known. Its durability is the strongest the
+//! discovered readers ask (so that every one matches), its partitions theirs. Samples are
+//! XCDR2 unless `--xcdr1` or a discovered reader does not accept XCDR2.
 
 use crate::discovery::{option_value, BadArgs};
 use crate::dyntopic::{self, Common, Failure, Resolved, Seen};
 use halyard::cdr::{DataRepresentation, Endianness};
 use halyard::qos::EndpointQos;
 use halyard::xtypes::dynamic::{self, JsonOptions};
-use halyard::GroupQos;
-use halyard_core::matching::{XCDR1, XCDR2};
+use halyard::{GroupQos, QosPolicyId, ReaderDelivery, Reception, UntypedDataWriter};
+use halyard_core::matching::{pairing, Pairing, Side, XCDR1, XCDR2};
 use halyard_wire::qos::{DurabilityKind, ReliabilityKind};
+use halyard_wire::GuidPrefix;
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// How long a participant whose readers all request what the writer does not offer gets to
+/// add a reader that fits (`halyard sub` adds one for each writer it discovers).
+const ADAPT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a reader that left short of everything gets for its last ACKNACK to arrive.
+const DEPARTED_GRACE: Duration = Duration::from_secs(1);
 
 /// Largest `--json-file` read.
 const MAX_FILE: u64 = 64 << 20;
@@ -44,6 +56,15 @@ out), enums by enumerator name, sequences and arrays as lists, unions {\"discrim
                (default 10)
   --json       print one JSON line a sample written ({\"written\": SAMPLE}) instead of a count
 QoS: reliable; the durability and partitions the discovered readers ask; KEEP_ALL history.
+
+Before writing, pub waits (within --timeout) until it matched a reader in every participant that
+had a reader of TOPIC when it looked (a participant whose readers all ask what this writer does
+not offer gets 2 s to add one that fits, as halyard sub does, then is named on stderr); after
+writing, until every reliable reader acknowledged everything. The closing line says what is
+known, e.g. `published 5 samples of T to TOPIC: 1 reader acknowledged everything; 1 best-effort
+reader (delivery unknown)`: a reliable reader that took what it wanted and left counts; one that
+did not acknowledge everything is named on stderr; what a best-effort reader received cannot be
+known. With --json the closing line goes to stderr.
 
 Exit status: 0, 1 if the topic's type cannot be found or a write fails, 2 for bad arguments or a
 sample that does not fit the type (the message names the member).";
@@ -231,6 +252,229 @@ fn writer_qos(c: &Common, seen: &[Seen], type_name: &str, xcdr1: bool) -> Endpoi
     c.apply(q)
 }
 
+/// What `pub` waits for before writing: the participants that had a reader of the topic's
+/// type when it looked, and among them those whose readers all request what the writer does
+/// not offer (they may add a reader that fits, as `halyard sub` does, or never match).
+#[derive(Debug, Default)]
+struct Expected {
+    participants: BTreeSet<GuidPrefix>,
+    incompatible: BTreeMap<GuidPrefix, QosPolicyId>,
+}
+
+fn expected_readers(topic: &str, seen: &[Seen], type_name: &str, qos: &EndpointQos) -> Expected {
+    let mut e = Expected::default();
+    let mut compatible = BTreeSet::new();
+    let side = |q| Side {
+        topic,
+        type_name,
+        qos: q,
+    };
+    for reader in seen
+        .iter()
+        .filter(|s| s.type_name == type_name)
+        .flat_map(|s| &s.readers)
+    {
+        let p = reader
+            .participant_guid
+            .map_or(reader.guid.prefix, |g| g.prefix);
+        e.participants.insert(p);
+        match pairing(side(qos), side(&reader.qos)) {
+            Pairing::Compatible => {
+                compatible.insert(p);
+            }
+            Pairing::Incompatible(policy) => {
+                e.incompatible.entry(p).or_insert(policy);
+            }
+            Pairing::Unrelated => {}
+        }
+    }
+    e.incompatible.retain(|p, _| !compatible.contains(p));
+    e
+}
+
+/// Waits, within `timeout`, until the writer matched a reader in every participant of
+/// `expected` (each reliable one acknowledging the writer, so what is written now is not
+/// lost to it). A participant whose readers were all incompatible gets [`ADAPT_GRACE`] to add
+/// one that fits, then is named on stderr.
+fn wait_for_readers(w: &UntypedDataWriter, expected: &Expected, timeout: Duration) {
+    if expected.participants.is_empty() {
+        eprintln!("halyard pub: no reader of the topic seen; publishing anyway");
+        return;
+    }
+    let start = Instant::now();
+    let matched_in = |w: &UntypedDataWriter| -> BTreeSet<GuidPrefix> {
+        w.delivery_report()
+            .unwrap_or_default()
+            .iter()
+            .filter(|d| d.matched && !d.durability_service)
+            .map(|d| d.reader.prefix)
+            .collect()
+    };
+    loop {
+        let matched = matched_in(w);
+        let elapsed = start.elapsed();
+        let missing: Vec<&GuidPrefix> = expected
+            .participants
+            .iter()
+            .filter(|p| !matched.contains(p))
+            .filter(|p| elapsed < ADAPT_GRACE || !expected.incompatible.contains_key(p))
+            .collect();
+        if missing.is_empty() || elapsed >= timeout {
+            for (p, policy) in &expected.incompatible {
+                if !matched.contains(p) {
+                    eprintln!(
+                        "halyard pub: the readers of participant {} request {policy:?} QoS \
+                         this writer does not offer; they get nothing (see --reliable, \
+                         --durability, --partition)",
+                        crate::discovery::guid(halyard_wire::Guid::new(
+                            *p,
+                            halyard_wire::EntityId::PARTICIPANT
+                        ))
+                    );
+                }
+            }
+            if !missing.is_empty() {
+                eprintln!(
+                    "halyard pub: {} of the {} participants with readers matched in {:.1} s; \
+                     publishing anyway",
+                    expected.participants.len() - missing.len(),
+                    expected.participants.len(),
+                    timeout.as_secs_f64()
+                );
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Reliable readers must also have answered the writer before they are owed anything.
+    let matched = w
+        .delivery_report()
+        .unwrap_or_default()
+        .iter()
+        .filter(|d| d.matched)
+        .count();
+    let left = timeout.saturating_sub(start.elapsed());
+    let _ = w.wait_for_matched(u32::try_from(matched).unwrap_or(u32::MAX), left);
+}
+
+/// The delivery report once the readers that left had time to be heard: a reader that takes
+/// what it wanted and exits sends its last ACKNACK on the data socket, its goodbye on the
+/// discovery one, and the goodbye may be handled first.
+fn final_report(w: &UntypedDataWriter) -> Result<Vec<ReaderDelivery>, Failure> {
+    let deadline = Instant::now() + DEPARTED_GRACE;
+    loop {
+        let report = w
+            .delivery_report()
+            .map_err(|e| Failure::Dds("the writer is gone".into(), Box::new(e)))?;
+        let waiting = report.iter().any(|d| {
+            !d.matched
+                && matches!(d.reception, Reception::Acknowledged { .. })
+                && !d.has_everything()
+        });
+        if !waiting || Instant::now() >= deadline {
+            return Ok(report);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What the delivery report says, counted for the closing line.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Summary {
+    /// Reliable readers that acknowledged everything they were owed.
+    complete: usize,
+    /// Reliable readers short of that: (reader, acknowledged, owed).
+    short: Vec<(halyard_wire::Guid, u64, u64)>,
+    /// Best-effort readers: their delivery cannot be known.
+    best_effort: usize,
+    /// Durability services that acknowledged (stored) everything.
+    services_stored: usize,
+    /// Durability services that did not.
+    services_short: usize,
+}
+
+impl Summary {
+    fn of(report: &[ReaderDelivery]) -> Self {
+        let mut s = Summary::default();
+        for d in report {
+            match (d.durability_service, d.reception, d.has_everything()) {
+                (true, _, true) => s.services_stored += 1,
+                (true, _, false) => s.services_short += 1,
+                (false, Reception::Unknown, _) => s.best_effort += 1,
+                (false, _, true) => s.complete += 1,
+                (false, Reception::Acknowledged { acknowledged, owed }, false) => {
+                    s.short.push((d.reader, acknowledged, owed))
+                }
+                (false, Reception::Local, false) => {}
+            }
+        }
+        s
+    }
+
+    /// `1 reader acknowledged everything; 1 best-effort reader (delivery unknown)`.
+    fn text(&self) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if self.complete > 0 || self.short.is_empty() && self.best_effort == 0 {
+            parts.push(format!(
+                "{} acknowledged everything",
+                plural(self.complete, "reader", "readers")
+            ));
+        }
+        if !self.short.is_empty() {
+            parts.push(format!(
+                "{} did not acknowledge everything",
+                plural(self.short.len(), "reader", "readers")
+            ));
+        }
+        if self.best_effort > 0 {
+            parts.push(format!(
+                "{} (delivery unknown)",
+                plural(
+                    self.best_effort,
+                    "best-effort reader",
+                    "best-effort readers"
+                )
+            ));
+        }
+        if self.services_stored > 0 {
+            parts.push(format!(
+                "stored by {}",
+                plural(
+                    self.services_stored,
+                    "durability service",
+                    "durability services"
+                )
+            ));
+        }
+        parts.join("; ")
+    }
+
+    fn warnings(&self, timeout: Duration) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .short
+            .iter()
+            .map(|(g, acknowledged, owed)| {
+                format!(
+                    "reader {} acknowledged {acknowledged} of the {owed} changes it was sent \
+                     within {:.1} s",
+                    crate::discovery::guid(*g),
+                    timeout.as_secs_f64()
+                )
+            })
+            .collect();
+        if self.services_short > 0 {
+            out.push(format!(
+                "{} durability services did not store everything within {:.1} s",
+                self.services_short,
+                timeout.as_secs_f64()
+            ));
+        }
+        out
+    }
+}
+
 fn encode_all(
     r: &Resolved,
     texts: &[(String, Value)],
@@ -258,33 +502,21 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
         DataRepresentation::Xcdr1
     };
     let samples = encode_all(&r, texts, rep)?;
-    let readers = seen
-        .iter()
-        .filter(|s| s.type_name == r.type_name)
-        .map(|s| s.readers.len())
-        .sum::<usize>();
     let t = dp
         .create_untyped_topic(topic, r.untyped())
         .map_err(|e| Failure::Dds("cannot create the topic".into(), Box::new(e)))?;
     let w = dp
         .create_publisher(GroupQos::default())
-        .create_untyped_datawriter(&t, qos, None)
+        .create_untyped_datawriter(&t, qos.clone(), None)
         .map_err(|e| Failure::Dds("cannot create the writer".into(), Box::new(e)))?;
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("halyard pub: cannot catch Ctrl-C: {e}");
     }
-    if readers > 0 {
-        let n = u32::try_from(readers).unwrap_or(u32::MAX);
-        if w.wait_for_matched(n, a.common.timeout).is_err() {
-            eprintln!(
-                "halyard pub: {} of the {readers} readers seen matched in {:.1} s; publishing anyway",
-                w.publication_matched_status().current_count,
-                a.common.timeout.as_secs_f64()
-            );
-        }
-    } else {
-        eprintln!("halyard pub: no reader of {topic} seen; publishing anyway");
-    }
+    wait_for_readers(
+        &w,
+        &expected_readers(topic, &seen, &r.type_name, &qos),
+        a.common.timeout,
+    );
     let period = a.rate.map(|hz| Duration::from_secs_f64(1.0 / hz));
     let mut next = Instant::now();
     let mut written = 0u64;
@@ -308,18 +540,22 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
             }
         }
     }
-    if w.wait_for_acknowledgments(a.common.timeout).is_err() {
-        eprintln!(
-            "halyard pub: not every reader acknowledged within {:.1} s",
-            a.common.timeout.as_secs_f64()
-        );
+    // Bounded: a reader that leaves or stops acknowledging shows in the report below.
+    let _ = w.wait_for_acknowledgments(a.common.timeout);
+    let report = final_report(&w)?;
+    let summary = Summary::of(&report);
+    let line = format!(
+        "published {written} samples of {} to {topic}: {}",
+        r.type_name,
+        summary.text()
+    );
+    if a.common.json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
     }
-    if !a.common.json {
-        println!(
-            "published {written} samples of {} to {topic} ({} readers matched)",
-            r.type_name,
-            w.publication_matched_status().current_count
-        );
+    for warning in summary.warnings(a.common.timeout) {
+        eprintln!("halyard pub: {warning}");
     }
     Ok(())
 }

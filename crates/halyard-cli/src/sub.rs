@@ -3,20 +3,19 @@
 //! `member=value` lines (the default) or an aligned table (`--table`). Disposals and
 //! unregistrations print as such, with the instance's key when a sample of it was seen.
 //!
-//! QoS: by default the reader asks what the topic's writers offer, as `cyclonedds subscribe`
-//! does with its default `--qos scan` (reliable only if every writer is, the weakest
-//! durability among them, their partitions); `--reliable`, `--best-effort`, `--durability`,
-//! `--history` and `--partition` override. History is KEEP_ALL unless `--history N`.
-//! It accepts XCDR1 and XCDR2. `--filter` keeps the samples a DDS SQL expression accepts,
-//! evaluated on the decoded sample (see [`crate::sqlfilter`]).
+//! QoS: `sub` reads every writer of the topic, whatever it offers and whenever it starts
+//! (see [`crate::sub_readers`]): a RELIABLE, VOLATILE reader from the start, and a reader of
+//! exactly what a writer offers for each kind of writer that reader does not serve; each
+//! sample is printed once. `--reliable`, `--best-effort`, `--durability`, `--history` and
+//! `--partition` override. It accepts XCDR1 and XCDR2. `--filter` keeps the samples a DDS
+//! SQL expression accepts, evaluated on the decoded sample (see [`crate::sqlfilter`]).
 
 use crate::discovery::{option_value, BadArgs};
-use crate::dyntopic::{self, Common, Failure, Resolved, Seen};
+use crate::dyntopic::{self, Common, Failure, Resolved};
 use crate::sqlfilter::Expr;
-use halyard::qos::EndpointQos;
+use crate::sub_readers::Readers;
 use halyard::xtypes::dynamic;
-use halyard::{GroupQos, InstanceState, Sample};
-use halyard_wire::qos::{DurabilityKind, History, ReliabilityKind};
+use halyard::{DomainParticipant, InstanceState, Sample};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -24,6 +23,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// How often discovery is looked at for writers that need another reader.
+const ADAPT_PERIOD: Duration = Duration::from_millis(100);
 
 /// Most instances whose key `sub` remembers to print with their disposal.
 const MAX_REMEMBERED_KEYS: usize = 65_536;
@@ -49,7 +51,15 @@ type information), and prints each sample:
   --count N  stop after N samples; --duration S stop after S seconds (also 500ms);
   --timeout S  how long to look for the topic and its type (default 10)
   --type NAME  which type when the topic (or the IDL file) has several
-QoS: by default what the topic's writers offer (reliability, durability, partitions); KEEP_ALL.
+QoS: sub reads every writer of TOPIC, whatever it offers and whether it starts before or after
+sub: a RELIABLE, VOLATILE reader in the default partition from the start, and, for each kind of
+writer discovered that no reader serves yet (best effort, its own durability, EXCLUSIVE
+ownership, other partitions), one more reader asking exactly what that writer offers, so a
+durable writer's history arrives too. Each sample is printed once. --reliable, --best-effort,
+--durability and --partition fix that part of every reader (a writer they exclude is named on
+stderr). History KEEP_ALL unless --history N. With --idl naming one type (the file's only topic
+type, or --type), the readers exist as soon as sub starts, so a writer started a moment later
+finds them; without --idl, sub first waits for an endpoint of TOPIC to learn the type.
 
 Exit status: 0 (also on Ctrl-C / SIGTERM, with the count on stderr), 1 if the topic or its type
 cannot be found or decoded, 2 for bad arguments (a bad --filter included).";
@@ -133,59 +143,33 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-/// The reader's QoS: what the writers of the chosen type offer, then the options.
-fn reader_qos(c: &Common, seen: &[Seen], type_name: &str) -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
-    q.history = History::KeepAll;
-    let writers: Vec<_> = seen
-        .iter()
-        .filter(|s| s.type_name == type_name)
-        .flat_map(|s| &s.writers)
-        .collect();
-    if !writers.is_empty() {
-        q.reliability.kind = if writers
-            .iter()
-            .all(|w| w.qos.reliability.kind == ReliabilityKind::Reliable)
-        {
-            ReliabilityKind::Reliable
-        } else {
-            ReliabilityKind::BestEffort
-        };
-        q.durability = writers
-            .iter()
-            .map(|w| w.qos.durability)
-            .min_by_key(|d| durability_rank(*d))
-            .unwrap_or(DurabilityKind::Volatile);
-        let mut parts: Vec<String> = Vec::new();
-        for w in &writers {
-            for p in &w.qos.partition {
-                if !parts.contains(p) {
-                    parts.push(p.clone());
-                }
+/// Joins the domain and finds the topic's type. With `--idl` naming one type (the file's
+/// only topic type, or `--type`), that is at once, so the readers exist from the start and a
+/// writer started a moment later finds them; otherwise discovery decides (as
+/// [`dyntopic::resolve`] does). The flag says whether writers may register the type under
+/// another name (see [`Readers`]).
+fn join_and_resolve(c: &Common) -> Result<(DomainParticipant, Resolved, bool), Failure> {
+    if let Some(path) = &c.idl {
+        match dyntopic::from_idl(path, &c.includes, c.type_name.as_deref()) {
+            Ok(r) => {
+                let dp = crate::discovery::join(c.domain, "halyard sub").map_err(|e| {
+                    Failure::Dds(format!("cannot join domain {}", c.domain), Box::new(e))
+                })?;
+                return Ok((dp, r, c.type_name.is_none()));
             }
+            // Several topic types and no --type: the one the topic's endpoints announce.
+            Err(_) if c.type_name.is_none() => {}
+            Err(e) => return Err(e),
         }
-        if !parts.is_empty() && writers.iter().any(|w| w.qos.partition.is_empty()) {
-            // A writer in the default partition too.
-            parts.push(String::new());
-        }
-        q.partition = parts;
     }
-    q.data_representation = vec![halyard_core::matching::XCDR1, halyard_core::matching::XCDR2];
-    c.apply(q)
-}
-
-fn durability_rank(d: DurabilityKind) -> u8 {
-    match d {
-        DurabilityKind::Volatile => 0,
-        DurabilityKind::TransientLocal => 1,
-        DurabilityKind::Transient => 2,
-        DurabilityKind::Persistent => 3,
-    }
+    let (dp, r, _) = dyntopic::resolve(c, "halyard sub", true)?;
+    Ok((dp, r, false))
 }
 
 fn run(a: &Args) -> Result<(), Failure> {
     let topic = a.common.topic().map_err(|e| Failure::BadArgs(e.0))?;
-    let (dp, r, seen) = dyntopic::resolve(&a.common, "halyard sub", true)?;
+    // A bad filter is refused before anything joins the domain when the type is at hand.
+    let (dp, r, other_names) = join_and_resolve(&a.common)?;
     let filter = match &a.filter {
         Some(text) => Some(
             Expr::parse(text, &r.ty)
@@ -193,32 +177,36 @@ fn run(a: &Args) -> Result<(), Failure> {
         ),
         None => None,
     };
-    let qos = reader_qos(&a.common, &seen, &r.type_name);
-    let t = dp
-        .create_untyped_topic(topic, r.untyped())
-        .map_err(|e| Failure::Dds("cannot create the topic".into(), Box::new(e)))?;
-    let reader = dp
-        .create_subscriber(GroupQos::default())
-        .create_untyped_datareader(&t, qos, None)
+    let mut readers = Readers::new(&dp, &a.common, &r, other_names)
         .map_err(|e| Failure::Dds("cannot create the reader".into(), Box::new(e)))?;
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("halyard sub: cannot catch Ctrl-C: {e}");
     }
-    if !a.common.json {
-        eprintln!(
-            "subscribed to {topic} (type {}), Ctrl-C to stop",
-            r.type_name
-        );
-    }
+    eprintln!(
+        "subscribed to {topic} (type {}), Ctrl-C to stop",
+        r.type_name
+    );
     let mut p = Printer::new(a, &r);
     let end = a.duration.map(|d| Instant::now() + d);
     let stdout = std::io::stdout();
+    let mut next_adapt = Instant::now();
     'outer: while !INTERRUPTED.load(Ordering::SeqCst) {
-        if end.is_some_and(|e| Instant::now() >= e) {
+        let now = Instant::now();
+        if end.is_some_and(|e| now >= e) {
             break;
         }
-        reader.wait_for_data(Duration::from_millis(100));
-        let samples = reader
+        if now >= next_adapt {
+            let before = readers.len();
+            readers
+                .adapt()
+                .map_err(|e| Failure::Dds("cannot create a reader".into(), Box::new(e)))?;
+            if readers.len() > before {
+                eprintln!("halyard sub: reading with {}", readers.describe());
+            }
+            next_adapt = now + ADAPT_PERIOD;
+        }
+        readers.wait(ADAPT_PERIOD);
+        let samples = readers
             .take(256)
             .map_err(|e| Failure::Dds("take failed".into(), Box::new(e)))?;
         let mut out = stdout.lock();

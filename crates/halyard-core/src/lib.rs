@@ -14,7 +14,6 @@ mod coherent;
 pub mod config;
 mod deadline;
 mod discovery;
-mod early_data;
 mod endpoint_security;
 pub mod event;
 mod group_coherent;
@@ -28,6 +27,7 @@ mod reassembly;
 mod relay;
 pub mod security;
 pub mod time;
+mod unmatched_data;
 mod writer;
 
 pub use admission::KeyFn;

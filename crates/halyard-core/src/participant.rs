@@ -7,12 +7,12 @@ use crate::config::{
     ParticipantConfig, COUNT_EPOCH_STEP, MAX_QUEUED_EVENTS, MAX_SEDP_REJECTS,
     MAX_SEDP_REJECTS_TRACKED,
 };
-use crate::early_data::{DataParts, EarlyData, ParkedData};
 use crate::event::{ChangeKind, Event, ReceivedSample};
 use crate::outbox::{Outbox, Transmit};
 use crate::pacing::TokenBucket;
 use crate::reader::{Arrival, InlineQos, Reader, ReaderSpec, Sink};
 use crate::time::Instant;
+use crate::unmatched_data::{DataParts, Draining, EarlyData, ParkedData};
 use crate::writer::{BatchPolicy, NewChange, WriteError, Writer, WriterSpec};
 use crate::{seeded_map, SeededMap};
 use halyard_wire::discovery::ParticipantData;
@@ -39,10 +39,13 @@ pub struct Stats {
     /// Samples or fragments for no matched reader.
     pub unmatched_data: u64,
     /// Samples received from a writer before its discovery, kept for the best-effort readers
-    /// it would match (see the `early_data` module).
+    /// it would match (see the `unmatched_data` module).
     pub parked_data: u64,
     /// Parked samples handed to a best-effort reader once its writer matched.
     pub parked_data_delivered: u64,
+    /// Samples received from a writer just after its discovery forgot it (its goodbye came
+    /// first, on another socket), delivered to the readers it was matched with.
+    pub drained_data: u64,
     /// Remote participants or endpoints refused because a limit was reached.
     pub discovery_refused: u64,
     /// Outgoing datagrams dropped because the transmit queue was full.
@@ -233,8 +236,10 @@ pub struct Participant {
     /// Registered types, TypeLookup requests and the objects learnt (see
     /// [`crate::discovery::typelookup`]).
     pub(crate) types: crate::discovery::typelookup::TypeService,
-    /// DATA received from writers not discovered yet (see [`crate::early_data`]).
+    /// DATA received from writers not discovered yet (see [`crate::unmatched_data`]).
     early: EarlyData,
+    /// The proxies of writers just forgotten (see [`crate::unmatched_data`]).
+    pub(crate) draining: Draining,
 }
 
 impl Participant {
@@ -300,6 +305,7 @@ impl Participant {
             stateless_sn: SequenceNumber(0),
             types: Default::default(),
             early: EarlyData::default(),
+            draining: Draining::default(),
         };
         p.create_builtin_endpoints();
         p
@@ -494,6 +500,19 @@ impl Participant {
 
     /// Deletes a local reader.
     pub fn delete_reader(&mut self, now: Instant, id: EntityId) {
+        // Its last word to each reliable writer: what it received. A writer waiting for
+        // acknowledgments (a tool that writes, then exits) thus learns that the reader had
+        // everything, even when the reader leaves before a HEARTBEAT would have asked.
+        let reliable: Vec<Guid> = self.readers.get(&id).map_or_else(Vec::new, |r| {
+            r.proxies
+                .iter()
+                .filter(|(_, p)| p.reliable)
+                .map(|(g, _)| *g)
+                .collect()
+        });
+        for writer in reliable {
+            self.send_acknack(now, id, writer);
+        }
         let Some(r) = self.readers.remove(&id) else {
             return;
         };
@@ -942,6 +961,7 @@ impl Participant {
     /// Runs timers: SPDP announcements, heartbeats, lease expiry.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.spdp_timeouts(now);
+        self.draining.expire(now);
         self.security_timeouts(now);
         // A lease that expired may have unmatched a pairing a group set waited for.
         self.release_group_sets(now);
@@ -1332,6 +1352,9 @@ impl Participant {
         };
         let readers = self.readers_for(&writer, d.reader_id);
         if readers.is_empty() {
+            if self.deliver_draining(now, writer, &parts) {
+                return;
+            }
             self.stats.unmatched_data += 1;
             if self.may_park(&writer) {
                 let key_bound = self.next_entity_key;
@@ -1344,7 +1367,7 @@ impl Participant {
     }
 
     /// True when a DATA of `writer` that no reader takes is one to park (see
-    /// [`crate::early_data`]): a user writer of another participant that discovery has not
+    /// [`crate::unmatched_data`]): a user writer of another participant that discovery has not
     /// announced yet, received by a participant without security.
     fn may_park(&self, writer: &Guid) -> bool {
         self.security.is_none()
@@ -1354,12 +1377,49 @@ impl Participant {
     }
 
     /// Hands reader `reader`, just matched with `writer` best effort, what `writer` sent before
-    /// its discovery completed (see [`crate::early_data`]).
+    /// its discovery completed (see [`crate::unmatched_data`]).
     pub(crate) fn deliver_parked(&mut self, now: Instant, reader: EntityId, writer: Guid) {
         for d in self.early.for_reader(now, &writer, reader) {
             self.stats.parked_data_delivered += 1;
             self.deliver_data(now, writer, vec![reader], &d.parts());
         }
+    }
+
+    /// Delivers DATA of `writer`, forgotten a moment ago, through the proxies its readers had
+    /// (see [`crate::unmatched_data`]); false if there are none.
+    fn deliver_draining(&mut self, now: Instant, writer: Guid, d: &DataParts<'_>) -> bool {
+        if self.draining.is_empty() {
+            return false;
+        }
+        let Some(mut drained) = self.draining.take(now, &writer) else {
+            return false;
+        };
+        // The proxies go back into their readers for this one delivery.
+        let mut readers = Vec::new();
+        for (r, proxy) in std::mem::take(&mut drained.proxies) {
+            if let Some(rd) = self.readers.get_mut(&r) {
+                rd.proxies.insert(writer, proxy);
+                readers.push(r);
+            }
+        }
+        let targets: Vec<EntityId> = readers
+            .iter()
+            .copied()
+            .filter(|&r| d.reader_id == EntityId::UNKNOWN || d.reader_id == r)
+            .collect();
+        self.stats.drained_data += 1;
+        self.deliver_data(now, writer, targets, d);
+        for r in readers {
+            if let Some(p) = self
+                .readers
+                .get_mut(&r)
+                .and_then(|rd| rd.proxies.remove(&writer))
+            {
+                drained.proxies.push((r, p));
+            }
+        }
+        self.draining.put_back(writer, drained);
+        true
     }
 
     /// Drops what was parked for `writer` (it is gone).

@@ -221,6 +221,7 @@ impl Participant {
             }
             self.push_event(Event::PublicationDiscovered(Box::new(ed.clone())));
             self.remote_writers.insert(ed.guid, ed.clone());
+            self.draining.forget(&ed.guid);
             let traits = crate::admission::WriterTraits::of(&ed.qos);
             if traits.is_default() {
                 self.writer_traits.remove(&ed.guid);
@@ -256,9 +257,14 @@ impl Participant {
         self.writer_traits.remove(&g);
         self.forget_parked(&g);
         self.push_event(Event::PublicationLost(g));
+        let drain = self.security.is_none();
         for r in self.writer_index.remove(&g).unwrap_or_default() {
             if let Some(rd) = self.readers.get_mut(&r) {
-                if rd.proxies.remove(&g).is_some() {
+                if let Some(proxy) = rd.proxies.remove(&g) {
+                    if drain {
+                        // What it sent before leaving may still be on its way.
+                        self.draining.keep(g, r, proxy);
+                    }
                     if why == WriterGone::ParticipantGone {
                         self.push_event(Event::LivelinessChanged {
                             reader: r,

@@ -79,9 +79,10 @@ pub(crate) fn of_proxy(p: &ReaderProxy, next: SequenceNumber, matched: bool) -> 
     }
 }
 
-/// The readers that left, newest last, at most [`MAX_DEPARTED_READERS`].
+/// The readers that left, newest last, at most [`MAX_DEPARTED_READERS`], each with the first
+/// change it was owed.
 #[derive(Debug, Default)]
-pub(crate) struct Departed(VecDeque<ReaderDelivery>);
+pub(crate) struct Departed(VecDeque<(ReaderDelivery, SequenceNumber)>);
 
 impl Departed {
     /// Records reader `p` leaving a writer whose next sequence number is `next`.
@@ -89,19 +90,34 @@ impl Departed {
         if self.0.len() == MAX_DEPARTED_READERS {
             self.0.pop_front();
         }
-        self.0.retain(|d| d.reader != p.guid);
-        self.0.push_back(of_proxy(p, next, false));
+        self.0.retain(|(d, _)| d.reader != p.guid);
+        self.0.push_back((of_proxy(p, next, false), p.start_sn));
         debug_assert!(self.0.len() <= MAX_DEPARTED_READERS);
     }
 
     /// The departed readers not matched again since.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &ReaderDelivery> {
-        self.0.iter()
+        self.0.iter().map(|(d, _)| d)
     }
 
     /// Reader `guid` matched again: its departure record goes.
     pub(crate) fn returned(&mut self, guid: &Guid) {
-        self.0.retain(|d| d.reader != *guid);
+        self.0.retain(|(d, _)| d.reader != *guid);
+    }
+
+    /// An ACKNACK of departed reader `guid` acknowledging everything below `base`: its last
+    /// word, overtaken by its SEDP disposal (discovery and data travel on different sockets).
+    /// A base past what the reader was owed is damage and changes nothing.
+    pub(crate) fn acknowledged(&mut self, guid: &Guid, base: SequenceNumber) {
+        let Some((d, start)) = self.0.iter_mut().find(|(d, _)| d.reader == *guid) else {
+            return;
+        };
+        if let Reception::Acknowledged { acknowledged, owed } = &mut d.reception {
+            let upto = base.0.saturating_sub(start.0);
+            if upto >= 0 && upto as u64 <= *owed {
+                *acknowledged = (*acknowledged).max(upto as u64);
+            }
+        }
     }
 }
 
@@ -155,6 +171,11 @@ mod tests {
         dep.record(&p, SequenceNumber(3));
         dep.record(&p, SequenceNumber(3));
         assert_eq!(dep.iter().filter(|d| d.reader == p.guid).count(), 1);
+        // Its last ACKNACK, overtaken by its departure, still counts; damage does not.
+        dep.acknowledged(&p.guid, SequenceNumber(9));
+        dep.acknowledged(&p.guid, SequenceNumber(3));
+        let d = dep.iter().find(|d| d.reader == p.guid).copied();
+        assert!(d.is_some_and(|d| d.has_everything()), "{d:?}");
         dep.returned(&p.guid);
         assert_eq!(dep.iter().filter(|d| d.reader == p.guid).count(), 0);
     }

@@ -353,7 +353,7 @@ pub(crate) struct Writer {
     /// timeout (see `Participant::remind_relay_history`).
     pub(crate) history_wanted_at: Option<Instant>,
     /// The readers that left, as they stood then (see [`delivery`]).
-    departed: delivery::Departed,
+    pub(crate) departed: delivery::Departed,
 }
 
 impl Writer {

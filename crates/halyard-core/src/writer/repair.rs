@@ -30,6 +30,9 @@ impl Writer {
         // A fed reader's acknowledgments are its service's commits (`fed_ack`): what its
         // RTPS reader says is about the wire, which it takes nothing from.
         let Some(p) = self.proxies.get_mut(&reader).filter(|p| !p.fed) else {
+            if !self.proxies.contains_key(&reader) {
+                self.departed.acknowledged(&reader, set.base);
+            }
             return false;
         };
         // An ACKNACK acknowledging beyond what was ever written is damaged (a bit flip in its

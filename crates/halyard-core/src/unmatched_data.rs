@@ -1,4 +1,4 @@
-//! Samples that arrive from a writer before its discovery does.
+//! DATA from a writer that discovery has not announced yet, or has just forgotten.
 //!
 //! The two directions of SEDP are independent: a remote writer that has discovered one of our
 //! readers sends it DATA at once, while our side may not have received that writer's own
@@ -7,25 +7,34 @@
 //! samples a writer writes as soon as it matched: "start the subscriber, then publish, see
 //! nothing" — every DDS has this race, and it is most of what a new user meets first.
 //!
-//! So a DATA from a user writer we know nothing of (no SEDP announcement, not one of ours) is
-//! parked here, bounded in samples, bytes and age. When that writer is later matched with a
-//! best-effort reader, the parked samples go to that reader, in sequence-number order, through
-//! the ordinary delivery path: matching has judged the QoS, partitions and type by then, so
-//! nothing is delivered that an instant discovery would not have delivered. A sample only
-//! goes to a reader that existed when it arrived (entity keys are allocated in increasing
-//! order, so the key bound recorded at arrival tells), and only to the reader it was addressed
-//! to when it named one. Parked samples are never removed on delivery (another reader may
-//! match the same writer a moment later); they leave by age or when the bounds need room,
-//! oldest first. DATA_FRAG is not parked: a large sample's fragments are repaired or, best
-//! effort, lost as before.
+//! Early DATA. A DATA from a user writer we know nothing of (no SEDP announcement, not one of
+//! ours) is parked ([`EarlyData`]), bounded in samples, bytes and age. When that writer is
+//! later matched with a best-effort reader, the parked samples go to that reader, in
+//! sequence-number order, through the ordinary delivery path: matching has judged the QoS,
+//! partitions and type by then, so nothing is delivered that an instant discovery would not
+//! have delivered. A sample only goes to a reader that existed when it arrived (entity keys
+//! are allocated in increasing order, so the key bound recorded at arrival tells), and only
+//! to the reader it was addressed to when it named one. Parked samples are never removed on
+//! delivery (another reader may match the same writer a moment later); they leave by age or
+//! when the bounds need room, oldest first. DATA_FRAG is not parked: a large sample's
+//! fragments are repaired or, best effort, lost as before.
 //!
-//! Secure participants do not park: a parked submessage would skip the checks the security
-//! plugin makes on submessages of endpoints it knows.
+//! Late DATA. Discovery and data come in on different sockets, handled by different receive
+//! threads: a writer that writes and leaves at once (a tool that publishes and exits) can
+//! have its goodbye (SEDP and SPDP disposals) handled before its last samples, when the
+//! thread of the data socket is starved for a moment. So the proxies of a writer that is
+//! forgotten are kept a while ([`Draining`], [`DRAIN_PERIOD`], bounded in writers), with its
+//! liveliness lease cleared, and DATA from it that arrives meanwhile is delivered through
+//! them, to the readers it was matched with, in order, once.
+//!
+//! Secure participants do neither: such a submessage would skip the checks the security
+//! plugin makes on submessages of endpoints it knows (and a peer it no longer admits must not
+//! be heard).
 
-use crate::reader::InlineQos;
+use crate::reader::{InlineQos, WriterProxy};
 use crate::time::Instant;
 use halyard_wire::{EntityId, Guid, SequenceNumber, Time};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 /// Most samples parked at once.
@@ -202,6 +211,86 @@ impl EarlyData {
         self.bytes -= d.bytes();
         self.expired_total += 1;
         true
+    }
+}
+
+/// How long the proxies of a forgotten writer still take its DATA.
+pub const DRAIN_PERIOD: Duration = Duration::from_secs(2);
+/// Most forgotten writers whose proxies are kept.
+pub const MAX_DRAINING_WRITERS: usize = 256;
+
+/// The proxies of writers forgotten a moment ago, by writer: since when (stamped with the
+/// first time seen after it was forgotten: the code that forgets a writer has no clock), and
+/// each local reader it was matched with, with that reader's proxy of it.
+#[derive(Default)]
+pub(crate) struct Draining {
+    writers: BTreeMap<Guid, Drained>,
+}
+
+/// One forgotten writer's proxies.
+pub(crate) struct Drained {
+    since: Option<Instant>,
+    /// Each local reader it was matched with, and that reader's proxy of it.
+    pub(crate) proxies: Vec<(EntityId, WriterProxy)>,
+}
+
+impl Draining {
+    /// Keeps `proxy`, reader `reader`'s proxy of `writer`, which was just forgotten.
+    pub(crate) fn keep(&mut self, writer: Guid, reader: EntityId, mut proxy: WriterProxy) {
+        if !self.writers.contains_key(&writer) && self.writers.len() >= MAX_DRAINING_WRITERS {
+            // The oldest goes (one not stamped yet is the newest).
+            let oldest = self
+                .writers
+                .iter()
+                .filter_map(|(g, d)| d.since.map(|t| (t, *g)))
+                .min()
+                .map(|(_, g)| g);
+            if let Some(g) = oldest.or_else(|| self.writers.keys().next().copied()) {
+                self.writers.remove(&g);
+            }
+        }
+        // Forgotten: nothing it sends may revive it.
+        proxy.lease = None;
+        let entry = self.writers.entry(writer).or_insert_with(|| Drained {
+            since: None,
+            proxies: Vec::new(),
+        });
+        entry.proxies.retain(|(r, _)| *r != reader);
+        entry.proxies.push((reader, proxy));
+        debug_assert!(self.writers.len() <= MAX_DRAINING_WRITERS);
+    }
+
+    /// Takes the proxies of `writer`, if it was forgotten less than [`DRAIN_PERIOD`] ago
+    /// (give them back with [`Draining::put_back`]).
+    pub(crate) fn take(&mut self, now: Instant, writer: &Guid) -> Option<Drained> {
+        self.expire(now);
+        self.writers.remove(writer)
+    }
+
+    /// Gives back what [`Draining::take`] took (with the readers still there).
+    pub(crate) fn put_back(&mut self, writer: Guid, d: Drained) {
+        if !d.proxies.is_empty() {
+            self.writers.insert(writer, d);
+        }
+    }
+
+    /// `writer` is discovered again: its old proxies go.
+    pub(crate) fn forget(&mut self, writer: &Guid) {
+        self.writers.remove(writer);
+    }
+
+    /// Stamps what was kept since the last call, and drops what is older than
+    /// [`DRAIN_PERIOD`].
+    pub(crate) fn expire(&mut self, now: Instant) {
+        self.writers.retain(|_, d| {
+            let since = *d.since.get_or_insert(now);
+            now.saturating_duration_since(since) <= DRAIN_PERIOD
+        });
+    }
+
+    /// True when nothing is kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.writers.is_empty()
     }
 }
 
