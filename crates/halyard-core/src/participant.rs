@@ -976,7 +976,7 @@ impl Participant {
             .map(|(p, _)| *p)
             .collect();
         for p in expired {
-            self.remove_participant(p);
+            self.remove_participant(p, false);
         }
         self.deadline_timeouts(now);
         self.liveliness_timeouts(now);

@@ -15,9 +15,12 @@ use std::sync::Arc;
 /// Why a remote writer is forgotten.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum WriterGone {
-    /// Its participant is gone (lease expired, or it said goodbye): its readers also see it
-    /// lose liveliness.
-    ParticipantGone,
+    /// Its participant is gone (lease expired, or it said goodbye: `goodbye`): its readers
+    /// also see it lose liveliness.
+    ParticipantGone {
+        /// It said goodbye (an SPDP disposal): what it sent before may still be on its way.
+        goodbye: bool,
+    },
     /// It was deleted (SEDP dispose), or its participant left saying goodbye.
     Retracted,
 }
@@ -257,7 +260,14 @@ impl Participant {
         self.writer_traits.remove(&g);
         self.forget_parked(&g);
         self.push_event(Event::PublicationLost(g));
-        let drain = self.security.is_none();
+        // A writer that left on purpose (deleted, or its participant said goodbye) may have
+        // DATA still on its way; one whose lease expired may be alive on the other side of a
+        // partition and match again, and must not be heard meanwhile.
+        let drain = self.security.is_none()
+            && matches!(
+                why,
+                WriterGone::Retracted | WriterGone::ParticipantGone { goodbye: true }
+            );
         for r in self.writer_index.remove(&g).unwrap_or_default() {
             if let Some(rd) = self.readers.get_mut(&r) {
                 if let Some(proxy) = rd.proxies.remove(&g) {
@@ -265,7 +275,7 @@ impl Participant {
                         // What it sent before leaving may still be on its way.
                         self.draining.keep(g, r, proxy);
                     }
-                    if why == WriterGone::ParticipantGone {
+                    if matches!(why, WriterGone::ParticipantGone { .. }) {
                         self.push_event(Event::LivelinessChanged {
                             reader: r,
                             writer: g,
