@@ -222,6 +222,14 @@ class DataWriter(_t.Generic[T]):
         """PUBLICATION_MATCHED: total_count, current_count, last_handle."""
         return self._native.publication_matched_status()
 
+    def delivery_report(self) -> _t.List[dict]:
+        """What the writer knows of each reader's reception: the readers matched now, then the
+        last ones that left, as they stood then. Each a dict: ``reader`` (GUID bytes),
+        ``matched``, ``durability_service``, ``reception`` ("acknowledged", "unknown" for a
+        best-effort reader, "local"), and for "acknowledged" the ``acknowledged`` and ``owed``
+        change counts (``None`` otherwise)."""
+        return self._native.delivery_report()
+
 
 def _extensible(topic: Topic) -> bool:
     ext = getattr(topic.data_type, "__idl_annotations__", {}).get("extensibility")

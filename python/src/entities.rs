@@ -284,6 +284,35 @@ impl NativeWriter {
             .map_err(to_py)
     }
 
+    /// What the writer knows of each reader's reception (`DataWriter::delivery_report`): a
+    /// list of dicts with `reader` (the GUID's 16 bytes), `matched`, `durability_service`,
+    /// `reception` ("acknowledged", "unknown" for best effort, "local"), and for
+    /// "acknowledged" `acknowledged` and `owed` (changes).
+    fn delivery_report<'p>(&self, py: Python<'p>) -> PyResult<Vec<Bound<'p, PyDict>>> {
+        let report = self.w()?.delivery_report().map_err(to_py)?;
+        report
+            .iter()
+            .map(|d| {
+                let o = PyDict::new_bound(py);
+                o.set_item("reader", PyBytes::new_bound(py, &d.reader.to_bytes()))?;
+                o.set_item("matched", d.matched)?;
+                o.set_item("durability_service", d.durability_service)?;
+                let (kind, counts) = match d.reception {
+                    halyard::Reception::Acknowledged {
+                        acknowledged,
+                        owed,
+                    } => ("acknowledged", Some((acknowledged, owed))),
+                    halyard::Reception::Unknown => ("unknown", None),
+                    halyard::Reception::Local => ("local", None),
+                };
+                o.set_item("reception", kind)?;
+                o.set_item("acknowledged", counts.map(|c| c.0))?;
+                o.set_item("owed", counts.map(|c| c.1))?;
+                Ok(o)
+            })
+            .collect()
+    }
+
     /// The status condition.
     fn status_condition(&self) -> PyResult<crate::listeners::NativeStatusCondition> {
         Ok(crate::listeners::NativeStatusCondition {

@@ -218,3 +218,37 @@ def test_take_iter_yields_until_quiet(dp):
     got = [s.sensor for s in rd.take_iter(timeout=0.3)]
     assert got == [0, 1, 2, 3, 4]
     assert 0.25 <= time.monotonic() - t0 < 5
+
+
+def test_default_best_effort_reader_gets_what_a_new_writer_writes_at_once():
+    """The library's default reader (best effort) in one participant and a writer created after
+    it in another, which writes as soon as it matched: every sample arrives, and the writer's
+    delivery report says the reader is best effort (its delivery cannot be known)."""
+    a, b = halyard.DomainParticipant(DOMAIN), halyard.DomainParticipant(DOMAIN)
+    rd = halyard.DataReader(b, halyard.Topic(b, "trap_topic", Reading))
+    wr = halyard.DataWriter(a, halyard.Topic(a, "trap_topic", Reading))
+    wr.wait_for_matched(1, 10)
+    for i in range(5):
+        wr.write(Reading(i, float(i)))
+    got = []
+    deadline = time.time() + 5
+    while len(got) < 5 and time.time() < deadline:
+        got += [s.sensor for s in rd.take(10) if s is not None]
+        time.sleep(0.01)
+    assert sorted(got) == [0, 1, 2, 3, 4]
+    report = wr.delivery_report()
+    assert [(r["reception"], r["matched"]) for r in report] == [("unknown", True)]
+
+
+def test_delivery_report_counts_what_a_reliable_reader_acknowledged(dp):
+    other = halyard.DomainParticipant(DOMAIN)
+    rd = halyard.DataReader(other, halyard.Topic(other, "report_topic", Reading), qos=RELIABLE)
+    wr = halyard.DataWriter(dp, halyard.Topic(dp, "report_topic", Reading), qos=RELIABLE)
+    wr.wait_for_matched(1, 10)
+    for i in range(3):
+        wr.write(Reading(i, 0.5))
+    wr.wait_for_acknowledgments(10)
+    (r,) = wr.delivery_report()
+    assert (r["reception"], r["acknowledged"], r["owed"], r["matched"]) == ("acknowledged", 3, 3, True)
+    assert len(r["reader"]) == 16 and not r["durability_service"]
+    del rd
