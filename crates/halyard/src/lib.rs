@@ -35,6 +35,7 @@ pub mod qos_profile;
 mod reader;
 mod runtime;
 pub mod status;
+mod topic_name;
 mod untyped;
 mod writer;
 
@@ -69,6 +70,7 @@ pub use status::{
     LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, SampleInfo, SampleState,
     StateMask, ViewState,
 };
+pub use topic_name::{check_topic_name, TopicNameError, MAX_TOPIC_NAME_LEN};
 pub use untyped::{
     KeySupport, OwnedTypeDescription, Untyped, UntypedDataReader, UntypedDataWriter, UntypedTopic,
     UntypedType,

@@ -363,9 +363,7 @@ impl DomainParticipant {
 
     /// Creates (or refers to) a topic.
     pub fn create_topic<T: TopicType>(&self, name: &str) -> Result<Topic<T>> {
-        if name.is_empty() || name.len() > 256 {
-            return Err(Error::BadParameter("topic names are 1..=256 characters"));
-        }
+        crate::check_topic_name(name).map_err(Error::BadTopicName)?;
         if let Some(d) = T::type_description() {
             self.shared
                 .lock()
@@ -391,9 +389,7 @@ impl DomainParticipant {
         expression: &str,
         params: Vec<String>,
     ) -> Result<crate::filter::ContentFilteredTopic<T>> {
-        if name.is_empty() || name.len() > 256 {
-            return Err(Error::BadParameter("topic names are 1..=256 characters"));
-        }
+        crate::check_topic_name(name).map_err(Error::BadTopicName)?;
         Ok(crate::filter::ContentFilteredTopic::new(
             name, topic, expression, params,
         )?)
