@@ -34,6 +34,7 @@ pub mod qos;
 pub mod qos_profile;
 mod reader;
 mod runtime;
+mod security_warning;
 pub mod status;
 mod topic_name;
 mod untyped;
