@@ -30,13 +30,13 @@ const USAGE: &str = "usage:
       DIR/NAME (standard output) and the next step (standard error): a Halyard process joins
       with the identity HALYARD_SECURITY=DIR/NAME names, a Cyclone DDS process with
       `cyclone-config DIR/NAME`. Defaults: ECDSA P-256, certificates and grants valid 10 years
-      (--days N: N days from now, at least 1), all domains (--domain ID: only those), everyone
-      may publish and subscribe every topic (--allow: a participant may do only what is
-      allowed), everything ENCRYPTed.
+      (--days N: N days from now, at most 36500; 0 warns), all domains (--domain ID: only
+      those), everyone may publish and subscribe every topic (--allow: a participant may do
+      only what is allowed), everything ENCRYPTed.
       --protect: what the governance protects. Halyard implements every protection kind of DDS
-      Security 1.1 at every level (rtps, discovery, liveliness, metadata and data: NONE, SIGN,
-      ENCRYPT, and but for data *_WITH_ORIGIN_AUTHENTICATION), interoperably with Cyclone DDS
-      and Fast DDS.
+      Security 1.1, interoperably with Cyclone DDS and Fast DDS: NONE, SIGN and ENCRYPT for
+      rtps, discovery, liveliness, metadata and data protection, and the
+      *_WITH_ORIGIN_AUTHENTICATION kinds for all but data (which has none).
         none          authentication and access control only
         rtps-sign, rtps-encrypt  and every RTPS message signed / encrypted whole
         sign, encrypt  that, and discovery (secure SEDP), liveliness, every submessage
@@ -58,7 +58,11 @@ const USAGE: &str = "usage:
       times the AES-GCM primitive every Halyard transform uses (default AES-256-GCM over 63000
       octets for 1 s) and prints one line: cipher-bench kind=.. size=.. passes=..
       us_per_pass_min=.. us_per_pass_median=.. gbytes_per_s=.. (min: the fastest batch, the
-      cipher floor on an idle core; median: what the load of the machine left)";
+      cipher floor on an idle core; median: what the load of the machine left)
+  environment: HALYARD_SECURITY=DIR/NAME gives a Halyard process its identity. A refused
+      identity is written to standard error on both sides, once per peer, with no setting
+      (\"identity not accepted by peer ...\", \"identity of peer ... not accepted\");
+      HALYARD_SECURITY_LOG=1 writes every security decision.";
 
 /// Entry point: `args` follow `security`.
 pub fn main(args: &[String]) -> i32 {

@@ -79,6 +79,26 @@ fn init_prints_the_next_step_and_a_bad_days_is_named() {
         err(&o)
     );
 
+    // --origin-auth goes with the rtps-only levels too.
+    let rtps = dir.join("rtps");
+    let o = security(&[
+        "init",
+        rtps.to_str().unwrap(),
+        "--participant",
+        "a",
+        "--protect",
+        "rtps-sign",
+        "--origin-auth",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let governance = std::fs::read_to_string(rtps.join("governance.xml")).unwrap();
+    assert!(
+        governance.contains(
+            "<rtps_protection_kind>SIGN_WITH_ORIGIN_AUTHENTICATION</rtps_protection_kind>"
+        ),
+        "{governance}"
+    );
+
     for (days, says) in [
         ("-1", "--days -1: a validity cannot be negative"),
         ("x", "--days \"x\" is not a number"),
