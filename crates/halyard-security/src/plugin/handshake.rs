@@ -176,6 +176,8 @@ impl BuiltinSecurity {
         };
         // Its certificate, refused by us: said at once (the peer only sees silence).
         let mut refused: Option<AuthError> = None;
+        // Any message of its refused, kept for the unfinished-handshake warning.
+        let mut refusal: Option<String> = None;
         let phase = std::mem::replace(&mut peer.phase, Phase::Failed);
         let (phase, next) = match (phase, token.class_id.as_str()) {
             (Phase::WaitRequest, CLASS_ID_REQUEST) => match Handshake::begin_reply(
@@ -190,8 +192,9 @@ impl BuiltinSecurity {
             ) {
                 Ok((hs, reply)) => (Phase::WaitFinal(Box::new(hs)), Next::Reply(reply)),
                 Err(e) => {
-                    out.notices
-                        .push((from, format!("its handshake Request was refused: {e}")));
+                    let why = format!("its handshake Request was refused: {e}");
+                    out.notices.push((from, why.clone()));
+                    refusal = Some(why);
                     refused = refuses_certificate(&e).then_some(e);
                     (Phase::WaitRequest, Next::Reject)
                 }
@@ -205,8 +208,9 @@ impl BuiltinSecurity {
                 }
                 Ok(Step::Completed(_)) => (Phase::WaitReply(hs), Next::Reject),
                 Err(e) => {
-                    out.notices
-                        .push((from, format!("its handshake Reply was refused: {e}")));
+                    let why = format!("its handshake Reply was refused: {e}");
+                    out.notices.push((from, why.clone()));
+                    refusal = Some(why);
                     refused = refuses_certificate(&e).then_some(e);
                     (Phase::WaitReply(hs), Next::Reject)
                 }
@@ -220,8 +224,9 @@ impl BuiltinSecurity {
                 }
                 Ok(Step::SendFinal { .. }) => (Phase::WaitFinal(hs), Next::Reject),
                 Err(e) => {
-                    out.notices
-                        .push((from, format!("its handshake Final was refused: {e}")));
+                    let why = format!("its handshake Final was refused: {e}");
+                    out.notices.push((from, why.clone()));
+                    refusal = Some(why);
                     (Phase::WaitFinal(hs), Next::Reject)
                 }
             },
@@ -230,6 +235,9 @@ impl BuiltinSecurity {
             (p, _) => (p, Next::Reject),
         };
         peer.phase = phase;
+        if refusal.is_some() {
+            peer.refusal = refusal;
+        }
         let last = peer.last.clone();
         if let Some(e) = refused {
             let what = format!(
@@ -327,6 +335,7 @@ impl BuiltinSecurity {
                 since: now,
                 label: peer_label(remote),
                 warned: false,
+                refusal: None,
                 last: None,
                 resend: None,
                 admission: Admission::Pending,
@@ -438,21 +447,29 @@ impl BuiltinSecurity {
             if now < due {
                 continue;
             }
-            let how = match p.phase {
-                Phase::WaitReply(_) => "our handshake request has had no reply",
-                Phase::WaitFinal(_) => "our handshake reply has had no answer",
-                _ => "it has not begun the handshake",
+            let secs = UNANSWERED_WARNING.as_secs();
+            let what = match (&p.refusal, &p.phase) {
+                // The handshake stalls on our side: say what we refused.
+                (Some(why), _) => format!(
+                    "no handshake with peer {} {secs} s after discovery: {why}",
+                    p.label
+                ),
+                (None, phase) => {
+                    let how = match phase {
+                        Phase::WaitReply(_) => "our handshake request has had no reply",
+                        Phase::WaitFinal(_) => "our handshake reply has had no answer",
+                        _ => "it has not begun the handshake",
+                    };
+                    format!(
+                        "identity not accepted by peer {}: {how} {secs} s after discovery, \
+                         though it is alive (a peer that refuses an identity does not say \
+                         so); {ADVICE}",
+                        p.label
+                    )
+                }
             };
             p.warned = true;
-            out.warnings.push((
-                *prefix,
-                format!(
-                    "identity not accepted by peer {}: {how} {} s after discovery, though \
-                     it is alive (a peer that refuses an identity does not say so); {ADVICE}",
-                    p.label,
-                    UNANSWERED_WARNING.as_secs()
-                ),
-            ));
+            out.warnings.push((*prefix, what));
         }
     }
 

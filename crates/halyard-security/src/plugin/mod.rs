@@ -205,6 +205,9 @@ struct Peer {
     label: String,
     /// The user was told about it (at most once: `SecurityOutput::warnings`).
     warned: bool,
+    /// Why we last refused a handshake message of its (a handshake that then stays
+    /// unfinished is reported with it, not as a refusal by the peer).
+    refusal: Option<String>,
     /// The last handshake message we sent (Request, Reply or Final), for resends and repeats.
     last: Option<ParticipantGenericMessage>,
     /// Resent until answered (Request, Reply); `None` once answered or for a Final.
