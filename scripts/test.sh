@@ -29,7 +29,16 @@ limit() {
 }
 
 step cargo fmt --all -- --check
-step cargo clippy --workspace --all-targets -- -D warnings
+# --locked here and on the Python package's clippy below: a Cargo.lock that no longer matches
+# its manifests fails the step ("cannot update the lock file ... because --locked was
+# passed") instead of being rewritten, as `pip install ./python` (maturin builds without
+# --locked) would rewrite python/Cargo.lock. The check rides on steps that resolve and fetch
+# the dependencies anyway, so it needs no network access of its own (a separate
+# `cargo metadata --locked` step would resolve again, and `git diff --exit-code` after the
+# install needs a git checkout and sees the change only after the build). Bring a stale lock
+# up to date with `cargo metadata --manifest-path python/Cargo.toml --format-version 1`
+# (which changes only what the manifests require) and commit it.
+step cargo clippy --locked --workspace --all-targets -- -D warnings
 # Public documentation builds without broken links or markup.
 RUSTDOCFLAGS="-D warnings" step cargo doc --workspace --no-deps --quiet
 # The protocol core and the wire crate run their tests with their invariants checked (debug
@@ -42,7 +51,7 @@ step limit 2700 cargo test --profile ci --workspace --exclude halyard-core --exc
 # The Python package (python/, PyO3; not a workspace member): lint, build and install it with
 # pip (maturin), then its pytest suite, which talks to the cyclonedds Python package.
 step cargo fmt --manifest-path python/Cargo.toml -- --check
-step cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
+step cargo clippy --locked --manifest-path python/Cargo.toml --all-targets -- -D warnings
 # Built without link-time optimisation too (the package's own release profile has it): the
 # tests need it working, not at its fastest.
 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 step python3 -m pip install ./python

@@ -84,7 +84,7 @@ pub fn to_py(e: halyard::Error) -> PyErr {
         E::OutOfResources(_) => OutOfResourcesError::new_err(msg),
         E::AlreadyDeleted => AlreadyDeletedError::new_err(msg),
         E::Serialization(_) => SerializationError::new_err(msg),
-        E::BadParameter(_) | E::BadFilter(_) | E::BadProfile { .. } => {
+        E::BadParameter(_) | E::BadTopicName(_) | E::BadFilter(_) | E::BadProfile { .. } => {
             BadParameterError::new_err(msg)
         }
         E::Transport(_) | E::Interface(_) => TransportError::new_err(msg),

@@ -1,6 +1,7 @@
 """Halyard Python entities on their own: listeners and WaitSets fire (data available, matched
 counts, timeouts), read/take return samples with SampleInfo, dispose notices arrive, and
-bad QoS or a wrong sample type raise the DDSError subclass that names the problem."""
+bad QoS, a bad topic name or a wrong sample type raise the DDSError subclass that names the
+problem."""
 
 import threading
 import time
@@ -114,6 +115,12 @@ def test_bad_qos_names_the_policy(dp):
         halyard.DataReader(dp, topic, qos=halyard.Qos(P.History.KeepLast(10), P.ResourceLimits(max_samples_per_instance=2)))
     with pytest.raises(TypeError):
         halyard.Qos("reliable")
+
+
+def test_a_topic_name_outside_the_character_set_is_refused(dp):
+    with pytest.raises(halyard.BadParameterError, match="character ' '"):
+        halyard.Topic(dp, "two words", Reading)
+    halyard.Topic(dp, "rt/two_words", Reading)
 
 
 def test_wrong_sample_type_and_member_value(dp):

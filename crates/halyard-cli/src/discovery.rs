@@ -63,15 +63,8 @@ pub fn parse_args(
     while let Some(arg) = it.next() {
         let mut value = |name: &str| option_value(&mut it, name);
         match arg.as_str() {
-            "-i" | "--id" | "--domain-id" => {
-                let v = value(arg)?;
-                a.domain = v
-                    .parse()
-                    .ok()
-                    .filter(|d| *d <= 232)
-                    .ok_or_else(|| BadArgs(format!("bad domain id {v:?} (0..=232)")))?;
-            }
-            "-r" | "--runtime" | "-d" | "--duration" => a.duration = parse_duration(&value(arg)?)?,
+            o if is_domain_option(o) => a.domain = domain_or_hint(&value(arg)?)?,
+            "-r" | "--runtime" | "--duration" => a.duration = parse_duration(&value(arg)?)?,
             "-t" | "--topic" => a.topic = Some(value(arg)?),
             "-q" | "--qos" => a.qos = true,
             "--json" => a.json = true,
@@ -80,6 +73,31 @@ pub fn parse_args(
         }
     }
     Ok(a)
+}
+
+/// Whether `arg` names the domain: `-d, --domain`, the spelling of every command of Halyard's
+/// own, or an older spelling kept as an alias (`-i`, `--id`, `--domain-id`). `perf` and
+/// `shapes` take their reference tools' options instead.
+pub fn is_domain_option(arg: &str) -> bool {
+    matches!(arg, "-d" | "--domain" | "-i" | "--id" | "--domain-id")
+}
+
+/// A domain id: 0..=232, the largest the RTPS port mapping allows with its default
+/// parameters.
+pub fn domain_id(v: &str) -> Result<u32, BadArgs> {
+    v.parse()
+        .ok()
+        .filter(|d| *d <= 232)
+        .ok_or_else(|| BadArgs(format!("bad domain id {v:?} (0..=232)")))
+}
+
+/// [`domain_id`] for `ls` and `ps`, where `-d` was once the duration: a value that is no
+/// domain id but reads as a duration is told where the duration goes.
+fn domain_or_hint(v: &str) -> Result<u32, BadArgs> {
+    domain_id(v).map_err(|e| match parse_duration(v) {
+        Ok(_) => BadArgs(format!("{}; the duration is -r, --duration", e.0)),
+        Err(_) => e,
+    })
 }
 
 /// A duration in seconds (`2.5`), or with a unit: `500ms`, `3s`, `1m`.
@@ -388,6 +406,21 @@ mod tests {
         assert!(parse_args(&strings(&["--watch"]), false, Duration::ZERO).is_err());
         assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_duration("2.5").unwrap(), Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn the_domain_is_dash_d_with_the_old_spellings_as_aliases() {
+        for opt in ["-d", "--domain", "-i", "--id", "--domain-id"] {
+            let a = parse_args(&strings(&[opt, "193"]), true, Duration::ZERO).unwrap();
+            assert_eq!(a.domain, 193, "{opt}");
+        }
+        // The duration is -r / --duration; a duration given to -d says so.
+        let a = parse_args(&strings(&["-r", "2s", "-d", "7"]), false, Duration::ZERO).unwrap();
+        assert_eq!((a.domain, a.duration), (7, Duration::from_secs(2)));
+        let e = parse_args(&strings(&["-d", "500ms"]), true, Duration::ZERO).unwrap_err();
+        assert!(e.0.contains("the duration is -r, --duration"), "{}", e.0);
+        let e = parse_args(&strings(&["--domain", "x"]), true, Duration::ZERO).unwrap_err();
+        assert_eq!(e.0, "bad domain id \"x\" (0..=232)");
     }
 
     #[test]

@@ -14,11 +14,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
-  halyard durability --store PATH [--domain ID] [--commit POLICY] [--sync process|normal|full]
+  halyard durability --store PATH [-d ID] [--commit POLICY] [--sync process|normal|full]
                      [--max-bytes N] [--status SECONDS]
       serves the domain's TRANSIENT (in memory) and PERSISTENT (in the store file PATH,
       created if absent, with PATH-payloads/ and its journal files beside it) data to
       readers that start later, until SIGINT or SIGTERM.
+      -d, --domain ID: the DDS domain id, 0..=232 (default 0; also -i, --id, --domain-id)
       --commit sample | batch (default: 4096 samples or 10 ms) | batch:N[:MS] | interval:MS
           when received samples are committed; a writer's samples are acknowledged to it
           only once committed
@@ -64,13 +65,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
         };
         match a.as_str() {
             "--store" => config.store = Some(PathBuf::from(value()?)),
-            "--domain" => {
-                domain = value()?
-                    .parse()
-                    .map_err(|_| "--domain takes a domain id (0..232)".to_string())?;
-                if domain > 232 {
-                    return Err("--domain takes a domain id (0..232)".into());
-                }
+            o if crate::discovery::is_domain_option(o) => {
+                domain = crate::discovery::domain_id(&value()?).map_err(|e| e.0)?
             }
             "--commit" => config.commit = value()?.parse::<CommitPolicy>()?,
             "--sync" => config.sync = value()?.parse::<SyncLevel>()?,

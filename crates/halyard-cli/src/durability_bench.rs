@@ -23,12 +23,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: halyard durability-bench [--samples N] [--size BYTES] [--store PATH] \
-[--domain ID] [--commit POLICY] [--sync process|normal|full] [--timeout SECONDS]
+[-d ID] [--commit POLICY] [--sync process|normal|full] [--timeout SECONDS]
+  -d, --domain ID  the DDS domain id, 0..=232 (default 7; also -i, --id, --domain-id)
   --samples N    samples written, then caught up by a late reader (default 100000)
   --size BYTES   sample size on the wire, at least 32 (default 1024)
   --store PATH   the store file, which must not exist (default: a fresh temporary file, removed after)
   --commit       as `halyard durability --commit` (default batch)
-  --timeout S    give up on a phase after S seconds (default 300)";
+  --timeout S    give up on a phase after S seconds (default 300)
+Exit status: 0, 1 if the benchmark fails, 2 for bad arguments.";
 
 /// The benchmark's topic type: a key, a sequence number and a payload.
 #[derive(halyard::Topic, Clone, Debug, Default)]
@@ -87,12 +89,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     .ok_or("--size takes bytes from 32 to 16 MiB")?
             }
             "--store" => a.store = Some(value()?.into()),
-            "--domain" => {
-                a.domain = value()?
-                    .parse()
-                    .ok()
-                    .filter(|&d| d <= 232)
-                    .ok_or("--domain takes 0..=232")?
+            o if crate::discovery::is_domain_option(o) => {
+                a.domain = crate::discovery::domain_id(value()?).map_err(|e| e.0)?
             }
             "--commit" => {
                 a.commit = value()?
@@ -127,7 +125,7 @@ pub fn main(args: &[String]) -> i32 {
         Ok(a) => a,
         Err(msg) => {
             eprintln!("halyard durability-bench: {msg}\n{USAGE}");
-            return 3;
+            return 2;
         }
     };
     let (store, scratch) = match &a.store {
@@ -136,7 +134,7 @@ pub fn main(args: &[String]) -> i32 {
                 "halyard durability-bench: {} exists; the benchmark needs a fresh store",
                 p.display()
             );
-            return 3;
+            return 2;
         }
         Some(p) => (p.clone(), None),
         None => {
@@ -144,7 +142,7 @@ pub fn main(args: &[String]) -> i32 {
                 .join(format!("halyard-durability-bench-{}", std::process::id()));
             if let Err(e) = std::fs::create_dir_all(&dir) {
                 eprintln!("halyard durability-bench: {}: {e}", dir.display());
-                return 2;
+                return 1;
             }
             (dir.join("store.sqlite"), Some(dir))
         }

@@ -91,13 +91,8 @@ impl Common {
     ) -> Result<bool, BadArgs> {
         let mut value = |name: &str| option_value(it, name);
         match arg {
-            "-i" | "--id" | "--domain-id" => {
-                let v = value(arg)?;
-                self.domain = v
-                    .parse()
-                    .ok()
-                    .filter(|d| *d <= 232)
-                    .ok_or_else(|| BadArgs(format!("bad domain id {v:?} (0..=232)")))?;
+            o if discovery::is_domain_option(o) => {
+                self.domain = discovery::domain_id(&value(arg)?)?
             }
             "--timeout" => {
                 let v = value(arg)?;
@@ -141,9 +136,8 @@ impl Common {
             }
             s if s.starts_with('-') && s.len() > 1 => return Ok(false),
             s if self.topic.is_none() => {
-                if s.is_empty() || s.len() > 256 {
-                    return Err(BadArgs("a topic name is 1..=256 characters".into()));
-                }
+                // Refused before joining, as `create_topic` would refuse it.
+                halyard::check_topic_name(s).map_err(|e| BadArgs(e.to_string()))?;
                 self.topic = Some(s.to_string());
             }
             _ => return Ok(false),
@@ -703,6 +697,15 @@ mod tests {
             &["--history"],
         ] {
             assert!(parse(bad, true).is_err(), "{bad:?}");
+        }
+        let e = parse(&["a b"], false).unwrap_err();
+        assert!(e.0.contains("character ' '"), "{}", e.0);
+        for opt in ["-d", "--domain", "-i", "--id", "--domain-id"] {
+            assert_eq!(
+                parse(&["T", opt, "191"], false).unwrap().domain,
+                191,
+                "{opt}"
+            );
         }
         // typeof takes no QoS options.
         assert!(parse(&["T", "--reliable"], false).is_err());

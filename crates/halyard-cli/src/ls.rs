@@ -16,12 +16,14 @@ use std::time::Duration;
 /// How long `ls` listens by default.
 const DEFAULT_DURATION: Duration = Duration::from_secs(3);
 
-const HELP: &str = "usage: halyard ls [-i|--id DOMAIN] [-r|--duration SECONDS] [-t|--topic PATTERN] [-q|--qos] [--json] [--watch]
+const HELP: &str = "usage: halyard ls [-d DOMAIN] [-r SECONDS] [-t PATTERN] [-q] [--json] [--watch]
 
-Joins DOMAIN (default 0), listens to discovery for SECONDS (default 3; also 500ms, 1m) and lists
-the participants found, each with its topics and their writers and readers, then the topics.
-  -t PATTERN  only topics whose name matches (wildcards * and ?)
-  -q          every QoS policy of each endpoint (default: reliability, durability, history,
+Joins DOMAIN, listens to discovery for SECONDS and lists the participants found, each with its
+topics and their writers and readers, then the topics.
+  -d, --domain DOMAIN     the DDS domain id, 0..=232 (default 0; also -i, --id, --domain-id)
+  -r, --duration SECONDS  how long to listen (default 3; also 500ms, 1m)
+  -t, --topic PATTERN     only topics whose name matches (wildcards * and ?)
+  -q, --qos   every QoS policy of each endpoint (default: reliability, durability, history,
               ownership and partitions)
   --watch     print again every SECONDS until interrupted (with --json: one document a line)
   --json      one JSON document:

@@ -13,12 +13,13 @@ use std::time::Duration;
 /// How long `ps` listens by default.
 const DEFAULT_DURATION: Duration = Duration::from_secs(3);
 
-const HELP: &str =
-    "usage: halyard ps [-i|--id DOMAIN] [-r|--duration SECONDS] [-t|--topic PATTERN] [--json]
+const HELP: &str = "usage: halyard ps [-d DOMAIN] [-r SECONDS] [-t PATTERN] [--json]
 
-Joins DOMAIN (default 0), listens to discovery for SECONDS (default 3; also 500ms, 1m) and lists
-the processes found by host: name, pid, addresses, participants and topics (those matching
-PATTERN, wildcards * and ?).
+Joins DOMAIN, listens to discovery for SECONDS and lists the processes found by host: name, pid,
+addresses, participants and topics.
+  -d, --domain DOMAIN     the DDS domain id, 0..=232 (default 0; also -i, --id, --domain-id)
+  -r, --duration SECONDS  how long to listen (default 3; also 500ms, 1m)
+  -t, --topic PATTERN     only topics whose name matches (wildcards * and ?)
   --json  one JSON document:
     domain_id, duration_s, hosts[] (names, sorted)
     processes[]: host, pid, process (null when the participants did not announce them),

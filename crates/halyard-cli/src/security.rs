@@ -23,21 +23,31 @@ macro_rules! out {
 const USAGE: &str = "usage:
   halyard security init DIR --participant NAME...
                         [--protect none|rtps-sign|rtps-encrypt|sign|encrypt] [--origin-auth]
-                        [--key ec|rsa] [--days N] [--domain ID]...
+                        [--key ec|rsa] [--days N] [-d, --domain ID]...
                         [--allow NAME:pub|sub|pubsub:TOPIC_EXPR[@PARTITION_EXPR]]... [--force]
       writes DIR/{identity_ca,permissions_ca}.pem (+ _key.pem, mode 0600), DIR/governance.{xml,p7s}
-      and DIR/NAME/{identity.pem,identity_key.pem,permissions.xml,permissions.p7s};
-      defaults: ECDSA P-256, 10 years, all domains, everyone may publish and subscribe every
-      topic, everything ENCRYPTed. With --allow, a participant may do only what is allowed.
-      --protect none: authentication and access control only; rtps-sign / rtps-encrypt: and
-      every RTPS message signed / encrypted (what Halyard participants support today; sign
-      and encrypt also protect discovery, liveliness, metadata and data, for other DDSs).
-  halyard security add DIR --participant NAME... [--key ec|rsa] [--days N] [--domain ID]...
+      and DIR/NAME/{identity.pem,identity_key.pem,permissions.xml,permissions.p7s}, prints each
+      DIR/NAME (standard output) and the next step (standard error): a Halyard process joins
+      with the identity HALYARD_SECURITY=DIR/NAME names, a Cyclone DDS process with
+      `cyclone-config DIR/NAME`. Defaults: ECDSA P-256, certificates and grants valid 10 years
+      (--days N: N days from now, at most 36500; 0 warns), all domains (--domain ID: only
+      those), everyone may publish and subscribe every topic (--allow: a participant may do
+      only what is allowed), everything ENCRYPTed.
+      --protect: what the governance protects. Halyard implements every protection kind of DDS
+      Security 1.1, interoperably with Cyclone DDS and Fast DDS: NONE, SIGN and ENCRYPT for
+      rtps, discovery, liveliness, metadata and data protection, and the
+      *_WITH_ORIGIN_AUTHENTICATION kinds for all but data (which has none).
+        none          authentication and access control only
+        rtps-sign, rtps-encrypt  and every RTPS message signed / encrypted whole
+        sign, encrypt  that, and discovery (secure SEDP), liveliness, every submessage
+                      (metadata) and every payload (data) signed / encrypted too
+        --origin-auth  the *_WITH_ORIGIN_AUTHENTICATION kinds: a MAC per receiver as well
+  halyard security add DIR --participant NAME... [--key ec|rsa] [--days N] [-d, --domain ID]...
                         [--allow ...] [--force]
       adds participants to an existing set-up, signed by its CAs
   halyard security resign DIR [--participant NAME]
       signs DIR/NAME/permissions.xml (or DIR/governance.xml) again after editing it
-  halyard security check DIR [--participant NAME] [--domain ID]
+  halyard security check DIR [--participant NAME] [-d, --domain ID]
                         [--topic T (--publish|--subscribe) [--partition P]...]
       checks certificates, keys, signatures, subjects and validity; says what is wrong;
       exit 0 when all is well, 1 otherwise
@@ -48,7 +58,11 @@ const USAGE: &str = "usage:
       times the AES-GCM primitive every Halyard transform uses (default AES-256-GCM over 63000
       octets for 1 s) and prints one line: cipher-bench kind=.. size=.. passes=..
       us_per_pass_min=.. us_per_pass_median=.. gbytes_per_s=.. (min: the fastest batch, the
-      cipher floor on an idle core; median: what the load of the machine left)";
+      cipher floor on an idle core; median: what the load of the machine left)
+  environment: HALYARD_SECURITY=DIR/NAME gives a Halyard process its identity. A refused
+      identity is written to standard error on both sides, once per peer, with no setting
+      (\"identity not accepted by peer ...\", \"identity of peer ... not accepted\");
+      HALYARD_SECURITY_LOG=1 writes every security decision.";
 
 /// Entry point: `args` follow `security`.
 pub fn main(args: &[String]) -> i32 {
@@ -86,18 +100,24 @@ impl Parsed {
         let mut opts = Vec::new();
         let mut it = args.iter();
         while let Some(a) = it.next() {
-            if flags.contains(&a.as_str()) {
-                opts.push((a.clone(), None));
-            } else if valued.contains(&a.as_str()) {
+            // `-d, --domain` as in every command (old spellings too).
+            let a = if crate::discovery::is_domain_option(a) {
+                "--domain"
+            } else {
+                a.as_str()
+            };
+            if flags.contains(&a) {
+                opts.push((a.to_string(), None));
+            } else if valued.contains(&a) {
                 let v = it.next().ok_or(format!("{a} needs a value"))?;
-                opts.push((a.clone(), Some(v.clone())));
+                opts.push((a.to_string(), Some(v.clone())));
                 // `--participant a b c`: following bare words are more participants.
                 if a == "--participant" {
                     while let Some(more) = it.as_slice().first().filter(|s| !s.starts_with('-')) {
                         if dir.is_none() {
                             break; // `--participant a DIR`: the next word is the directory
                         }
-                        opts.push((a.clone(), Some(more.clone())));
+                        opts.push((a.to_string(), Some(more.clone())));
                         it.next();
                     }
                 }
@@ -137,9 +157,29 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
+/// `v` as option `opt`'s number; a negative or too large one is told as such.
 fn parse_num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("{opt} {v:?} is not a number"))
+    v.parse().map_err(|_| match v.trim().parse::<i128>() {
+        Ok(n) if n < 0 => format!("{opt} {v}: a negative number is not allowed here"),
+        Ok(_) => format!("{opt} {v}: too large"),
+        Err(_) => format!("{opt} {v:?} is not a number"),
+    })
+}
+
+/// The longest `--days`: a hundred years (X.509 and the permissions' dates end at 9999).
+const MAX_DAYS: u32 = 36_500;
+
+/// `--days`: how long the certificates and grants last, in days from now.
+fn parse_days(v: &str) -> Result<u32, String> {
+    let what = "give how many days from now the certificates and grants last (at least 1; \
+                default 3650)";
+    match v.trim().parse::<i128>() {
+        Ok(n) if n < 0 => Err(format!("--days {v}: a validity cannot be negative; {what}")),
+        Ok(n) if n > i128::from(MAX_DAYS) => Err(format!(
+            "--days {v}: at most {MAX_DAYS} (a hundred years); {what}"
+        )),
+        _ => parse_num("--days", v),
+    }
 }
 
 fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
@@ -166,12 +206,21 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
         ));
     }
     use halyard_security::access::ProtectionKind;
+    let origin_auth = p.has("--origin-auth");
+    let (rtps_sign, rtps_encrypt) = if origin_auth {
+        (
+            ProtectionKind::SignWithOriginAuthentication,
+            ProtectionKind::EncryptWithOriginAuthentication,
+        )
+    } else {
+        (ProtectionKind::Sign, ProtectionKind::Encrypt)
+    };
     let (encrypt, none, rtps) = match p.one("--protect").unwrap_or("encrypt") {
         "encrypt" => (true, false, None),
         "sign" => (false, false, None),
         "none" => (false, true, None),
-        "rtps-sign" => (false, true, Some(ProtectionKind::Sign)),
-        "rtps-encrypt" => (false, true, Some(ProtectionKind::Encrypt)),
+        "rtps-sign" => (false, true, Some(rtps_sign)),
+        "rtps-encrypt" => (false, true, Some(rtps_encrypt)),
         other => {
             return Err(format!(
                 "--protect must be none, rtps-sign, rtps-encrypt, sign or encrypt, not {other:?}"
@@ -183,11 +232,14 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
         "rsa" => KeyKind::Rsa2048,
         other => return Err(format!("--key must be ec or rsa, not {other:?}")),
     };
-    let days = p
-        .one("--days")
-        .map(|d| parse_num("--days", d))
-        .transpose()?
-        .unwrap_or(3650u32);
+    let days = p.one("--days").map(parse_days).transpose()?.unwrap_or(3650);
+    if days == 0 {
+        eprintln!(
+            "halyard security: warning: --days 0: the certificates and grants expire at once \
+             (valid from now to now), so every participant using them will be refused; give how \
+             many days they should last, e.g. --days 365"
+        );
+    }
     let domains = p
         .all("--domain")
         .into_iter()
@@ -208,7 +260,7 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
         participants,
         protection: Protection {
             encrypt,
-            origin_auth: p.has("--origin-auth"),
+            origin_auth,
             none,
         },
         key,
@@ -230,7 +282,35 @@ fn init_or_add(args: &[String], init: bool) -> Result<i32, String> {
     for name in &opts.participants {
         out!("{}", p.dir.join(name).display());
     }
+    eprintln!("{}", next_step(&p.dir, &opts.participants));
     Ok(0)
+}
+
+/// What to do with a set-up once made: the variable that gives a process its identity.
+fn next_step(dir: &Path, participants: &[String]) -> String {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut s = String::from(
+        "next: give each process its identity with HALYARD_SECURITY=DIR/NAME, for example",
+    );
+    for (name, example) in participants
+        .iter()
+        .zip(["perf pub", "perf sub"].iter().cycle())
+    {
+        s.push_str(&format!(
+            "\n  HALYARD_SECURITY={} halyard {example}",
+            dir.join(name).display()
+        ));
+    }
+    if let Some(name) = participants.last() {
+        s.push_str(&format!(
+            "\na Cyclone DDS process takes one in CYCLONEDDS_URI:\
+             \n  CYCLONEDDS_URI=\"$(halyard security cyclone-config {})\" ddsperf sub\
+             \ncheck the set-up: halyard security check {}",
+            dir.join(name).display(),
+            dir.display()
+        ));
+    }
+    s
 }
 
 fn resign(args: &[String]) -> Result<i32, String> {

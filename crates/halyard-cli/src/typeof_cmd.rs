@@ -10,11 +10,12 @@ use halyard::xtypes::to_idl;
 use serde_json::{json, Value};
 
 const HELP: &str =
-    "usage: halyard typeof TOPIC [-i|--id DOMAIN] [--timeout S] [--json] [--idl FILE [--type NAME]]
+    "usage: halyard typeof TOPIC [-d DOMAIN] [--timeout S] [--json] [--idl FILE [--type NAME]]
 
 Looks for the writers and readers of TOPIC (for at most S seconds, default 10, then a moment more
 for the others) and prints the IDL of each type they announce (XTypes TypeInformation, the
 TypeObjects fetched through TypeLookup), with how many writers and readers use it.
+  -d, --domain DOMAIN  the DDS domain id, 0..=232 (default 0; also -i, --id, --domain-id)
   --json  one JSON document: {topic, types: [{type_name, idl (null when it cannot be had),
           error (why not, or null), type_information (hex of its XCDR2 form, or null),
           writers, readers}]}

@@ -151,6 +151,15 @@ pub enum Event {
         /// What was refused, and why.
         what: String,
     },
+    /// Something about a remote participant the user must be told even without a security
+    /// log: it does not accept our identity (our handshake stays unanswered while it lives),
+    /// or its identity does not verify against ours. At most one per remote participant.
+    SecurityWarning {
+        /// The participant.
+        prefix: GuidPrefix,
+        /// What happened, who the participant is, and the likely cause.
+        what: String,
+    },
     /// A remote DataWriter was discovered.
     PublicationDiscovered(Box<EndpointData>),
     /// A remote DataWriter is gone.

@@ -74,6 +74,12 @@ pub struct SecurityOutput {
     /// validation, say), reported as [`Event::SecurityNotice`]s: rare, and what a user needs
     /// to know when two participants do not authenticate each other.
     pub notices: Vec<(GuidPrefix, String)>,
+    /// What the user must be told even when no security log is asked for, reported as
+    /// [`Event::SecurityWarning`]s: a participant that does not accept our identity (the
+    /// handshake it leaves unanswered while it stays alive), or whose identity does not
+    /// verify against ours. Nothing else tells the refused side why it sees no one: the
+    /// handshake has no refusal message. At most one per remote participant.
+    pub warnings: Vec<(GuidPrefix, String)>,
 }
 
 /// The security plugins of one participant, as the protocol core uses them. Implementations
@@ -610,6 +616,9 @@ impl Participant {
     pub(crate) fn apply_security_output(&mut self, now: Instant, out: SecurityOutput) {
         for (prefix, what) in out.notices {
             self.push_event(Event::SecurityNotice { prefix, what });
+        }
+        for (prefix, what) in out.warnings {
+            self.push_event(Event::SecurityWarning { prefix, what });
         }
         for (dst, payload) in out.stateless {
             self.send_stateless(dst, &payload);

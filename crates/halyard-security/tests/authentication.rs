@@ -3,7 +3,7 @@
 //! `halyard security init`, run the PKI-DH handshake over the stateless channel of a lossy
 //! in-memory network (seeded, replayable), are admitted, and only then match their endpoints.
 //! A participant from another set-up, and one whose permissions do not let it join the domain,
-//! are refused and never learn of an endpoint.
+//! are refused and never learn of an endpoint; both sides of a refused identity are told so.
 
 use halyard_core::security::ParticipantSecurity;
 use halyard_core::wire::qos::EndpointQos;
@@ -311,6 +311,12 @@ fn participants_of_one_set_up_authenticate_under_loss_then_match() {
         );
         // The participant GUID prefixes carry the certificates' subject hash (bit 7 set).
         assert!(pa.0[0] & 0x80 != 0 && pb.0[0] & 0x80 != 0);
+        // A handshake that completes, under loss too, warns no one.
+        assert_eq!(
+            (warnings(&net, 0), warnings(&net, 1)),
+            (vec![], vec![]),
+            "seed {seed}"
+        );
     }
 }
 
@@ -339,6 +345,64 @@ fn a_participant_of_another_set_up_is_refused_and_learns_nothing() {
             ),
             "seed {seed}: alice authenticated eve"
         );
+    }
+}
+
+/// The [`Event::SecurityWarning`]s node `i` reported, with the participant each is about.
+fn warnings(n: &Net, i: usize) -> Vec<(GuidPrefix, String)> {
+    n.events[i]
+        .iter()
+        .filter_map(|e| match e {
+            Event::SecurityWarning { prefix, what } => Some((*prefix, what.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn both_sides_of_a_refused_identity_are_told_once_with_the_likely_cause() {
+    let (dir, other) = (temp_dir("warn-own"), temp_dir("warn-other"));
+    init(&dir, &["alice"], vec![], 4, false);
+    init(&other, &["eve"], vec![], 5, false);
+    for seed in 1..=4u64 {
+        let a = secure_participant(&dir, "alice", 1, 0, 0, seed).expect("alice");
+        let e = secure_participant(&other, "eve", 2, 0, 0, seed).expect("eve");
+        let (pa, pe) = (a.guid_prefix(), e.guid_prefix());
+        let mut net = Net::new(vec![a, e], seed, 10);
+        // Long enough for many resends: still one warning each.
+        net.run_until(30_000, |_| false);
+        let (wa, we) = (warnings(&net, 0), warnings(&net, 1));
+        assert_eq!((wa.len(), we.len()), (1, 1), "seed {seed}: {wa:?} {we:?}");
+        assert_eq!(
+            (wa[0].0, we[0].0),
+            (pe, pa),
+            "seed {seed}: each names the other"
+        );
+        // The one who begins (the smaller GUID prefix) sends its certificate first: the
+        // other refuses it at once, naming why; the first only sees its request unanswered.
+        let (refuser, refused) = if pa < pe { (&we, &wa) } else { (&wa, &we) };
+        assert!(
+            refuser[0].1.contains("not accepted: certificate")
+                && refuser[0]
+                    .1
+                    .contains("does not verify against the identity CA"),
+            "seed {seed}: {}",
+            refuser[0].1
+        );
+        assert!(
+            refused[0].1.starts_with("identity not accepted by peer ")
+                && refused[0]
+                    .1
+                    .contains("our handshake request has had no reply"),
+            "seed {seed}: {}",
+            refused[0].1
+        );
+        for w in [&refuser[0].1, &refused[0].1] {
+            assert!(
+                w.contains("check that both use the same identity CA"),
+                "{w}"
+            );
+        }
     }
 }
 

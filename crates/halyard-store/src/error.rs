@@ -47,6 +47,13 @@ pub enum StoreError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The file exists but is empty (0 bytes): a store truncated to nothing, or a file
+    /// something else made. It is not taken as a new store (its samples would be lost
+    /// silently) and was left untouched.
+    Empty {
+        /// The store file.
+        path: String,
+    },
     /// The file is not an SQLite database. It was left untouched.
     NotADatabase {
         /// The store file.
@@ -149,6 +156,11 @@ impl fmt::Display for StoreError {
                 )
             }
             StoreError::Io { path, source } => write!(f, "cannot read store {path}: {source}"),
+            StoreError::Empty { path } => write!(
+                f,
+                "store {path} is empty (0 bytes): truncated, or not made by a store; refused \
+                 and left untouched (remove it to start a new, empty store)"
+            ),
             StoreError::NotADatabase { path } => write!(
                 f,
                 "{path} is not an SQLite database; refused and left untouched"

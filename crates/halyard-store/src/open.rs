@@ -101,7 +101,10 @@ CREATE TABLE segments (
 pub(crate) fn open_file(path: &Path, options: &StoreOptions) -> Result<Connection, StoreError> {
     let name = path.display().to_string();
     let exists = match std::fs::metadata(path) {
-        Ok(meta) => meta.len() > 0,
+        // A store file is never empty once created (its first commit writes the schema): an
+        // empty one lost its data (truncated), or is not ours. Never taken as a new store.
+        Ok(meta) if meta.len() == 0 => return Err(StoreError::Empty { path: name }),
+        Ok(_) => true,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
         Err(source) => return Err(StoreError::Io { path: name, source }),
     };

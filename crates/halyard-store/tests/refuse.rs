@@ -1,5 +1,6 @@
 //! Proves that a file which is not a sound Halyard store is refused with the right error
-//! and left byte for byte as it was: garbage, truncated, damaged, foreign and newer files.
+//! and left byte for byte as it was: garbage, truncated (to nothing too), damaged, foreign
+//! and newer files.
 
 mod common;
 
@@ -107,6 +108,17 @@ fn a_damaged_payload_record_is_reported_never_delivered() {
         got.is_empty(),
         "samples delivered before the error: {got:?}"
     );
+}
+
+#[test]
+fn a_store_truncated_to_nothing_is_refused_not_taken_as_new() {
+    let dir = Scratch::new("empty");
+    let path = dir.file("e.db");
+    store_with(&path, 3);
+    std::fs::File::create(&path).unwrap(); // truncates it to 0 bytes
+    let err = refused(&path);
+    assert!(matches!(err, StoreError::Empty { .. }), "{err:?}");
+    assert!(err.to_string().contains("empty (0 bytes)"), "{err}");
 }
 
 #[test]
@@ -254,9 +266,12 @@ fn missing_directory_and_empty_file() {
     };
     assert!(matches!(err, StoreError::NoDirectory { .. }), "{err:?}");
     assert!(err.to_string().contains("no/such/dir/s.db"), "{err}");
-    // An empty file (e.g. made by `touch`) becomes a store.
+    // An empty file (e.g. made by `touch`) cannot be told from a store truncated to nothing:
+    // refused too, and a store is made once it is removed.
     let path = dir.file("empty.db");
     std::fs::write(&path, b"").unwrap();
+    assert!(matches!(refused(&path), StoreError::Empty { .. }));
+    std::fs::remove_file(&path).unwrap();
     let mut store = Store::open(&path, StoreOptions::default()).unwrap();
     let ch = store.channel(&spec("T", Limits::default())).unwrap();
     let _ = store.insert(ch, &sample(1, 1, 1, 10)).unwrap();

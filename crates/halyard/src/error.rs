@@ -43,6 +43,10 @@ pub enum Error {
     OutOfResources(&'static str),
     /// RETCODE_BAD_PARAMETER: an argument is invalid.
     BadParameter(&'static str),
+    /// RETCODE_BAD_PARAMETER: a topic name is empty, too long or holds a character outside
+    /// the topic-name character set (`create_topic` and the other topic constructors; see
+    /// [`crate::check_topic_name`]): which character, where.
+    BadTopicName(crate::TopicNameError),
     /// RETCODE_BAD_PARAMETER: a filter or query expression does not parse or does not fit
     /// the type (the error says where).
     BadFilter(crate::filter::FilterError),
@@ -105,6 +109,7 @@ impl std::fmt::Display for Error {
             Error::Timeout => write!(f, "timed out"),
             Error::OutOfResources(what) => write!(f, "out of resources: {what}"),
             Error::BadParameter(what) => write!(f, "bad parameter: {what}"),
+            Error::BadTopicName(e) => write!(f, "bad topic name: {e}"),
             Error::BadFilter(e) => write!(f, "bad filter expression {e}"),
             Error::AlreadyDeleted => write!(f, "entity already deleted"),
             Error::Serialization(e) => write!(f, "serialization failed: {e}"),

@@ -34,7 +34,9 @@ pub mod qos;
 pub mod qos_profile;
 mod reader;
 mod runtime;
+mod security_warning;
 pub mod status;
+mod topic_name;
 mod untyped;
 mod writer;
 
@@ -69,6 +71,7 @@ pub use status::{
     LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, SampleInfo, SampleState,
     StateMask, ViewState,
 };
+pub use topic_name::{check_topic_name, TopicNameError, MAX_TOPIC_NAME_LEN};
 pub use untyped::{
     KeySupport, OwnedTypeDescription, Untyped, UntypedDataReader, UntypedDataWriter, UntypedTopic,
     UntypedType,

@@ -178,8 +178,9 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
 pub const SECURITY_ENV: &str = "HALYARD_SECURITY";
 
 /// The builtin security plugins for the identity directory `dir` in `domain_id`. Refuses a
-/// governance that asks for protection Halyard does not provide yet (origin authentication of
-/// whole RTPS messages): a participant asked to be protected never runs unprotected.
+/// governance that asks for protection the plugins do not provide (none today: every kind of
+/// DDS Security 1.1 is implemented): a participant asked to be protected never runs
+/// unprotected.
 fn security_plugins(
     dir: &std::path::Path,
     domain_id: u32,
@@ -194,13 +195,10 @@ fn security_plugins(
         Box::new(|| wall_clock().to_nanos().div_euclid(1_000_000_000)),
     )
     .map_err(|e| Error::Security(format!("{}: {e}", dir.display())))?;
-    if plugins.unsupported_protection().is_some() {
+    if let Some(detail) = plugins.unsupported_protection() {
         return Err(Error::Unsupported {
-            feature: "DDS Security origin authentication of RTPS messages",
-            detail: "the governance asks for rtps_protection_kind with origin authentication, \
-                     which Halyard does not implement yet; use SIGN or ENCRYPT for \
-                     rtps_protection_kind (origin authentication of topic metadata, discovery \
-                     and liveliness works)",
+            feature: "a DDS Security protection kind the governance asks for",
+            detail,
         });
     }
     Ok(plugins)
@@ -363,9 +361,7 @@ impl DomainParticipant {
 
     /// Creates (or refers to) a topic.
     pub fn create_topic<T: TopicType>(&self, name: &str) -> Result<Topic<T>> {
-        if name.is_empty() || name.len() > 256 {
-            return Err(Error::BadParameter("topic names are 1..=256 characters"));
-        }
+        crate::check_topic_name(name).map_err(Error::BadTopicName)?;
         if let Some(d) = T::type_description() {
             self.shared
                 .lock()
@@ -391,9 +387,7 @@ impl DomainParticipant {
         expression: &str,
         params: Vec<String>,
     ) -> Result<crate::filter::ContentFilteredTopic<T>> {
-        if name.is_empty() || name.len() > 256 {
-            return Err(Error::BadParameter("topic names are 1..=256 characters"));
-        }
+        crate::check_topic_name(name).map_err(Error::BadTopicName)?;
         Ok(crate::filter::ContentFilteredTopic::new(
             name, topic, expression, params,
         )?)

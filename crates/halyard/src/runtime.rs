@@ -698,6 +698,11 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
 pub const SECURITY_LOG_ENV: &str = "HALYARD_SECURITY_LOG";
 
 fn log_security_event(e: &Event) {
+    if let Event::SecurityWarning { prefix, what } = e {
+        // Written whatever the log setting: the user must know why no one is matched.
+        crate::security_warning::write(*prefix, what);
+        return;
+    }
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let on = ON.get_or_init(|| std::env::var_os(SECURITY_LOG_ENV).is_some_and(|v| v != "0"));
     if !*on {

@@ -213,9 +213,7 @@ impl UntypedTopic {
 impl DomainParticipant {
     /// Creates (or refers to) a topic of a type known at run time.
     pub fn create_untyped_topic(&self, name: &str, ty: UntypedType) -> Result<UntypedTopic> {
-        if name.is_empty() || name.len() > 256 {
-            return Err(Error::BadParameter("topic names are 1..=256 characters"));
-        }
+        crate::check_topic_name(name).map_err(Error::BadTopicName)?;
         if ty.type_name.is_empty() || ty.type_name.len() > 256 {
             return Err(Error::BadParameter("type names are 1..=256 characters"));
         }

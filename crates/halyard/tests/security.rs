@@ -2,8 +2,8 @@
 //! `halyard security init --protect none` set-up authenticate each other (PKI-DH) and
 //! exchange data; a participant of another set-up gets nothing; permissions are enforced on
 //! local creation and on remote matching; full protection (rtps, discovery, liveliness,
-//! metadata and data, SIGN or ENCRYPT, with or without origin authentication) carries every
-//! sample.
+//! metadata and data, SIGN or ENCRYPT, with or without origin authentication) and rtps
+//! protection alone, of every kind, carry every sample.
 
 // The set-up's validity starts at the real time, and waits are timed.
 #![allow(clippy::disallowed_methods)]
@@ -69,7 +69,8 @@ fn set_up(name: &str, participants: &[&str], none: bool, allows: Option<Vec<&str
 }
 
 /// A `--protect none` set-up whose governance then asks for rtps protection `kind`
-/// (`SIGN` or `ENCRYPT`): re-signed with the set-up's permissions CA.
+/// (`SIGN`, `ENCRYPT` or one of those with origin authentication): re-signed with the
+/// set-up's permissions CA.
 fn set_up_rtps(name: &str, participants: &[&str], kind: ProtectionKind) -> PathBuf {
     let dir = set_up(name, participants, true, None);
     setup::set_rtps_protection(&dir, kind).expect("rtps protection");
@@ -264,13 +265,20 @@ fn full_protection_at_every_level_carries_every_sample_and_keys() {
 }
 
 #[test]
-fn rtps_protection_sign_and_encrypt_carry_data() {
-    for (i, kind) in [ProtectionKind::Sign, ProtectionKind::Encrypt]
-        .into_iter()
-        .enumerate()
+fn rtps_protection_of_every_kind_carries_data() {
+    // Every rtps kind, origin authentication included (what `halyard security help` and the
+    // README say Halyard implements; `--protect rtps-sign --origin-auth` asks for it).
+    for (i, kind) in [
+        ProtectionKind::Sign,
+        ProtectionKind::Encrypt,
+        ProtectionKind::SignWithOriginAuthentication,
+        ProtectionKind::EncryptWithOriginAuthentication,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let dir = set_up_rtps(&format!("rtps-{}", kind.as_str()), &["alice", "bob"], kind);
-        let domain = 144 + i as u32;
+        let domain = [144, 145, 190, 191][i];
         let alice = secure(domain, &dir.join("alice")).expect("alice");
         let bob = secure(domain, &dir.join("bob")).expect("bob");
         let t = alice.create_topic::<SecureNote>("Sealed").unwrap();

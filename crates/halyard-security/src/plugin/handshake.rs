@@ -2,6 +2,7 @@
 //! the messages, their resends (see the state table in the parent module).
 
 use super::*;
+use crate::auth::AuthError;
 
 /// The first resend delay of an unanswered handshake message (it doubles up to
 /// [`MAX_RESEND`]).
@@ -10,6 +11,55 @@ const FIRST_RESEND: Duration = Duration::from_millis(200);
 const MAX_RESEND: Duration = Duration::from_secs(2);
 /// AuthRequests kept from participants not discovered yet.
 const MAX_EARLY_AUTH_REQUESTS: usize = 64;
+/// How long after a peer's discovery its handshake may stay unfinished, the peer alive,
+/// before the user is told that it does not accept our identity. Between live participants
+/// a handshake takes milliseconds, and several resends of an unanswered message fall within
+/// it; a peer whose lease ends first is forgotten, not reported.
+pub(super) const UNANSWERED_WARNING: Duration = Duration::from_secs(5);
+/// The longest process name or host name of a peer put in a warning.
+const MAX_LABEL_PART: usize = 64;
+
+/// Whether `e` refuses a peer's certificate itself (rather than a message of the handshake).
+fn refuses_certificate(e: &AuthError) -> bool {
+    matches!(
+        e,
+        AuthError::WrongCa { .. } | AuthError::Expired { .. } | AuthError::NotYetValid { .. }
+    )
+}
+
+/// What the user is advised when a certificate is refused, by either side.
+const ADVICE: &str = "check that both use the same identity CA and that neither certificate \
+                      has expired";
+
+/// A peer as the user can recognise it: its GUID prefix and, when its SPDP announcement
+/// gives them (Halyard and Cyclone DDS do), its process name, pid and host.
+fn peer_label(remote: &ParticipantData) -> String {
+    let hex: String = remote
+        .guid
+        .prefix
+        .0
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    // Peer input, printed on a terminal: printable characters only, bounded.
+    let prop = |name: &str| {
+        remote
+            .properties
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| {
+                v.chars()
+                    .filter(|c| !c.is_control())
+                    .take(MAX_LABEL_PART)
+                    .collect::<String>()
+            })
+    };
+    match (prop("__ProcessName"), prop("__Pid"), prop("__Hostname")) {
+        (Some(name), Some(pid), Some(host)) => format!("{hex} ({name} pid {pid} on {host})"),
+        (Some(name), Some(pid), None) => format!("{hex} ({name} pid {pid})"),
+        _ => hex,
+    }
+}
 
 impl BuiltinSecurity {
     pub(super) fn message(
@@ -99,6 +149,16 @@ impl BuiltinSecurity {
         }
     }
 
+    /// Tells the user `what` about `peer`, once (`SecurityOutput::warnings`).
+    pub(super) fn warn(&mut self, peer: GuidPrefix, what: String, out: &mut SecurityOutput) {
+        if let Some(p) = self.peers.get_mut(&peer) {
+            if !p.warned {
+                p.warned = true;
+                out.warnings.push((peer, what));
+            }
+        }
+    }
+
     pub(super) fn on_handshake(
         &mut self,
         now: Instant,
@@ -114,6 +174,10 @@ impl BuiltinSecurity {
         let Some(peer) = self.peers.get_mut(&from) else {
             return;
         };
+        // Its certificate, refused by us: said at once (the peer only sees silence).
+        let mut refused: Option<AuthError> = None;
+        // Any message of its refused, kept for the unfinished-handshake warning.
+        let mut refusal: Option<String> = None;
         let phase = std::mem::replace(&mut peer.phase, Phase::Failed);
         let (phase, next) = match (phase, token.class_id.as_str()) {
             (Phase::WaitRequest, CLASS_ID_REQUEST) => match Handshake::begin_reply(
@@ -128,8 +192,10 @@ impl BuiltinSecurity {
             ) {
                 Ok((hs, reply)) => (Phase::WaitFinal(Box::new(hs)), Next::Reply(reply)),
                 Err(e) => {
-                    out.notices
-                        .push((from, format!("its handshake Request was refused: {e}")));
+                    let why = format!("its handshake Request was refused: {e}");
+                    out.notices.push((from, why.clone()));
+                    refusal = Some(why);
+                    refused = refuses_certificate(&e).then_some(e);
                     (Phase::WaitRequest, Next::Reject)
                 }
             },
@@ -142,8 +208,10 @@ impl BuiltinSecurity {
                 }
                 Ok(Step::Completed(_)) => (Phase::WaitReply(hs), Next::Reject),
                 Err(e) => {
-                    out.notices
-                        .push((from, format!("its handshake Reply was refused: {e}")));
+                    let why = format!("its handshake Reply was refused: {e}");
+                    out.notices.push((from, why.clone()));
+                    refusal = Some(why);
+                    refused = refuses_certificate(&e).then_some(e);
                     (Phase::WaitReply(hs), Next::Reject)
                 }
             },
@@ -156,8 +224,9 @@ impl BuiltinSecurity {
                 }
                 Ok(Step::SendFinal { .. }) => (Phase::WaitFinal(hs), Next::Reject),
                 Err(e) => {
-                    out.notices
-                        .push((from, format!("its handshake Final was refused: {e}")));
+                    let why = format!("its handshake Final was refused: {e}");
+                    out.notices.push((from, why.clone()));
+                    refusal = Some(why);
                     (Phase::WaitFinal(hs), Next::Reject)
                 }
             },
@@ -166,7 +235,17 @@ impl BuiltinSecurity {
             (p, _) => (p, Next::Reject),
         };
         peer.phase = phase;
+        if refusal.is_some() {
+            peer.refusal = refusal;
+        }
         let last = peer.last.clone();
+        if let Some(e) = refused {
+            let what = format!(
+                "identity of peer {} not accepted: {e}; {ADVICE}",
+                peer.label
+            );
+            self.warn(from, what, out);
+        }
         match next {
             Next::Nothing => {}
             Next::Reject => self.rejected += 1,
@@ -253,6 +332,10 @@ impl BuiltinSecurity {
             Peer {
                 remote: remote_identity,
                 phase: Phase::WaitRequest,
+                since: now,
+                label: peer_label(remote),
+                warned: false,
+                refusal: None,
                 last: None,
                 resend: None,
                 admission: Admission::Pending,
@@ -351,12 +434,62 @@ impl BuiltinSecurity {
             m.message_identity.sequence_number = self.next_sn;
             Self::send(out, prefix, &m);
         }
+        self.warn_unfinished(now, out);
+    }
+
+    /// Tells the user about each peer whose handshake is still unfinished
+    /// [`UNANSWERED_WARNING`] after its discovery: it does not accept our identity.
+    fn warn_unfinished(&mut self, now: Instant, out: &mut SecurityOutput) {
+        for (prefix, p) in self.peers.iter_mut() {
+            let Some(due) = unfinished_warning_due(p) else {
+                continue;
+            };
+            if now < due {
+                continue;
+            }
+            let secs = UNANSWERED_WARNING.as_secs();
+            let what = match (&p.refusal, &p.phase) {
+                // The handshake stalls on our side: say what we refused.
+                (Some(why), _) => format!(
+                    "no handshake with peer {} {secs} s after discovery: {why}",
+                    p.label
+                ),
+                (None, phase) => {
+                    let how = match phase {
+                        Phase::WaitReply(_) => "our handshake request has had no reply",
+                        Phase::WaitFinal(_) => "our handshake reply has had no answer",
+                        _ => "it has not begun the handshake",
+                    };
+                    format!(
+                        "identity not accepted by peer {}: {how} {secs} s after discovery, \
+                         though it is alive (a peer that refuses an identity does not say \
+                         so); {ADVICE}",
+                        p.label
+                    )
+                }
+            };
+            p.warned = true;
+            out.warnings.push((*prefix, what));
+        }
     }
 
     pub(super) fn next_handshake_timeout(&self) -> Option<Instant> {
-        self.peers
+        let resends = self
+            .peers
             .values()
-            .filter_map(|p| p.resend.as_ref().map(|r| r.at))
-            .min()
+            .filter_map(|p| p.resend.as_ref().map(|r| r.at));
+        let warnings = self.peers.values().filter_map(unfinished_warning_due);
+        resends.chain(warnings).min()
     }
+}
+
+/// When the user is to be told that `p` leaves our handshake unfinished, if ever: a peer
+/// still pending, not yet reported.
+fn unfinished_warning_due(p: &Peer) -> Option<Instant> {
+    let unfinished = matches!(
+        p.phase,
+        Phase::WaitRequest | Phase::WaitReply(_) | Phase::WaitFinal(_)
+    );
+    (unfinished && !p.warned && p.admission == Admission::Pending)
+        .then(|| p.since + UNANSWERED_WARNING)
 }

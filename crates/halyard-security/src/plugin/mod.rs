@@ -22,6 +22,16 @@
 //! resent with a doubling delay (200 ms up to 2 s) for as long as the peer's lease holds; the
 //! core tells us when it is gone ([`ParticipantSecurity::forget`]).
 //!
+//! # Telling the refused side
+//!
+//! The handshake has no refusal message: a participant whose identity a peer does not accept
+//! (another identity CA, an expired certificate) only sees its Request, or its Reply, go
+//! unanswered. So both sides say it, once per peer, as a warning the participant writes to
+//! standard error whatever the security log setting (`SecurityOutput::warnings`): the side
+//! that refuses a peer's certificate at once, naming why; the side whose handshake is still
+//! unfinished `UNANSWERED_WARNING` after discovery, while the peer's lease holds, as "identity
+//! not accepted by peer", with the likely cause.
+//!
 //! # Key exchange and rtps protection
 //!
 //! Once a peer is admitted, both sides derive the key-exchange keys from the shared secret
@@ -188,6 +198,16 @@ struct Resend {
 struct Peer {
     remote: RemoteIdentity,
     phase: Phase,
+    /// When it was discovered: a handshake unfinished long after is reported (see
+    /// `handshake::UNANSWERED_WARNING`).
+    since: Instant,
+    /// Who it is, for the user: its GUID prefix and, when it announced them, its process.
+    label: String,
+    /// The user was told about it (at most once: `SecurityOutput::warnings`).
+    warned: bool,
+    /// Why we last refused a handshake message of its (a handshake that then stays
+    /// unfinished is reported with it, not as a refusal by the peer).
+    refusal: Option<String>,
     /// The last handshake message we sent (Request, Reply or Final), for resends and repeats.
     last: Option<ParticipantGenericMessage>,
     /// Resent until answered (Request, Reply); `None` once answered or for a Final.
