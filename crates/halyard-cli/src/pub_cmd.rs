@@ -39,7 +39,7 @@ const DEPARTED_GRACE: Duration = Duration::from_secs(1);
 /// Largest `--json-file` read.
 const MAX_FILE: u64 = 64 << 20;
 
-const HELP: &str = "usage: halyard pub TOPIC JSON... [-i|--id DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
+const HELP: &str = "usage: halyard pub TOPIC JSON... [-d DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
        [--durability volatile|transient-local|transient|persistent] [--history keep-all|N]
        [--rate HZ] [--repeat N] [--json-file FILE|-] [--xcdr1] [--timeout S]
        [--idl FILE [-I DIR]... [--type NAME]] [--json]
@@ -50,6 +50,7 @@ reader or writer of TOPIC announces, TypeObjects through TypeLookup) or from --i
 struct members by name (all non-optional members required; optional ones may be null or left
 out), enums by enumerator name, sequences and arrays as lists, unions {\"discriminator\": d,
 \"case\": v}.
+  -d, --domain DOMAIN  the DDS domain id, 0..=232 (default 0; also -i, --id, --domain-id)
   --rate HZ    samples a second (default: as fast as matching allows)
   --repeat N   publish the list N times (default 1)
   --timeout S  how long to look for the type, the readers' matching and their acknowledgments

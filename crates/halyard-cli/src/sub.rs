@@ -31,7 +31,7 @@ const ADAPT_PERIOD: Duration = Duration::from_millis(100);
 const MAX_REMEMBERED_KEYS: usize = 65_536;
 
 const HELP: &str =
-    "usage: halyard sub TOPIC [-i|--id DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
+    "usage: halyard sub TOPIC [-d DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
        [--durability volatile|transient-local|transient|persistent] [--history keep-all|N]
        [--filter EXPR] [--json [--info]] [--table] [--count N] [--duration S] [--timeout S]
        [--idl FILE [-I DIR]... [--type NAME]]
@@ -39,6 +39,7 @@ const HELP: &str =
 Subscribes to TOPIC, whose type comes from the network (a writer's or reader's XTypes
 TypeInformation, TypeObjects through TypeLookup) or from --idl FILE (for peers that announce no
 type information), and prints each sample:
+  -d, --domain DOMAIN  the DDS domain id, 0..=232 (default 0; also -i, --id, --domain-id)
   default    one line a sample: member=value ... (nested members as a.b, collections as JSON)
   --table    a header of the member paths, then one aligned row a sample
   --json     one JSON object a line: the sample (struct members by name in declaration

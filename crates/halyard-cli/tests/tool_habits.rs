@@ -92,6 +92,8 @@ fn every_command_of_halyards_own_takes_dash_d_for_the_domain() {
         &["ls", "-h"][..],
         &["ps", "-h"],
         &["typeof", "-h"],
+        &["sub", "-h"],
+        &["pub", "-h"],
         &["durability", "-h"],
         &["durability-bench", "-h"],
         &["demo", "-h"],
