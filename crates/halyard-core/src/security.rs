@@ -528,7 +528,7 @@ impl Participant {
             Admission::Pending => {}
             Admission::Refused(reason) => {
                 if was {
-                    self.unmatch_builtin(prefix);
+                    self.unmatch_builtin(now, prefix);
                     self.unmatch_volatile(prefix);
                 }
                 self.push_event(Event::ParticipantRefused { prefix, reason });

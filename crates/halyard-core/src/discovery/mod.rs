@@ -286,25 +286,25 @@ impl Participant {
         }
     }
 
-    pub(crate) fn remove_participant(&mut self, prefix: GuidPrefix) {
+    pub(crate) fn remove_participant(&mut self, now: Instant, prefix: GuidPrefix) {
         if self.remote.remove(&prefix).is_none() {
             return;
         }
-        self.unmatch_builtin(prefix);
+        self.unmatch_builtin(now, prefix);
         self.forget_security_peer(prefix);
         self.push_event(Event::ParticipantLost(prefix));
     }
 
     /// Forgets a remote participant's endpoints and unmatches its builtin ones (it left, or
     /// the security plugin no longer admits it).
-    pub(crate) fn unmatch_builtin(&mut self, prefix: GuidPrefix) {
+    pub(crate) fn unmatch_builtin(&mut self, now: Instant, prefix: GuidPrefix) {
         let writers: Vec<Guid> = self
             .remote_writers
             .range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4])))
             .map(|(g, _)| *g)
             .collect();
         for g in writers {
-            self.forget_remote_writer(g, WriterGone::ParticipantGone);
+            self.forget_remote_writer(now, g, WriterGone::ParticipantGone);
         }
         let readers: Vec<Guid> = self
             .remote_readers
