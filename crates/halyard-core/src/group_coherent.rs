@@ -430,8 +430,7 @@ impl Participant {
                 false => Verdict::Broken,
             };
         };
-        let is_member =
-            |w: &Guid| w.prefix == publisher.prefix && members.iter().any(|&e| e == w.entity);
+        let is_member = |w: &Guid| w.prefix == publisher.prefix && members.contains(&w.entity);
         if set.doubtful.iter().any(is_member)
             || self.departed_part_missing(sub, set, |w, _| is_member(w))
         {

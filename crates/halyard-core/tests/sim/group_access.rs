@@ -261,9 +261,12 @@ fn drop_announcements(bytes: &mut Vec<u8>, writers: &[Guid]) {
     *bytes = kept;
 }
 
-/// Sets received, each as its members in delivery order, with the instants they came at.
-fn sets_of(got: &[(u64, usize, u8, u8, u8)]) -> BTreeMap<u8, (Vec<(u8, u8)>, Vec<u64>)> {
-    let mut m: BTreeMap<u8, (Vec<(u8, u8)>, Vec<u64>)> = BTreeMap::new();
+/// Set -> its members received, in delivery order, and the instants they came at.
+type Received = BTreeMap<u8, (Vec<(u8, u8)>, Vec<u64>)>;
+
+/// The sets in what was delivered.
+fn sets_of(got: &[(u64, usize, u8, u8, u8)]) -> Received {
+    let mut m = Received::new();
     for &(t, _, set, w, i) in got {
         let e = m.entry(set).or_default();
         e.0.push((w, i));

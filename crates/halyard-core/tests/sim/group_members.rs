@@ -20,6 +20,9 @@ const SETS: u8 = 24;
 const D_GONE_AFTER: u8 = 8;
 const E_FROM: u8 = 12;
 
+/// Members received, as (writer number, member number), and the instants they came at.
+type Received = (Vec<(u8, u8)>, Vec<u64>);
+
 fn qos(mut q: EndpointQos) -> EndpointQos {
     q.history = History::KeepAll;
     q.reliability.kind = ReliabilityKind::Reliable;
@@ -32,7 +35,7 @@ fn qos(mut q: EndpointQos) -> EndpointQos {
 /// The members of set `set`, in write order, as (writer number, member number).
 fn members(set: u8) -> Vec<(u8, u8)> {
     let mut v = vec![(0, 0)];
-    if set % 2 == 0 {
+    if set.is_multiple_of(2) {
         v.push((1, 1));
     }
     if set <= D_GONE_AFTER {
@@ -168,7 +171,8 @@ fn writers_coming_and_going_neither_split_nor_hold_back_group_sets() {
         );
         net.run_for(SEC);
 
-        let mut got: BTreeMap<u8, (Vec<(u8, u8)>, Vec<u64>)> = BTreeMap::new();
+        // Set -> its members received and the instants they came at.
+        let mut got: BTreeMap<u8, Received> = BTreeMap::new();
         for (t, s) in &net.node(1).samples {
             let p = &s.payload;
             assert_eq!(p.len(), 8, "seed {seed:#x}: an end marker taken for data?");
