@@ -39,7 +39,8 @@ const DEPARTED_GRACE: Duration = Duration::from_secs(1);
 /// Largest `--json-file` read.
 const MAX_FILE: u64 = 64 << 20;
 
-const HELP: &str = "usage: halyard pub TOPIC JSON... [-d DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
+const HELP: &str =
+    "usage: halyard pub TOPIC JSON... [-d DOMAIN] [-p|--partition P]... [--reliable|--best-effort]
        [--durability volatile|transient-local|transient|persistent] [--history keep-all|N]
        [--rate HZ] [--repeat N] [--json-file FILE|-] [--xcdr1] [--timeout S]
        [--idl FILE [-I DIR]... [--type NAME]] [--json]

@@ -234,6 +234,7 @@ mod tests {
             contiguous: false,
             gsn: None,
             original: None,
+            members: None,
         }
     }
 

@@ -16,6 +16,7 @@ mod deadline;
 mod discovery;
 mod endpoint_security;
 pub mod event;
+mod group_access;
 mod group_coherent;
 mod liveliness;
 pub mod matching;
@@ -42,7 +43,9 @@ pub use discovery::typelookup::{
 };
 pub use discovery::QosChangeError;
 pub use event::{ChangeKind, Event, QosPolicyId, ReceivedSample};
-pub use group_coherent::{GroupMark, MAX_PENDING_GROUP_SETS};
+pub use group_coherent::{
+    GroupMark, GROUP_MEMBER_DISCOVERY_WAIT, MAX_GROUP_MEMBERS, MAX_PENDING_GROUP_SETS,
+};
 pub use halyard_wire as wire;
 pub use halyard_xtypes as xtypes;
 pub use outbox::Transmit;

@@ -185,6 +185,12 @@ pub struct Participant {
         BTreeMap<crate::group_coherent::GroupSetKey, crate::group_coherent::PendingGroupSet>,
     /// Per (subscriber, remote publisher): the last group set released or discarded.
     pub(crate) released_group_sets: BTreeMap<(EntityId, Guid), SequenceNumber>,
+    /// Remote writers of GROUP coherent publishers that left (see
+    /// [`crate::group_coherent::Departed`]).
+    pub(crate) departed: BTreeMap<Guid, crate::group_coherent::Departed>,
+    /// Subscribers the application accesses, with the samples held for their readers
+    /// meanwhile (see [`crate::group_access`]).
+    pub(crate) access: BTreeMap<EntityId, VecDeque<ReceivedSample>>,
     next_entity_key: u32,
     pub(crate) spdp_sn: SequenceNumber,
     pub(crate) spdp_next: Instant,
@@ -275,6 +281,8 @@ impl Participant {
             groups: BTreeMap::new(),
             group_sets: BTreeMap::new(),
             released_group_sets: BTreeMap::new(),
+            departed: BTreeMap::new(),
+            access: BTreeMap::new(),
             next_entity_key: 1,
             spdp_sn: SequenceNumber(0),
             spdp_next: now,
@@ -516,6 +524,7 @@ impl Participant {
         let Some(r) = self.readers.remove(&id) else {
             return;
         };
+        self.forget_held_for(id);
         self.forget_type_consistency(id);
         for w in r.proxies.keys() {
             if let Some(v) = self.writer_index.get_mut(w) {
@@ -556,6 +565,7 @@ impl Participant {
         // readers hold the plain one.
         // Until this write is through, anything may have moved (an error, local readers).
         let due_before = std::mem::replace(&mut self.write_due, WriteDue::Unknown);
+        let queued = self.queued_samples();
         let w = self
             .writers
             .get_mut(&writer)
@@ -576,7 +586,7 @@ impl Participant {
         // not poll it holds the writer back rather than losing samples.
         let local_count = local.as_ref().map_or(0, Vec::len);
         let held = self.local_sets.get(&writer).map_or(0, Vec::len);
-        if self.samples.len() + held + local_count > MAX_QUEUED_EVENTS {
+        if queued + held + local_count > MAX_QUEUED_EVENTS {
             return Err(WriteError::Full);
         }
         let copy = local.as_ref().map(|_| change.clone());
@@ -625,6 +635,7 @@ impl Participant {
                             end: false,
                             broken: false,
                             contiguous: true,
+                            members: None,
                         })
                     }),
                     group_seq: publisher
@@ -892,18 +903,16 @@ impl Participant {
         reader: EntityId,
         credit: Option<usize>,
     ) -> bool {
+        // What the core still holds for the reader took its credit already.
+        let held = self.held_for_reader(reader);
+        let queued = self.queued_samples();
         let Some(rd) = self.readers.get_mut(&reader) else {
             return false;
         };
-        rd.credit = credit;
+        rd.credit = credit.map(|c| c.saturating_sub(held));
         let mut released = Vec::new();
         for (g, proxy) in rd.proxies.iter_mut() {
-            let mut sink = Sink::new(
-                reader,
-                &mut self.delivered,
-                &mut rd.credit,
-                self.samples.len(),
-            );
+            let mut sink = Sink::new(reader, &mut self.delivered, &mut rd.credit, queued);
             if proxy.release(reader, &mut sink) {
                 released.push(*g);
             }
@@ -945,6 +954,9 @@ impl Participant {
                 t = t.min(d);
             }
         }
+        if let Some(d) = self.group_sets_deadline() {
+            t = t.min(d);
+        }
         Some(t)
     }
 
@@ -963,8 +975,6 @@ impl Participant {
         self.spdp_timeouts(now);
         self.draining.expire(now);
         self.security_timeouts(now);
-        // A lease that expired may have unmatched a pairing a group set waited for.
-        self.release_group_sets(now);
         for w in self.writers.values_mut() {
             w.on_timeout(now, &mut self.out, &self.cfg, self.bandwidth.as_mut());
         }
@@ -976,13 +986,17 @@ impl Participant {
             .map(|(p, _)| *p)
             .collect();
         for p in expired {
-            self.remove_participant(p, false);
+            self.remove_participant(now, p, false);
         }
         self.deadline_timeouts(now);
         self.liveliness_timeouts(now);
         self.type_decision_timeouts(now, false);
         self.notice_wanted_payloads();
         self.remind_relay_history(now);
+        // An expired lease or type decision may have ended a pairing a group set waited
+        // for, and a set may have waited long enough for an undiscovered member.
+        self.release_group_sets(now);
+        self.prune_departed(now);
     }
 
     /// Reports the instances that missed a DEADLINE (readers' requested, writers' offered).
@@ -1256,10 +1270,11 @@ impl Participant {
         let Some(r) = self.readers.get_mut(&s.reader) else {
             return;
         };
+        let group = r.group;
         if let Some(seen) = r.seen.as_mut() {
             let (writer, sn) = s.original.unwrap_or((s.writer, s.sn));
             // A group mark carries no sample (and its writer's number is its own).
-            if s.group.is_none_or(|g| !g.end) && !seen.first_time(writer, sn) {
+            if s.group.as_ref().is_none_or(|g| !g.end) && !seen.first_time(writer, sn) {
                 self.stats.duplicates_dropped += 1;
                 return;
             }
@@ -1276,7 +1291,7 @@ impl Participant {
                 return;
             }
         }
-        self.samples.push_back(s);
+        self.hand_over(group, s);
     }
 
     /// Sets how a local reader computes instance keys from payloads that come without a key
@@ -1342,6 +1357,21 @@ impl Participant {
         let Some(inline) = self.inline_qos_of(d.inline_qos) else {
             return;
         };
+        // A Halyard writer's GROUP set end (a marker: neither data, nor key, nor status) names
+        // the set's member writers.
+        let marker = d.payload.is_none() && !d.key_flag && inline.status == 0;
+        let mut members = None;
+        if let (true, Some(_), Some(q)) = (marker, inline.group, d.inline_qos) {
+            if self.is_halyard(rx.src) {
+                match q.group_members(crate::group_coherent::MAX_GROUP_MEMBERS) {
+                    Ok(m) => members = m.map(std::sync::Arc::from),
+                    Err(_) => {
+                        self.stats.malformed_inline_qos += 1;
+                        return;
+                    }
+                }
+            }
+        }
         let parts = DataParts {
             reader_id: d.reader_id,
             sn: d.writer_sn,
@@ -1349,6 +1379,7 @@ impl Participant {
             inline,
             payload: d.payload,
             timestamp: rx.timestamp,
+            members,
         };
         let readers = self.readers_for(&writer, d.reader_id);
         if readers.is_empty() {
@@ -1478,6 +1509,7 @@ impl Participant {
                 gsn: d.inline.gsn,
                 contiguous: false,
                 original: d.inline.original,
+                members: d.members.clone(),
             };
             self.deliver_arrival(now, r, writer, d.sn, arrival);
         }
@@ -1509,6 +1541,7 @@ impl Participant {
             }
             self.sedp_rejects.remove(&key);
         }
+        let queued = self.queued_samples();
         let Some(rd) = self.readers.get_mut(&reader) else {
             return;
         };
@@ -1517,12 +1550,7 @@ impl Participant {
         };
         // Data asserts its writer's liveliness.
         let revived = proxy.lease.as_mut().map(|l| (l.assert(now), l.kind));
-        let mut sink = Sink::new(
-            reader,
-            &mut self.delivered,
-            &mut rd.credit,
-            self.samples.len(),
-        );
+        let mut sink = Sink::new(reader, &mut self.delivered, &mut rd.credit, queued);
         let lost = proxy.on_sample(&self.cfg, reader, sn, arrival, &mut sink);
         let gated = proxy.coherent.is_some();
         if let Some((revived, kind)) = revived {
@@ -1586,6 +1614,7 @@ impl Participant {
     fn on_heartbeat(&mut self, now: Instant, rx: &Receiver, hb: &Heartbeat) {
         let writer = Guid::new(rx.src, hb.writer_id);
         for r in self.readers_for(&writer, hb.reader_id) {
+            let queued = self.queued_samples();
             let Some(rd) = self.readers.get_mut(&r) else {
                 continue;
             };
@@ -1604,7 +1633,7 @@ impl Participant {
                 hb.last_sn,
                 hb.count,
                 hb.final_flag,
-                &mut Sink::new(r, &mut self.delivered, &mut rd.credit, self.samples.len()),
+                &mut Sink::new(r, &mut self.delivered, &mut rd.credit, queued),
             );
             if lost > 0 {
                 self.push_event(Event::SampleLost {
@@ -1766,6 +1795,7 @@ impl Participant {
     fn on_gap(&mut self, now: Instant, rx: &Receiver, g: &Gap) {
         let writer = Guid::new(rx.src, g.writer_id);
         for r in self.readers_for(&writer, g.reader_id) {
+            let queued = self.queued_samples();
             let Some(rd) = self.readers.get_mut(&r) else {
                 continue;
             };
@@ -1780,7 +1810,7 @@ impl Participant {
                 r,
                 g.gap_start,
                 &g.gap_list,
-                &mut Sink::new(r, &mut self.delivered, &mut rd.credit, self.samples.len()),
+                &mut Sink::new(r, &mut self.delivered, &mut rd.credit, queued),
             );
         }
     }

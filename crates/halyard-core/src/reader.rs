@@ -117,6 +117,9 @@ pub(crate) struct Arrival {
     pub(crate) gsn: Option<SequenceNumber>,
     /// PID_ORIGINAL_WRITER_INFO: a relayed change's original writer and sequence number.
     pub(crate) original: Option<(Guid, SequenceNumber)>,
+    /// On a GROUP set's end marker from a Halyard writer: the set's member writers (see
+    /// [`crate::group_coherent`]).
+    pub(crate) members: Option<std::sync::Arc<[EntityId]>>,
 }
 
 /// What a change's inline QoS says (the parts delivery needs).
@@ -267,7 +270,10 @@ impl WriterProxy {
                 if a.marker {
                     // The end of a part of a GROUP set: for a reader gated by its group only.
                     if let (Some((set, gsn)), true) = (a.group, self.group_publisher.is_some()) {
-                        let end = self.group_mark(reader, sn, set, gsn, false, a.contiguous);
+                        let mut end = self.group_mark(reader, sn, set, gsn, false, a.contiguous);
+                        if let Some(m) = end.group.as_mut() {
+                            m.members = a.members;
+                        }
                         out.push_mark(end);
                     }
                     continue;
@@ -306,6 +312,7 @@ impl WriterProxy {
                 end: true,
                 broken,
                 contiguous,
+                members: None,
             }),
             group_seq: None,
             original: None,
@@ -325,6 +332,7 @@ impl WriterProxy {
                 end: false,
                 broken: false,
                 contiguous: a.contiguous,
+                members: None,
             });
         out.push(ReceivedSample {
             reader,
@@ -603,6 +611,7 @@ impl WriterProxy {
             contiguous: false,
             gsn: r.gsn,
             original: r.original,
+            members: None,
             payload: r.into_data(),
         };
         Some((sn, arrival))

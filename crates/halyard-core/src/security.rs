@@ -534,7 +534,7 @@ impl Participant {
             Admission::Pending => {}
             Admission::Refused(reason) => {
                 if was {
-                    self.unmatch_builtin(prefix, false);
+                    self.unmatch_builtin(now, prefix, false);
                     self.unmatch_volatile(prefix);
                 }
                 self.push_event(Event::ParticipantRefused { prefix, reason });

@@ -35,6 +35,7 @@ use crate::reader::{InlineQos, WriterProxy};
 use crate::time::Instant;
 use halyard_wire::{EntityId, Guid, SequenceNumber, Time};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Most samples parked at once.
@@ -45,7 +46,7 @@ pub const MAX_PARKED_BYTES: usize = 4 << 20;
 pub const PARKED_SAMPLE_LIFETIME: Duration = Duration::from_secs(2);
 
 /// The parts of a received DATA submessage that delivery needs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct DataParts<'a> {
     /// The reader it was addressed to (`EntityId::UNKNOWN`: every matched reader).
     pub(crate) reader_id: EntityId,
@@ -56,6 +57,8 @@ pub(crate) struct DataParts<'a> {
     pub(crate) payload: Option<&'a [u8]>,
     /// The message's INFO_TS, if any.
     pub(crate) timestamp: Option<Time>,
+    /// A GROUP set end's member writers, as a Halyard writer names them.
+    pub(crate) members: Option<Arc<[EntityId]>>,
 }
 
 /// One DATA submessage received before its writer was discovered, owned.
@@ -68,6 +71,7 @@ pub(crate) struct ParkedData {
     inline: InlineQos,
     payload: Option<Vec<u8>>,
     timestamp: Option<Time>,
+    members: Option<Arc<[EntityId]>>,
     arrived: Instant,
     /// Local readers whose entity key is below this existed when it arrived.
     readers_below: u32,
@@ -90,6 +94,7 @@ impl ParkedData {
             inline: d.inline,
             payload: d.payload.map(<[u8]>::to_vec),
             timestamp: d.timestamp,
+            members: d.members.clone(),
             arrived,
             readers_below,
         }
@@ -104,6 +109,7 @@ impl ParkedData {
             inline: self.inline,
             payload: self.payload.as_deref(),
             timestamp: self.timestamp,
+            members: self.members.clone(),
         }
     }
 
@@ -313,6 +319,7 @@ mod tests {
             inline: InlineQos::default(),
             payload: Some(&payload),
             timestamp: None,
+            members: None,
         };
         let writer = Guid::new(GuidPrefix([writer; 12]), EntityId::new(1, 2));
         ParkedData::new(writer, &parts, at(at_ms), readers_below)

@@ -81,6 +81,13 @@ pub mod pid {
     pub const IDENTITY_STATUS_TOKEN: u16 = 0x1006;
     /// Bit set in vendor-specific ids.
     pub const VENDOR_SPECIFIC_FLAG: u16 = 0x8000;
+    /// Halyard's vendor-specific inline QoS (meaningful only from a participant of vendor
+    /// `VendorId::HALYARD`) on the end-of-set marker of a GROUP coherent set: the entity ids
+    /// of the publisher's writers that end a part of the set (each with such a marker), as
+    /// `unsigned long` count then the ids. With it a subscriber knows a set's membership
+    /// before it has discovered every member writer (RTPS 2.5 §8.7.6 gives a subscriber only
+    /// PID_WRITER_GROUP_INFO's digest of that membership, which names no writer).
+    pub const HALYARD_GROUP_MEMBERS: u16 = 0x8001;
     /// Bit set in must-understand ids.
     pub const MUST_UNDERSTAND_FLAG: u16 = 0x4000;
 }
@@ -240,6 +247,24 @@ impl<'a> ParameterList<'a> {
     pub fn group_seq_num(&self) -> Result<Option<SequenceNumber>, WireError> {
         let sn = self.sequence_number(pid::GROUP_SEQ_NUM, "group sequence number length")?;
         Ok(sn.filter(|&sn| sn > 0).map(SequenceNumber))
+    }
+    /// [`pid::HALYARD_GROUP_MEMBERS`] (read it only from a Halyard participant), if present:
+    /// the entity ids of a GROUP coherent set's member writers. More than `max` ids, or fewer
+    /// bytes than the count says, is an error.
+    pub fn group_members(&self, max: usize) -> Result<Option<Vec<EntityId>>, WireError> {
+        let Some(p) = self.find(pid::HALYARD_GROUP_MEMBERS)? else {
+            return Ok(None);
+        };
+        let what = "group members length";
+        let mut r = ValueReader::new(p.value, self.little_endian);
+        let n = r.u32().map_err(|_| WireError::InvalidField(what))? as usize;
+        if n > max || r.remaining() < n.saturating_mul(4) {
+            return Err(WireError::InvalidField(what));
+        }
+        (0..n)
+            .map(|_| r.entity_id().map_err(|_| WireError::InvalidField(what)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
     }
     /// PID_ORIGINAL_WRITER_INFO (RTPS 2.5 §8.7.9): the original writer's GUID and the
     /// sequence number the change had there, if present. The trailing QoS list is not read.
@@ -475,6 +500,15 @@ impl<'b> ParameterListWriter<'b> {
             b.extend_from_slice(&(sn.0 as u32).to_le_bytes());
             b.extend_from_slice(&pid::SENTINEL.to_le_bytes());
             b.extend_from_slice(&[0, 0]);
+        });
+    }
+    /// A count (`unsigned long`) then that many EntityId_t values.
+    pub fn entity_ids(&mut self, id: u16, ids: &[EntityId]) {
+        self.with(id, |b| {
+            b.extend_from_slice(&(ids.len() as u32).to_le_bytes());
+            for e in ids {
+                b.extend_from_slice(&e.0);
+            }
         });
     }
     /// PID_SENTINEL; ends the list.

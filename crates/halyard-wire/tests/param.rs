@@ -142,3 +142,24 @@ fn original_writer_info_round_trips_and_short_values_are_errors() {
     let short = [0x61, 0, 8, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0, 0, 0];
     assert!(ParameterList::new(&short, true).original_writer().is_err());
 }
+
+#[test]
+fn group_members_round_trip_and_bad_lengths_are_errors() {
+    let ids = [EntityId([0, 0, 1, 2]), EntityId([0, 0, 2, 2]), EntityId([0, 0, 3, 3])];
+    let mut v = Vec::new();
+    let mut w = ParameterListWriter::new(&mut v);
+    w.entity_ids(pid::HALYARD_GROUP_MEMBERS, &ids);
+    w.finish();
+    // Count (4) + three ids (12).
+    assert_eq!(&v[..8], &[0x01, 0x80, 16, 0, 3, 0, 0, 0]);
+    let pl = ParameterList::new(&v, true);
+    assert_eq!(pl.group_members(8).unwrap(), Some(ids.to_vec()));
+    assert!(pl.group_members(2).is_err(), "more ids than the bound");
+    assert_eq!(ParameterList::new(&[1, 0, 0, 0], true).group_members(8).unwrap(), None);
+    // A count of 2 with one id's bytes.
+    let short = [0x01, 0x80, 8, 0, 2, 0, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0];
+    assert!(ParameterList::new(&short, true).group_members(8).is_err());
+    // A count near u32::MAX is refused by the bound before anything is allocated.
+    let huge = [0x01, 0x80, 4, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0];
+    assert!(ParameterList::new(&huge, true).group_members(usize::MAX).is_err());
+}

@@ -690,21 +690,46 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
-    /// Begins access (DDS 1.4 `begin_access`; calls nest). Each coherent set reaches the
-    /// readers' caches in one step whether or not access is open (at GROUP scope, the caches
-    /// of all the subscriber's readers at once), so a set is never seen in part; read the
-    /// readers between begin and end access to see a GROUP set together.
+    /// Begins access (DDS 1.4 `begin_access`; calls nest, access ends at the outermost
+    /// [`Subscriber::end_access`]). Each coherent set reaches the readers' caches in one step
+    /// (at GROUP scope, the caches of all the subscriber's readers at once). With PRESENTATION
+    /// access scope GROUP (coherent or ordered access), nothing new reaches the subscriber's
+    /// readers while access is open: what arrives meanwhile is held and reaches them, in the
+    /// order it came, at the outermost `end_access`. Reading the readers one after the other
+    /// between begin and end access thus sees each GROUP set whole or not at all. Keep access
+    /// short, and do not wait for data inside it: a wait (`wait_for_data`, a WaitSet on the
+    /// subscriber's readers) cannot see what is held until access ends.
     pub fn begin_access(&self) -> Result<()> {
-        self.group.open();
+        let holds = self.holds_access();
+        let group = self.group.id;
+        // Under the participant's lock, so that no sample is handed over between the
+        // nesting count and the hold.
+        self.group.participant.shared.drive(|st, _| {
+            if self.group.open() == 1 && holds {
+                st.core.begin_access(group);
+            }
+        });
         Ok(())
     }
 
-    /// Ends access begun by [`Subscriber::begin_access`]; `Error::PreconditionNotMet`
-    /// without a begin.
+    /// Ends access begun by [`Subscriber::begin_access`] (at the outermost call, what was held
+    /// reaches the readers now); `Error::PreconditionNotMet` without a begin.
     pub fn end_access(&self) -> Result<()> {
-        self.group
-            .close("end_access without begin_access")
-            .map(|_| ())
+        let group = self.group.id;
+        self.group.participant.shared.drive(|st, _| {
+            let depth = self.group.close("end_access without begin_access")?;
+            if depth == 0 {
+                st.core.end_access(group);
+            }
+            Ok(())
+        })
+    }
+
+    /// True if its PRESENTATION asks for coherent or ordered access at GROUP scope: its
+    /// access holds what arrives.
+    fn holds_access(&self) -> bool {
+        let p = self.group.qos().presentation;
+        p.access_scope == 2 && (p.coherent_access || p.ordered_access)
     }
 
     /// The readers of this subscriber that hold samples not yet read (DDS 1.4

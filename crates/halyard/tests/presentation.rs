@@ -4,7 +4,9 @@
 //! and no empty sample for the end-of-set markers; begin/end calls nest and an unmatched end
 //! is refused. GROUP scope: a subscriber (remote, and in the writer's participant) takes a
 //! publisher's sets whole across its two readers, and with ordered access reads a
-//! publisher's samples across three readers in the order they were written.
+//! publisher's samples across three readers in the order they were written; while access is
+//! open (nested or not), nothing new reaches a GROUP subscriber's readers, and it all comes at
+//! the outermost end of access.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -433,6 +435,114 @@ fn group_ordered_access_reads_a_publishers_samples_in_its_order_across_readers()
         )
         .unwrap();
     assert!(plain_sub.get_datareaders().unwrap().len() <= 1);
+}
+
+/// Takes everything from `r`: the `set` fields.
+fn take_sets_of(r: &DataReader<CoherentSample>) -> Vec<u32> {
+    r.take(usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.data.expect("valid").set)
+        .collect()
+}
+
+#[test]
+fn group_access_holds_what_arrives_until_its_end() {
+    let (a, b) = (
+        common::loopback_participant(183),
+        common::loopback_participant(183),
+    );
+    let mut wq = qos(EndpointQos::writer_default(), true);
+    wq.presentation = Default::default();
+    let publisher = a.create_publisher(group_qos());
+    let ws: Vec<_> = ["HA", "HB"]
+        .iter()
+        .map(|n| {
+            let t = a.create_topic::<CoherentSample>(n).unwrap();
+            publisher.create_datawriter(&t, wq.clone()).unwrap()
+        })
+        .collect();
+    let mut rq = qos(EndpointQos::reader_default(), true);
+    rq.presentation = Default::default();
+    let readers = |p: &halyard::DomainParticipant, sub: &halyard::Subscriber| -> Vec<_> {
+        ["HA", "HB"]
+            .iter()
+            .map(|n| {
+                let t = p.create_topic::<CoherentSample>(n).unwrap();
+                sub.create_datareader(&t, rq.clone()).unwrap()
+            })
+            .collect()
+    };
+    let remote_sub = b.create_subscriber(group_qos());
+    let remote = readers(&b, &remote_sub);
+    let local_sub = a.create_subscriber(group_qos());
+    let local = readers(&a, &local_sub);
+    // A subscriber without GROUP access: begin_access holds nothing back.
+    let plain_sub = b.create_subscriber(GroupQos::default());
+    let plain = plain_sub
+        .create_datareader(
+            &b.create_topic::<CoherentSample>("HB").unwrap(),
+            qos(EndpointQos::reader_default(), false),
+        )
+        .unwrap();
+    for w in &ws {
+        w.wait_for_matched(2, T).expect("matched");
+    }
+    ws[1].wait_for_matched(3, T).expect("matched");
+    let write_set = |set: u32| {
+        publisher.begin_coherent_changes().unwrap();
+        for w in &ws {
+            w.write(&CoherentSample { id: 0, set }).unwrap();
+        }
+        publisher.end_coherent_changes().unwrap();
+        for w in &ws {
+            w.wait_for_acknowledgments(T).unwrap();
+        }
+    };
+    for sub in [&remote_sub, &local_sub] {
+        sub.begin_access().unwrap();
+        sub.begin_access().unwrap();
+    }
+    plain_sub.begin_access().unwrap();
+    // The first reader is read, then a set arrives whole (acknowledged by the subscriber's
+    // participant) before the second reader is read: it must not show its part of it.
+    for rs in [&remote, &local] {
+        assert!(take_sets_of(&rs[0]).is_empty());
+    }
+    write_set(1);
+    for (who, rs) in [("remote", &remote), ("local", &local)] {
+        assert!(!rs[1].wait_for_data(Duration::from_millis(100)), "{who}");
+        assert_eq!(
+            take_sets_of(&rs[1]),
+            Vec::<u32>::new(),
+            "{who}: part of a set during access"
+        );
+    }
+    assert_eq!(
+        take_sets_of(&plain),
+        vec![1],
+        "the plain subscriber got its sample at once"
+    );
+    plain_sub.end_access().unwrap();
+    // Still nested once: still held.
+    for (who, sub, rs) in [
+        ("remote", &remote_sub, &remote),
+        ("local", &local_sub, &local),
+    ] {
+        sub.end_access().unwrap();
+        assert_eq!(
+            take_sets_of(&rs[0]),
+            Vec::<u32>::new(),
+            "{who}: held while nested"
+        );
+        sub.end_access().unwrap();
+        // The outermost end: the set, in both readers.
+        assert!(rs[1].wait_for_data(T), "{who}");
+        sub.begin_access().unwrap();
+        assert_eq!(take_sets_of(&rs[0]), vec![1], "{who}");
+        assert_eq!(take_sets_of(&rs[1]), vec![1], "{who}");
+        sub.end_access().unwrap();
+    }
 }
 
 #[test]

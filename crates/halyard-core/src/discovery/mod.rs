@@ -288,25 +288,25 @@ impl Participant {
 
     /// Forgets remote participant `prefix`: it said `goodbye` (an SPDP disposal), or its lease
     /// expired.
-    pub(crate) fn remove_participant(&mut self, prefix: GuidPrefix, goodbye: bool) {
+    pub(crate) fn remove_participant(&mut self, now: Instant, prefix: GuidPrefix, goodbye: bool) {
         if self.remote.remove(&prefix).is_none() {
             return;
         }
-        self.unmatch_builtin(prefix, goodbye);
+        self.unmatch_builtin(now, prefix, goodbye);
         self.forget_security_peer(prefix);
         self.push_event(Event::ParticipantLost(prefix));
     }
 
     /// Forgets a remote participant's endpoints and unmatches its builtin ones (it left,
     /// saying `goodbye` or not, or the security plugin no longer admits it).
-    pub(crate) fn unmatch_builtin(&mut self, prefix: GuidPrefix, goodbye: bool) {
+    pub(crate) fn unmatch_builtin(&mut self, now: Instant, prefix: GuidPrefix, goodbye: bool) {
         let writers: Vec<Guid> = self
             .remote_writers
             .range(Guid::new(prefix, EntityId([0; 4]))..=Guid::new(prefix, EntityId([0xff; 4])))
             .map(|(g, _)| *g)
             .collect();
         for g in writers {
-            self.forget_remote_writer(g, WriterGone::ParticipantGone { goodbye });
+            self.forget_remote_writer(now, g, WriterGone::ParticipantGone { goodbye });
         }
         let readers: Vec<Guid> = self
             .remote_readers

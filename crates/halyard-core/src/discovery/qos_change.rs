@@ -178,8 +178,14 @@ impl Participant {
         if verdict == Pairing::Compatible {
             return;
         }
-        if let Some(r) = self.readers.get_mut(&reader) {
-            r.proxies.remove(&writer);
+        let gated = self
+            .readers
+            .get_mut(&reader)
+            .and_then(|r| r.proxies.remove(&writer))
+            .and_then(|p| p.group_publisher);
+        if let Some(publisher) = gated {
+            // A GROUP set it is a member of now misses its part for this reader.
+            self.note_group_writer_gone(now, writer, publisher, &[reader]);
         }
         if let Some(v) = self.writer_index.get_mut(&writer) {
             v.retain(|&x| x != reader);

@@ -173,7 +173,7 @@ impl Participant {
                 .or_else(|| parse_key_guid(&s.payload).ok().flatten());
             if let Some(g) = guid {
                 if is_pub {
-                    self.forget_remote_writer(g, WriterGone::Retracted);
+                    self.forget_remote_writer(now, g, WriterGone::Retracted);
                 } else {
                     self.forget_remote_reader(g);
                 }
@@ -209,7 +209,7 @@ impl Participant {
                 reason,
             });
             if is_pub {
-                self.forget_remote_writer(ed.guid, WriterGone::Retracted);
+                self.forget_remote_writer(now, ed.guid, WriterGone::Retracted);
             } else {
                 self.forget_remote_reader(ed.guid);
             }
@@ -252,10 +252,12 @@ impl Participant {
         }
     }
 
-    pub(super) fn forget_remote_writer(&mut self, g: Guid, why: WriterGone) {
-        if self.remote_writers.remove(&g).is_none() {
+    pub(super) fn forget_remote_writer(&mut self, now: Instant, g: Guid, why: WriterGone) {
+        let Some(ed) = self.remote_writers.remove(&g) else {
+            // Retracted before we discovered it: a pending group set may name it.
+            self.note_unknown_writer_gone(now, g);
             return;
-        }
+        };
         self.security_forget_endpoint(g);
         self.writer_traits.remove(&g);
         self.forget_parked(&g);
@@ -268,12 +270,13 @@ impl Participant {
                 why,
                 WriterGone::Retracted | WriterGone::ParticipantGone { goodbye: true }
             );
+        // The readers of GROUP coherent subscribers it leaves (see `group_coherent`).
+        let mut gated = Vec::new();
         for r in self.writer_index.remove(&g).unwrap_or_default() {
             if let Some(rd) = self.readers.get_mut(&r) {
-                if let Some(proxy) = rd.proxies.remove(&g) {
-                    if drain {
-                        // What it sent before leaving may still be on its way.
-                        self.draining.keep(g, r, proxy);
+                if let Some(p) = rd.proxies.remove(&g) {
+                    if p.group_publisher.is_some() {
+                        gated.push(r);
                     }
                     if matches!(why, WriterGone::ParticipantGone { .. }) {
                         self.push_event(Event::LivelinessChanged {
@@ -287,8 +290,20 @@ impl Participant {
                         writer: g,
                         matched: false,
                     });
+                    // What it sent before leaving may still be on its way. A coherent set
+                    // it left open is discarded whole, not completed late.
+                    if drain && p.coherent.is_none() {
+                        self.draining.keep(g, r, p);
+                    }
                 }
             }
+        }
+        let publisher = ed.group_entity.map(|e| Guid::new(g.prefix, e));
+        if let (Some(publisher), true) = (
+            publisher,
+            crate::group_coherent::is_group_coherent(&ed.qos.presentation),
+        ) {
+            self.note_group_writer_gone(now, g, publisher, &gated);
         }
     }
 

@@ -110,7 +110,7 @@ impl Participant {
         let status = d.inline_qos.and_then(|q| q.status_info().ok()).unwrap_or(0);
         if status & (STATUS_INFO_DISPOSED | STATUS_INFO_UNREGISTERED) != 0 || d.key_flag {
             if let Ok(Some(g)) = parse_key_guid(payload) {
-                self.remove_participant(g.prefix, true);
+                self.remove_participant(now, g.prefix, true);
             }
             return;
         }

@@ -97,6 +97,18 @@ pub struct WriterSpec {
 /// belongs to (the GSN of the set's first change), if any, and its group sequence number.
 pub(crate) type GroupMarkOut = (Option<SequenceNumber>, SequenceNumber);
 
+/// What a writer's end-of-set marker of a GROUP coherent set carries (see
+/// [`crate::group_coherent`]).
+#[derive(Clone, Debug)]
+pub(crate) struct GroupEnd {
+    /// The set's first and last group sequence numbers.
+    pub(crate) mark: GroupMarkOut,
+    /// The publisher's writers that end a part of the set (each writes such a marker), sent
+    /// as [`halyard_wire::param::pid::HALYARD_GROUP_MEMBERS`]; `None` for a publisher with
+    /// more than [`crate::group_coherent::MAX_GROUP_MEMBERS`] of them.
+    pub(crate) members: Option<Arc<[EntityId]>>,
+}
+
 /// Why a write was not accepted.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[non_exhaustive]
@@ -329,6 +341,9 @@ pub(crate) struct Writer {
     /// held change carries (see [`crate::group_coherent`]). Empty unless the publisher has
     /// GROUP coherent or ordered access.
     group_marks: BTreeMap<SequenceNumber, GroupMarkOut>,
+    /// The member writers each held end-of-set marker of a GROUP coherent set names (see
+    /// [`GroupEnd::members`]). Empty unless GROUP coherent sets are written.
+    group_members: BTreeMap<SequenceNumber, Arc<[EntityId]>>,
     /// The group mark the next change written takes (set by the participant per write).
     pub(crate) next_group_mark: Option<GroupMarkOut>,
     /// Offered DEADLINE per instance (`None`: infinite).
@@ -412,6 +427,7 @@ impl Writer {
             coherence: BTreeMap::new(),
             group: None,
             group_marks: BTreeMap::new(),
+            group_members: BTreeMap::new(),
             next_group_mark: None,
             deadlines,
             lifespan,
@@ -758,14 +774,14 @@ impl Writer {
     /// write), with a HEARTBEAT so a reader that lost a member asks for it at once.
     ///
     /// The end of a GROUP coherent set (`group`: the set's first and last group sequence
-    /// numbers) is marked by every writer of the publisher, even one that wrote nothing in
-    /// it: a subscriber then knows each writer's part is complete.
+    /// numbers, and its member writers) is marked by every writer of the publisher, even one
+    /// that wrote nothing in it: a subscriber then knows each writer's part is complete.
     pub(crate) fn end_coherent(
         &mut self,
         now: Instant,
         out: &mut Outbox,
         cfg: &ParticipantConfig,
-        group: Option<GroupMarkOut>,
+        group: Option<GroupEnd>,
     ) {
         match self.coherent.take() {
             Some(Some(_)) => {}
@@ -775,8 +791,11 @@ impl Writer {
         self.last_sn += 1;
         let sn = self.last_sn;
         self.coherence.insert(sn, None);
-        if let Some(mark) = group {
-            self.group_marks.insert(sn, mark);
+        if let Some(end) = group {
+            self.group_marks.insert(sn, end.mark);
+            if let Some(members) = end.members {
+                self.group_members.insert(sn, members);
+            }
         }
         let marker = NewChange {
             kind: ChangeKind::Alive,
@@ -808,6 +827,9 @@ impl Writer {
         }
         if !self.group_marks.is_empty() {
             self.group_marks = self.group_marks.split_off(&first);
+        }
+        if !self.group_members.is_empty() {
+            self.group_members = self.group_members.split_off(&first);
         }
     }
 
@@ -1175,6 +1197,9 @@ impl Writer {
                 pl.sequence_number(pid::GROUP_COHERENT_SET, Some(set));
             }
             pl.sequence_number(pid::GROUP_SEQ_NUM, Some(gsn));
+        }
+        if let Some(members) = self.group_members.get(&sn).filter(|_| marker) {
+            pl.entity_ids(pid::HALYARD_GROUP_MEMBERS, members);
         }
         if let Some((writer, sn)) = change.original {
             pl.original_writer(writer, sn);

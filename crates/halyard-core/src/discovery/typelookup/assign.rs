@@ -159,6 +159,13 @@ impl Participant {
         self.types.assign.pending.len()
     }
 
+    /// True while the pairing of remote endpoint `remote` with local endpoint `local` waits
+    /// for the remote type's objects.
+    pub(crate) fn type_decision_pending(&self, remote: Guid, local: EntityId) -> bool {
+        !self.types.assign.pending.is_empty()
+            && self.types.assign.pending.contains_key(&(remote, local))
+    }
+
     /// Forgets what is kept about local reader `reader` (it was deleted).
     pub(crate) fn forget_type_consistency(&mut self, reader: EntityId) {
         self.types.assign.consistency.remove(&reader);
