@@ -168,6 +168,11 @@ impl<T> DataWriter<T> {
         })
     }
 
+    /// The writer's participant and entity id (the durability module's methods need them).
+    pub(crate) fn participant_and_id(&self) -> (&DomainParticipant, EntityId) {
+        (&self.participant, self.id)
+    }
+
     /// What unregistering means under the writer's current WRITER_DATA_LIFECYCLE.
     pub(crate) fn unregister_kind(&self) -> ChangeKind {
         let autodispose = self

@@ -220,6 +220,7 @@ impl Participant {
                 return;
             }
             self.push_event(Event::PublicationDiscovered(Box::new(ed.clone())));
+            self.note_service_peer(&ed, false);
             self.remote_writers.insert(ed.guid, ed.clone());
             let traits = crate::admission::WriterTraits::of(&ed.qos);
             if traits.is_default() {
@@ -239,6 +240,7 @@ impl Participant {
                 return;
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
+            self.note_service_peer(&ed, true);
             self.remote_readers.insert(ed.guid, ed.clone());
             // ... and may have announced another content filter.
             for w in self.user_writers() {
@@ -273,6 +275,8 @@ impl Participant {
                 }
             }
         }
+        // After its last events, which it hides.
+        self.service_peers.remove(&g);
     }
 
     pub(super) fn forget_remote_reader(&mut self, g: Guid) {
@@ -297,6 +301,8 @@ impl Participant {
                 self.push_event(Event::WriterAcknowledged { writer: w });
             }
         }
+        // After its last events, which it hides.
+        self.service_peers.remove(&g);
     }
 }
 
