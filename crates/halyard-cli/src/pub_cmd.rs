@@ -57,6 +57,8 @@ struct Args {
     repeat: u64,
     file: Option<PathBuf>,
     xcdr1: bool,
+    /// TRANSIENT and PERSISTENT writers' options.
+    durable: crate::pub_durable::DurableArgs,
 }
 
 fn parse(args: &[String]) -> Result<Args, BadArgs> {
@@ -67,10 +69,11 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
         repeat: 1,
         file: None,
         xcdr1: false,
+        durable: Default::default(),
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        if a.common.take(arg, &mut it, true)? {
+        if a.common.take(arg, &mut it, true)? || a.durable.take(arg, &mut it)? {
             continue;
         }
         let mut value = |name: &str| option_value(&mut it, name);
@@ -112,13 +115,17 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
 /// Runs `halyard pub`; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{HELP}");
+        println!("{HELP}\n\n{}", crate::pub_durable::help());
         return 0;
     }
     let a = match parse(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("halyard pub: {}\n\n{HELP}", e.0);
+            eprintln!(
+                "halyard pub: {}\n\n{HELP}\n\n{}",
+                e.0,
+                crate::pub_durable::help()
+            );
             return 2;
         }
     };
@@ -204,6 +211,7 @@ fn writer_qos(c: &Common, seen: &[Seen], type_name: &str, xcdr1: bool) -> Endpoi
         .iter()
         .filter(|s| s.type_name == type_name)
         .flat_map(|s| &s.readers)
+        .filter(|r| !halyard::durability::is_service_endpoint(r))
         .collect();
     q.durability = readers
         .iter()
@@ -251,7 +259,11 @@ fn encode_all(
 fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
     let topic = a.common.topic().map_err(|e| Failure::BadArgs(e.0))?;
     let (dp, r, seen) = dyntopic::resolve(&a.common, "halyard pub", false)?;
-    let qos = writer_qos(&a.common, &seen, &r.type_name, a.xcdr1);
+    let mut qos = writer_qos(&a.common, &seen, &r.type_name, a.xcdr1);
+    a.durable.apply(&mut qos);
+    if let Some(note) = a.durable.unused_note(&qos) {
+        eprintln!("halyard pub: {note}");
+    }
     let rep = if qos.data_representation.first() == Some(&XCDR2) {
         DataRepresentation::Xcdr2
     } else {
@@ -261,14 +273,15 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
     let readers = seen
         .iter()
         .filter(|s| s.type_name == r.type_name)
-        .map(|s| s.readers.len())
-        .sum::<usize>();
+        .flat_map(|s| &s.readers)
+        .filter(|r| !halyard::durability::is_service_endpoint(r))
+        .count();
     let t = dp
         .create_untyped_topic(topic, r.untyped())
         .map_err(|e| Failure::Dds("cannot create the topic".into(), Box::new(e)))?;
     let w = dp
         .create_publisher(GroupQos::default())
-        .create_untyped_datawriter(&t, qos, None)
+        .create_untyped_datawriter(&t, qos.clone(), None)
         .map_err(|e| Failure::Dds("cannot create the writer".into(), Box::new(e)))?;
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("halyard pub: cannot catch Ctrl-C: {e}");
@@ -314,6 +327,7 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
             a.common.timeout.as_secs_f64()
         );
     }
+    crate::pub_durable::wait_for_a_service(&w, &qos, a.common.timeout);
     if !a.common.json {
         println!(
             "published {written} samples of {} to {topic} ({} readers matched)",

@@ -48,7 +48,8 @@ pub use outbox::Transmit;
 pub use participant::{Participant, Stats, WriteDue};
 pub use reader::ReaderSpec;
 pub use relay::{
-    ServiceReader, RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME, SERVICE_READER_NAME,
+    is_service_endpoint, ServiceReader, RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME,
+    SERVICE_READER_NAME,
 };
 pub use time::Instant;
 pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};

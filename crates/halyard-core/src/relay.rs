@@ -110,6 +110,13 @@ pub(crate) fn catches_up_from_relays(ed: &halyard_wire::discovery::EndpointData)
     ed.entity_name.as_deref() == Some(SERVICE_READER_NAME)
 }
 
+/// True if discovered endpoint `ed` is a durability service's (a reader, scoped or not, or a
+/// relay writer), by the entity name it announces: infrastructure that durable data go
+/// through, not an application's peer (see the module, "Out of sight").
+pub fn is_service_endpoint(ed: &halyard_wire::discovery::EndpointData) -> bool {
+    is_service_reader(ed) || is_relay_writer(ed)
+}
+
 /// True if remote writer `ed` is a durability service's relay.
 pub(crate) fn is_relay_writer(ed: &halyard_wire::discovery::EndpointData) -> bool {
     ed.entity_name.as_deref() == Some(RELAY_WRITER_NAME)

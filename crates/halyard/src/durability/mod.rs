@@ -58,6 +58,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub use halyard_core::is_service_endpoint;
 pub use halyard_store::{StoreError, StoreStats, SyncLevel};
 pub use services::ServiceMatch;
 
