@@ -17,9 +17,9 @@ pub const OPTIONS: &[&str] = &[
 /// The options' help, as `halyard pub` and `halyard shapes` print it.
 pub const HELP: &str =
     "DURABILITY_SERVICE (what a durability service keeps of a TRANSIENT or PERSISTENT writer):
-  --service-history keep-all|N       history depth per instance (default 1: the last value);
-                                     counts data samples: an instance's dispose or
-                                     unregistration is kept besides
+  --service-history keep-all|N       history depth per instance (default 1, the last value;
+                                     shapes: the writer's -k); counts data samples: an
+                                     instance's dispose or unregistration is kept besides
   --service-cleanup-delay S|inf      how long a disposed instance is kept once no live writer
                                      has it (default 0)
   --service-max-samples N, --service-max-instances N, --service-max-samples-per-instance N

@@ -312,3 +312,95 @@ fn a_reader_gets_the_relays_history_and_no_status_from_it() {
     );
     drop(svc);
 }
+
+/// An embedded service serves what its store holds of another run only for the channels its
+/// own participant writes: a process with a TRANSIENT writer of a topic does not announce a
+/// relay of the PERSISTENT history an earlier process stored in the same file (every reader
+/// of the topic, other vendors' included, would see it as a writer), and serves that history
+/// once it writes PERSISTENT data of the topic itself.
+#[test]
+fn an_embedded_service_serves_a_stored_channel_once_its_participant_writes_it() {
+    let domain = 153;
+    let dir = scratch("dormant");
+    let store = dir.join("store.sqlite");
+    let embedded = || {
+        DomainParticipant::with_options(
+            domain,
+            options(EmbeddedDurability::On {
+                store: Some(store.clone()),
+            }),
+        )
+        .expect("participant")
+    };
+    {
+        let earlier = embedded();
+        let t = earlier.create_topic::<Shape>("Hexagon").expect("topic");
+        let w = earlier
+            .create_publisher(GroupQos::default())
+            .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
+            .expect("writer");
+        w.wait_for_durability_services(1, T)
+            .expect("its embedded service");
+        w.write(&shape(7)).expect("write");
+        w.wait_for_acknowledgments(T).expect("stored");
+    }
+    let later = embedded();
+    let t = later.create_topic::<Shape>("Hexagon").expect("topic");
+    let publisher = later.create_publisher(GroupQos::default());
+    let _transient = publisher
+        .create_datawriter(&t, writer_qos(DurabilityKind::Transient))
+        .expect("writer");
+    let observer = participant(domain);
+    let relays = |kind: DurabilityKind| {
+        observer
+            .discovered_publications()
+            .iter()
+            .filter(|ed| {
+                ed.topic_name == "Hexagon"
+                    && ed.qos.durability == kind
+                    && halyard::durability::is_service_endpoint(ed)
+            })
+            .count()
+    };
+    let end = Instant::now() + T;
+    while relays(DurabilityKind::Transient) == 0 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        relays(DurabilityKind::Transient),
+        1,
+        "the TRANSIENT channel's relay"
+    );
+    // Discovery on loopback takes milliseconds: the PERSISTENT relay, announced by then
+    // if it were served, would be here.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        relays(DurabilityKind::Persistent),
+        0,
+        "the stored PERSISTENT channel is not served by a participant that does not write it"
+    );
+    let _persistent = publisher
+        .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
+        .expect("writer");
+    let tq = observer.create_topic::<Shape>("Hexagon").expect("topic");
+    let r = observer
+        .create_subscriber(GroupQos::default())
+        .create_datareader(&tq, reader_qos(DurabilityKind::Persistent))
+        .expect("reader");
+    let mut got = Vec::new();
+    let end = Instant::now() + T;
+    while got.is_empty() && Instant::now() < end {
+        r.wait_for_data(Duration::from_millis(100));
+        got.extend(
+            r.take(100)
+                .expect("take")
+                .into_iter()
+                .filter_map(|s| s.data.map(|d| d.size)),
+        );
+    }
+    assert_eq!(
+        got,
+        vec![7],
+        "the stored history, served once the participant writes it"
+    );
+}

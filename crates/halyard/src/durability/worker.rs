@@ -52,6 +52,9 @@ pub(super) struct Worker {
     pub(super) writers: BTreeMap<Guid, ChannelKey>,
     /// Channels refused (a type conflict, no store for PERSISTENT): said once.
     refused: BTreeSet<ChannelKey>,
+    /// Channels of the store an embedded service does not serve until its participant writes
+    /// them (see [`Worker::load`]), with their store identity.
+    dormant: BTreeMap<ChannelKey, halyard_store::ChannelId>,
     /// Newly stored samples to relay once committed, with where the store keeps them.
     pending_relay: Vec<(EntityId, NewChange, SampleId)>,
     /// Relays whose history is held back (`halyard_core`'s "Deferred history"): the lowest
@@ -112,6 +115,7 @@ impl Worker {
             by_reader: BTreeMap::new(),
             writers: BTreeMap::new(),
             refused: BTreeSet::new(),
+            dormant: BTreeMap::new(),
             pending_relay: Vec::new(),
             deferred: BTreeMap::new(),
             history_retry: BTreeSet::new(),
@@ -159,7 +163,12 @@ impl Worker {
             .map(|(key, ch)| (key.persistent, ch.store_id))
     }
 
-    /// Serves every channel the stores hold, with their samples, before anything else.
+    /// Serves every channel the stores hold, with their samples, before anything else. An
+    /// embedded service (scoped to its participant's writers) serves a stored channel only
+    /// once its participant writes it ([`Worker::on_writer`]): a process with a TRANSIENT
+    /// writer does not serve, to everyone, what another process once stored in the same
+    /// file for other topics or kinds (its relays would be peers of every reader of them,
+    /// other vendors' included).
     pub(super) fn load(&mut self) {
         for persistent in [true, false] {
             let Some(store) = self.store(persistent) else {
@@ -174,6 +183,10 @@ impl Worker {
             };
             for (id, spec) in specs {
                 let key = ChannelKey::of_spec(&spec);
+                if self.config.only_participant.is_some() {
+                    self.dormant.insert(key, id);
+                    continue;
+                }
                 let ed = match EndpointData::parse(&spec.writer_qos) {
                     Ok(ed) => ed,
                     Err(e) => {
@@ -274,6 +287,12 @@ impl Worker {
             }
         };
         let (reader, relay) = self.create_endpoints(&key, ed);
+        if self.dormant.remove(&key).is_some() {
+            // Stored by an earlier run: its history is served from now on.
+            let loaded = self.load_samples(key.persistent, id, relay);
+            self.stats().loaded += loaded;
+            self.track_disposed(&key, id);
+        }
         self.add_channel(key, ed, id, reader, relay);
     }
 
