@@ -2,6 +2,9 @@
 //! commits and is emptied once the store is idle (apart from the store tests: its run is a
 //! few seconds of a paced stream, which other tests' load would disturb).
 
+// A test driver: it may read the clock for its deadlines.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;
