@@ -76,6 +76,24 @@ class Policy:
         return _P("resource_limits", (int(max_samples), int(max_instances), int(max_samples_per_instance)))
 
     @staticmethod
+    def DurabilityService(cleanup_delay: _t.Optional[int] = 0, history: _t.Optional[_P] = None,
+                          max_samples: int = -1, max_instances: int = -1,
+                          max_samples_per_instance: int = -1) -> _P:
+        """DURABILITY_SERVICE: what a durability service keeps of a TRANSIENT or PERSISTENT
+        writer's samples. ``cleanup_delay`` (ns, None infinite): how long a disposed instance is
+        kept once no live writer has it; ``history``: ``Policy.History.KeepLast(n)`` (the
+        default, n = 1) or ``Policy.History.KeepAll``, whose depth counts data samples (an
+        instance's dispose or unregistration is kept besides); the resource limits (-1
+        unlimited)."""
+        if history is None:
+            history = Policy.History.KeepLast(1)
+        if not isinstance(history, _P) or history.key != "history":
+            raise TypeError("DurabilityService: history is Policy.History.KeepLast(n) or Policy.History.KeepAll")
+        return _P("durability_service", (_dur("DurabilityService", cleanup_delay), history.value,
+                                         int(max_samples), int(max_instances),
+                                         int(max_samples_per_instance)))
+
+    @staticmethod
     def Deadline(deadline: _t.Optional[int]) -> _P:
         """DEADLINE period (ns)."""
         return _P("deadline", _dur("Deadline", deadline))

@@ -4,8 +4,9 @@
 //! by Halyard when the entity is created (also a `QosError` naming the policy).
 
 use halyard::qos::{
-    DdsDuration, DestinationOrderKind, DurabilityKind, EndpointQos, History, Liveliness,
-    LivelinessKind, OwnershipKind, Presentation, Reliability, ReliabilityKind, ResourceLimits,
+    DdsDuration, DestinationOrderKind, DurabilityKind, DurabilityService, EndpointQos, History,
+    Liveliness, LivelinessKind, OwnershipKind, Presentation, Reliability, ReliabilityKind,
+    ResourceLimits,
 };
 use halyard::GroupQos;
 use pyo3::prelude::*;
@@ -34,6 +35,17 @@ fn duration(policy: &str, v: &Bound<'_, PyAny>) -> PyResult<DdsDuration> {
 fn get<'a, 'p, T: FromPyObject<'p>>(v: &'a Bound<'p, PyAny>, policy: &str) -> PyResult<T> {
     v.extract()
         .map_err(|e| bad(policy, format!("unexpected value {v}: {e}")))
+}
+
+/// A HISTORY value (`keep_all`, or `keep_last` and its depth) of policy `policy`.
+fn history(policy: &str, kind: &str, depth: i64) -> PyResult<History> {
+    Ok(match kind {
+        "keep_all" => History::KeepAll,
+        "keep_last" => {
+            History::KeepLast(i32::try_from(depth).map_err(|_| bad(policy, "depth out of range"))?)
+        }
+        o => return Err(bad(policy, format!("unknown kind {o}"))),
+    })
 }
 
 /// Applies the policies of `d` to `q`.
@@ -70,13 +82,7 @@ fn apply_one(q: &mut EndpointQos, key: &str, v: &Bound<'_, PyAny>) -> PyResult<(
         }
         "history" => {
             let (kind, depth): (String, i64) = get(v, key)?;
-            q.history = match kind.as_str() {
-                "keep_all" => History::KeepAll,
-                "keep_last" => History::KeepLast(
-                    i32::try_from(depth).map_err(|_| bad(key, "depth out of range"))?,
-                ),
-                o => return Err(bad(key, format!("unknown kind {o}"))),
-            };
+            q.history = history(key, &kind, depth)?;
         }
         "resource_limits" => {
             let (a, b, c): (i32, i32, i32) = get(v, key)?;
@@ -84,6 +90,19 @@ fn apply_one(q: &mut EndpointQos, key: &str, v: &Bound<'_, PyAny>) -> PyResult<(
                 max_samples: a,
                 max_instances: b,
                 max_samples_per_instance: c,
+            };
+        }
+        "durability_service" => {
+            let (delay, (kind, depth), a, b, c): (Bound<'_, PyAny>, (String, i64), i32, i32, i32) =
+                get(v, key)?;
+            q.durability_service = DurabilityService {
+                service_cleanup_delay: duration(key, &delay)?,
+                history: history(key, &kind, depth)?,
+                limits: ResourceLimits {
+                    max_samples: a,
+                    max_instances: b,
+                    max_samples_per_instance: c,
+                },
             };
         }
         "deadline" => q.deadline = duration(key, v)?,

@@ -211,7 +211,7 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
             .create_publisher(GroupQos::default())
             .create_datawriter(&t, q)
             .map_err(|e| e.to_string())?;
-        w.wait_for_matched(1, a.timeout)
+        w.wait_for_durability_services(1, a.timeout)
             .map_err(|e| format!("the service's reader did not match: {e}"))?;
         let start = Instant::now();
         for seq in 0..a.samples {

@@ -80,6 +80,8 @@ struct Args {
     repeat: u64,
     file: Option<PathBuf>,
     xcdr1: bool,
+    /// TRANSIENT and PERSISTENT writers' options.
+    durable: crate::pub_durable::DurableArgs,
 }
 
 fn parse(args: &[String]) -> Result<Args, BadArgs> {
@@ -90,10 +92,11 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
         repeat: 1,
         file: None,
         xcdr1: false,
+        durable: Default::default(),
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        if a.common.take(arg, &mut it, true)? {
+        if a.common.take(arg, &mut it, true)? || a.durable.take(arg, &mut it)? {
             continue;
         }
         let mut value = |name: &str| option_value(&mut it, name);
@@ -135,13 +138,17 @@ fn parse(args: &[String]) -> Result<Args, BadArgs> {
 /// Runs `halyard pub`; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{HELP}");
+        println!("{HELP}\n\n{}", crate::pub_durable::help());
         return 0;
     }
     let a = match parse(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("halyard pub: {}\n\n{HELP}", e.0);
+            eprintln!(
+                "halyard pub: {}\n\n{HELP}\n\n{}",
+                e.0,
+                crate::pub_durable::help()
+            );
             return 2;
         }
     };
@@ -227,6 +234,7 @@ fn writer_qos(c: &Common, seen: &[Seen], type_name: &str, xcdr1: bool) -> Endpoi
         .iter()
         .filter(|s| s.type_name == type_name)
         .flat_map(|s| &s.readers)
+        .filter(|r| !halyard::durability::is_service_endpoint(r))
         .collect();
     q.durability = readers
         .iter()
@@ -275,6 +283,7 @@ fn expected_readers(topic: &str, seen: &[Seen], type_name: &str, qos: &EndpointQ
         .iter()
         .filter(|s| s.type_name == type_name)
         .flat_map(|s| &s.readers)
+        .filter(|r| !halyard::durability::is_service_endpoint(r))
     {
         let p = reader
             .participant_guid
@@ -348,12 +357,13 @@ fn wait_for_readers(w: &UntypedDataWriter, expected: &Expected, timeout: Duratio
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Reliable readers must also have answered the writer before they are owed anything.
+    // Reliable readers must also have answered the writer before they are owed anything
+    // (the durability services' readers are waited for after writing, see `pub_durable`).
     let matched = w
         .delivery_report()
         .unwrap_or_default()
         .iter()
-        .filter(|d| d.matched)
+        .filter(|d| d.matched && !d.durability_service)
         .count();
     let left = timeout.saturating_sub(start.elapsed());
     let _ = w.wait_for_matched(u32::try_from(matched).unwrap_or(u32::MAX), left);
@@ -389,25 +399,26 @@ struct Summary {
     short: Vec<(halyard_wire::Guid, u64, u64)>,
     /// Best-effort readers: their delivery cannot be known.
     best_effort: usize,
-    /// Durability services that acknowledged (stored) everything.
+    /// Durability services outside this process that stored everything.
     services_stored: usize,
-    /// Durability services that did not.
-    services_short: usize,
 }
 
 impl Summary {
-    fn of(report: &[ReaderDelivery]) -> Self {
-        let mut s = Summary::default();
-        for d in report {
-            match (d.durability_service, d.reception, d.has_everything()) {
-                (true, _, true) => s.services_stored += 1,
-                (true, _, false) => s.services_short += 1,
-                (false, Reception::Unknown, _) => s.best_effort += 1,
-                (false, _, true) => s.complete += 1,
-                (false, Reception::Acknowledged { acknowledged, owed }, false) => {
+    /// The application readers of `report` (the durability services' are no readers of the
+    /// application's), and `services_stored`.
+    fn of(report: &[ReaderDelivery], services_stored: usize) -> Self {
+        let mut s = Summary {
+            services_stored,
+            ..Summary::default()
+        };
+        for d in report.iter().filter(|d| !d.durability_service) {
+            match (d.reception, d.has_everything()) {
+                (Reception::Unknown, _) => s.best_effort += 1,
+                (_, true) => s.complete += 1,
+                (Reception::Acknowledged { acknowledged, owed }, false) => {
                     s.short.push((d.reader, acknowledged, owed))
                 }
-                (false, Reception::Local, false) => {}
+                (Reception::Local, false) => {}
             }
         }
         s
@@ -454,8 +465,7 @@ impl Summary {
     }
 
     fn warnings(&self, timeout: Duration) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .short
+        self.short
             .iter()
             .map(|(g, acknowledged, owed)| {
                 format!(
@@ -465,15 +475,7 @@ impl Summary {
                     timeout.as_secs_f64()
                 )
             })
-            .collect();
-        if self.services_short > 0 {
-            out.push(format!(
-                "{} durability services did not store everything within {:.1} s",
-                self.services_short,
-                timeout.as_secs_f64()
-            ));
-        }
-        out
+            .collect()
     }
 }
 
@@ -497,7 +499,11 @@ fn encode_all(
 fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
     let topic = a.common.topic().map_err(|e| Failure::BadArgs(e.0))?;
     let (dp, r, seen) = dyntopic::resolve(&a.common, "halyard pub", false)?;
-    let qos = writer_qos(&a.common, &seen, &r.type_name, a.xcdr1);
+    let mut qos = writer_qos(&a.common, &seen, &r.type_name, a.xcdr1);
+    a.durable.apply(&mut qos);
+    if let Some(note) = a.durable.unused_note(&qos) {
+        eprintln!("halyard pub: {note}");
+    }
     let rep = if qos.data_representation.first() == Some(&XCDR2) {
         DataRepresentation::Xcdr2
     } else {
@@ -544,8 +550,14 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
     }
     // Bounded: a reader that leaves or stops acknowledging shows in the report below.
     let _ = w.wait_for_acknowledgments(a.common.timeout);
+    crate::pub_durable::wait_for_a_service(&w, &qos, a.common.timeout);
     let report = final_report(&w)?;
-    let summary = Summary::of(&report);
+    let stored = w
+        .durability_services()
+        .iter()
+        .filter(|s| !s.embedded && s.stored_all)
+        .count();
+    let summary = Summary::of(&report, stored);
     let line = format!(
         "published {written} samples of {} to {topic}: {}",
         r.type_name,

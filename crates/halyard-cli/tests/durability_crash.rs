@@ -71,7 +71,7 @@ fn crash_writer_child() {
         .create_publisher(GroupQos::default())
         .create_datawriter(&t, writer_qos())
         .expect("writer");
-    w.wait_for_matched(1, Duration::from_secs(20))
+    w.wait_for_durability_services(1, Duration::from_secs(20))
         .expect("the service's reader matches");
     println!("writing");
     let mut seq = base;

@@ -25,7 +25,8 @@
 //!   and from one writer's stream both pick the same samples, whatever the network did to
 //!   them.
 //! - Deadline: an instance that is alive and gets no data within the period is reported each
-//!   period ([`Admission::expire`]).
+//!   period ([`Admission::expire`]), from its first sample of a live writer (history that a
+//!   durability service's relay delivers starts no deadline).
 //!
 //! Bounds: at most `max_instances` instances are tracked (the reader's RESOURCE_LIMITS, or
 //! [`crate::config::MAX_ADMISSION_INSTANCES`]); a sample of an instance beyond that is refused
@@ -253,7 +254,9 @@ impl Admission {
                 if !inst.writers.contains(&s.writer) {
                     inst.writers.push(s.writer);
                 }
-                if let Some(d) = self.deadline.as_mut() {
+                // A durability service's relay delivers history, not updates: the deadline
+                // runs from the live writers' samples.
+                if let (Some(d), None) = (self.deadline.as_mut(), s.original) {
                     d.arm(now, key);
                 }
             }

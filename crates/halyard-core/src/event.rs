@@ -249,6 +249,16 @@ pub enum Event {
         /// Local writer.
         writer: EntityId,
     },
+    /// A local reader's matched durability-service relay is gone or lost its liveliness:
+    /// the instances it delivered are no longer written by it. For the reader's cache only:
+    /// a relay is no peer of the application, and no status reports it (see
+    /// [`crate::relay`], "Out of sight").
+    RelayGone {
+        /// Local reader.
+        reader: EntityId,
+        /// The relay.
+        writer: Guid,
+    },
     /// A relay that releases its payloads has readers waiting for some of them: take them
     /// with [`crate::Participant::take_wanted_payloads`] and hand them back with
     /// [`crate::Participant::restore_payloads`] (reported once until they are all taken).

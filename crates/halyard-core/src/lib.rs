@@ -51,7 +51,10 @@ pub use halyard_xtypes as xtypes;
 pub use outbox::Transmit;
 pub use participant::{Participant, Stats, WriteDue};
 pub use reader::ReaderSpec;
-pub use relay::{RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME, SERVICE_READER_NAME};
+pub use relay::{
+    is_service_endpoint, ServiceReader, RELAY_WRITER_NAME, SCOPED_SERVICE_READER_NAME,
+    SERVICE_READER_NAME,
+};
 pub use time::Instant;
 pub use writer::delivery::{ReaderDelivery, Reception, MAX_DEPARTED_READERS};
 pub use writer::{BatchPolicy, FilterCompiler, NewChange, SampleFilter, WriteError, WriterSpec};

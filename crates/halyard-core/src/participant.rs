@@ -177,6 +177,9 @@ pub struct Participant {
     /// The embedded durability service of this process whose readers are fed in memory
     /// (see [`Participant::set_fed_service`]), and the changes handed to them, not yet polled.
     pub(crate) fed_service: Option<GuidPrefix>,
+    /// Remote endpoints that are durability services' (their readers, their relays): what
+    /// they do reaches no application status (see [`crate::relay`], "Out of sight").
+    pub(crate) service_peers: std::collections::BTreeSet<Guid>,
     pub(crate) fed: VecDeque<ReceivedSample>,
     /// Local publishers and subscribers (see [`crate::group_coherent`]).
     pub(crate) groups: BTreeMap<EntityId, crate::group_coherent::LocalGroup>,
@@ -277,6 +280,7 @@ impl Participant {
             local_matches: BTreeMap::new(),
             local_sets: BTreeMap::new(),
             fed_service: None,
+            service_peers: std::collections::BTreeSet::new(),
             fed: VecDeque::new(),
             groups: BTreeMap::new(),
             group_sets: BTreeMap::new(),
@@ -718,7 +722,8 @@ impl Participant {
     }
 
     /// Matched readers of `writer` that have shown they matched it too: best-effort readers
-    /// count at once, reliable readers once they sent an ACKNACK. Local readers always count.
+    /// count at once, reliable readers once they sent an ACKNACK. Local readers always count;
+    /// durability services' readers never do (see [`Participant::writer_service_readers`]).
     pub fn writer_synced_readers(&self, writer: EntityId) -> usize {
         let local = self.local_matches.get(&writer).map_or(0, Vec::len);
         local + self.writers.get(&writer).map_or(0, |w| w.synced_readers())
@@ -887,6 +892,25 @@ impl Participant {
                 }
             }
             _ => {}
+        }
+        if self.hidden_from_application(&e) {
+            // What the reader's cache still needs to know: the relay no longer writes.
+            if let Event::SubscriptionMatched {
+                reader,
+                writer,
+                matched: false,
+            }
+            | Event::LivelinessChanged {
+                reader,
+                writer,
+                alive: false,
+            } = e
+            {
+                if self.events.len() < MAX_QUEUED_EVENTS {
+                    self.events.push_back(Event::RelayGone { reader, writer });
+                }
+            }
+            return;
         }
         if self.events.len() < MAX_QUEUED_EVENTS {
             self.events.push_back(e);

@@ -29,6 +29,20 @@
 //! - **Once per sample.** A reader that is not VOLATILE may get a sample from its writer and
 //!   from one or more services. It remembers, per original writer, the sequence numbers it
 //!   delivered ([`SeenSamples`], a few ranges per writer) and drops the copies.
+//! - **Out of sight.** A service's readers and relays are endpoints of the domain (discovery
+//!   lists them, and `halyard ls` shows them by their entity names), but to an application
+//!   they are the infrastructure its durable data go through, not peers: an application
+//!   writer matched by a service's reader, or an application reader matched by a relay,
+//!   gets no status from it. The participant remembers which remote endpoints are a
+//!   service's ([`Participant::note_service_peer`], from their entity names) and drops the
+//!   events whose peer is one: PUBLICATION_MATCHED and SUBSCRIPTION_MATCHED, OFFERED_ and
+//!   REQUESTED_INCOMPATIBLE_QOS (a service makes a reader of each durability kind for a topic,
+//!   and the PERSISTENT one does not match a TRANSIENT writer), LIVELINESS_CHANGED and
+//!   SAMPLE_LOST. Their readers still count where "stored" is meant
+//!   (`wait_for_acknowledgments`; [`Participant::writer_service_readers`] lists them), and
+//!   readers still get a relay's history. The DEADLINE of an instance a relay delivered
+//!   follows its instance state as for any writer (an instance its writer unregistered has
+//!   none).
 
 use crate::participant::Participant;
 use crate::time::Instant;
@@ -94,6 +108,33 @@ pub(crate) fn service_reader_scope(
 /// True if remote reader `ed` is a service's that catches up from relays.
 pub(crate) fn catches_up_from_relays(ed: &halyard_wire::discovery::EndpointData) -> bool {
     ed.entity_name.as_deref() == Some(SERVICE_READER_NAME)
+}
+
+/// True if discovered endpoint `ed` is a durability service's (a reader, scoped or not, or a
+/// relay writer), by the entity name it announces: infrastructure that durable data go
+/// through, not an application's peer (see the module, "Out of sight").
+pub fn is_service_endpoint(ed: &halyard_wire::discovery::EndpointData) -> bool {
+    is_service_reader(ed) || is_relay_writer(ed)
+}
+
+/// True if remote writer `ed` is a durability service's relay.
+pub(crate) fn is_relay_writer(ed: &halyard_wire::discovery::EndpointData) -> bool {
+    ed.entity_name.as_deref() == Some(RELAY_WRITER_NAME)
+}
+
+/// A durability service's reader matched with a local writer, as
+/// [`Participant::writer_service_readers`] lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceReader {
+    /// The service's reader.
+    pub reader: Guid,
+    /// It is this participant's embedded service's, fed in memory
+    /// ([`Participant::set_fed_service`]): it lives and dies with this process.
+    pub fed: bool,
+    /// It showed it matched the writer too (an ACKNACK; a fed reader at once).
+    pub synced: bool,
+    /// It acknowledged everything the writer wrote: the service stored it.
+    pub stored_all: bool,
 }
 
 /// How long readers wait for a relay's history before it is asked for again.
@@ -165,6 +206,69 @@ fn trim(ranges: &mut Vec<(i64, i64)>) {
 }
 
 impl Participant {
+    /// Remembers whether remote endpoint `ed` (a `reader` or a writer) is a durability
+    /// service's: a reader with a service's entity name, or a relay. Called as it is
+    /// discovered, before it is matched, and again whenever it announces itself again.
+    pub(crate) fn note_service_peer(
+        &mut self,
+        ed: &halyard_wire::discovery::EndpointData,
+        reader: bool,
+    ) {
+        let service = match reader {
+            true => is_service_reader(ed),
+            false => is_relay_writer(ed),
+        };
+        if service {
+            self.service_peers.insert(ed.guid);
+        } else {
+            self.service_peers.remove(&ed.guid);
+        }
+    }
+
+    /// True for an event an application must not see: one whose peer is a durability
+    /// service's endpoint (see the module, "Out of sight").
+    pub(crate) fn hidden_from_application(&self, e: &crate::Event) -> bool {
+        use crate::Event as E;
+        if self.service_peers.is_empty() {
+            return false;
+        }
+        let peer = match e {
+            E::PublicationMatched { reader, .. } | E::OfferedIncompatibleQos { reader, .. } => {
+                reader
+            }
+            E::SubscriptionMatched { writer, .. }
+            | E::RequestedIncompatibleQos { writer, .. }
+            | E::LivelinessChanged { writer, .. }
+            | E::SampleLost { writer, .. } => writer,
+            _ => return false,
+        };
+        self.service_peers.contains(peer)
+    }
+
+    /// True if remote endpoint `guid` is a durability service's (see the module, "Out of
+    /// sight").
+    pub fn is_service_peer(&self, guid: &Guid) -> bool {
+        self.service_peers.contains(guid)
+    }
+
+    /// The durability services' readers local writer `writer` matched (they are not among
+    /// the readers its matched status counts; see the module, "Out of sight").
+    pub fn writer_service_readers(&self, writer: EntityId) -> Vec<ServiceReader> {
+        let Some(w) = self.writers.get(&writer) else {
+            return Vec::new();
+        };
+        w.proxies
+            .values()
+            .filter(|p| p.durability_service)
+            .map(|p| ServiceReader {
+                reader: p.guid,
+                fed: p.fed,
+                synced: !p.reliable || p.fed || (p.synced && p.acknack_counts.seen()),
+                stored_all: p.acked_below > w.last_sn,
+            })
+            .collect()
+    }
+
     /// Makes local reader `reader` acknowledge only what is released (see the module): a
     /// durability service's reader, whose acknowledgment then means "stored". Applies to the
     /// writers it matches from now on and to those it has matched.
@@ -350,6 +454,17 @@ impl Participant {
         self.writers
             .get_mut(&writer)
             .map_or(0, |w| w.remove_instance(key))
+    }
+
+    /// Drops the change of relay `writer` written with locator `stored_at` for instance
+    /// `key` ([`Participant::write_stored`], [`Participant::write_released`]): its service's
+    /// store removed that sample (a KEEP_LAST eviction, a state change a later one made
+    /// obsolete), and readers that ask for it now get a GAP. A relay evicts nothing itself:
+    /// its history is what its store keeps. False if the relay did not hold it.
+    pub fn remove_stored(&mut self, writer: EntityId, key: &[u8; 16], stored_at: u64) -> bool {
+        self.writers
+            .get_mut(&writer)
+            .is_some_and(|w| w.remove_stored(key, stored_at))
     }
 
     /// Makes local writer `writer` a relay (see the module and `Writer::set_relay`). Unknown

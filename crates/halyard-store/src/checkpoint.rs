@@ -9,9 +9,31 @@
 //! thread: for a stream of 1 KB samples a quarter of the durability service thread's time went
 //! there (copying pages into the file's fresh page-cache pages, then the fsync). So the store
 //! turns automatic checkpoints off on its connection and gives them to this thread, which has
-//! a connection of its own and runs a PASSIVE checkpoint each time the store has committed
+//! a connection of its own and runs a PASSIVE checkpoint each time the log has grown by
 //! [`SIGNAL_BYTES`] more: a passive checkpoint never waits for, nor blocks, the writer (the
 //! WAL design lets one checkpointer copy frames while a writer appends).
+//!
+//! *What grows the log is pages, not samples.* Each commit appends every page it changed,
+//! whole (the table's last leaf, the instance rows, the interior pages above them: about 33
+//! KB for a commit of one small sample), so the cadence follows the log file's own growth
+//! (looked at after each commit), or the bytes committed when more (a log that restarted
+//! grows inside its file). Counting the samples' bytes alone, a slow stream of small
+//! samples, each its own transaction, never reached a checkpoint: 9.4 MB of log beside a
+//! 16 KB store after 280 samples, kept for good.
+//!
+//! The log restarts (the next commit writes it from its start, and it grows no more) only
+//! when a commit begins after a checkpoint copied every frame: a pass that takes longer than
+//! the gap between two commits (its fsync, on a busy disk) leaves the frames committed
+//! meanwhile, and the log grows on to the next pass. A fast stream grows the log to the bound
+//! below, where commits restart it themselves. A slow one (less than [`SIGNAL_BYTES`] of log
+//! a second, as most are) gets a pass every [`IDLE_CHECKPOINT`] that ends with the log wholly
+//! copied: passes, each copying what came during the one before, and if the stream still
+//! races them, a RESTART checkpoint, which holds the next commit for the few frames left.
+
+//! *At rest the log is emptied.* When the store committed nothing for an
+//! [`IDLE_CHECKPOINT`], the thread runs a TRUNCATE checkpoint, which empties the log file,
+//! without waiting for a writer (a busy store is tried again at the next tick). A store that
+//! is written and left alone keeps no log beside it.
 //!
 //! A passive checkpoint cannot restart the log: SQLite restarts it when a writer begins a
 //! transaction after every frame was copied, which a checkpointer racing a steady stream of
@@ -52,12 +74,21 @@ use crate::open::{classify, BUSY_TIMEOUT};
 use crate::types::StoreOptions;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Bytes committed between two passive checkpoints: about SQLite's own automatic cadence
-/// (1000 pages of 4 KiB).
+/// Log growth between two passive checkpoints: about SQLite's own automatic cadence (1000
+/// pages of 4 KiB).
 pub(crate) const SIGNAL_BYTES: u64 = 4 << 20;
+/// How often the checkpoint thread looks at the log without being woken: it checkpoints what
+/// was committed since its last pass, or empties the log of a store idle since then.
+pub(crate) const IDLE_CHECKPOINT: std::time::Duration = std::time::Duration::from_secs(1);
+/// Passes that follow a slow stream's checkpoint pass during which the store committed: each
+/// copies only what came during the one before, so that the log is wholly copied when the
+/// next commit begins and that commit restarts it (see the module).
+const FOLLOW_UP_PASSES: usize = 3;
 /// Longest the log may grow before commits try to checkpoint (and restart) it themselves,
 /// without waiting for the checkpoint thread, in a store without a size cap.
 pub(crate) const MAX_LOG_BYTES: u64 = 256 << 20;
@@ -90,7 +121,11 @@ pub(crate) struct Checkpointer {
     thread: Option<JoinHandle<()>>,
     /// The log's file (`PATH-wal`), whose length the committing thread watches.
     log: PathBuf,
-    /// Bytes committed since the thread was last woken.
+    /// The log file's length after the last commit.
+    log_len: u64,
+    /// The store committed since the thread's last pass (the thread clears it).
+    dirty: Arc<AtomicBool>,
+    /// Log growth since the thread was last woken.
     since_wake: u64,
     /// The log's length that owes a restart ([`log_limit`]).
     limit: u64,
@@ -111,38 +146,41 @@ impl Checkpointer {
         // The checkpoint syncs what the level says (synchronous is per connection).
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| classify(&name, "configure the checkpoint connection", e))?;
-        let (wake, woken) = mpsc::sync_channel::<()>(1);
-        let thread = std::thread::Builder::new()
-            .name("halyard-checkpoint".into())
-            .spawn(move || {
-                while woken.recv().is_ok() {
-                    // A failed or busy checkpoint is tried again at the next wake-up; the
-                    // committing thread's bound on the log stands behind it.
-                    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-                }
-            })
-            .map_err(|source| StoreError::Io {
-                path: name.clone(),
-                source,
-            })?;
         let mut log = path.as_os_str().to_owned();
         log.push("-wal");
+        let log = PathBuf::from(log);
+        let dirty = Arc::new(AtomicBool::new(false));
+        let (wake, woken) = mpsc::sync_channel::<()>(1);
+        let thread = {
+            let (log, dirty) = (log.clone(), Arc::clone(&dirty));
+            std::thread::Builder::new()
+                .name("halyard-checkpoint".into())
+                .spawn(move || checkpoint_loop(&conn, &woken, &log, &dirty))
+                .map_err(|source| StoreError::Io {
+                    path: name.clone(),
+                    source,
+                })?
+        };
         Ok(Checkpointer {
             wake: Some(wake),
             thread: Some(thread),
-            log: PathBuf::from(log),
+            log_len: file_len(&log),
+            log,
+            dirty,
             since_wake: 0,
             limit,
             restart_owed: false,
         })
     }
 
-    /// The store committed about `bytes`: wakes the thread every [`SIGNAL_BYTES`], and says
-    /// what the caller should do about the log's length. While a restart is owed (the log
-    /// outgrew its limit) the log's length is looked at every commit, else every
-    /// [`SIGNAL_BYTES`].
+    /// The store committed about `bytes`: wakes the thread every [`SIGNAL_BYTES`] of log
+    /// growth (see the module), and says what the caller should do about the log's length.
     pub(crate) fn committed(&mut self, bytes: u64) -> LogRestart {
-        self.since_wake = self.since_wake.saturating_add(bytes);
+        self.dirty.store(true, Ordering::Relaxed);
+        let len = file_len(&self.log);
+        let grown = len.saturating_sub(self.log_len);
+        self.log_len = len;
+        self.since_wake = self.since_wake.saturating_add(bytes.max(grown));
         if self.since_wake < SIGNAL_BYTES && !self.restart_owed {
             return LogRestart::No;
         }
@@ -155,7 +193,6 @@ impl Checkpointer {
                 }
             }
         }
-        let len = std::fs::metadata(&self.log).map_or(0, |m| m.len());
         self.restart_owed = len > self.limit;
         if len > self.limit.saturating_mul(2) {
             LogRestart::Now
@@ -184,6 +221,63 @@ impl Checkpointer {
         }
         Ok(())
     }
+}
+
+/// The length of file `path` (0 when there is none).
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The checkpoint thread (see the module): a PASSIVE checkpoint when woken (the log grew by
+/// [`SIGNAL_BYTES`]); when [`IDLE_CHECKPOINT`] went by without that, a slow stream's pass if
+/// the store committed since the last one ([`slow_stream_pass`]), else a TRUNCATE checkpoint
+/// of a non-empty log. Ends when the store's [`Checkpointer`] is dropped.
+fn checkpoint_loop(conn: &Connection, woken: &Receiver<()>, log: &Path, dirty: &AtomicBool) {
+    loop {
+        // Cleared before a pass: a commit during it marks the store again. A failed or busy
+        // checkpoint is tried again at the next wake-up; the committing thread's bound on
+        // the log stands behind it.
+        match woken.recv_timeout(IDLE_CHECKPOINT) {
+            Ok(()) => {
+                dirty.store(false, Ordering::Relaxed);
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            }
+            Err(RecvTimeoutError::Timeout) if dirty.load(Ordering::Relaxed) => {
+                slow_stream_pass(conn, dirty);
+            }
+            Err(RecvTimeoutError::Timeout) if file_len(log) > 0 => {
+                let _ = without_waiting(conn, "TRUNCATE");
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// The pass for a store that committed less than [`SIGNAL_BYTES`] of log in an
+/// [`IDLE_CHECKPOINT`]: PASSIVE passes, each copying what came during the one before (up to
+/// [`FOLLOW_UP_PASSES`] more), until one ends with no commit during it; if none did, a
+/// RESTART checkpoint, which holds the store's next commit for the few frames left and
+/// leaves the log to be restarted (unless the store is committing at that very moment: the
+/// connection never waits). Either way the next commit writes the log from its start.
+fn slow_stream_pass(conn: &Connection, dirty: &AtomicBool) {
+    for _ in 0..=FOLLOW_UP_PASSES {
+        dirty.store(false, Ordering::Relaxed);
+        let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        if !dirty.load(Ordering::Relaxed) {
+            return;
+        }
+    }
+    let _ = without_waiting(conn, "RESTART");
+}
+
+/// Runs a `mode` checkpoint (RESTART or TRUNCATE, which wait for the store's writer and hold
+/// its next commits meanwhile) only if the store is not writing: busy at once otherwise.
+fn without_waiting(conn: &Connection, mode: &str) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    let done = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    done
 }
 
 impl Drop for Checkpointer {

@@ -52,6 +52,11 @@ pub struct Store {
     /// Rows of inserts whose payloads are in segments, not yet INSERTed (see
     /// [`DeferredRow`]).
     deferred: RefCell<Vec<DeferredRow>>,
+    /// Samples the pending inserts removed (KEEP_LAST evictions, state changes made
+    /// obsolete), with their instances: reported by [`Store::take_removed`] once committed.
+    pending_removed: Vec<(ChannelId, SampleId, [u8; 16])>,
+    /// Samples committed transactions removed, not yet taken.
+    removed: Vec<(ChannelId, SampleId, [u8; 16])>,
 }
 
 /// The row of an insert whose payload went to a segment, INSERTed later with others: one
@@ -140,6 +145,8 @@ enum Written {
     /// As this row.
     Stored(i64),
     Duplicate,
+    /// A state change that changes nothing the store keeps: not stored.
+    Obsolete,
     /// The row id from the cache is in use: the cache is stale.
     RowTaken,
 }
@@ -230,6 +237,8 @@ impl Store {
             data_version,
             segments: None,
             deferred: RefCell::new(Vec::new()),
+            pending_removed: Vec::new(),
+            removed: Vec::new(),
         })
     }
 
@@ -429,9 +438,19 @@ impl Store {
     /// Stores `s` in channel `ch` within the pending transaction.
     ///
     /// [`Inserted::Duplicate`] when (ch, writer, sn) is already stored. KEEP_LAST evicts the
-    /// instance's oldest samples to make room; the other limits refuse with
+    /// instance's oldest data samples to make room; the other limits refuse with
     /// [`StoreError::Full`], as does the size cap. A refusal removes nothing and leaves the
     /// earlier pending inserts in place.
+    ///
+    /// The history depth and the sample limits count data samples (writes) only. A dispose
+    /// or an unregistration changes its instance's state and evicts no data: it is kept
+    /// beside the data while a late reader needs it to end with the instance's state, and
+    /// removed once a later change makes it obsolete (a later write or dispose of the
+    /// instance; for an unregistration, a later write or unregistration by its writer, or
+    /// no data of that writer left in the instance). One that would change nothing the
+    /// store keeps (its instance holds nothing; an unregistration by a writer with no data
+    /// in it) is [`Inserted::Obsolete`] and not stored. What inserts removed is reported by
+    /// [`Store::take_removed`] once committed.
     pub fn insert(&mut self, ch: ChannelId, s: &StoredSample) -> Result<Inserted, StoreError> {
         self.insert_ref(ch, &s.as_ref())
     }
@@ -441,6 +460,7 @@ impl Store {
         match self.insert_once(ch, s)? {
             Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
             Written::Duplicate => Ok(Inserted::Duplicate),
+            Written::Obsolete => Ok(Inserted::Obsolete),
             Written::RowTaken => {
                 // The cached next row id was stale (the file changed behind the store's
                 // back, which the data_version check should have seen): reload the channel
@@ -449,6 +469,7 @@ impl Store {
                 match self.insert_once(ch, s)? {
                     Written::Stored(row) => Ok(Inserted::Stored(SampleId(row))),
                     Written::Duplicate => Ok(Inserted::Duplicate),
+                    Written::Obsolete => Ok(Inserted::Obsolete),
                     Written::RowTaken => Err(StoreError::Conflict {
                         path: self.path.clone(),
                         channel: ch,
@@ -465,19 +486,31 @@ impl Store {
         let state = self.state(ch)?;
         let (index, next_seq) = (&state.index, state.next_seq);
         let duplicate = index.has(&s.writer, s.sn);
-        let planned = plan(
-            &state.limits,
-            index.samples(),
-            index.instance_count(),
-            index.in_instance(&s.key_hash),
-        );
+        let data = s.kind == SampleKind::Alive;
+        // A state change is never refused by the limits: it evicts no data.
+        let planned = match data {
+            true => plan(
+                &state.limits,
+                index.samples(),
+                index.instance_count(),
+                index.in_instance(&s.key_hash),
+            ),
+            false => Ok(crate::limits::Plan {
+                evict: 0,
+                new_instance: false,
+            }),
+        };
         let evict = match &planned {
             Ok(p) if p.evict > 0 => index.oldest(&s.key_hash, p.evict),
             _ => Vec::new(),
         };
-        if duplicate {
+        let obsolete = !data && index.obsolete_states(&s.key_hash, &s.writer, s.kind, &[]).1;
+        if duplicate || obsolete {
             self.end_if_idle(opened)?;
-            return Ok(Written::Duplicate);
+            return Ok(match duplicate {
+                true => Written::Duplicate,
+                false => Written::Obsolete,
+            });
         }
         match planned {
             Ok(_) if next_seq < SEQ_LIMIT => {}
@@ -560,8 +593,9 @@ impl Store {
             if let Some(st) = self.channels.get_mut(&ch) {
                 for (gone, writer, sn) in evicted {
                     st.index.remove(gone, &writer, sn, &s.key_hash);
+                    self.pending_removed.push((ch, SampleId(gone), s.key_hash));
                 }
-                st.index.add(row, s.writer, s.sn, s.key_hash);
+                st.index.add(row, s.writer, s.sn, s.key_hash, s.kind);
                 st.next_seq += 1;
             }
             self.pending += 1;
@@ -578,9 +612,10 @@ impl Store {
         Ok(written)
     }
 
-    /// Writes the sample as row `row`, removes rows `evict` (the instance's oldest, KEEP_LAST;
-    /// each one removed is pushed on `evicted` with its writer and sequence number) and updates
-    /// the instance. Nothing is written when the row id is taken.
+    /// Writes the sample as row `row`, removes rows `evict` (the instance's oldest data,
+    /// KEEP_LAST) and the instance's state changes that this one makes obsolete (see
+    /// [`Store::insert`]), pushing each row removed on `evicted` with its writer and sequence
+    /// number, and updates the instance. Nothing is written when the row id is taken.
     ///
     /// `placed` says where the payload goes: in the row, or in a segment where it was
     /// appended already. [`Placement::Guarded`] (near the size cap) keeps it in the row and
@@ -657,6 +692,13 @@ impl Store {
             }
         }
         self.delete_rows(evict, evicted)?;
+        let writers: Vec<[u8; 16]> = evicted.iter().map(|&(_, w, _)| w).collect();
+        let obsolete = self.channels.get(&ch).map_or_else(Vec::new, |st| {
+            st.index
+                .obsolete_states(&s.key_hash, &s.writer, s.kind, &writers)
+                .0
+        });
+        self.delete_rows(&obsolete, evicted)?;
         let delta = InstanceDelta {
             kind: s.kind.code(),
             source_time: s.source_time,
@@ -881,6 +923,7 @@ impl Store {
                 .and_then(|mut s| s.execute([]))
         }) {
             self.uncommitted_bytes = 0;
+            self.pending_removed.clear();
             if let Some(segments) = &self.segments {
                 segments.borrow_mut().invalidate();
             }
@@ -889,6 +932,7 @@ impl Store {
         if let Some(segments) = &self.segments {
             segments.borrow_mut().after_commit();
         }
+        self.removed.append(&mut self.pending_removed);
         let bytes = std::mem::take(&mut self.uncommitted_bytes);
         if let Some(c) = self.checkpointer.as_mut() {
             let restart = c.committed(bytes);
@@ -908,6 +952,7 @@ impl Store {
         // A failing ROLLBACK means there was no transaction left to undo.
         let _rollback_result = self.conn.execute_batch("ROLLBACK");
         self.uncommitted_bytes = 0;
+        self.pending_removed.clear();
         let lost = std::mem::take(&mut self.pending);
         self.channels.clear();
         self.instances.borrow_mut().clear();
@@ -943,6 +988,15 @@ impl Store {
     /// Inserts stored since the last commit.
     pub fn pending(&self) -> usize {
         self.pending
+    }
+
+    /// The samples that committed inserts removed since the last call (KEEP_LAST evictions
+    /// of data, state changes a later change made obsolete; see [`Store::insert`]), each with
+    /// its channel and its instance's key hash, in the order removed. Purges ([`Store::purge_instance`]) are
+    /// not among them. What a transaction that was lost removed is not reported: it is
+    /// still stored.
+    pub fn take_removed(&mut self) -> Vec<(ChannelId, SampleId, [u8; 16])> {
+        std::mem::take(&mut self.removed)
     }
 
     /// Calls `f` with every sample of channel `ch` in insertion order; returns how many.
@@ -1231,6 +1285,17 @@ impl Store {
         Ok(removed.len())
     }
 
+    /// The original writers that have data kept in instance `key_hash` of channel `ch` and
+    /// have not unregistered it since: what the store knows of the instance's registrations
+    /// (a writer whose data were all evicted is not among them).
+    pub fn registered_writers(
+        &mut self,
+        ch: ChannelId,
+        key_hash: [u8; 16],
+    ) -> Result<Vec<[u8; 16]>, StoreError> {
+        Ok(self.state(ch)?.index.registered(&key_hash))
+    }
+
     /// The instances of channel `ch` by key hash: the kind of each one's last stored sample
     /// (its instance state) and that sample's source time.
     pub fn instances(&self, ch: ChannelId) -> Result<Vec<([u8; 16], SampleKind, i64)>, StoreError> {
@@ -1365,6 +1430,7 @@ impl Store {
     /// for committed.
     fn lost_transaction(&mut self) -> Result<(), StoreError> {
         self.uncommitted_bytes = 0;
+        self.pending_removed.clear();
         self.deferred.borrow_mut().clear();
         if self.pending > 0 {
             if let Some(segments) = &self.segments {
@@ -1421,7 +1487,7 @@ impl Store {
     fn load_index(&self, ch: ChannelId) -> Result<(ChannelIndex, i64), StoreError> {
         let mut index = ChannelIndex::default();
         let mut last = ch.0 << SEQ_BITS;
-        self.scan_channel(ch, "id, writer, sn, key_hash", |row| {
+        self.scan_channel(ch, "id, writer, sn, key_hash, kind", |row| {
             let get = |i| row.get_ref(i).map_err(|e| self.err("index channel", e));
             let id = self.int(get(0)?, "id")?;
             index.add(
@@ -1429,6 +1495,7 @@ impl Store {
                 self.guid(get(1)?, "writer")?,
                 self.int(get(2)?, "sn")?,
                 self.guid(get(3)?, "key_hash")?,
+                self.kind(get(4)?)?,
             );
             last = id;
             Ok(())

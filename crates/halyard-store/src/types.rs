@@ -174,6 +174,10 @@ pub enum Inserted {
     Stored(SampleId),
     /// (channel, writer, sn) is already stored; nothing changed.
     Duplicate,
+    /// A dispose or unregistration that would change nothing the store keeps (its instance
+    /// holds nothing, or an unregistering writer has no data in it): not stored, nothing
+    /// changed (see [`crate::Store::insert`]).
+    Obsolete,
 }
 
 /// How hard a commit pushes data to the disk, and which journal the store keeps (SQLite

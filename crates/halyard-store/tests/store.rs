@@ -351,14 +351,20 @@ fn dispose_and_unregister_set_the_instance_state() {
         (2, 1, SampleKind::Disposed),
         (3, 2, SampleKind::Alive),
         (4, 2, SampleKind::Unregistered),
-        (5, 3, SampleKind::DisposedUnregistered),
-        (6, 4, SampleKind::Disposed),
+        (5, 3, SampleKind::Alive),
+        (6, 3, SampleKind::DisposedUnregistered),
         (7, 4, SampleKind::Alive),
     ];
     for (sn, k, kind) in kinds {
         let mut s = sample(1, sn, k, 4);
         s.kind = kind;
-        let _ = store.insert(ch, &s).unwrap();
+        assert!(matches!(store.insert(ch, &s).unwrap(), Inserted::Stored(_)));
+    }
+    // A state change of an instance the store holds nothing of says nothing: not stored.
+    for (sn, kind) in [(8, SampleKind::Disposed), (9, SampleKind::Unregistered)] {
+        let mut s = sample(1, sn, 5, 4);
+        s.kind = kind;
+        assert_eq!(store.insert(ch, &s).unwrap(), Inserted::Obsolete);
     }
     store.commit().unwrap();
     drop(store);
@@ -368,7 +374,7 @@ fn dispose_and_unregister_set_the_instance_state() {
         vec![
             (key(1), SampleKind::Disposed, 2_000),
             (key(2), SampleKind::Unregistered, 4_000),
-            (key(3), SampleKind::DisposedUnregistered, 5_000),
+            (key(3), SampleKind::DisposedUnregistered, 6_000),
             (key(4), SampleKind::Alive, 7_000),
         ]
     );
@@ -380,6 +386,175 @@ fn dispose_and_unregister_set_the_instance_state() {
         read,
         kinds.iter().map(|(sn, _, k)| (*sn, *k)).collect::<Vec<_>>()
     );
+}
+
+/// (sn, kind) of every stored sample of `ch`, in order.
+fn kinds_of(store: &Store, ch: halyard_store::ChannelId) -> Vec<(i64, SampleKind)> {
+    let mut read = Vec::new();
+    store
+        .for_each_sample_meta(ch, |m| read.push((m.sn, m.kind)))
+        .unwrap();
+    read
+}
+
+/// Sample `sn` of writer `w` for instance `k`, of `kind`.
+fn change(w: u8, sn: i64, k: u8, kind: SampleKind) -> halyard_store::StoredSample {
+    let mut s = sample(w, sn, k, 4);
+    s.kind = kind;
+    s
+}
+
+/// The README's example: a writer of KEEP_LAST 1 (the default DURABILITY_SERVICE history)
+/// writes, then unregisters its instance as it leaves. The unregistration evicts no data:
+/// the last sample is kept beside it, on disk too, and the evicted samples are reported.
+#[test]
+fn an_unregistration_or_a_dispose_never_takes_the_last_data_sample_place() {
+    let dir = Scratch::new("state-depth");
+    let path = dir.file("s.db");
+    let mut store = Store::open(&path, StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_last(1))).unwrap();
+    for sn in 1..=5 {
+        let _ = store
+            .insert(ch, &change(1, sn, 1, SampleKind::Alive))
+            .unwrap();
+    }
+    let _ = store
+        .insert(ch, &change(1, 6, 1, SampleKind::Unregistered))
+        .unwrap();
+    // Another instance, disposed and then unregistered by its writer leaving.
+    let _ = store
+        .insert(ch, &change(1, 7, 2, SampleKind::Alive))
+        .unwrap();
+    let _ = store
+        .insert(ch, &change(1, 8, 2, SampleKind::Disposed))
+        .unwrap();
+    let _ = store
+        .insert(ch, &change(1, 9, 2, SampleKind::Unregistered))
+        .unwrap();
+    store.commit().unwrap();
+    let removed: Vec<[u8; 16]> = store.take_removed().iter().map(|r| r.2).collect();
+    assert_eq!(removed, vec![key(1); 4], "samples 1 to 4 evicted");
+    assert!(store.take_removed().is_empty(), "taken once");
+    drop(store);
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(
+        kinds_of(&store, ch),
+        vec![
+            (5, SampleKind::Alive),
+            (6, SampleKind::Unregistered),
+            (7, SampleKind::Alive),
+            (8, SampleKind::Disposed),
+            (9, SampleKind::Unregistered),
+        ]
+    );
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.instances, 2);
+}
+
+/// State changes go once a later change makes them obsolete, so an instance holds its data
+/// and a few of them however often its writers come and go.
+#[test]
+fn obsolete_state_changes_are_removed_and_reported() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let ch = store.channel(&spec("T", keep_last(2))).unwrap();
+    let mut sn = 0;
+    let mut next = |w: u8, kind: SampleKind| {
+        sn += 1;
+        change(w, sn, 1, kind)
+    };
+    // A hundred short-lived writers, each writing once and leaving (unregistering).
+    for w in 1..=100u8 {
+        for kind in [SampleKind::Alive, SampleKind::Unregistered] {
+            let s = next(w, kind);
+            assert!(matches!(store.insert(ch, &s).unwrap(), Inserted::Stored(_)));
+        }
+    }
+    store.commit().unwrap();
+    // Depth 2: the last two writers' samples, and their unregistrations.
+    assert_eq!(
+        kinds_of(&store, ch),
+        vec![
+            (197, SampleKind::Alive),
+            (198, SampleKind::Unregistered),
+            (199, SampleKind::Alive),
+            (200, SampleKind::Unregistered),
+        ]
+    );
+    assert_eq!(store.take_removed().len(), 98 * 2);
+    // A dispose, then a write: the write revives the instance, the dispose goes.
+    let _ = store.insert(ch, &next(7, SampleKind::Disposed)).unwrap();
+    let _ = store.insert(ch, &next(7, SampleKind::Alive)).unwrap();
+    store.commit().unwrap();
+    // Writer 99's data was evicted by the write: its unregistration went with it.
+    assert_eq!(
+        kinds_of(&store, ch),
+        vec![
+            (199, SampleKind::Alive),
+            (200, SampleKind::Unregistered),
+            (202, SampleKind::Alive),
+        ]
+    );
+    // Writer 7 disposes and unregisters in one change, twice: the second replaces the first.
+    let _ = store
+        .insert(ch, &next(7, SampleKind::DisposedUnregistered))
+        .unwrap();
+    let _ = store.insert(ch, &next(7, SampleKind::Alive)).unwrap();
+    let _ = store
+        .insert(ch, &next(7, SampleKind::DisposedUnregistered))
+        .unwrap();
+    // An unregistration by a writer with no data in the instance is not stored.
+    assert_eq!(
+        store
+            .insert(ch, &next(50, SampleKind::Unregistered))
+            .unwrap(),
+        Inserted::Obsolete
+    );
+    store.commit().unwrap();
+    assert_eq!(
+        kinds_of(&store, ch),
+        vec![
+            (202, SampleKind::Alive),
+            (204, SampleKind::Alive),
+            (205, SampleKind::DisposedUnregistered),
+        ]
+    );
+    assert_eq!(
+        store.instances(ch).unwrap(),
+        vec![(key(1), SampleKind::DisposedUnregistered, 205_000)]
+    );
+}
+
+/// Under KEEP_ALL the limits count data samples: an instance at its
+/// max_samples_per_instance, or a channel at max_samples, still takes its state changes.
+#[test]
+fn state_changes_are_not_refused_by_the_sample_limits() {
+    let mut store = Store::in_memory(StoreOptions::default()).unwrap();
+    let limits = Limits {
+        max_samples: Some(3),
+        max_samples_per_instance: Some(2),
+        ..keep_all()
+    };
+    let ch = store.channel(&spec("T", limits)).unwrap();
+    for (sn, k) in [(1, 1), (2, 1), (3, 2)] {
+        let _ = store
+            .insert(ch, &change(1, sn, k, SampleKind::Alive))
+            .unwrap();
+    }
+    for (sn, k, kind) in [
+        (4, 1, SampleKind::Disposed),
+        (5, 1, SampleKind::Unregistered),
+        (6, 2, SampleKind::Unregistered),
+    ] {
+        assert!(matches!(
+            store.insert(ch, &change(1, sn, k, kind)).unwrap(),
+            Inserted::Stored(_)
+        ));
+    }
+    assert!(store
+        .insert(ch, &change(1, 7, 2, SampleKind::Alive))
+        .is_err());
+    store.commit().unwrap();
+    assert_eq!(sns(&store, ch), vec![1, 2, 3, 4, 5, 6]);
 }
 
 #[test]

@@ -3,8 +3,12 @@
 //! Design. Samples are kept in arrival order in one queue, with per-instance bookkeeping
 //! beside it: the instance state (ALIVE, NOT_ALIVE_DISPOSED, NOT_ALIVE_NO_WRITERS), whether the
 //! application has viewed it, the writers alive for it and how many samples it holds.
-//! KEEP_LAST(n) keeps the newest n samples of each instance (the oldest one of the instance is
-//! replaced); KEEP_ALL is bounded by RESOURCE_LIMITS (max_samples, max_samples_per_instance),
+//! KEEP_LAST(n) keeps the newest n data samples of each instance (the oldest one of the
+//! instance is replaced); a dispose or an unregistration (a sample without data) takes no
+//! data sample's place: the instance holds at most one such sample besides, the latest (its
+//! instance state is what the application reads), so a late reader that gets an instance's
+//! last value and its writer's unregistration back to back keeps both. KEEP_ALL is bounded by
+//! RESOURCE_LIMITS (max_samples, and max_samples_per_instance, which counts data samples),
 //! and a sample beyond them is rejected and counted. A reliable KEEP_ALL reader never gets to
 //! reject: it grants the protocol core only as many samples as it has room for
 //! ([`ReaderCache::credit`]), so the rest stay unacknowledged and their writer blocks.
@@ -94,7 +98,11 @@ struct Instance {
     state: InstanceState,
     viewed: bool,
     writers: BTreeSet<Guid>,
+    /// Data samples held.
     count: usize,
+    /// Samples without data held (a dispose, an unregistration): at most one under
+    /// KEEP_LAST.
+    states: usize,
     /// When it stopped being alive (READER_DATA_LIFECYCLE autopurge delays run from here).
     not_alive_since: Option<Time>,
     /// Times it came back to life after being disposed, and after having no writers.
@@ -109,9 +117,18 @@ impl Instance {
             viewed: false,
             writers: BTreeSet::new(),
             count: 0,
+            states: 0,
             not_alive_since: None,
             disposed_generation: 0,
             no_writers_generation: 0,
+        }
+    }
+
+    /// A sample of `kind` left the cache.
+    fn forget(&mut self, kind: ChangeKind) {
+        match kind {
+            ChangeKind::Alive => self.count = self.count.saturating_sub(1),
+            _ => self.states = self.states.saturating_sub(1),
         }
     }
 
@@ -319,27 +336,41 @@ impl ReaderCache {
                 }
             }
         }
-        match self.qos.history {
-            History::KeepLast(depth) => {
-                if inst.count >= depth.max(1) as usize {
-                    if let Some(pos) = self.samples.iter().position(|c| c.key == key) {
-                        if self.samples.remove(pos).is_some_and(|c| c.expiry.is_some()) {
-                            self.expiring = self.expiring.saturating_sub(1);
-                        }
-                        inst.count -= 1;
-                    }
+        let data = s.kind == ChangeKind::Alive;
+        // Under KEEP_LAST, the sample of the instance this one replaces: its oldest data
+        // sample once the depth is reached; for a sample without data, the one it holds.
+        let replaces = match (data, self.qos.history) {
+            (true, History::KeepLast(depth)) => inst.count >= depth.max(1) as usize,
+            (false, History::KeepLast(_)) => inst.states > 0,
+            (_, History::KeepAll) => false,
+        };
+        if replaces {
+            if let Some(pos) = self
+                .samples
+                .iter()
+                .position(|c| c.key == key && (c.kind == ChangeKind::Alive) == data)
+            {
+                if self.samples.remove(pos).is_some_and(|c| c.expiry.is_some()) {
+                    self.expiring = self.expiring.saturating_sub(1);
                 }
-            }
-            History::KeepAll => {
-                let per_inst = self.qos.resource_limits.max_samples_per_instance;
-                if self.samples.len() >= max_samples
-                    || (per_inst > 0 && inst.count >= per_inst as usize)
-                {
-                    return Err(Rejected::Full);
+                match data {
+                    true => inst.count -= 1,
+                    false => inst.states -= 1,
                 }
             }
         }
-        inst.count += 1;
+        if self.qos.history == History::KeepAll {
+            let per_inst = self.qos.resource_limits.max_samples_per_instance;
+            if self.samples.len() >= max_samples
+                || (data && per_inst > 0 && inst.count >= per_inst as usize)
+            {
+                return Err(Rejected::Full);
+            }
+        }
+        match data {
+            true => inst.count += 1,
+            false => inst.states += 1,
+        }
         let generations = (inst.disposed_generation, inst.no_writers_generation);
         self.samples.push_back(Cached {
             payload: s.payload,
@@ -410,7 +441,7 @@ impl ReaderCache {
                 return true;
             }
             if let Some(inst) = instances.get_mut(&c.key) {
-                inst.count = inst.count.saturating_sub(1);
+                inst.forget(c.kind);
             }
             false
         });
@@ -574,7 +605,7 @@ impl ReaderCache {
                     self.expiring = self.expiring.saturating_sub(1);
                 }
                 if let Some(inst) = self.instances.get_mut(&c.key) {
-                    inst.count = inst.count.saturating_sub(1);
+                    inst.forget(c.kind);
                 }
                 if c.payload.len() >= REUSABLE_PAYLOAD_BYTES {
                     // Unless a local writer's history still shares it.
@@ -888,5 +919,56 @@ mod tests {
             prev = Some(k);
         }
         assert_eq!(order, [1, 2, 3]);
+    }
+
+    #[test]
+    fn keep_last_keeps_the_last_data_sample_beside_the_instance_state() {
+        let mut q = EndpointQos::reader_default();
+        q.history = History::KeepLast(1);
+        let mut c = ReaderCache::new(q, None, 1);
+        let t = Time::from_nanos(0);
+        let w = writer(1);
+        // A late reader gets the last value and the unregistration back to back, then a
+        // dispose and another unregistration of a second instance.
+        c.insert(sample(w, 1, ChangeKind::Alive, 1), t).unwrap();
+        c.insert(sample(w, 1, ChangeKind::Alive, 2), t).unwrap();
+        c.insert(sample(w, 1, ChangeKind::Unregistered, 3), t)
+            .unwrap();
+        c.insert(sample(w, 2, ChangeKind::Alive, 4), t).unwrap();
+        c.insert(sample(w, 2, ChangeKind::Disposed, 5), t).unwrap();
+        c.insert(sample(w, 2, ChangeKind::Unregistered, 6), t)
+            .unwrap();
+        let all = infos(&mut c, Visit::default());
+        let seen: Vec<(u8, bool, InstanceState)> = all
+            .iter()
+            .map(|i| (i.instance_handle.0[0], i.valid_data, i.instance_state))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, true, InstanceState::NotAliveNoWriters),
+                (1, false, InstanceState::NotAliveNoWriters),
+                (2, true, InstanceState::NotAliveDisposed),
+                (2, false, InstanceState::NotAliveDisposed),
+            ],
+            "the last value of each instance, and one sample without data: the latest"
+        );
+    }
+
+    #[test]
+    fn keep_all_limits_per_instance_count_data_samples() {
+        let mut q = EndpointQos::reader_default();
+        q.history = History::KeepAll;
+        q.resource_limits.max_samples_per_instance = 1;
+        let mut c = ReaderCache::new(q, None, 1);
+        let t = Time::from_nanos(0);
+        let w = writer(1);
+        c.insert(sample(w, 1, ChangeKind::Alive, 1), t).unwrap();
+        assert_eq!(
+            c.insert(sample(w, 1, ChangeKind::Alive, 2), t),
+            Err(Rejected::Full)
+        );
+        c.insert(sample(w, 1, ChangeKind::Unregistered, 3), t)
+            .expect("a state change is not refused by the per-instance limit");
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 pub use halyard_wire::qos::{
-    DestinationOrderKind, DurabilityKind, EndpointQos, History, Liveliness, LivelinessKind,
-    OwnershipKind, Presentation, Reliability, ReliabilityKind, ResourceLimits,
+    DestinationOrderKind, DurabilityKind, DurabilityService, EndpointQos, History, Liveliness,
+    LivelinessKind, OwnershipKind, Presentation, Reliability, ReliabilityKind, ResourceLimits,
 };
 pub use halyard_wire::Duration as DdsDuration;
 

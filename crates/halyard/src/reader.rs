@@ -379,7 +379,9 @@ impl<T> DataReader<T> {
         InstanceHandle::from(halyard_wire::Guid::new(prefix, self.id))
     }
 
-    /// Blocks until at least `n` writers are matched, or `timeout`.
+    /// Blocks until at least `n` writers are matched, or `timeout`. A durability service's
+    /// relay, which delivers the history of writers gone, is not counted (nor in the reader's
+    /// statuses).
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
         let id = self.id;
         let ok = self.participant.shared.wait_until(timeout, |st| {

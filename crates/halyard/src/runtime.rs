@@ -636,6 +636,12 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
             let (l, s) = (r.listener.clone()?, r.matched.clone());
             Some(Box::new(move || l.on_subscription_matched(s)))
         }
+        Event::RelayGone { reader, writer } => {
+            // No status: a relay is no peer of the application. Its instances lose it.
+            let r = st.readers.get_mut(&reader)?;
+            r.cache.writer_gone(writer, wall_clock());
+            None
+        }
         Event::OfferedIncompatibleQos { writer, policy, .. } => {
             let w = st.writers.get_mut(&writer)?;
             w.incompatible.record(policy);

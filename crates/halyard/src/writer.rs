@@ -170,6 +170,11 @@ impl<T> DataWriter<T> {
         })
     }
 
+    /// The writer's participant and entity id (the durability module's methods need them).
+    pub(crate) fn participant_and_id(&self) -> (&DomainParticipant, EntityId) {
+        (&self.participant, self.id)
+    }
+
     /// What unregistering means under the writer's current WRITER_DATA_LIFECYCLE.
     pub(crate) fn unregister_kind(&self) -> ChangeKind {
         let autodispose = self
@@ -396,7 +401,9 @@ impl<T> DataWriter<T> {
             .map_err(|_| Error::AlreadyDeleted)
     }
 
-    /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`.
+    /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`. The
+    /// readers of the durability services that keep a TRANSIENT or PERSISTENT writer's samples
+    /// are among them: a service acknowledges only what it stored.
     pub fn wait_for_acknowledgments(&self, timeout: Duration) -> Result<()> {
         self.check_enabled()?;
         let id = self.id;
@@ -508,6 +515,9 @@ impl<T> DataWriter<T> {
 
     /// Blocks until at least `n` readers are matched in both directions (a reliable reader
     /// counts once it acknowledged us, so samples written now are not lost to it), or `timeout`.
+    /// Durability services' readers are no application readers and do not count (see
+    /// [`DataWriter::durability_services`]); [`DataWriter::wait_for_acknowledgments`] waits
+    /// for them.
     pub fn wait_for_matched(&self, n: u32, timeout: Duration) -> Result<()> {
         let id = self.id;
         if self.participant.shared.wait_until(timeout, |st| {

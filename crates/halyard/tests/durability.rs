@@ -106,11 +106,12 @@ fn sample(i: u32) -> Sample {
     }
 }
 
-/// Writes `n` samples once `matched` service readers are there and waits until they are
-/// all acknowledged (stored).
-fn write_stored(w: &DataWriter<Sample>, matched: u32, n: u32) {
-    w.wait_for_matched(matched, T)
+/// Writes `n` samples once `services` services' readers and `readers` application readers
+/// are there, and waits until they are all acknowledged (stored).
+fn write_stored(w: &DataWriter<Sample>, services: u32, readers: u32, n: u32) {
+    w.wait_for_durability_services(services, T)
         .expect("the services' readers match");
+    w.wait_for_matched(readers, T).expect("the readers match");
     for i in 0..n {
         w.write(&sample(i)).expect("write");
     }
@@ -149,7 +150,7 @@ fn a_late_reader_gets_transient_history_from_a_service_after_the_writer_left() {
             "Indicators",
             durable_writer_qos(DurabilityKind::Transient),
         );
-        write_stored(&w, 1, 200);
+        write_stored(&w, 1, 0, 200);
     }
     let b = participant(domain);
     let r = reader(&b, "Indicators", DurabilityKind::Transient);
@@ -178,7 +179,7 @@ fn persistent_samples_survive_a_restart_of_the_service() {
             "Persisted",
             durable_writer_qos(DurabilityKind::Persistent),
         );
-        write_stored(&w, 1, 100);
+        write_stored(&w, 1, 0, 100);
         drop(w);
         drop(a);
         let stats = svc.stop();
@@ -218,7 +219,7 @@ fn the_embedded_service_keeps_a_deleted_writers_samples() {
             "Embedded",
             durable_writer_qos(DurabilityKind::Transient),
         );
-        write_stored(&w, 1, 50);
+        write_stored(&w, 1, 0, 50);
     }
     let stats = a.embedded_durability_stats().expect("an embedded service");
     assert_eq!(stats.stored, 54, "{stats:?}");
@@ -246,16 +247,18 @@ fn embedded_services_get_only_their_own_participants_writers() {
     let wa = writer(&a, "Scoped", durable_writer_qos(DurabilityKind::Transient));
     let wb = writer(&b, "Scoped", durable_writer_qos(DurabilityKind::Transient));
     for w in [&wa, &wb] {
-        w.wait_for_matched(2, T).expect("own service and reader");
+        w.wait_for_durability_services(1, T)
+            .expect("its own service");
+        w.wait_for_matched(1, T).expect("the reader");
     }
-    // Discovery on loopback takes milliseconds: a third match would be there by now.
+    // Discovery on loopback takes milliseconds: another match would be there by now.
     std::thread::sleep(Duration::from_millis(1500));
     for (name, w) in [("a", &wa), ("b", &wb)] {
         let matched = w.publication_matched_status().current_count;
-        assert_eq!(
-            matched, 2,
-            "writer {name}: its own service and the reader only"
-        );
+        assert_eq!(matched, 1, "writer {name}: the reader only");
+        let services = w.durability_services();
+        assert_eq!(services.len(), 1, "writer {name}: {services:?}");
+        assert!(services[0].embedded, "writer {name}: its own service");
     }
     for i in 0..20 {
         wa.write(&sample(i)).expect("write");
@@ -282,7 +285,7 @@ fn two_services_deliver_each_sample_once() {
     {
         let a = participant(domain);
         let w = writer(&a, "Twice", durable_writer_qos(DurabilityKind::Transient));
-        write_stored(&w, 2, 100);
+        write_stored(&w, 2, 0, 100);
     }
     let b = participant(domain);
     let r = reader(&b, "Twice", DurabilityKind::Transient);
@@ -299,7 +302,7 @@ fn a_live_reader_gets_each_sample_once_while_a_service_runs() {
     let w = writer(&a, "Live", durable_writer_qos(DurabilityKind::Transient));
     let b = participant(domain);
     let r = reader(&b, "Live", DurabilityKind::Transient);
-    write_stored(&w, 2, 100);
+    write_stored(&w, 1, 1, 100);
     assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
 }
 
@@ -311,7 +314,7 @@ fn a_relay_holds_no_history_until_a_late_reader_needs_it_which_then_gets_all_of_
     let w = writer(&a, "Held", durable_writer_qos(DurabilityKind::Transient));
     let b = participant(domain);
     let live = reader(&b, "Held", DurabilityKind::Transient);
-    write_stored(&w, 2, 300);
+    write_stored(&w, 1, 1, 300);
     assert_eq!(take_all(&live, 300), (0..300).collect::<Vec<_>>());
     let held = svc.stats();
     assert_eq!(held.stored, 300, "{held:?}");
@@ -325,7 +328,7 @@ fn a_relay_holds_no_history_until_a_late_reader_needs_it_which_then_gets_all_of_
     let late = reader(&c, "Held", DurabilityKind::Transient);
     assert_eq!(take_all(&late, 300), (0..300).collect::<Vec<_>>());
     assert_eq!(svc.stats().relay_held_samples, 300);
-    w.wait_for_matched(3, T)
+    w.wait_for_matched(2, T)
         .expect("the late reader matches the writer");
     for i in 300..400 {
         w.write(&sample(i)).expect("write");
@@ -346,7 +349,7 @@ fn a_full_store_refuses_the_sample_says_why_and_withholds_the_acknowledgment() {
     let mut q = durable_writer_qos(DurabilityKind::Transient);
     q.durability_service.limits.max_samples = 10;
     let w = writer(&a, "Full", q);
-    w.wait_for_matched(1, T)
+    w.wait_for_durability_services(1, T)
         .expect("the service's reader matches");
     for i in 0..20 {
         w.write(&sample(i)).expect("write");
@@ -371,7 +374,7 @@ fn a_type_change_on_a_stored_topic_is_refused_with_a_message() {
     let svc = service(domain, None);
     let a = participant(domain);
     let w = writer(&a, "Typed", durable_writer_qos(DurabilityKind::Transient));
-    write_stored(&w, 1, 5);
+    write_stored(&w, 1, 0, 5);
     let t = a.create_topic::<Other>("Typed").expect("topic");
     let other = a
         .create_publisher(GroupQos::default())
@@ -402,7 +405,7 @@ fn disposed_instances_are_purged_after_the_cleanup_delay() {
         q.durability_service.service_cleanup_delay = DdsDuration::from_nanos(300_000_000);
         q.writer_data_lifecycle.autodispose_unregistered_instances = false;
         let w = writer(&a, "Cleanup", q);
-        w.wait_for_matched(1, T).expect("match");
+        w.wait_for_durability_services(1, T).expect("match");
         for i in 0..4 {
             w.write(&sample(i)).expect("write");
         }
@@ -458,7 +461,7 @@ fn late_readers_get_only_their_partitions_and_what_their_filter_accepts() {
                 .create_publisher(group)
                 .create_datawriter(&t, durable_writer_qos(DurabilityKind::Transient))
                 .expect("writer");
-            w.wait_for_matched(1, T)
+            w.wait_for_durability_services(1, T)
                 .expect("the service's reader matches");
             for i in first..first + 20 {
                 w.write(&sample(i)).expect("write");

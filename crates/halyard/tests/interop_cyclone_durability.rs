@@ -164,7 +164,7 @@ fn a_halyard_service_serves_a_departed_halyard_writers_history_to_late_cyclone_r
             .create_publisher(GroupQos::default())
             .create_datawriter(&t, q)
             .expect("writer");
-        w.wait_for_matched(1, Duration::from_secs(15))
+        w.wait_for_durability_services(1, Duration::from_secs(15))
             .expect("the service's reader matches");
         for i in 0..N {
             w.write(&Keyed {

@@ -49,6 +49,8 @@ pub struct Options {
     pub datafrag_size: u64,
     pub cft: Option<String>,
     pub size_modulo: u64,
+    /// DURABILITY_SERVICE of a TRANSIENT or PERSISTENT writer (Halyard's `--service-*`).
+    pub service: crate::service_qos::ServiceQos,
 }
 
 impl Default for Options {
@@ -88,6 +90,7 @@ impl Default for Options {
             datafrag_size: 0,
             cft: None,
             size_modulo: 0,
+            service: Default::default(),
         }
     }
 }
@@ -122,6 +125,12 @@ const LONG: &[(&str, bool)] = &[
     ("datafrag-size", true),
     ("cft", true),
     ("size-modulo", true),
+    // Halyard's, beyond shape_main's: DURABILITY_SERVICE (`crate::service_qos`).
+    ("service-history", true),
+    ("service-cleanup-delay", true),
+    ("service-max-samples", true),
+    ("service-max-instances", true),
+    ("service-max-samples-per-instance", true),
 ];
 
 /// Short options that take an argument (the others are flags: h P S b r R w).
@@ -405,7 +414,11 @@ fn apply_long(o: &mut Options, name: &str, v: Option<&str>) -> Result<(), Stop> 
                 "incorrect value for size-modulo, must be >=1",
             )?
         }
-        _ => return Err(Stop::Bad(format!("unrecognized option '--{name}'"))),
+        other => match o.service.set(other, v.unwrap_or("")) {
+            Ok(true) => {}
+            Ok(false) => return Err(Stop::Bad(format!("unrecognized option '--{name}'"))),
+            Err(why) => return Err(Stop::Bad(why)),
+        },
     }
     Ok(())
 }
@@ -503,6 +516,9 @@ pub fn usage(program: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{program}: ");
     s.push_str(USAGE);
+    s.push_str("Halyard's options beyond shape_main's:\n");
+    s.push_str(crate::service_qos::HELP);
+    s.push('\n');
     s
 }
 

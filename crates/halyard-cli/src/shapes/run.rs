@@ -328,6 +328,7 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
             wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
         }
         wq.durability_service.history = wq.history;
+        o.service.apply(&mut wq.durability_service);
     }
     if let Err(code) = check_qos(&wq, true) {
         return code;

@@ -223,6 +223,7 @@ impl Participant {
                 return;
             }
             self.push_event(Event::PublicationDiscovered(Box::new(ed.clone())));
+            self.note_service_peer(&ed, false);
             self.remote_writers.insert(ed.guid, ed.clone());
             self.draining.forget(&ed.guid);
             let traits = crate::admission::WriterTraits::of(&ed.qos);
@@ -243,6 +244,7 @@ impl Participant {
                 return;
             }
             self.push_event(Event::SubscriptionDiscovered(Box::new(ed.clone())));
+            self.note_service_peer(&ed, true);
             self.remote_readers.insert(ed.guid, ed.clone());
             // ... and may have announced another content filter.
             for w in self.user_writers() {
@@ -305,6 +307,8 @@ impl Participant {
         ) {
             self.note_group_writer_gone(now, g, publisher, &gated);
         }
+        // After its last events, which it hides.
+        self.service_peers.remove(&g);
     }
 
     pub(super) fn forget_remote_reader(&mut self, g: Guid) {
@@ -329,6 +333,8 @@ impl Participant {
                 self.push_event(Event::WriterAcknowledged { writer: w });
             }
         }
+        // After its last events, which it hides.
+        self.service_peers.remove(&g);
     }
 }
 

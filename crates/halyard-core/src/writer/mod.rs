@@ -844,7 +844,16 @@ impl Writer {
     fn insert_change(&mut self, sn: SequenceNumber, change: NewChange) {
         // An end-of-set marker belongs to no instance: it must not push a sample out.
         let marker = change.payload.is_empty() && self.coherence.get(&sn) == Some(&None);
-        if let (History::KeepLast(depth), false) = (self.spec.qos.history, marker) {
+        if self.relay && !marker {
+            // A relay's history is what its service stored: the store decides what goes
+            // (its depth counts data samples, a dispose or an unregistration takes no data
+            // sample's place) and the driver removes it (`remove_stored`), found through the
+            // instance's queue.
+            self.instances
+                .entry(change.key_hash)
+                .or_default()
+                .push_back(sn);
+        } else if let (History::KeepLast(depth), false) = (self.spec.qos.history, marker) {
             let depth = depth.max(1) as usize;
             let q = self.instances.entry(change.key_hash).or_default();
             q.push_back(sn);
@@ -986,6 +995,22 @@ impl Writer {
         self.check_history();
     }
 
+    /// Drops relay change of instance `key` written with locator `stored_at` (its service's
+    /// store removed that sample): readers that ask for it get a GAP. False if not held.
+    pub(crate) fn remove_stored(&mut self, key: &[u8; 16], stored_at: u64) -> bool {
+        let Some(sn) = self.instances.get(key).and_then(|q| {
+            q.iter()
+                .copied()
+                .find(|sn| self.changes.get(sn).and_then(|c| c.stored_at) == Some(stored_at))
+        }) else {
+            return false;
+        };
+        self.drop_change(sn);
+        self.unacked_bytes_cache = self.unacked_bytes_cache.min(self.history_bytes);
+        self.check_history();
+        true
+    }
+
     /// Drops every held change of instance `key` (a durability service's cleanup: readers
     /// that ask for them get GAPs). Returns how many were held.
     pub(crate) fn remove_instance(&mut self, key: &[u8; 16]) -> usize {
@@ -1107,7 +1132,12 @@ impl Writer {
 
     fn forget_instance_entry(&mut self, c: &CacheChange) {
         if let Some(q) = self.instances.get_mut(&c.change.key_hash) {
-            q.retain(|&s| s != c.sn);
+            // The oldest goes first as a rule (a relay's queue may be long).
+            if q.front() == Some(&c.sn) {
+                q.pop_front();
+            } else if let Some(at) = q.iter().position(|&s| s == c.sn) {
+                q.remove(at);
+            }
             if q.is_empty() {
                 self.instances.remove(&c.change.key_hash);
             }
@@ -1248,9 +1278,12 @@ impl Writer {
 
     /// Readers known to have matched us (reliable ones acknowledged at least once, and know
     /// where their stream starts; a fed reader is handed everything from its match on).
+    /// Matched readers that showed they matched too, durability services' not counted
+    /// (they are out of the application's sight, see [`crate::relay`]).
     pub(crate) fn synced_readers(&self) -> usize {
         self.proxies
             .values()
+            .filter(|p| !p.durability_service)
             .filter(|p| !p.reliable || p.fed || (p.synced && p.acknack_counts.seen()))
             .count()
     }

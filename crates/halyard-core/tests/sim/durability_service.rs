@@ -997,16 +997,18 @@ fn a_service_reader_scoped_to_one_participant_matches_only_its_writers() {
                 entity: held,
             };
             assert!(
-                !net.node(b).saw(|e| matches!(e,
-                    halyard_core::Event::PublicationMatched { reader, matched: true, .. }
-                    if *reader == reader_guid)),
+                !matched_service(&net, b, wb, reader_guid),
                 "seed {seed:#x}: b's writer matched the scoped reader"
             );
             assert!(
-                net.node(a).saw(|e| matches!(e,
-                    halyard_core::Event::PublicationMatched { reader, matched: true, .. }
-                    if *reader == reader_guid)),
+                matched_service(&net, a, wa, reader_guid),
                 "seed {seed:#x}: a's writer did not match the scoped reader"
+            );
+            assert!(
+                !net.node(a).saw(|e| matches!(e,
+                    halyard_core::Event::PublicationMatched { reader, .. }
+                    if *reader == reader_guid)),
+                "seed {seed:#x}: a service's reader reached the application's statuses"
             );
         },
     );
@@ -1036,11 +1038,12 @@ fn unacknowledged_to_a_silent_reader(seed: u64, service: bool) -> usize {
         entity: reader,
     };
     let matched = net.run_until(30 * SEC, |n| {
-        n.node(a).saw(|e| {
-            matches!(e,
-            halyard_core::Event::PublicationMatched { reader, matched: true, .. }
-            if *reader == reader_guid)
-        })
+        matched_service(n, a, w, reader_guid)
+            || n.node(a).saw(|e| {
+                matches!(e,
+                halyard_core::Event::PublicationMatched { reader, matched: true, .. }
+                if *reader == reader_guid)
+            })
     });
     assert!(matched, "seed {seed:#x}: the reader never matched");
     net.kill(r);
@@ -1166,11 +1169,7 @@ fn a_fed_service_reader_is_handed_every_change_and_acknowledges_by_its_commits()
         let mut svc = Service::start(&mut net, s);
         svc.storing = false;
         let reader = Guid::new(service_prefix, svc.reader);
-        let ok = net.run_until(30 * SEC, |n| {
-            n.node(a).saw(|e| {
-                matches!(e, halyard_core::Event::PublicationMatched { reader: r, matched: true, .. } if *r == reader)
-            })
-        });
+        let ok = net.run_until(30 * SEC, |n| matched_service(n, a, w, reader));
         assert!(
             ok,
             "seed {seed:#x}: the writer never matched the service's reader"
@@ -1221,7 +1220,21 @@ fn a_fed_service_reader_is_handed_every_change_and_acknowledges_by_its_commits()
             !net.node(a).p.writer_all_acked(w),
             "seed {seed:#x}: acknowledged before the service said it stored anything"
         );
-        assert_eq!(net.node(a).p.writer_synced_readers(w), 1, "seed {seed:#x}");
+        assert_eq!(
+            net.node(a).p.writer_service_readers(w),
+            vec![halyard_core::ServiceReader {
+                reader,
+                fed: true,
+                synced: true,
+                stored_all: false,
+            }],
+            "seed {seed:#x}"
+        );
+        assert_eq!(
+            net.node(a).p.writer_synced_readers(w),
+            0,
+            "seed {seed:#x}: a service's reader is no application peer"
+        );
         assert!(
             net.p(a).fed_ack(w, reader, SequenceNumber(31)),
             "seed {seed:#x}"
@@ -1239,4 +1252,14 @@ fn a_fed_service_reader_is_handed_every_change_and_acknowledges_by_its_commits()
             "seed {seed:#x}: all stored"
         );
     });
+}
+
+/// Whether writer `w` of node `node` matched durability service reader `reader` (a
+/// service's reader is listed apart from the application's peers).
+fn matched_service(net: &SimNet, node: usize, w: EntityId, reader: Guid) -> bool {
+    net.node(node)
+        .p
+        .writer_service_readers(w)
+        .iter()
+        .any(|s| s.reader == reader)
 }

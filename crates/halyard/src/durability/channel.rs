@@ -129,8 +129,10 @@ pub(super) fn reader_qos(key: &ChannelKey, writer: &EndpointQos) -> EndpointQos 
 }
 
 /// The relay: the writer's QoS (ownership, liveliness, deadline, lifespan, order, data
-/// representation), reliable, the channel's kind and partitions, and the DURABILITY_SERVICE
-/// history and limits as its own.
+/// representation), reliable, the channel's kind and partitions. Its history is what the
+/// store keeps (the DURABILITY_SERVICE history and limits apply there, to data samples; a
+/// dispose or an unregistration takes no data sample's place): KEEP_ALL without limits of
+/// its own, and the service removes from it what the store removes.
 pub(super) fn relay_qos(key: &ChannelKey, writer: &EndpointQos) -> EndpointQos {
     let mut q = writer.clone();
     q.reliability.kind = ReliabilityKind::Reliable;
@@ -139,15 +141,12 @@ pub(super) fn relay_qos(key: &ChannelKey, writer: &EndpointQos) -> EndpointQos {
         false => DurabilityKind::Transient,
     };
     q.partition = key.partitions.clone();
-    q.history = writer.durability_service.history;
-    q.resource_limits = writer.durability_service.limits;
-    if q.resource_limits.max_samples <= 0 {
-        // Bounded by the store's limits; the core's default cap would refuse the rest.
-        q.resource_limits.max_samples = i32::MAX;
-    }
-    if matches!(q.history, History::KeepAll) {
-        q.resource_limits.max_samples_per_instance = -1;
-    }
+    q.history = History::KeepAll;
+    q.resource_limits = Default::default();
+    // Bounded by the store's limits; the core's default cap would refuse the rest.
+    q.resource_limits.max_samples = i32::MAX;
+    q.resource_limits.max_instances = -1;
+    q.resource_limits.max_samples_per_instance = -1;
     q.presentation = Default::default();
     q.user_data = Vec::new();
     q
@@ -217,15 +216,16 @@ mod tests {
     }
 
     #[test]
-    fn the_relay_takes_the_durability_service_history_and_the_reader_asks_little() {
+    fn the_store_takes_the_durability_service_history_and_the_reader_asks_little() {
         let mut ed = writer(DurabilityKind::Transient, &[]);
         ed.qos.durability_service.history = History::KeepLast(7);
         ed.qos.durability_service.limits.max_instances = 3;
         ed.qos.liveliness.kind = LivelinessKind::ManualByTopic;
         let key = ChannelKey::of(&ed);
         let relay = relay_qos(&key, &ed.qos);
-        assert_eq!(relay.history, History::KeepLast(7));
-        assert_eq!(relay.resource_limits.max_instances, 3);
+        // The store keeps the history (depth 7, 3 instances); the relay what the store keeps.
+        assert_eq!(relay.history, History::KeepAll);
+        assert_eq!(relay.resource_limits.max_instances, -1);
         assert_eq!(relay.resource_limits.max_samples, i32::MAX);
         assert_eq!(relay.liveliness.kind, LivelinessKind::ManualByTopic);
         let reader = reader_qos(&key, &ed.qos);

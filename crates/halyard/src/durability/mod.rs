@@ -41,6 +41,8 @@
 //! "Fed readers").
 
 mod channel;
+mod cleanup;
+mod services;
 mod worker;
 
 use crate::error::{Error, Result};
@@ -56,7 +58,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub use halyard_core::is_service_endpoint;
 pub use halyard_store::{StoreError, StoreStats, SyncLevel};
+pub use services::ServiceMatch;
 
 /// The directory beside a store file that holds its payload segments (`PATH-payloads`). It
 /// belongs to the store, as its `-wal`, `-shm` and `-journal` files do: copy, move or remove

@@ -14,6 +14,7 @@
 //! per drained run of the channel, not per sample.
 
 use super::channel::{self, Channel, ChannelKey};
+use super::cleanup::Disposed;
 use super::{CommitPolicy, DurabilityConfig, Input, ServiceStats, MAX_PROBLEMS};
 use crate::clock::monotonic;
 use crate::runtime::Shared;
@@ -32,25 +33,28 @@ pub(crate) const CREDIT: usize = 16_384;
 /// payloads read back for a relay per lock.
 const LOAD_CHUNK: usize = 4096;
 /// How often disposed instances are checked for cleanup.
-const CLEANUP_TICK: Duration = Duration::from_millis(100);
+pub(super) const CLEANUP_TICK: Duration = Duration::from_millis(100);
 
 pub(super) struct Worker {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     /// The service participant's own GUID prefix (its relays are not channels of their own).
     own_prefix: GuidPrefix,
-    persistent: Option<Store>,
-    transient: Store,
+    pub(super) persistent: Option<Store>,
+    pub(super) transient: Store,
     config: DurabilityConfig,
     stats: Arc<Mutex<ServiceStats>>,
-    channels: BTreeMap<ChannelKey, Channel>,
+    pub(super) channels: BTreeMap<ChannelKey, Channel>,
     /// The service's readers: their channel, and samples processed since the last commit
     /// (their credit comes back then).
     by_reader: BTreeMap<EntityId, ReaderState>,
-    /// Live writers (not relays) per channel: while a channel has one, its disposed
-    /// instances are kept.
-    writers: BTreeMap<Guid, ChannelKey>,
+    /// Live writers (not relays) and their channels: a disposed instance one of them still
+    /// has registered is not cleaned up.
+    pub(super) writers: BTreeMap<Guid, ChannelKey>,
     /// Channels refused (a type conflict, no store for PERSISTENT): said once.
     refused: BTreeSet<ChannelKey>,
+    /// Channels of the store an embedded service does not serve until its participant writes
+    /// them (see [`Worker::load`]), with their store identity.
+    dormant: BTreeMap<ChannelKey, halyard_store::ChannelId>,
     /// Newly stored samples to relay once committed, with where the store keeps them.
     pending_relay: Vec<(EntityId, NewChange, SampleId)>,
     /// Relays whose history is held back (`halyard_core`'s "Deferred history"): the lowest
@@ -78,8 +82,8 @@ pub(super) struct Worker {
     uncommitted: usize,
     last_commit: Instant,
     /// Disposed instances and when, per channel.
-    disposed: BTreeMap<(ChannelKey, [u8; 16]), Instant>,
-    next_cleanup: Instant,
+    pub(super) disposed: BTreeMap<(ChannelKey, [u8; 16]), Disposed>,
+    pub(super) next_cleanup: Instant,
 }
 
 /// One of the service's readers.
@@ -111,6 +115,7 @@ impl Worker {
             by_reader: BTreeMap::new(),
             writers: BTreeMap::new(),
             refused: BTreeSet::new(),
+            dormant: BTreeMap::new(),
             pending_relay: Vec::new(),
             deferred: BTreeMap::new(),
             history_retry: BTreeSet::new(),
@@ -130,11 +135,11 @@ impl Worker {
         }
     }
 
-    fn stats(&self) -> std::sync::MutexGuard<'_, ServiceStats> {
+    pub(super) fn stats(&self) -> std::sync::MutexGuard<'_, ServiceStats> {
         self.stats.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn problem(&self, what: String) {
+    pub(super) fn problem(&self, what: String) {
         let mut s = self.stats();
         if s.problems.len() >= MAX_PROBLEMS {
             s.problems.remove(0);
@@ -143,7 +148,7 @@ impl Worker {
     }
 
     /// The store of PERSISTENT (`true`) or TRANSIENT channels; `None`: no store file.
-    fn store(&self, persistent: bool) -> Option<&Store> {
+    pub(super) fn store(&self, persistent: bool) -> Option<&Store> {
         match persistent {
             true => self.persistent.as_ref(),
             false => Some(&self.transient),
@@ -158,7 +163,12 @@ impl Worker {
             .map(|(key, ch)| (key.persistent, ch.store_id))
     }
 
-    /// Serves every channel the stores hold, with their samples, before anything else.
+    /// Serves every channel the stores hold, with their samples, before anything else. An
+    /// embedded service (scoped to its participant's writers) serves a stored channel only
+    /// once its participant writes it ([`Worker::on_writer`]): a process with a TRANSIENT
+    /// writer does not serve, to everyone, what another process once stored in the same
+    /// file for other topics or kinds (its relays would be peers of every reader of them,
+    /// other vendors' included).
     pub(super) fn load(&mut self) {
         for persistent in [true, false] {
             let Some(store) = self.store(persistent) else {
@@ -173,6 +183,10 @@ impl Worker {
             };
             for (id, spec) in specs {
                 let key = ChannelKey::of_spec(&spec);
+                if self.config.only_participant.is_some() {
+                    self.dormant.insert(key, id);
+                    continue;
+                }
                 let ed = match EndpointData::parse(&spec.writer_qos) {
                     Ok(ed) => ed,
                     Err(e) => {
@@ -186,6 +200,7 @@ impl Worker {
                 let (reader, relay) = self.create_endpoints(&key, &ed);
                 let loaded = self.load_samples(persistent, id, relay);
                 self.stats().loaded += loaded;
+                self.track_disposed(&key, id);
                 self.add_channel(key, &ed, id, reader, relay);
             }
         }
@@ -272,6 +287,12 @@ impl Worker {
             }
         };
         let (reader, relay) = self.create_endpoints(&key, ed);
+        if self.dormant.remove(&key).is_some() {
+            // Stored by an earlier run: its history is served from now on.
+            let loaded = self.load_samples(key.persistent, id, relay);
+            self.stats().loaded += loaded;
+            self.track_disposed(&key, id);
+        }
         self.add_channel(key, ed, id, reader, relay);
     }
 
@@ -444,7 +465,7 @@ impl Worker {
                 self.stored_since += 1;
                 match kind {
                     SampleKind::Disposed | SampleKind::DisposedUnregistered => {
-                        self.disposed.insert((key.clone(), key_hash), monotonic());
+                        self.disposed.entry((key.clone(), key_hash)).or_default();
                     }
                     SampleKind::Alive if !self.disposed.is_empty() => {
                         self.disposed.remove(&(key.clone(), key_hash));
@@ -467,6 +488,8 @@ impl Worker {
                 self.duplicates_since += 1;
                 true
             }
+            // A state change that would change nothing the store keeps: taken, not kept.
+            Ok(Inserted::Obsolete) => true,
             Err(e) => {
                 if matches!(e, StoreError::Full { .. }) {
                     self.stats().refused_full += 1;
@@ -520,30 +543,36 @@ impl Worker {
         }
     }
 
+    /// Commits what is pending, if anything is.
+    pub(super) fn commit_if_pending(&mut self) {
+        if self.uncommitted > 0 {
+            self.commit();
+        }
+    }
+
     /// Commits the stores, then relays what was newly stored and releases acknowledgments.
-    fn commit(&mut self) {
+    pub(super) fn commit(&mut self) {
         let mut ok = true;
-        for store in self
+        let mut removed = Vec::new();
+        let stores = self
             .persistent
             .iter_mut()
-            .chain(std::iter::once(&mut self.transient))
-        {
-            if store.pending() == 0 {
-                continue;
+            .map(|s| (true, s))
+            .chain(std::iter::once((false, &mut self.transient)));
+        for (persistent, store) in stores {
+            if store.pending() > 0 {
+                ok &= commit_store(store, &self.stats);
             }
-            match store.commit() {
-                Ok(_) => self.stats.lock().unwrap_or_else(|p| p.into_inner()).commits += 1,
-                Err(e) => {
-                    ok = false;
-                    let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-                    if s.problems.len() >= MAX_PROBLEMS {
-                        s.problems.remove(0);
-                    }
-                    s.problems
-                        .push(format!("commit failed: {e}; nothing of it is acknowledged"));
-                }
-            }
+            // What the inserts of committed transactions removed (this one's, or a purge's
+            // commit of pending inserts).
+            removed.extend(
+                store
+                    .take_removed()
+                    .into_iter()
+                    .map(|(ch, id, key)| (persistent, ch, id, key)),
+            );
         }
+        let removed = self.removed_from_relays(removed);
         let relays = std::mem::take(&mut self.pending_relay);
         let releases = std::mem::take(&mut self.pending_release);
         let fed = std::mem::take(&mut self.pending_fed);
@@ -579,7 +608,12 @@ impl Worker {
             let mut refused = 0u64;
             // Whether the relay of the previous sample defers (a batch is mostly one relay).
             let mut last: Option<(EntityId, bool)> = None;
+            let mut gone = removed;
             for (relay, change, at) in relays {
+                if !gone.is_empty() && gone.remove(&(relay, locator(at))).is_some() {
+                    // Stored and removed again within the batch: never relayed.
+                    continue;
+                }
                 let defers = match last {
                     Some((r, d)) if r == relay => d,
                     _ => {
@@ -600,6 +634,10 @@ impl Worker {
                 }
                 let written = st.core.write_stored(now, relay, change, locator(at));
                 refused += u64::from(written.is_err());
+            }
+            // Removed by the store after it was relayed (a relay holding it back has none).
+            for ((relay, at), key) in gone {
+                st.core.remove_stored(relay, &key, at);
             }
             for ((reader, writer), sn) in releases {
                 st.core.release_acknowledgments(now, reader, writer, sn);
@@ -632,60 +670,27 @@ impl Worker {
         }
     }
 
-    /// Purges instances disposed longer than their channel's cleanup delay ago, while the
-    /// channel has no live writer.
-    fn cleanup(&mut self, now: Instant) {
-        if now < self.next_cleanup {
-            return;
+    /// The relays and locators of stored samples the stores removed (KEEP_LAST evictions,
+    /// state changes made obsolete), with their instances: their relays drop them too.
+    fn removed_from_relays(
+        &self,
+        removed: Vec<(bool, halyard_store::ChannelId, SampleId, [u8; 16])>,
+    ) -> BTreeMap<(EntityId, u64), [u8; 16]> {
+        let mut out = BTreeMap::new();
+        if removed.is_empty() {
+            return out;
         }
-        // Ticking on when nothing is disposed: a deadline left behind would have the thread
-        // wake every millisecond.
-        self.next_cleanup = now + CLEANUP_TICK;
-        if self.disposed.is_empty() {
-            return;
-        }
-        let live: BTreeSet<&ChannelKey> = self.writers.values().collect();
-        let due: Vec<(ChannelKey, [u8; 16])> = self
-            .disposed
+        let relay_of: BTreeMap<(bool, halyard_store::ChannelId), EntityId> = self
+            .channels
             .iter()
-            .filter(|((key, _), &at)| {
-                !live.contains(key)
-                    && self
-                        .channels
-                        .get(key)
-                        .and_then(|c| c.cleanup_delay)
-                        .is_some_and(|d| now >= at + d)
-            })
-            .map(|(k, _)| k.clone())
+            .map(|(key, ch)| ((key.persistent, ch.store_id), ch.relay))
             .collect();
-        for (key, instance) in due {
-            self.disposed.remove(&(key.clone(), instance));
-            let Some(ch) = self.channels.get(&key) else {
-                continue;
-            };
-            let (store_id, relay) = (ch.store_id, ch.relay);
-            let store = match key.persistent {
-                true => self.persistent.as_mut(),
-                false => Some(&mut self.transient),
-            };
-            let Some(store) = store else {
-                continue;
-            };
-            let purged = store
-                .purge_instance(store_id, instance)
-                .and_then(|_| store.commit());
-            match purged {
-                Ok(_) => {
-                    self.shared
-                        .drive(|st, _| st.core.remove_instance(relay, &instance));
-                    self.stats().purged_instances += 1;
-                }
-                Err(e) => self.problem(format!(
-                    "{}: cleanup of an instance failed: {e}",
-                    key.describe()
-                )),
+        for (persistent, ch, id, key) in removed {
+            if let Some(&relay) = relay_of.get(&(persistent, ch)) {
+                out.insert((relay, locator(id)), key);
             }
         }
+        out
     }
 
     /// Writes to `relay` the history held back from it (metadata only: the relay asks for
@@ -860,6 +865,27 @@ fn relay_metadata(
     });
     flush(&mut chunk);
     (result, refused, next)
+}
+
+/// Commits `store`, counting the commit or the failure in `stats`; false if it failed
+/// (nothing of it is acknowledged).
+fn commit_store(store: &mut Store, stats: &Mutex<ServiceStats>) -> bool {
+    let committed = store.commit();
+    let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+    match committed {
+        Ok(_) => {
+            s.commits += 1;
+            true
+        }
+        Err(e) => {
+            if s.problems.len() >= MAX_PROBLEMS {
+                s.problems.remove(0);
+            }
+            s.problems
+                .push(format!("commit failed: {e}; nothing of it is acknowledged"));
+            false
+        }
+    }
 }
 
 /// A relay's locator of a stored sample (store identities are not negative).
