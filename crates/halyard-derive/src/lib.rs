@@ -22,14 +22,16 @@
 //! else `::halyard_cdr`. Inside the `halyard` package itself the path is also `::halyard::cdr`.
 
 mod attrs;
+mod describe;
 mod enums;
+mod shape;
 mod structs;
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, Data, DeriveInput};
 
 /// Derives `CdrEncode`, `CdrDecode` and `TopicType` for a struct with named fields.
-#[proc_macro_derive(Topic, attributes(topic, cdr, key, id))]
+#[proc_macro_derive(Topic, attributes(topic, cdr, key, id, uint8))]
 pub fn derive_topic(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     structs::expand(&input, true)
@@ -38,7 +40,7 @@ pub fn derive_topic(input: TokenStream) -> TokenStream {
 }
 
 /// Derives `CdrEncode` and `CdrDecode` for a struct with named fields or a C-like enum.
-#[proc_macro_derive(CdrType, attributes(topic, cdr, key, id))]
+#[proc_macro_derive(CdrType, attributes(topic, cdr, key, id, uint8))]
 pub fn derive_cdr_type(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     let out = match &input.data {
