@@ -47,17 +47,16 @@ pub fn type_attrs(input: &DeriveInput) -> syn::Result<TypeAttrs> {
                 return Ok(());
             }
             if meta.path.is_ident("type_description") {
-                out.description = match meta.value()?.parse::<Lit>()? {
-                    Lit::Str(path) => Description::Given(path.parse()?),
-                    Lit::Bool(b) if !b.value => Description::Off,
-                    Lit::Bool(_) => Description::Derived,
-                    other => {
-                        return Err(syn::Error::new(
+                out.description =
+                    match meta.value()?.parse::<Lit>()? {
+                        Lit::Str(path) => Description::Given(path.parse()?),
+                        Lit::Bool(b) if !b.value => Description::Off,
+                        Lit::Bool(_) => Description::Derived,
+                        other => return Err(syn::Error::new(
                             other.span(),
                             "expected a path in quotes (a `static` `TypeDescription`) or `false`",
-                        ))
-                    }
-                };
+                        )),
+                    };
                 return Ok(());
             }
             let value: LitStr = meta.value()?.parse()?;

@@ -135,9 +135,8 @@ impl Ctx<'_> {
                 topic_bounds: Vec::new(),
             }),
             Description::Given(path) => Some(Generated {
-                xtypes_impl: self.xtypes_impl(
-                    self.cached(quote!(#cdr::NamedType::from_description(&#path))),
-                ),
+                xtypes_impl: self
+                    .xtypes_impl(self.cached(quote!(#cdr::NamedType::from_description(&#path)))),
                 topic_items: quote! {
                     fn type_description() -> ::core::option::Option<&'static #cdr::TypeDescription> {
                         ::core::option::Option::Some(&#path)
@@ -150,7 +149,11 @@ impl Ctx<'_> {
 
     /// The generated code for a node `node` computed now (`None`: built at first use by
     /// `runtime`, an expression of `Result<Arc<NamedType>, XTypesError>`).
-    fn emit(&self, node: Option<std::sync::Arc<NamedType>>, runtime: TokenStream) -> syn::Result<Generated> {
+    fn emit(
+        &self,
+        node: Option<std::sync::Arc<NamedType>>,
+        runtime: TokenStream,
+    ) -> syn::Result<Generated> {
         let cdr = self.cdr;
         let p = quote!(#cdr::__private);
         let fail = |e: halyard_xtypes::XTypesError| {
@@ -197,9 +200,9 @@ impl Ctx<'_> {
         let (minimal, complete) = (bytes(&d.minimal_bytes), bytes(&d.complete_bytes));
         if !self.topic {
             return Ok(Generated {
-                xtypes_impl: self.xtypes_impl(self.cached(
-                    quote!(#cdr::NamedType::from_objects(&#minimal, &#complete)),
-                )),
+                xtypes_impl: self.xtypes_impl(
+                    self.cached(quote!(#cdr::NamedType::from_objects(&#minimal, &#complete))),
+                ),
                 topic_items: TokenStream::new(),
                 topic_bounds: Vec::new(),
             });
@@ -349,9 +352,9 @@ pub fn for_enum(
     for (name, ident, _) in literals {
         crate::attrs::check_name(ident, name)?;
     }
-    let values = literals.iter().map(|(name, ident, _)| {
-        quote!((#name, Self::#ident as u32 as i32))
-    });
+    let values = literals
+        .iter()
+        .map(|(name, ident, _)| quote!((#name, Self::#ident as u32 as i32)));
     let runtime = quote!(#cdr::NamedType::enumeration(
         #type_name, #flags, &[#(#values),*], #default));
     let now: Option<Vec<(&str, i32)>> = literals

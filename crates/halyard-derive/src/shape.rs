@@ -295,8 +295,14 @@ mod tests {
             (syn::parse_quote!(Vec<i128>), "128-bit"),
             (syn::parse_quote!(&'static str), "reference"),
             (syn::parse_quote!((u32, u32)), "tuple"),
-            (syn::parse_quote!(Vec<Option<u32>>), "@optional for a member only"),
-            (syn::parse_quote!([Box<Inner>; 2]), "@external for a member only"),
+            (
+                syn::parse_quote!(Vec<Option<u32>>),
+                "@optional for a member only",
+            ),
+            (
+                syn::parse_quote!([Box<Inner>; 2]),
+                "@external for a member only",
+            ),
             (syn::parse_quote!(Vec<Own>), "contains itself"),
             (syn::parse_quote!(HashMap<u32, (u8, u8)>), "tuple"),
         ] {

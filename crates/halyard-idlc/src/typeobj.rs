@@ -56,6 +56,10 @@ pub struct TypeSet {
     pub types: BTreeMap<String, TypeEntry>,
     /// Every topic type (a struct that is not `@nested`) by qualified name.
     pub topics: BTreeMap<String, TopicDescription>,
+    /// The description of every struct, union and enum by qualified name, as if it were a
+    /// topic type: what the generated Rust type announces as a member of a derived type
+    /// (`XTypesType`), and what a topic type announces.
+    pub descriptions: BTreeMap<String, TopicDescription>,
 }
 
 /// Builds the TypeObjects of every struct, union, enum, bitmask and typedef of `spec`, and the
@@ -76,11 +80,16 @@ pub fn type_objects(spec: &Spec) -> Result<TypeSet, Error> {
     }
     let mut set = TypeSet::default();
     for full in &ix.order {
-        if let Some(Named::Struct(s)) = ix.types.get(full) {
-            if !s.typed.nested || s.typed.topic {
-                set.topics.insert(plain(full), b.topic(full)?);
-            }
+        let topic = match ix.types.get(full) {
+            Some(Named::Struct(s)) => !s.typed.nested || s.typed.topic,
+            Some(Named::Union(_) | Named::Enum(_)) => false,
+            _ => continue,
+        };
+        let description = b.topic(full)?;
+        if topic {
+            set.topics.insert(plain(full), description.clone());
         }
+        set.descriptions.insert(plain(full), description);
     }
     set.types = b.done.into_iter().map(|(k, v)| (plain(&k), v)).collect();
     Ok(set)
@@ -286,10 +295,7 @@ impl Builder<'_, '_> {
         }
         let base = match &s.base {
             None => None,
-            Some(_) => Some((
-                self.base_ti(s, false, deps)?,
-                self.base_ti(s, true, deps)?,
-            )),
+            Some(_) => Some((self.base_ti(s, false, deps)?, self.base_ti(s, true, deps)?)),
         };
         Ok(describe::struct_objects(name, flags, base, &members))
     }
@@ -370,7 +376,10 @@ impl Builder<'_, '_> {
                 (TypeObject::Minimal(m), TypeObject::Complete(c)) => {
                     DescribedType::new(m.clone(), c.clone()).map_err(xt(&at))
                 }
-                _ => Err(Error::unsupported(&at, "internal: objects of the wrong form")),
+                _ => Err(Error::unsupported(
+                    &at,
+                    "internal: objects of the wrong form",
+                )),
             }
         };
         let top = self

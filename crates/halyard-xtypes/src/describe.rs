@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use crate::{
     member_flag, name_hash, AliasType, Complete, CompleteTypeObject, EnumLiteral, EnumType,
-    EquivalenceKind, MemberDetail, Minimal, MinimalTypeObject, PlainCollectionHeader,
-    StructMember, StructType, TypeDetail, TypeIdentifier, TypeIdentifierWithDependencies,
-    TypeIdentifierWithSize, TypeInformation, TypeObject, TypeObjectBody, XTypesError,
+    EquivalenceKind, MemberDetail, Minimal, MinimalTypeObject, PlainCollectionHeader, StructMember,
+    StructType, TypeDetail, TypeIdentifier, TypeIdentifierWithDependencies, TypeIdentifierWithSize,
+    TypeInformation, TypeObject, TypeObjectBody, XTypesError,
 };
 
 /// The member flags of a struct member: TRY_CONSTRUCT1 (TRY_CONSTRUCT2 with a `@default`)
@@ -70,7 +70,8 @@ pub fn struct_objects(
     base: Option<(TypeIdentifier, TypeIdentifier)>,
     members: &[MemberSpec],
 ) -> (MinimalTypeObject, CompleteTypeObject) {
-    let (base_minimal, base_complete) = base.unwrap_or((TypeIdentifier::None, TypeIdentifier::None));
+    let (base_minimal, base_complete) =
+        base.unwrap_or((TypeIdentifier::None, TypeIdentifier::None));
     let minimal = members
         .iter()
         .map(|m| StructMember::<Minimal> {
@@ -129,7 +130,13 @@ pub fn enum_objects(
     bit_bound: u16,
     literals: &[LiteralSpec],
 ) -> (MinimalTypeObject, CompleteTypeObject) {
-    let lflags = |l: &LiteralSpec| if l.default { member_flag::IS_DEFAULT } else { 0 };
+    let lflags = |l: &LiteralSpec| {
+        if l.default {
+            member_flag::IS_DEFAULT
+        } else {
+            0
+        }
+    };
     let minimal = literals
         .iter()
         .map(|l| EnumLiteral::<Minimal> {

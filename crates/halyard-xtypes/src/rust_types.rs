@@ -296,7 +296,11 @@ type NodeKey = [u8; 14];
 impl NamedType {
     /// Struct `name` (qualified, `M::S`, at most 256 bytes) with [`crate::type_flag`] bits
     /// `flags` and `members` in declaration order.
-    pub fn structure(name: &str, flags: u16, members: Vec<Member>) -> Result<Arc<Self>, XTypesError> {
+    pub fn structure(
+        name: &str,
+        flags: u16,
+        members: Vec<Member>,
+    ) -> Result<Arc<Self>, XTypesError> {
         let mut direct = Vec::new();
         let mut specs = Vec::with_capacity(members.len());
         for m in members {
@@ -370,7 +374,9 @@ impl NamedType {
     pub fn from_topic_description(d: Option<&TypeDescription>) -> Result<Arc<Self>, XTypesError> {
         match d.map(|d| d.type_objects) {
             Some([minimal, complete, ..]) => Self::from_objects(minimal, complete),
-            _ => Err(XTypesError::Invalid("a derived topic type has its two objects")),
+            _ => Err(XTypesError::Invalid(
+                "a derived topic type has its two objects",
+            )),
         }
     }
 
@@ -431,7 +437,9 @@ impl NamedType {
         let mut stack = vec![Arc::clone(self)];
         while let Some(n) = stack.pop() {
             if nodes.len() > MAX_NODES {
-                return Err(XTypesError::Invalid("more than 4096 types in one description"));
+                return Err(XTypesError::Invalid(
+                    "more than 4096 types in one description",
+                ));
             }
             if nodes.insert(n.key(), Arc::clone(&n)).is_none() {
                 stack.extend(n.direct.iter().cloned());
@@ -463,8 +471,16 @@ fn complete_name(c: &CompleteTypeObject) -> String {
         TypeObjectBody::Array(t) => t.detail.type_name.clone(),
         TypeObjectBody::Enum(t) => t.detail.type_name.clone(),
         TypeObjectBody::Bitmask(t) => t.detail.type_name.clone(),
-        TypeObjectBody::Sequence(t) => t.detail.as_ref().map(|d| d.type_name.clone()).unwrap_or_default(),
-        TypeObjectBody::Map(t) => t.detail.as_ref().map(|d| d.type_name.clone()).unwrap_or_default(),
+        TypeObjectBody::Sequence(t) => t
+            .detail
+            .as_ref()
+            .map(|d| d.type_name.clone())
+            .unwrap_or_default(),
+        TypeObjectBody::Map(t) => t
+            .detail
+            .as_ref()
+            .map(|d| d.type_name.clone())
+            .unwrap_or_default(),
     }
 }
 
@@ -502,7 +518,9 @@ fn body_references(c: &CompleteTypeObject, out: &mut Vec<TypeIdentifier>) {
         }
         TypeObjectBody::Union(t) => {
             ti_references(&t.discriminator_type, out);
-            t.members.iter().for_each(|m| ti_references(&m.type_id, out));
+            t.members
+                .iter()
+                .for_each(|m| ti_references(&m.type_id, out));
         }
         TypeObjectBody::Sequence(t) => ti_references(&t.element.type_id, out),
         TypeObjectBody::Array(t) => ti_references(&t.element.type_id, out),
@@ -592,7 +610,9 @@ pub fn cached(
         return TypeRef::named(Arc::clone(n));
     }
     let id = cell as *const _ as usize;
-    let node = building(id, name, || cell.get_or_init(|| expect_built(name, build())).clone());
+    let node = building(id, name, || {
+        cell.get_or_init(|| expect_built(name, build())).clone()
+    });
     TypeRef::named(node)
 }
 
@@ -668,11 +688,7 @@ pub fn leak_topic_description(t: &TypeRef) -> &'static TypeDescription {
             node.name()
         ),
     };
-    let objects: Vec<&'static [u8]> = d
-        .type_objects
-        .into_iter()
-        .map(|o| &*o.leak())
-        .collect();
+    let objects: Vec<&'static [u8]> = d.type_objects.into_iter().map(|o| &*o.leak()).collect();
     Box::leak(Box::new(TypeDescription {
         type_information: d.type_information_bytes.leak(),
         type_objects: objects.leak(),

@@ -1,7 +1,10 @@
 //! ddsperf's topic types (ddsperf_types.idl, all `@final`, no module) and the accessors the
-//! ping/pong/pub/sub code needs, so it can be generic over `-T`.
+//! ping/pong/pub/sub code needs, so it can be generic over `-T`. Each announces its XTypes
+//! description (the derive's, equal to what `halyard idl` gives ddsperf_types.idl).
 
-use halyard::cdr::{CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect, TopicType};
+use halyard::cdr::{
+    CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect, TopicType, TypeRef, XTypesType,
+};
 
 /// ddsperf's default type: `struct KeyedSeq { uint32 seq; @key uint32 keyval; sequence<octet> baggage; }`.
 #[derive(halyard::Topic, Clone, Debug, Default)]
@@ -35,6 +38,13 @@ impl<const N: usize> Reflect for Octets<N> {
     }
     fn field_kind(path: &[halyard::cdr::PathSegment]) -> Option<halyard::cdr::FieldKind> {
         <[u8; N]>::field_kind(path)
+    }
+}
+
+/// Described as what it encodes, `octet x[N]`.
+impl<const N: usize> XTypesType for Octets<N> {
+    fn xtypes_ref() -> TypeRef {
+        <[u8; N]>::xtypes_ref()
     }
 }
 

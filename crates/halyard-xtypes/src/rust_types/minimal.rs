@@ -6,15 +6,18 @@ use std::collections::BTreeMap;
 use crate::{
     name_hash, AliasType, ArrayType, Bitflag, BitmaskType, CollectionElement, CompleteTypeObject,
     EnumLiteral, EnumType, EquivalenceKind, MapType, MinimalTypeObject, PlainCollectionHeader,
-    SequenceType, StructMember, StructType, TypeIdentifier, TypeObjectBody, UnionMember,
-    UnionType, XTypesError,
+    SequenceType, StructMember, StructType, TypeIdentifier, TypeObjectBody, UnionMember, UnionType,
+    XTypesError,
 };
 
 /// Minimal identifiers of the complete hashes an object refers to.
 pub(super) type MinimalIds = BTreeMap<[u8; 14], TypeIdentifier>;
 
 /// The minimal object of `c`, whose references to other types `ids` translates.
-pub(super) fn of(c: &CompleteTypeObject, ids: &MinimalIds) -> Result<MinimalTypeObject, XTypesError> {
+pub(super) fn of(
+    c: &CompleteTypeObject,
+    ids: &MinimalIds,
+) -> Result<MinimalTypeObject, XTypesError> {
     let ti = |t: &TypeIdentifier| minimal_ti(t, ids);
     Ok(match c {
         TypeObjectBody::Alias(t) => TypeObjectBody::Alias(AliasType {
