@@ -41,6 +41,7 @@
 //! "Fed readers").
 
 mod channel;
+mod relay_type;
 mod worker;
 
 use crate::error::{Error, Result};
