@@ -110,8 +110,20 @@ impl Drop for Proc {
 
 /// `cyclonedds typeof TOPIC` in `domain`, for at most 10 s of discovery.
 fn cyclone_typeof(topic: &str, domain: &str) -> String {
-    let (out, err) = cyclonedds_cli(&["typeof", topic, "--id", domain, "-r", "10s"], 30);
-    assert!(!out.trim().is_empty(), "cyclonedds typeof printed nothing: {err}");
+    let (out, err) = cyclonedds_cli(&["typeof", topic, "--id", domain, "-r", "5s"], 30);
+    assert!(
+        !out.trim().is_empty(),
+        "cyclonedds typeof printed nothing: {err}"
+    );
+    out
+}
+
+/// `halyard typeof TOPIC` in `domain` (our printer names `uint8` and `octet` apart; the
+/// `cyclonedds` CLI prints IDL `uint8` as `octet` and `octet` as `byte`).
+fn halyard_typeof(topic: &str, domain: &str) -> String {
+    let o = halyard(&["typeof", topic, "--id", domain, "--timeout", "20"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "halyard typeof failed:\n{out}\n{err}");
     out
 }
 
@@ -143,20 +155,22 @@ fn cyclonedds_typeof_prints_the_shape_type_of_a_halyard_shapes_writer() {
         shapes.seen
     );
     let out = cyclone_typeof("Square", "170");
+    let ours = halyard_typeof("Square", "170");
     shapes.kill();
-    assert_idl(
-        &out,
-        &[
+    let idl = |payload: &'static str| {
+        [
             "@appendable",
             "struct ShapeType {",
             "@key string<128> color;",
             "long x;",
             "long y;",
             "long shapesize;",
-            "sequence<uint8> additional_payload_size;",
+            payload,
             "};",
-        ],
-    );
+        ]
+    };
+    assert_idl(&out, &idl("sequence<octet> additional_payload_size;"));
+    assert_idl(&ours, &idl("sequence<uint8> additional_payload_size;"));
 }
 
 #[test]
@@ -167,17 +181,20 @@ fn cyclonedds_typeof_prints_the_keyed_seq_of_a_halyard_perf_writer() {
     let c = halyard_cmd(&["perf", "-D", "30", "-i", "171", "pub", "size", "100"]);
     let mut perf = Proc::spawn(c);
     let out = cyclone_typeof("DDSPerfRDataKS", "171");
+    let ours = halyard_typeof("DDSPerfRDataKS", "171");
     perf.kill();
-    assert_idl(
-        &out,
-        &[
+    let idl = |baggage: &'static str| {
+        [
+            "@final",
             "struct KeyedSeq {",
             "unsigned long seq;",
             "@key unsigned long keyval;",
-            "sequence<octet> baggage;",
+            baggage,
             "};",
-        ],
-    );
+        ]
+    };
+    assert_idl(&out, &idl("sequence<byte> baggage;"));
+    assert_idl(&ours, &idl("sequence<octet> baggage;"));
 }
 
 /// A derived type with members of other derived types (described at first use).

@@ -1,9 +1,10 @@
 //! Rust back end: one source file per IDL specification, meant for `include!`.
 //!
 //! IDL modules become `pub mod`s (a reopened module is merged into one), structs become
-//! `#[derive(Topic)]` (topic types, with their XTypes description in a `static`) or
-//! `#[derive(CdrType)]` structs with base members first, enums C-like enums, unions Rust enums
-//! with hand-written `CdrEncode`/`CdrDecode` (module `rust_union`), typedefs `pub type`,
+//! `#[derive(Topic)]` (topic types) or `#[derive(CdrType)]` structs with base members first,
+//! enums C-like enums, unions Rust enums with hand-written `CdrEncode`/`CdrDecode` (module
+//! `rust_union`); each struct, enum and union has its XTypes description in a `static`
+//! (`type_description`, and `XTypesType` for a derived type with a member of it), typedefs `pub type`,
 //! constants `pub const`, bitmasks an unsigned integer type with one constant per flag.
 //! Types are named by relative paths (`super::M::T`) so the file works wherever it is
 //! included. Every item carries the `#[allow]`s that IDL naming needs, so the output is
