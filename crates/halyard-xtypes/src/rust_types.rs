@@ -19,7 +19,7 @@
 
 use std::any::TypeId;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use halyard_cdr_core::{BoundedSeq, BoundedString, TypeDescription};
@@ -487,11 +487,7 @@ fn complete_name(c: &CompleteTypeObject) -> String {
 /// Pushes the hashed identifiers inside `t` (key before value), without repeats.
 fn ti_references(t: &TypeIdentifier, out: &mut Vec<TypeIdentifier>) {
     match t {
-        TypeIdentifier::Hash { .. } => {
-            if !out.contains(t) {
-                out.push(t.clone());
-            }
-        }
+        TypeIdentifier::Hash { .. } if !out.contains(t) => out.push(t.clone()),
         TypeIdentifier::PlainSequenceSmall { element, .. }
         | TypeIdentifier::PlainSequenceLarge { element, .. }
         | TypeIdentifier::PlainArraySmall { element, .. }
@@ -589,9 +585,16 @@ fn build_from_objects(
     Ok(node)
 }
 
+/// A type being built: by the address of its `static` cell, or by its [`TypeId`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Building {
+    Cell(usize),
+    Type(TypeId),
+}
+
 thread_local! {
-    /// The cells whose types this thread is building (a type that reaches itself).
-    static BUILDING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// The types this thread is building (a type that reaches itself).
+    static BUILDING: RefCell<Vec<Building>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Builds a type's node once: `cell` is the type's own `static` (the derive's generated
@@ -609,7 +612,7 @@ pub fn cached(
     if let Some(n) = cell.get() {
         return TypeRef::named(Arc::clone(n));
     }
-    let id = cell as *const _ as usize;
+    let id = Building::Cell(cell as *const _ as usize);
     let node = building(id, name, || {
         cell.get_or_init(|| expect_built(name, build())).clone()
     });
@@ -622,7 +625,7 @@ pub fn cached_generic<T: 'static>(
     name: &str,
     build: impl FnOnce() -> Result<Arc<NamedType>, XTypesError>,
 ) -> TypeRef {
-    static NODES: OnceLock<Mutex<HashMap<TypeId, Arc<NamedType>>>> = OnceLock::new();
+    static NODES: OnceLock<Mutex<BTreeMap<TypeId, Arc<NamedType>>>> = OnceLock::new();
     let nodes = NODES.get_or_init(Default::default);
     let id = TypeId::of::<T>();
     let known = nodes
@@ -633,16 +636,13 @@ pub fn cached_generic<T: 'static>(
     if let Some(n) = known {
         return TypeRef::named(n);
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&id, &mut h);
-    let key = std::hash::Hasher::finish(&h) as usize | 1;
-    let node = building(key, name, || expect_built(name, build()));
+    let node = building(Building::Type(id), name, || expect_built(name, build()));
     let mut map = nodes.lock().unwrap_or_else(|p| p.into_inner());
     let node = map.entry(id).or_insert(node).clone();
     TypeRef::named(node)
 }
 
-fn building<R>(id: usize, name: &str, f: impl FnOnce() -> R) -> R {
+fn building<R>(id: Building, name: &str, f: impl FnOnce() -> R) -> R {
     let recursive = BUILDING.with(|b| {
         let mut b = b.borrow_mut();
         let again = b.contains(&id);
@@ -698,7 +698,7 @@ pub fn leak_topic_description(t: &TypeRef) -> &'static TypeDescription {
 /// [`leak_topic_description`] for a topic type with generic parameters (whose `static`
 /// would be shared by every instantiation): kept by [`TypeId`].
 pub fn leak_topic_description_generic<T: XTypesType + 'static>() -> &'static TypeDescription {
-    static DESCRIPTIONS: OnceLock<Mutex<HashMap<TypeId, &'static TypeDescription>>> =
+    static DESCRIPTIONS: OnceLock<Mutex<BTreeMap<TypeId, &'static TypeDescription>>> =
         OnceLock::new();
     let map = DESCRIPTIONS.get_or_init(Default::default);
     let id = TypeId::of::<T>();
@@ -706,7 +706,7 @@ pub fn leak_topic_description_generic<T: XTypesType + 'static>() -> &'static Typ
         return d;
     }
     let d = leak_topic_description(&T::xtypes_ref());
-    *map.lock()
+    map.lock()
         .unwrap_or_else(|p| p.into_inner())
         .entry(id)
         .or_insert(d)
