@@ -66,6 +66,8 @@ pub(super) struct RelayTypes {
     channels: Vec<Served>,
     /// Type names whose conflict or failure was said.
     said: BTreeSet<String>,
+    /// Store rows (PERSISTENT, channel) found holding a type at start.
+    rows_with_type: BTreeSet<(bool, ChannelId)>,
     next_look: Option<Instant>,
 }
 
@@ -76,6 +78,7 @@ impl RelayTypes {
             registered: BTreeMap::new(),
             channels: Vec::new(),
             said: BTreeSet::new(),
+            rows_with_type: BTreeSet::new(),
             next_look: None,
         }
     }
@@ -87,15 +90,19 @@ impl RelayTypes {
         &mut self,
         shared: &Shared,
         store: &Store,
-        id: ChannelId,
+        (persistent, id): (bool, ChannelId),
         type_name: &str,
         now: Instant,
     ) -> Option<String> {
-        if self.registered.contains_key(type_name) {
-            return None;
-        }
         match store.channel_type(id) {
-            Ok(Some(t)) => self.register(shared, type_name, t, now),
+            Ok(Some(_)) if self.registered.contains_key(type_name) => {
+                self.rows_with_type.insert((persistent, id));
+                None
+            }
+            Ok(Some(t)) => {
+                self.rows_with_type.insert((persistent, id));
+                self.register(shared, type_name, t, now)
+            }
             Ok(None) => None,
             Err(e) => Some(format!(
                 "cannot read the type of {id} from the store: {e}; its relay announces none \
@@ -147,7 +154,7 @@ impl RelayTypes {
             relay,
             persistent,
             store_id,
-            stored: false,
+            stored: self.rows_with_type.contains(&(persistent, store_id)),
         });
         if self.registered.contains_key(type_name) {
             self.next_look = Some(now);

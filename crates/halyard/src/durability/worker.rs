@@ -192,8 +192,13 @@ impl Worker {
                     false => Some(&self.transient),
                 };
                 let typed = store.and_then(|store| {
-                    self.types
-                        .load(&self.shared, store, id, &key.type_name, monotonic())
+                    self.types.load(
+                        &self.shared,
+                        store,
+                        (persistent, id),
+                        &key.type_name,
+                        monotonic(),
+                    )
                 });
                 if let Some(p) = typed {
                     self.problem(p);
