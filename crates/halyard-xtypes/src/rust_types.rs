@@ -39,6 +39,17 @@ use crate::{
 /// `[T; N]`, `BTreeMap<K, V>` and the bounded containers. A hand-written `CdrEncode` type
 /// implements it by describing what it encodes, e.g. `<[u8; N]>::xtypes_ref()` for a
 /// wrapper of an octet array.
+///
+/// A member of a type without one is a compile error saying so (here an optional element,
+/// hidden from the macro by an alias):
+///
+/// ```compile_fail,E0277
+/// type Maybes = Vec<Option<u32>>;
+/// #[derive(halyard_cdr::Topic, Clone, Debug, Default)]
+/// struct T {
+///     m: Maybes,
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no XTypes description, so a type with a member of it cannot announce one",
     label = "no IDL equivalent known for `{Self}`",
