@@ -154,60 +154,70 @@ impl Ctx<'_> {
         node: Option<std::sync::Arc<NamedType>>,
         runtime: TokenStream,
     ) -> syn::Result<Generated> {
+        match node {
+            Some(node) => self.emit_now(&node),
+            None => Ok(self.emit_at_first_use(runtime)),
+        }
+    }
+
+    /// A description built at first use by `runtime`.
+    fn emit_at_first_use(&self, runtime: TokenStream) -> Generated {
         let cdr = self.cdr;
         let p = quote!(#cdr::__private);
-        let fail = |e: halyard_xtypes::XTypesError| {
-            syn::Error::new_spanned(
-                &self.input.ident,
-                format!("cannot build the XTypes description: {e}"),
+        if !self.topic {
+            return Generated {
+                xtypes_impl: self.xtypes_impl(self.cached(runtime)),
+                topic_items: TokenStream::new(),
+                topic_bounds: Vec::new(),
+            };
+        }
+        let (desc, topic_bounds) = if self.generic() {
+            let params = self.input.generics.type_params().map(|p| &p.ident);
+            (
+                quote!(#p::leak_topic_description_generic::<Self>()),
+                params.map(|p| quote!(#p: #cdr::XTypesType)).collect(),
+            )
+        } else {
+            (
+                quote! {{
+                    static __DESC: #p::OnceLock<&'static #cdr::TypeDescription> = #p::OnceLock::new();
+                    *__DESC.get_or_init(|| #p::leak_topic_description(
+                        &<Self as #cdr::XTypesType>::xtypes_ref()))
+                }},
+                Vec::new(),
             )
         };
-        let Some(node) = node else {
-            let (topic_items, topic_bounds) = if self.topic {
-                let desc = if self.generic() {
-                    quote!(#p::leak_topic_description_generic::<Self>())
-                } else {
-                    quote! {{
-                        static __DESC: #p::OnceLock<&'static #cdr::TypeDescription> = #p::OnceLock::new();
-                        *__DESC.get_or_init(|| #p::leak_topic_description(
-                            &<Self as #cdr::XTypesType>::xtypes_ref()))
-                    }}
-                };
-                let bounds = if self.generic() {
-                    let params = self.input.generics.type_params().map(|p| &p.ident);
-                    params.map(|p| quote!(#p: #cdr::XTypesType)).collect()
-                } else {
-                    Vec::new()
-                };
-                (
-                    quote! {
-                        fn type_description() -> ::core::option::Option<&'static #cdr::TypeDescription> {
-                            ::core::option::Option::Some(#desc)
-                        }
-                    },
-                    bounds,
-                )
-            } else {
-                (TokenStream::new(), Vec::new())
-            };
-            return Ok(Generated {
-                xtypes_impl: self.xtypes_impl(self.cached(runtime)),
-                topic_items,
-                topic_bounds,
-            });
-        };
+        Generated {
+            xtypes_impl: self.xtypes_impl(self.cached(runtime)),
+            topic_items: quote! {
+                fn type_description() -> ::core::option::Option<&'static #cdr::TypeDescription> {
+                    ::core::option::Option::Some(#desc)
+                }
+            },
+            topic_bounds,
+        }
+    }
+
+    /// A description computed now: static bytes.
+    fn emit_now(&self, node: &std::sync::Arc<NamedType>) -> syn::Result<Generated> {
+        let cdr = self.cdr;
         let d = node.described();
-        let (minimal, complete) = (bytes(&d.minimal_bytes), bytes(&d.complete_bytes));
         if !self.topic {
+            let (minimal, complete) = (bytes(&d.minimal_bytes), bytes(&d.complete_bytes));
             return Ok(Generated {
                 xtypes_impl: self.xtypes_impl(
-                    self.cached(quote!(#cdr::NamedType::from_objects(&#minimal, &#complete))),
+                    self.cached(quote!(#cdr::NamedType::from_objects(#minimal, #complete))),
                 ),
                 topic_items: TokenStream::new(),
                 topic_bounds: Vec::new(),
             });
         }
-        let t = node.topic_description().map_err(fail)?;
+        let t = node.topic_description().map_err(|e| {
+            syn::Error::new_spanned(
+                &self.input.ident,
+                format!("cannot build the XTypes description: {e}"),
+            )
+        })?;
         let info = bytes(&t.type_information_bytes);
         let objects = t.type_objects.iter().map(|o| bytes(o));
         Ok(Generated {
@@ -218,8 +228,8 @@ impl Ctx<'_> {
             topic_items: quote! {
                 fn type_description() -> ::core::option::Option<&'static #cdr::TypeDescription> {
                     static __DESC: #cdr::TypeDescription = #cdr::TypeDescription {
-                        type_information: &#info,
-                        type_objects: &[#( &#objects ),*],
+                        type_information: #info,
+                        type_objects: &[#( #objects ),*],
                     };
                     ::core::option::Option::Some(&__DESC)
                 }
@@ -229,10 +239,10 @@ impl Ctx<'_> {
     }
 }
 
-/// A byte-array literal.
+/// A byte-string literal (`b"..."`, a `&'static [u8; N]`).
 fn bytes(b: &[u8]) -> TokenStream {
-    let lit = b.iter().map(|x| Literal::u8_suffixed(*x));
-    quote!([#(#lit),*])
+    let lit = Literal::byte_string(b);
+    quote!(#lit)
 }
 
 /// The description of a struct with members `members`.
