@@ -338,7 +338,7 @@ fn relay_announces_type(dp: &DomainParticipant, topic: &str) -> bool {
 }
 
 /// `halyard sub TOPIC` without `--idl`: the samples it prints as JSON.
-fn sub_without_idl(topic: &str, domain: &str, durability: &str, count: usize) -> Vec<String> {
+fn sub_without_idl(topic: &str, domain: &str, when: &str, count: usize) -> Vec<String> {
     let n = count.to_string();
     let o = halyard(&[
         "sub",
@@ -347,7 +347,7 @@ fn sub_without_idl(topic: &str, domain: &str, durability: &str, count: usize) ->
         domain,
         "--reliable",
         "--durability",
-        durability,
+        "persistent",
         "--json",
         "--count",
         &n,
@@ -355,7 +355,7 @@ fn sub_without_idl(topic: &str, domain: &str, durability: &str, count: usize) ->
         "20",
     ]);
     let (out, err) = text(&o);
-    assert!(o.status.success(), "halyard sub failed:\n{out}\n{err}");
+    assert!(o.status.success(), "{when}: halyard sub failed:\n{out}\n{err}");
     out.lines().map(str::to_string).collect()
 }
 
@@ -398,13 +398,13 @@ fn halyard_sub_decodes_a_topic_only_the_durability_service_serves_also_after_its
         }
     };
     check(
-        sub_without_idl("ServedReadings", "173", "persistent", 3),
+        sub_without_idl("ServedReadings", "173", "served live", 3),
         "served live",
     );
     svc.kill();
     let _svc = service(&store, "173");
     check(
-        sub_without_idl("ServedReadings", "173", "persistent", 3),
+        sub_without_idl("ServedReadings", "173", "served after a restart", 3),
         "served after a restart",
     );
     let _ = std::fs::remove_dir_all(&dir);
