@@ -169,8 +169,9 @@ fn cyclonedds_typeof_prints_the_shape_type_of_a_halyard_shapes_writer() {
             "};",
         ]
     };
-    assert_idl(&out, &idl("sequence<octet> additional_payload_size;"));
-    assert_idl(&ours, &idl("sequence<uint8> additional_payload_size;"));
+    // `octet` (Cyclone 0.10's `uint8`; the `cyclonedds` CLI prints it `byte`).
+    assert_idl(&out, &idl("sequence<byte> additional_payload_size;"));
+    assert_idl(&ours, &idl("sequence<octet> additional_payload_size;"));
 }
 
 #[test]
@@ -355,7 +356,10 @@ fn sub_without_idl(topic: &str, domain: &str, when: &str, count: usize) -> Vec<S
         "20",
     ]);
     let (out, err) = text(&o);
-    assert!(o.status.success(), "{when}: halyard sub failed:\n{out}\n{err}");
+    assert!(
+        o.status.success(),
+        "{when}: halyard sub failed:\n{out}\n{err}"
+    );
     out.lines().map(str::to_string).collect()
 }
 
