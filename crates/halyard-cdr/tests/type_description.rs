@@ -37,7 +37,7 @@ module Eq {
     @id(10) long a;
     @id(5) @optional string note;
     @id(7) @optional sequence<long> more;
-    @id(3) @key unsigned long k;
+    @id(3) @key @must_understand unsigned long k;
   };
   enum Color { RED, GREEN, @default_literal BLUE };
   enum Level { @value(1) LOW, @value(5) MID, HIGH };
@@ -112,6 +112,7 @@ struct Options {
     more: Option<Vec<i32>>,
     #[id(3)]
     #[key]
+    #[must_understand]
     k: u32,
 }
 

@@ -108,6 +108,11 @@ pub fn is_key(f: &Field) -> bool {
     f.attrs.iter().any(|a| a.path().is_ident("key"))
 }
 
+/// Whether a field carries `#[must_understand]` (IDL `@must_understand`).
+pub fn is_must_understand(f: &Field) -> bool {
+    f.attrs.iter().any(|a| a.path().is_ident("must_understand"))
+}
+
 /// Whether a field carries `#[uint8]` (its `u8`s are IDL `uint8`, not `octet`).
 pub fn is_uint8(f: &Field) -> bool {
     f.attrs.iter().any(|a| a.path().is_ident("uint8"))

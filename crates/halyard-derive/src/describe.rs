@@ -31,6 +31,8 @@ pub struct DescMember<'a> {
     pub external: bool,
     /// `#[uint8]`.
     pub uint8: bool,
+    /// `#[must_understand]`.
+    pub must_understand: bool,
     /// The type of the value (inside `Option` and `Box`).
     pub value: &'a Type,
     /// The field, for error spans.
@@ -274,7 +276,13 @@ pub fn for_struct(ctx: &Ctx, members: &[DescMember]) -> syn::Result<Generated> {
     let flags = ctx.flags();
     let type_name = ctx.type_name();
     let member_flags = |m: &DescMember| {
-        halyard_xtypes::describe::member_flags(m.key, m.optional, m.external, false, false)
+        halyard_xtypes::describe::member_flags(
+            m.key,
+            m.optional,
+            m.external,
+            m.must_understand,
+            false,
+        )
     };
     let all: Option<Vec<(&DescMember, Known)>> = members
         .iter()

@@ -14,7 +14,9 @@
 //!   `TypeDescription` given by hand, announced as it is) or `#[topic(type_description =
 //!   false)]` (no description); `#[cdr(...)]` is accepted as a synonym.
 //! * field `#[key]`: key member; field `#[id(N)]`: member id (default: declaration index);
-//!   field `#[uint8]`: its `u8`s are IDL `uint8` rather than `octet`.
+//!   field `#[uint8]`: its `u8`s are IDL `uint8` rather than `octet`; field
+//!   `#[must_understand]`: IDL `@must_understand` (Cyclone DDS 0.10's `idlc` sets it on every
+//!   key, Python `cyclonedds` on none).
 //! * `Option<T>` fields are optional members, `Box<T>` fields external ones.
 //!
 //! The XTypes description (TypeObjects and TypeInformation, what `TopicType::type_description`
@@ -42,7 +44,7 @@ use syn::{parse_macro_input, Data, DeriveInput};
 
 /// Derives `CdrEncode`, `CdrDecode`, `Reflect`, `TopicType` and `XTypesType` for a struct with
 /// named fields.
-#[proc_macro_derive(Topic, attributes(topic, cdr, key, id, uint8))]
+#[proc_macro_derive(Topic, attributes(topic, cdr, key, id, uint8, must_understand))]
 pub fn derive_topic(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     structs::expand(&input, true)
@@ -52,7 +54,7 @@ pub fn derive_topic(input: TokenStream) -> TokenStream {
 
 /// Derives `CdrEncode`, `CdrDecode`, `Reflect` and `XTypesType` for a struct with named fields
 /// or a C-like enum.
-#[proc_macro_derive(CdrType, attributes(topic, cdr, key, id, uint8))]
+#[proc_macro_derive(CdrType, attributes(topic, cdr, key, id, uint8, must_understand))]
 pub fn derive_cdr_type(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     let out = match &input.data {

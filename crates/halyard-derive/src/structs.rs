@@ -6,7 +6,8 @@ use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
 use crate::attrs::{
-    ext_tokens, field_id, is_key, is_uint8, runtime_path, type_attrs, Ext, TypeAttrs,
+    ext_tokens, field_id, is_key, is_must_understand, is_uint8, runtime_path, type_attrs, Ext,
+    TypeAttrs,
 };
 use crate::describe::{self, Ctx, DescMember};
 
@@ -19,6 +20,7 @@ struct Member {
     key: bool,
     optional: bool,
     uint8: bool,
+    must_understand: bool,
     field: syn::Field,
 }
 
@@ -97,6 +99,7 @@ fn description(m: &Model, topic: bool) -> syn::Result<describe::Generated> {
                 optional: f.optional,
                 external,
                 uint8: f.uint8,
+                must_understand: f.must_understand,
                 value,
                 field: &f.field,
             }
@@ -201,6 +204,7 @@ fn members(input: &DeriveInput) -> syn::Result<Vec<Member>> {
             key: is_key(f),
             optional: is_option(&f.ty),
             uint8: is_uint8(f),
+            must_understand: is_must_understand(f),
             field: f.clone(),
             ident,
         };

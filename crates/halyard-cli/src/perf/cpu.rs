@@ -19,8 +19,10 @@ pub struct CPUStatThread {
 #[topic(type_name = "CPUStats")]
 pub struct CPUStats {
     #[key]
+    #[must_understand]
     pub hostname: String,
     #[key]
+    #[must_understand]
     pub pid: u32,
     pub maxrss: f64,
     pub vcsw: u32,

@@ -1,6 +1,8 @@
 //! ddsperf's topic types (ddsperf_types.idl, all `@final`, no module) and the accessors the
 //! ping/pong/pub/sub code needs, so it can be generic over `-T`. Each announces its XTypes
-//! description (the derive's, equal to what `halyard idl` gives ddsperf_types.idl).
+//! description as Cyclone DDS 0.10's `idlc` gives ddsperf_types.idl, which sets
+//! must-understand on every key (`#[must_understand]`): ddsperf 0.10 matches a nested type
+//! (Struct256 ...) only when it is equal to its own.
 
 use halyard::cdr::{
     CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect, TopicType, TypeRef, XTypesType,
@@ -12,6 +14,7 @@ use halyard::cdr::{
 pub struct KeyedSeq {
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
     pub baggage: Vec<u8>,
 }
@@ -63,6 +66,7 @@ impl<const N: usize> CdrDecode for Octets<N> {
 pub struct Keyed32 {
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
     pub baggage: [u8; 24],
 }
@@ -73,6 +77,7 @@ pub struct Keyed32 {
 pub struct Keyed256 {
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
     pub baggage: Octets<248>,
 }
@@ -123,6 +128,7 @@ pub struct Struct16 {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
@@ -149,6 +155,7 @@ pub struct Struct256 {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
@@ -175,6 +182,7 @@ pub struct Struct4k {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
@@ -193,6 +201,7 @@ pub struct Struct32k {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
