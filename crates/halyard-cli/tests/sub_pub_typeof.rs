@@ -441,9 +441,9 @@ fn participant(domain: u32) -> DomainParticipant {
 }
 
 /// ddsperf's KeyedSeq (tests/data/ddsperf_keyedseq.idl) as a Rust type that announces no
-/// TypeInformation (no type description).
+/// TypeInformation (its description turned off, as a peer without XTypes would).
 #[derive(halyard::Topic, Clone, Debug, Default)]
-#[topic(type_name = "KeyedSeq")]
+#[topic(type_name = "KeyedSeq", type_description = false)]
 struct KeyedSeq {
     seq: u32,
     #[key]

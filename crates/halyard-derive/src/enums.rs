@@ -1,10 +1,47 @@
-//! Code generation for C-like enums: encoded as a u32 (XTypes default bit bound 32).
+//! Code generation for C-like enums: encoded as a u32 (XTypes default bit bound 32), described
+//! as an IDL enum whose enumerators are the variants, with the values `Self::V as u32` gives
+//! and the `#[default]` variant (else the first) as the default literal.
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Data, DeriveInput, Fields};
+use syn::{Data, DeriveInput, Expr, Fields, Lit, UnOp};
 
-use crate::attrs::runtime_path;
+use crate::attrs::{runtime_path, type_attrs};
+use crate::describe::{self, Ctx};
+
+/// The value of a discriminant written as an integer literal (possibly negated).
+fn literal_value(e: &Expr) -> Option<i128> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => i.base10_parse().ok(),
+            _ => None,
+        },
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => literal_value(&u.expr).map(|v| -v),
+        Expr::Paren(p) => literal_value(&p.expr),
+        Expr::Group(g) => literal_value(&g.expr),
+        _ => None,
+    }
+}
+
+/// The enumerators' names and the values `as u32` gives them when the macro can compute
+/// them (explicit integer literals, or counting on from one), as XTypes' `long`.
+fn literals(data: &syn::DataEnum) -> Vec<(String, syn::Ident, Option<i32>)> {
+    let mut next: Option<i128> = Some(0);
+    data.variants
+        .iter()
+        .map(|v| {
+            let value = match &v.discriminant {
+                Some((_, e)) => literal_value(e),
+                None => next,
+            };
+            next = value.map(|x| x + 1);
+            // `Self::V as u32`, then as XTypes' signed 32-bit enumerator value.
+            let wire = value.map(|x| x as u32 as i32);
+            let name = v.ident.to_string().trim_start_matches("r#").to_string();
+            (name, v.ident.clone(), wire)
+        })
+        .collect()
+}
 
 /// Expands `#[derive(CdrType)]` on a fieldless enum.
 pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -22,6 +59,20 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
     let cdr = runtime_path();
+    let attrs = type_attrs(input)?;
+    let default = data
+        .variants
+        .iter()
+        .position(|v| v.attrs.iter().any(|a| a.path().is_ident("default")))
+        .unwrap_or(0);
+    let ctx = Ctx {
+        input,
+        attrs: &attrs,
+        cdr: &cdr,
+        topic: false,
+    };
+    let described = describe::for_enum(&ctx, &literals(data), default)?;
+    let xtypes = &described.xtypes_impl;
     let name = &input.ident;
     let (ig, tg, wc) = input.generics.split_for_impl();
     let variants: Vec<_> = data.variants.iter().map(|v| &v.ident).collect();
@@ -68,5 +119,6 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 4
             }
         }
+        #xtypes
     })
 }

@@ -5,7 +5,11 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
-use crate::attrs::{ext_tokens, field_id, is_key, runtime_path, type_attrs, Ext, TypeAttrs};
+use crate::attrs::{
+    ext_tokens, field_id, is_key, is_must_understand, is_uint8, runtime_path, type_attrs, Ext,
+    TypeAttrs,
+};
+use crate::describe::{self, Ctx, DescMember};
 
 /// One named field and its CDR attributes.
 struct Member {
@@ -15,6 +19,9 @@ struct Member {
     id: u32,
     key: bool,
     optional: bool,
+    uint8: bool,
+    must_understand: bool,
+    field: syn::Field,
 }
 
 /// Everything code generation needs about the struct.
@@ -60,13 +67,75 @@ pub fn expand(input: &DeriveInput, topic: bool) -> syn::Result<TokenStream> {
     };
     let encode = encode_impl(&model);
     let decode = decode_impl(&model);
+    let described = description(&model, topic)?;
     let topic = if topic {
-        topic_impl(&model)
+        topic_impl(&model, &described)
     } else {
         TokenStream::new()
     };
     let reflect = reflect_impl(&model);
-    Ok(quote!(#encode #decode #reflect #topic))
+    let xtypes = &described.xtypes_impl;
+    Ok(quote!(#encode #decode #reflect #topic #xtypes))
+}
+
+/// The type's XTypes description (the `describe` module).
+fn description(m: &Model, topic: bool) -> syn::Result<describe::Generated> {
+    let members: Vec<DescMember> = m
+        .members
+        .iter()
+        .map(|f| {
+            let mut value = &f.ty;
+            if f.optional {
+                value = first_type_arg(value).unwrap_or(value);
+            }
+            let external = is_boxed(value);
+            if external {
+                value = first_type_arg(value).unwrap_or(value);
+            }
+            DescMember {
+                name: f.ident.to_string().trim_start_matches("r#").to_string(),
+                id: f.id,
+                key: f.key,
+                optional: f.optional,
+                external,
+                uint8: f.uint8,
+                must_understand: f.must_understand,
+                value,
+                field: &f.field,
+            }
+        })
+        .collect();
+    let ctx = Ctx {
+        input: m.input,
+        attrs: &m.attrs,
+        cdr: &m.cdr,
+        topic,
+    };
+    describe::for_struct(&ctx, &members)
+}
+
+/// The first type argument of a path type (`T` of `Option<T>`).
+fn first_type_arg(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let syn::PathArguments::AngleBracketed(a) = &p.path.segments.last()?.arguments else {
+        return None;
+    };
+    a.args.iter().find_map(|g| match g {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// Whether the type is spelled `Box<..>` (an external member).
+fn is_boxed(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Box" && !s.arguments.is_empty()),
+        _ => false,
+    }
 }
 
 /// `Reflect`: a path's first segment names a member (its Rust name, `r#` stripped); the rest
@@ -134,6 +203,9 @@ fn members(input: &DeriveInput) -> syn::Result<Vec<Member>> {
             id: field_id(f)?.unwrap_or(index as u32),
             key: is_key(f),
             optional: is_option(&f.ty),
+            uint8: is_uint8(f),
+            must_understand: is_must_understand(f),
+            field: f.clone(),
             ident,
         };
         if m.key && m.optional {
@@ -327,10 +399,17 @@ fn decode_mutable(m: &Model) -> TokenStream {
     }
 }
 
-fn topic_impl(m: &Model) -> TokenStream {
+fn topic_impl(m: &Model, described: &describe::Generated) -> TokenStream {
     let cdr = &m.cdr;
     let name = &m.input.ident;
-    let (ig, tg, wc) = m.input.generics.split_for_impl();
+    let mut generics = m.input.generics.clone();
+    if !described.topic_bounds.is_empty() {
+        let wc = generics.make_where_clause();
+        for b in &described.topic_bounds {
+            wc.predicates.push(syn::parse_quote!(#b));
+        }
+    }
+    let (ig, tg, wc) = generics.split_for_impl();
     let type_name = m
         .attrs
         .type_name
@@ -342,13 +421,7 @@ fn topic_impl(m: &Model) -> TokenStream {
     let key_writes = key_writes(cdr, &keys);
     let key_max = key_max(cdr, &keys);
     let key_reads = key_reads(cdr, &m.members, &keys);
-    let description = m.attrs.type_description.as_ref().map(|path| {
-        quote! {
-            fn type_description() -> ::core::option::Option<&'static #cdr::TypeDescription> {
-                ::core::option::Option::Some(&#path)
-            }
-        }
-    });
+    let description = &described.topic_items;
     quote! {
         #[automatically_derived]
         impl #ig #cdr::TopicType for #name #tg #wc {

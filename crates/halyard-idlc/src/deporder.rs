@@ -16,8 +16,9 @@
 //! followed here (cyclonedds lists neither, although its objects refer to them), and a type
 //! reachable along two paths is listed once (cyclonedds would list it twice in the complete
 //! list).
-
-use std::collections::BTreeMap;
+//!
+//! The algorithm is `halyard_xtypes::describe::dependency_order`, which the derive macros
+//! use too; this module gives it the edges of IDL types.
 
 use halyard_idl::ast::{Member, TypeSpec};
 
@@ -26,64 +27,17 @@ use crate::Error;
 
 /// The dependencies of `top` (a `::`-scoped name) in cyclonedds' order, without `top`.
 pub(crate) fn dependency_order(ix: &Index<'_>, top: &str) -> Result<Vec<String>, Error> {
-    // 1. discovery
-    let mut order: Vec<String> = vec![top.to_string()];
-    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut stack = vec![top.to_string()];
-    let mut steps = 0usize;
-    while let Some(t) = stack.pop() {
-        steps += 1;
-        if steps > 100_000 {
-            break;
-        }
-        let direct = direct_deps(ix, &t)?;
-        for d in &direct {
-            if !order.contains(d) {
-                order.push(d.clone());
-                stack.push(d.clone());
-            }
-        }
-        edges.insert(t, direct);
+    let mut failure = None;
+    let order = halyard_xtypes::describe::dependency_order(&top.to_string(), |t| {
+        direct_deps(ix, t).unwrap_or_else(|e| {
+            failure.get_or_insert(e);
+            Vec::new()
+        })
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(order),
     }
-    // 2. leaves first
-    let is_leaf = |t: &String| !matches!(edges.get(t), Some(e) if !e.is_empty());
-    let mut out: Vec<String> = order.iter().filter(|t| is_leaf(t)).cloned().collect();
-    // 3. post-order over the rest, children in discovery order
-    let rank = |t: &String| order.iter().position(|o| o == t).unwrap_or(usize::MAX);
-    let mut post = Vec::new();
-    visit(top, &edges, &is_leaf, &rank, &mut post, 0);
-    for t in post {
-        if !out.contains(&t) {
-            out.push(t);
-        }
-    }
-    out.retain(|t| t != top);
-    Ok(out)
-}
-
-fn visit(
-    t: &str,
-    edges: &BTreeMap<String, Vec<String>>,
-    is_leaf: &dyn Fn(&String) -> bool,
-    rank: &dyn Fn(&String) -> usize,
-    out: &mut Vec<String>,
-    depth: usize,
-) {
-    if depth > 256 || out.iter().any(|o| o == t) {
-        return;
-    }
-    let mut children: Vec<&String> = edges
-        .get(t)
-        .into_iter()
-        .flatten()
-        .filter(|c| !is_leaf(c))
-        .collect();
-    children.sort_by_key(|c| rank(c));
-    children.dedup();
-    for c in children {
-        visit(c, edges, is_leaf, rank, out, depth + 1);
-    }
-    out.push(t.to_string());
 }
 
 /// The named types `full` refers to directly, in cyclonedds' scan order, without repeats.

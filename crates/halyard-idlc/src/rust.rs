@@ -1,9 +1,10 @@
 //! Rust back end: one source file per IDL specification, meant for `include!`.
 //!
 //! IDL modules become `pub mod`s (a reopened module is merged into one), structs become
-//! `#[derive(Topic)]` (topic types, with their XTypes description in a `static`) or
-//! `#[derive(CdrType)]` structs with base members first, enums C-like enums, unions Rust enums
-//! with hand-written `CdrEncode`/`CdrDecode` (module `rust_union`), typedefs `pub type`,
+//! `#[derive(Topic)]` (topic types) or `#[derive(CdrType)]` structs with base members first,
+//! enums C-like enums, unions Rust enums with hand-written `CdrEncode`/`CdrDecode` (module
+//! `rust_union`); each struct, enum and union has its XTypes description in a `static`
+//! (`type_description`, and `XTypesType` for a derived type with a member of it), typedefs `pub type`,
 //! constants `pub const`, bitmasks an unsigned integer type with one constant per flag.
 //! Types are named by relative paths (`super::M::T`) so the file works wherever it is
 //! included. Every item carries the `#[allow]`s that IDL naming needs, so the output is
@@ -104,7 +105,10 @@ impl<'a> Gen<'_, 'a> {
         match named {
             Named::Struct(s) => self.structure(scope, full, s, out),
             Named::Union(u) => self.union(scope, full, u, out),
-            Named::Enum(e) => enumeration(self.rt, e, out),
+            Named::Enum(e) => {
+                enumeration(self.rt, &plain(full), e, out)?;
+                self.description(&plain(full), &e.name.name, out)
+            }
             Named::Bitmask(b) => {
                 let bits = b.typed.bit_bound.unwrap_or(32);
                 let t = match bits {
@@ -245,34 +249,20 @@ impl<'a> Gen<'_, 'a> {
         let name = plain(full);
         let rname = ident(&s.name.name);
         let members = self.flattened(s)?;
-        let topic = self.types.topics.get(&name);
+        let topic = self.types.topics.contains_key(&name);
         let ext = match s.typed.extensibility.unwrap_or(Extensibility::Final) {
             Extensibility::Final => "final",
             Extensibility::Appendable => "appendable",
             Extensibility::Mutable => "mutable",
         };
         let _ = writeln!(out, "/// IDL struct `{name}`.\n{ALLOWS}");
-        match topic {
-            Some(_) => {
-                let _ = writeln!(
-                    out,
-                    "#[derive(Clone, Debug, PartialEq, {}::Topic)]",
-                    self.rt
-                );
-                let _ = writeln!(out, "#[topic(type_name = \"{name}\", extensibility = \"{ext}\", type_description = \"__{}_TYPE_DESCRIPTION\")]", s.name.name);
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "#[derive(Clone, Debug, PartialEq, {}::CdrType)]",
-                    self.rt
-                );
-                let _ = writeln!(
-                    out,
-                    "#[topic(type_name = \"{name}\", extensibility = \"{ext}\")]"
-                );
-            }
-        }
+        let derive = if topic { "Topic" } else { "CdrType" };
+        let _ = writeln!(
+            out,
+            "#[derive(Clone, Debug, PartialEq, {}::{derive})]",
+            self.rt
+        );
+        let _ = writeln!(out, "#[topic(type_name = \"{name}\", extensibility = \"{ext}\", type_description = \"{}\")]", description_static(&s.name.name));
         let _ = writeln!(out, "pub struct {rname} {{");
         let mut defaults = String::new();
         for (m, id) in &members {
@@ -297,19 +287,39 @@ impl<'a> Gen<'_, 'a> {
         }
         out.push_str("}\n");
         let _ = writeln!(out, "{ALLOWS}\nimpl ::core::default::Default for {rname} {{\n    fn default() -> Self {{\n        Self {{\n{defaults}        }}\n    }}\n}}");
-        if let Some(t) = topic {
-            let _ = writeln!(out, "{ALLOWS}\nstatic __{}_TYPE_DESCRIPTION: {}::TypeDescription = {}::TypeDescription {{", s.name.name, self.rt, self.rt);
-            let _ = writeln!(
-                out,
-                "    type_information: {},",
-                byte_string(&t.type_information_bytes)
-            );
-            out.push_str("    type_objects: &[\n");
-            for o in &t.type_objects {
-                let _ = writeln!(out, "        {},", byte_string(o));
-            }
-            out.push_str("    ],\n};\n");
+        self.description(&name, &s.name.name, out)
+    }
+
+    /// The `static` `TypeDescription` of named type `name` (qualified) whose Rust item is
+    /// `item`: what it announces as a topic type, and as a member of a derived type.
+    pub(crate) fn description(
+        &self,
+        name: &str,
+        item: &str,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let Some(t) = self.types.descriptions.get(name) else {
+            return Err(Error::unsupported(
+                &Location::default_for_gen(),
+                format!("internal: no description of `{name}`"),
+            ));
+        };
+        let rt = self.rt;
+        let _ = writeln!(
+            out,
+            "{ALLOWS}\nstatic {}: {rt}::TypeDescription = {rt}::TypeDescription {{",
+            description_static(item)
+        );
+        let _ = writeln!(
+            out,
+            "    type_information: {},",
+            byte_string(&t.type_information_bytes)
+        );
+        out.push_str("    type_objects: &[\n");
+        for o in &t.type_objects {
+            let _ = writeln!(out, "        {},", byte_string(o));
         }
+        out.push_str("    ],\n};\n");
         Ok(())
     }
 
@@ -417,7 +427,7 @@ impl LocationGen for Location {
     }
 }
 
-fn enumeration(rt: &str, e: &EnumDef, out: &mut String) -> Result<(), Error> {
+fn enumeration(rt: &str, name: &str, e: &EnumDef, out: &mut String) -> Result<(), Error> {
     if e.typed.bit_bound.is_some_and(|b| b != 32) {
         return Err(Error::unsupported(
             &e.location,
@@ -431,6 +441,11 @@ fn enumeration(rt: &str, e: &EnumDef, out: &mut String) -> Result<(), Error> {
         .unwrap_or(0);
     let _ = writeln!(out, "/// IDL enum `{}`.\n{ALLOWS}", e.name.name);
     let _ = writeln!(out, "#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, {rt}::CdrType)]");
+    let _ = writeln!(
+        out,
+        "#[topic(type_name = \"{name}\", type_description = \"{}\")]",
+        description_static(&e.name.name)
+    );
     let _ = writeln!(out, "pub enum {} {{", ident(&e.name.name));
     for (i, x) in e.enumerators.iter().enumerate() {
         if !(0..=i64::from(i32::MAX)).contains(&x.value) {
@@ -444,6 +459,11 @@ fn enumeration(rt: &str, e: &EnumDef, out: &mut String) -> Result<(), Error> {
     }
     out.push_str("}\n");
     Ok(())
+}
+
+/// The name of the `static` `TypeDescription` of the Rust item `item`.
+pub(crate) fn description_static(item: &str) -> String {
+    format!("__{item}_TYPE_DESCRIPTION")
 }
 
 pub(crate) fn basic(b: BasicType, at: &Location) -> Result<&'static str, Error> {

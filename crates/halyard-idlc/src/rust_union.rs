@@ -1,5 +1,6 @@
 //! Rust for IDL unions: a Rust enum with one variant per case, and hand-written `CdrEncode`,
-//! `CdrDecode`, `Reflect` and `Default` impls.
+//! `CdrDecode`, `Reflect`, `Default` and `XTypesType` impls (the last from the union's
+//! `static` description).
 //!
 //! A case with one label holds only its value (the discriminator is that label); a case with
 //! several labels, and the `default` case, hold `(discriminator, value)`; a union without a
@@ -17,7 +18,7 @@ use std::fmt::Write as _;
 use halyard_idl::ast::{BasicType, CaseLabel, ConstValue, Extensibility, TypeSpec, UnionDef};
 use halyard_idl::Location;
 
-use crate::rust::{ident, path, Gen, ALLOWS};
+use crate::rust::{description_static, ident, path, Gen, ALLOWS};
 use crate::typeobj::plain;
 use crate::Error;
 
@@ -140,7 +141,8 @@ impl Gen<'_, '_> {
         emit_encode(&model, out);
         emit_decode(&model, out);
         emit_reflect_default(&model, out);
-        Ok(())
+        emit_xtypes(&model, &u.name.name, out);
+        self.description(&model.full, &u.name.name, out)
     }
 }
 
@@ -312,4 +314,12 @@ fn join_pat(labels: &[&String]) -> String {
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+/// `XTypesType`: the union's description, from its `static` (a member of a derived type
+/// composes it).
+fn emit_xtypes(m: &Model<'_>, item: &str, out: &mut String) {
+    let (name, rt, full) = (&m.name, m.rt, &m.full);
+    let desc = description_static(item);
+    let _ = writeln!(out, "{ALLOWS}\nimpl {rt}::XTypesType for {name} {{\n    fn xtypes_ref() -> {rt}::TypeRef {{\n        static __NODE: {rt}::__private::OnceLock<{rt}::__private::Arc<{rt}::NamedType>> = {rt}::__private::OnceLock::new();\n        {rt}::__private::cached(&__NODE, {full:?}, || {rt}::NamedType::from_description(&{desc}))\n    }}\n}}");
 }

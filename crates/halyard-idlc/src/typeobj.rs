@@ -21,12 +21,12 @@ use halyard_idl::ast::{
     AutoId, BasicType, CaseLabel, ConstExpr, Extensibility, StructDef, TypeSpec, UnionDef,
 };
 use halyard_idl::{Location, Spec};
+pub use halyard_xtypes::describe::TopicDescription;
+use halyard_xtypes::describe::{self, DescribedType, LiteralSpec, MemberSpec};
 use halyard_xtypes::{
-    member_flag, name_hash, type_flag, AliasType, Bitflag, BitmaskType, Complete,
-    CompleteTypeObject, EnumLiteral, EnumType, MemberDetail, Minimal, MinimalTypeObject,
-    PrimitiveKind, StructMember, StructType, TypeDetail, TypeIdentifier,
-    TypeIdentifierWithDependencies, TypeIdentifierWithSize, TypeInformation, TypeObject,
-    TypeObjectBody, UnionMember, UnionType,
+    member_flag, name_hash, type_flag, Bitflag, BitmaskType, Complete, CompleteTypeObject,
+    MemberDetail, Minimal, MinimalTypeObject, PrimitiveKind, TypeDetail, TypeIdentifier,
+    TypeIdentifierWithSize, TypeObject, TypeObjectBody, UnionMember, UnionType,
 };
 
 use crate::index::{const_u32, label_i32, resolved, Index, Named};
@@ -49,19 +49,6 @@ pub struct TypeEntry {
     pub direct_dependencies: Vec<String>,
 }
 
-/// What a topic type announces: its TypeInformation and every TypeObject it names, as
-/// XCDR2 little-endian bytes (the contents of `halyard_cdr::TypeDescription`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TopicDescription {
-    /// The TypeInformation.
-    pub type_information: TypeInformation,
-    /// Its serialization.
-    pub type_information_bytes: Vec<u8>,
-    /// Minimal then complete object of the type itself, then of each dependency in the
-    /// order the TypeInformation lists them (an object equal to an earlier one is left out).
-    pub type_objects: Vec<Vec<u8>>,
-}
-
 /// The XTypes descriptions of every type of a specification.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TypeSet {
@@ -69,6 +56,10 @@ pub struct TypeSet {
     pub types: BTreeMap<String, TypeEntry>,
     /// Every topic type (a struct that is not `@nested`) by qualified name.
     pub topics: BTreeMap<String, TopicDescription>,
+    /// The description of every struct, union and enum by qualified name, as if it were a
+    /// topic type: what the generated Rust type announces as a member of a derived type
+    /// (`XTypesType`), and what a topic type announces.
+    pub descriptions: BTreeMap<String, TopicDescription>,
 }
 
 /// Builds the TypeObjects of every struct, union, enum, bitmask and typedef of `spec`, and the
@@ -89,11 +80,16 @@ pub fn type_objects(spec: &Spec) -> Result<TypeSet, Error> {
     }
     let mut set = TypeSet::default();
     for full in &ix.order {
-        if let Some(Named::Struct(s)) = ix.types.get(full) {
-            if !s.typed.nested || s.typed.topic {
-                set.topics.insert(plain(full), b.topic(full)?);
-            }
+        let topic = match ix.types.get(full) {
+            Some(Named::Struct(s)) => !s.typed.nested || s.typed.topic,
+            Some(Named::Union(_) | Named::Enum(_)) => false,
+            _ => continue,
+        };
+        let description = b.topic(full)?;
+        if topic {
+            set.topics.insert(plain(full), description.clone());
         }
+        set.descriptions.insert(plain(full), description);
     }
     set.types = b.done.into_iter().map(|(k, v)| (plain(&k), v)).collect();
     Ok(set)
@@ -159,22 +155,7 @@ impl Builder<'_, '_> {
             Named::Alias(t, d) => {
                 let m = self.ti(&t.type_spec, &d.array, false, &mut deps)?;
                 let c = self.ti(&t.type_spec, &d.array, true, &mut deps)?;
-                (
-                    TypeObjectBody::Alias(AliasType {
-                        alias_flags: 0,
-                        detail: (),
-                        related_flags: 0,
-                        related_type: m,
-                    }),
-                    TypeObjectBody::Alias(AliasType {
-                        alias_flags: 0,
-                        detail: TypeDetail {
-                            type_name: name.clone(),
-                        },
-                        related_flags: 0,
-                        related_type: c,
-                    }),
-                )
+                describe::alias_objects(&name, (m, c))
             }
         };
         let (minimal, complete) = (TypeObject::Minimal(min), TypeObject::Complete(com));
@@ -272,22 +253,7 @@ impl Builder<'_, '_> {
         }
         let k = self.ti(key, &[], complete, deps)?;
         let v = self.ti(value, &[], complete, deps)?;
-        let header = v.plain_header(0);
-        let header = halyard_xtypes::PlainCollectionHeader {
-            equiv_kind: if k.equivalence_kind() != halyard_xtypes::EquivalenceKind::Both {
-                k.equivalence_kind()
-            } else {
-                header.equiv_kind
-            },
-            element_flags: 0,
-        };
-        Ok(TypeIdentifier::PlainMapLarge {
-            header,
-            bound: u32::MAX,
-            element: Box::new(v),
-            key_flags: 0,
-            key: Box::new(k),
-        })
+        Ok(describe::map_identifier(k, v))
     }
 
     fn base_ti(
@@ -310,56 +276,28 @@ impl Builder<'_, '_> {
     ) -> Result<(MinimalTypeObject, CompleteTypeObject), Error> {
         let flags = type_flags(s.typed.extensibility, s.typed.nested, s.typed.autoid);
         let ids = crate::ids::struct_member_ids(self.ix, s)?;
-        let mut mm = Vec::new();
-        let mut cm = Vec::new();
+        let mut members = Vec::with_capacity(s.members.len());
         for (m, id) in s.members.iter().zip(ids.own) {
             let t = &m.typed;
-            let mut f = if t.default.is_some() {
-                member_flag::TRY_CONSTRUCT2
-            } else {
-                member_flag::TRY_CONSTRUCT1
-            };
-            for (on, bit) in [
-                (t.external, member_flag::IS_EXTERNAL),
-                (t.optional, member_flag::IS_OPTIONAL),
-                (t.must_understand, member_flag::IS_MUST_UNDERSTAND),
-                (t.key, member_flag::IS_KEY),
-            ] {
-                if on {
-                    f |= bit;
-                }
-            }
-            mm.push(StructMember::<Minimal> {
-                member_id: id,
-                member_flags: f,
-                member_type_id: self.ti(&m.type_spec, &m.array, false, deps)?,
-                detail: name_hash(&m.name.name),
-            });
-            cm.push(StructMember::<Complete> {
-                member_id: id,
-                member_flags: f,
-                member_type_id: self.ti(&m.type_spec, &m.array, true, deps)?,
-                detail: MemberDetail {
-                    name: m.name.name.clone(),
-                },
+            members.push(MemberSpec {
+                name: m.name.name.clone(),
+                id,
+                flags: describe::member_flags(
+                    t.key,
+                    t.optional,
+                    t.external,
+                    t.must_understand,
+                    t.default.is_some(),
+                ),
+                minimal: self.ti(&m.type_spec, &m.array, false, deps)?,
+                complete: self.ti(&m.type_spec, &m.array, true, deps)?,
             });
         }
-        Ok((
-            TypeObjectBody::Struct(StructType {
-                struct_flags: flags,
-                base_type: self.base_ti(s, false, deps)?,
-                detail: (),
-                members: mm,
-            }),
-            TypeObjectBody::Struct(StructType {
-                struct_flags: flags,
-                base_type: self.base_ti(s, true, deps)?,
-                detail: TypeDetail {
-                    type_name: name.to_string(),
-                },
-                members: cm,
-            }),
-        ))
+        let base = match &s.base {
+            None => None,
+            Some(_) => Some((self.base_ti(s, false, deps)?, self.base_ti(s, true, deps)?)),
+        };
+        Ok(describe::struct_objects(name, flags, base, &members))
     }
 
     fn union(
@@ -433,48 +371,29 @@ impl Builder<'_, '_> {
     fn topic(&mut self, full: &str) -> Result<TopicDescription, Error> {
         let at = Location::default_for(full);
         let order = crate::deporder::dependency_order(self.ix, full)?;
+        let described = |e: &TypeEntry| -> Result<DescribedType, Error> {
+            match (&e.minimal, &e.complete) {
+                (TypeObject::Minimal(m), TypeObject::Complete(c)) => {
+                    DescribedType::new(m.clone(), c.clone()).map_err(xt(&at))
+                }
+                _ => Err(Error::unsupported(
+                    &at,
+                    "internal: objects of the wrong form",
+                )),
+            }
+        };
         let top = self
             .done
             .get(full)
             .ok_or_else(|| Error::unsupported(&at, "type not built"))?;
-        let deps: Vec<&TypeEntry> = order.iter().filter_map(|d| self.done.get(d)).collect();
-        let mut minimal: Vec<TypeIdentifierWithSize> = Vec::new();
-        for d in &deps {
-            if !minimal.iter().any(|m| m.type_id == d.minimal_id.type_id) {
-                minimal.push(d.minimal_id.clone());
-            }
-        }
-        let complete: Vec<TypeIdentifierWithSize> =
-            deps.iter().map(|d| d.complete_id.clone()).collect();
-        let count = |v: &Vec<TypeIdentifierWithSize>| {
-            i32::try_from(v.len()).map_err(|_| Error::unsupported(&at, "too many dependencies"))
-        };
-        let info = TypeInformation {
-            minimal: TypeIdentifierWithDependencies {
-                typeid_with_size: top.minimal_id.clone(),
-                dependent_typeid_count: count(&minimal)?,
-                dependent_typeids: minimal,
-            },
-            complete: TypeIdentifierWithDependencies {
-                typeid_with_size: top.complete_id.clone(),
-                dependent_typeid_count: count(&complete)?,
-                dependent_typeids: complete,
-            },
-        };
-        let mut objects: Vec<Vec<u8>> = Vec::new();
-        for e in std::iter::once(top).chain(deps.iter().copied()) {
-            for o in [&e.minimal, &e.complete] {
-                let bytes = o.to_xcdr2_le().map_err(xt(&at))?;
-                if !objects.contains(&bytes) {
-                    objects.push(bytes);
-                }
-            }
-        }
-        Ok(TopicDescription {
-            type_information_bytes: info.to_xcdr2_le().map_err(xt(&at))?,
-            type_information: info,
-            type_objects: objects,
-        })
+        let top = described(top)?;
+        let deps = order
+            .iter()
+            .filter_map(|d| self.done.get(d))
+            .map(described)
+            .collect::<Result<Vec<_>, Error>>()?;
+        let deps: Vec<&DescribedType> = deps.iter().collect();
+        describe::topic_description(&top, &deps).map_err(xt(&at))
     }
 }
 
@@ -534,8 +453,7 @@ fn enumeration(
         .iter()
         .position(|x| x.default_literal)
         .unwrap_or(0);
-    let mut ml = Vec::new();
-    let mut cl = Vec::new();
+    let mut literals = Vec::with_capacity(e.enumerators.len());
     for (i, x) in e.enumerators.iter().enumerate() {
         let value = i32::try_from(x.value).map_err(|_| {
             Error::unsupported(
@@ -543,40 +461,13 @@ fn enumeration(
                 format!("enumerator value {} too large", x.value),
             )
         })?;
-        let flags = if i == default {
-            member_flag::IS_DEFAULT
-        } else {
-            0
-        };
-        ml.push(EnumLiteral::<Minimal> {
+        literals.push(LiteralSpec {
+            name: x.name.name.clone(),
             value,
-            flags,
-            detail: name_hash(&x.name.name),
-        });
-        cl.push(EnumLiteral::<Complete> {
-            value,
-            flags,
-            detail: MemberDetail {
-                name: x.name.name.clone(),
-            },
+            default: i == default,
         });
     }
-    Ok((
-        TypeObjectBody::Enum(EnumType {
-            enum_flags: flags,
-            bit_bound,
-            detail: (),
-            literals: ml,
-        }),
-        TypeObjectBody::Enum(EnumType {
-            enum_flags: flags,
-            bit_bound,
-            detail: TypeDetail {
-                type_name: name.to_string(),
-            },
-            literals: cl,
-        }),
-    ))
+    Ok(describe::enum_objects(name, flags, bit_bound, &literals))
 }
 
 fn bit_bound(b: Option<u32>, at: &Location) -> Result<u16, Error> {

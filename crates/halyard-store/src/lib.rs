@@ -84,6 +84,9 @@
 //!   a thread of the store's own (`checkpoint` module): SQLite's automatic checkpoint ran in
 //!   the commit that crossed 1000 pages, on the service thread, and cost it a quarter of its
 //!   time on a stream of 1 KB samples.
+//! * **The type of a channel.** [`Store::set_channel_type`] keeps the XTypes TypeInformation
+//!   and TypeObjects its writers announced (schema version 4, table `channel_types`), so a
+//!   restarted service announces and serves the type although no writer of it is alive.
 //! * **Refuse, never repair.** An existing file is inspected read-only first (magic bytes,
 //!   application_id, schema version, table list, `PRAGMA quick_check`); a file that is not
 //!   ours or is damaged is refused with a typed error and not written to.
@@ -128,6 +131,7 @@ mod types;
 
 pub use error::{FullLimit, StoreError};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
+pub use store::channel_types::ChannelType;
 pub use store::Store;
 pub use types::{
     ChannelId, ChannelSpec, Inserted, Limits, SampleId, SampleKind, SampleMeta, SampleRef,

@@ -10,6 +10,8 @@
 //! through that connection; any other file is refused untouched.
 
 use crate::error::StoreError;
+// The table schema version 4 adds: the type of each channel.
+use crate::store::channel_types::{CHANNEL_TYPES_SCHEMA, CHANNEL_TYPES_TABLE};
 use crate::types::{StoreOptions, SyncLevel};
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;
@@ -18,7 +20,7 @@ use std::path::Path;
 /// `PRAGMA application_id` of every Halyard store: "HYLD".
 pub const APPLICATION_ID: i32 = 0x4859_4C44;
 /// Schema version this crate writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// How long a statement waits for a lock another connection holds (another store on the
 /// same file, or the checkpoint thread) before it fails with SQLITE_BUSY.
@@ -221,6 +223,8 @@ enum Found {
     Version1,
     /// A store of schema version 2: the segment columns and table added.
     Version2,
+    /// A store of schema version 3: the channel types table added.
+    Version3,
     /// A store of this version: nothing.
     Current,
 }
@@ -258,6 +262,7 @@ fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
         KNOWN_OBJECTS.contains(&o.as_str())
             || (version == 1 && VERSION_1_INDEXES.contains(&o.as_str()))
             || (version >= 3 && o == SEGMENTS_TABLE)
+            || (version >= 4 && o == CHANNEL_TYPES_TABLE)
     };
     if let Some(unknown) = objects.iter().find(|o| !known(o)) {
         return Err(foreign(format!(
@@ -267,7 +272,8 @@ fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
     let expected = match version {
         1 => KNOWN_OBJECTS.len() + VERSION_1_INDEXES.len(),
         2 => KNOWN_OBJECTS.len(),
-        _ => KNOWN_OBJECTS.len() + 1,
+        3 => KNOWN_OBJECTS.len() + 1,
+        _ => KNOWN_OBJECTS.len() + 2,
     };
     if version < 1 || objects.len() != expected {
         return Err(foreign(format!(
@@ -280,6 +286,7 @@ fn inspect(conn: &Connection, name: &str) -> Result<Found, StoreError> {
     Ok(match version {
         1 => Found::Version1,
         2 => Found::Version2,
+        3 => Found::Version3,
         _ => Found::Current,
     })
 }
@@ -289,7 +296,7 @@ fn upgrade(conn: &Connection, name: &str, found: Found) -> Result<(), StoreError
     match found {
         Found::Current => Ok(()),
         Found::Empty => create_schema(conn, name),
-        Found::Version1 | Found::Version2 => {
+        Found::Version1 | Found::Version2 | Found::Version3 => {
             let drops: String = match found {
                 Found::Version1 => VERSION_1_INDEXES
                     .iter()
@@ -297,14 +304,19 @@ fn upgrade(conn: &Connection, name: &str, found: Found) -> Result<(), StoreError
                     .collect(),
                 _ => String::new(),
             };
-            // Adding nullable columns rewrites no row: the conversion is quick at any size.
+            let version_3 = match found {
+                Found::Version3 => "",
+                _ => VERSION_3_ADDITIONS,
+            };
+            // Adding nullable columns and a table rewrites no row: the conversion is quick at
+            // any size.
             conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE;{drops}{VERSION_3_ADDITIONS}\
+                "BEGIN IMMEDIATE;{drops}{version_3}{CHANNEL_TYPES_SCHEMA}\
                  PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
             ))
             .map_err(|e| {
                 let _rollback_result = conn.execute_batch("ROLLBACK");
-                classify(name, "convert the schema to version 3", e)
+                classify(name, "convert the schema to version 4", e)
             })
         }
     }
@@ -409,7 +421,7 @@ fn configure(
 
 fn create_schema(conn: &Connection, name: &str) -> Result<(), StoreError> {
     let sql = format!(
-        "BEGIN IMMEDIATE;{SCHEMA}PRAGMA application_id = {APPLICATION_ID};\
+        "BEGIN IMMEDIATE;{SCHEMA}{CHANNEL_TYPES_SCHEMA}PRAGMA application_id = {APPLICATION_ID};\
          PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
     );
     conn.execute_batch(&sql).map_err(|e| {

@@ -17,6 +17,8 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub(crate) mod channel_types;
+
 /// A store of DDS samples: one SQLite file (PERSISTENT) or one in-memory database (TRANSIENT).
 ///
 /// Writes join one open transaction, begun by the first write after a commit, until

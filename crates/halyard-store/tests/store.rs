@@ -820,7 +820,8 @@ fn a_version_1_store_is_converted_and_keeps_its_samples_and_duplicates() {
         // Make it what version 1 wrote.
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE segments;
+            "DROP TABLE channel_types;
+             DROP TABLE segments;
              ALTER TABLE samples DROP COLUMN seg;
              ALTER TABLE samples DROP COLUMN seg_off;
              ALTER TABLE samples DROP COLUMN seg_len;
@@ -873,7 +874,8 @@ fn a_version_2_store_is_converted_and_keeps_old_payloads_in_rows_new_ones_in_seg
         // Make it what version 2 wrote, with 1 KB payloads in their rows.
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE segments;
+            "DROP TABLE channel_types;
+             DROP TABLE segments;
              ALTER TABLE samples DROP COLUMN seg;
              ALTER TABLE samples DROP COLUMN seg_off;
              ALTER TABLE samples DROP COLUMN seg_len;

@@ -13,13 +13,13 @@
 //! little-endian order (the TypeObject union including its DHEADER, no encapsulation
 //! header), truncated to 14 bytes.
 //!
-//! Encoding goes through `halyard_cdr::CdrWriter`. Decoding uses a small reader of its
+//! Encoding goes through `halyard_cdr_core::CdrWriter`. Decoding uses a small reader of its
 //! own ([`Reader`]) so that every length is checked against the bytes that remain in the
 //! enclosing DHEADER window before anything is allocated, TypeIdentifier nesting is bounded
 //! by [`MAX_DEPTH`], and each failure names what was being read. Appendable structs accept
 //! trailing bytes inside their DHEADER (members appended by a later version) and skip them.
 
-use halyard_cdr::{CdrWriter, DataRepresentation};
+use halyard_cdr_core::{CdrWriter, DataRepresentation};
 
 use crate::decode::Reader;
 use crate::identifier::{EquivalenceKind, PlainCollectionHeader, TypeIdentifier};

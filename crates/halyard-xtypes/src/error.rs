@@ -42,7 +42,7 @@ pub enum XTypesError {
     /// A value is inconsistent, e.g. an equivalence hash in a plain-collection header.
     Invalid(&'static str),
     /// The XCDR2 writer refused a value (e.g. a length above `u32::MAX`).
-    Encode(halyard_cdr::CdrError),
+    Encode(halyard_cdr_core::CdrError),
 }
 
 impl fmt::Display for XTypesError {
@@ -77,8 +77,8 @@ impl std::error::Error for XTypesError {
     }
 }
 
-impl From<halyard_cdr::CdrError> for XTypesError {
-    fn from(e: halyard_cdr::CdrError) -> Self {
+impl From<halyard_cdr_core::CdrError> for XTypesError {
+    fn from(e: halyard_cdr_core::CdrError) -> Self {
         XTypesError::Encode(e)
     }
 }

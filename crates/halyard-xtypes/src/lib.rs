@@ -25,7 +25,15 @@
 //! Decoding never panics: lengths are checked against the input, nesting is bounded by
 //! [`MAX_DEPTH`], unknown discriminators are [`XTypesError`]s.
 //!
-//! Not here yet: TypeLookup, minimal-from-complete derivation, applied annotations,
+//! Descriptions built from their parts (shared by the IDL compiler and the derive macros, so a
+//! type gets the same bytes either way):
+//!
+//! * [`describe`]: struct, enum and typedef TypeObjects from their members, a topic type's
+//!   TypeInformation with its dependencies in the Python `cyclonedds` package's order.
+//! * [`rust_types`]: the descriptions of Rust types ([`XTypesType`]), what
+//!   `#[derive(Topic)]` and `#[derive(CdrType)]` announce.
+//!
+//! Not here yet: TypeLookup, applied annotations,
 //! annotation and bitset types, recursive types (strongly connected components), `float128`
 //! values, `wstring` in XCDR1.
 
@@ -35,6 +43,7 @@
 mod assignable;
 mod codec;
 mod decode;
+pub mod describe;
 pub mod dynamic;
 mod error;
 mod identifier;
@@ -43,6 +52,7 @@ mod info;
 mod kinds;
 mod object;
 pub mod registry;
+pub mod rust_types;
 
 pub use assignable::{assignable, TypeConsistency, TypeConsistencyKind};
 pub use codec::{MAX_DEPTH, NAME_MAX_LEN};
@@ -64,10 +74,11 @@ pub use object::{
     StructMember, StructType, TypeDetail, TypeObject, TypeObjectBody, UnionMember, UnionType,
 };
 pub use registry::TypeRegistry;
+pub use rust_types::{NamedType, TypeRef, XTypesType};
 
 use codec::FormCodec;
 use decode::Reader;
-use halyard_cdr::Endianness;
+use halyard_cdr_core::Endianness;
 use md5::{Digest, Md5};
 
 /// The [`NameHash`] of a member name: the first 4 bytes of its MD5.

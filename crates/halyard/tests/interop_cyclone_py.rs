@@ -20,6 +20,8 @@ struct Keyed {
     #[key]
     id: i32,
     seq: u32,
+    // `sequence<uint8>`, as the Python peer declares it (the types are checked).
+    #[uint8]
     payload: Vec<u8>,
 }
 
@@ -27,6 +29,8 @@ struct Keyed {
 #[topic(type_name = "HalyardUnkeyed")]
 struct Unkeyed {
     seq: u32,
+    // `sequence<uint8>`, as the Python peer declares it (the types are checked).
+    #[uint8]
     payload: Vec<u8>,
 }
 

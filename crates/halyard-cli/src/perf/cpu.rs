@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// ddsperf's per-thread CPU record.
+/// ddsperf's per-thread CPU record (`@final @nested struct CPUStatThread`).
 #[derive(halyard::CdrType, Clone, Debug, Default)]
+#[topic(nested)]
 pub struct CPUStatThread {
     pub name: String,
     pub u_pct: i32,
@@ -18,8 +19,10 @@ pub struct CPUStatThread {
 #[topic(type_name = "CPUStats")]
 pub struct CPUStats {
     #[key]
+    #[must_understand]
     pub hostname: String,
     #[key]
+    #[must_understand]
     pub pid: u32,
     pub maxrss: f64,
     pub vcsw: u32,

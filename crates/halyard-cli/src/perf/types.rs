@@ -1,7 +1,12 @@
 //! ddsperf's topic types (ddsperf_types.idl, all `@final`, no module) and the accessors the
-//! ping/pong/pub/sub code needs, so it can be generic over `-T`.
+//! ping/pong/pub/sub code needs, so it can be generic over `-T`. Each announces its XTypes
+//! description as Cyclone DDS 0.10's `idlc` gives ddsperf_types.idl, which sets
+//! must-understand on every key (`#[must_understand]`): ddsperf 0.10 matches a nested type
+//! (Struct256 ...) only when it is equal to its own.
 
-use halyard::cdr::{CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect, TopicType};
+use halyard::cdr::{
+    CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect, TopicType, TypeRef, XTypesType,
+};
 
 /// ddsperf's default type: `struct KeyedSeq { uint32 seq; @key uint32 keyval; sequence<octet> baggage; }`.
 #[derive(halyard::Topic, Clone, Debug, Default)]
@@ -9,6 +14,7 @@ use halyard::cdr::{CdrDecode, CdrEncode, CdrError, CdrReader, CdrWriter, Reflect
 pub struct KeyedSeq {
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
     pub baggage: Vec<u8>,
 }
@@ -38,6 +44,13 @@ impl<const N: usize> Reflect for Octets<N> {
     }
 }
 
+/// Described as what it encodes, `octet x[N]`.
+impl<const N: usize> XTypesType for Octets<N> {
+    fn xtypes_ref() -> TypeRef {
+        <[u8; N]>::xtypes_ref()
+    }
+}
+
 impl<const N: usize> CdrDecode for Octets<N> {
     fn decode(r: &mut CdrReader<'_>) -> Result<Self, CdrError> {
         <[u8; N]>::decode(r).map(Octets)
@@ -53,6 +66,7 @@ impl<const N: usize> CdrDecode for Octets<N> {
 pub struct Keyed32 {
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
     pub baggage: [u8; 24],
 }
@@ -63,6 +77,7 @@ pub struct Keyed32 {
 pub struct Keyed256 {
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
     pub baggage: Octets<248>,
 }
@@ -113,6 +128,7 @@ pub struct Struct16 {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
@@ -139,6 +155,7 @@ pub struct Struct256 {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
@@ -165,6 +182,7 @@ pub struct Struct4k {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 
@@ -183,6 +201,7 @@ pub struct Struct32k {
     pub junk: i64,
     pub seq: u32,
     #[key]
+    #[must_understand]
     pub keyval: u32,
 }
 

@@ -2,6 +2,7 @@
 //! listener lines, and the two main loops.
 
 use super::options::Options;
+use halyard::cdr::BoundedString;
 use halyard::qos::{
     DataReaderQos, DataWriterQos, DdsDuration, DurabilityKind, EndpointQos, History, OwnershipKind,
     ReliabilityKind,
@@ -17,12 +18,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The suite's type: `@appendable struct ShapeType { @key string<128> color; int32 x, y,
-/// shapesize; sequence<uint8> additional_payload_size; }`.
+/// shapesize; sequence<uint8> additional_payload_size; }`, announced with its XTypes
+/// description (so `cyclonedds typeof` prints that IDL). The payload is described as
+/// `sequence<octet>`, as Cyclone DDS 0.10's `idlc` describes the suite's `sequence<uint8>`:
+/// the same bytes on the wire, and Cyclone 0.10 refuses a TypeObject with XTypes' `uint8`
+/// (a kind it does not know), so it would never match a writer announcing it.
 #[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
 #[topic(type_name = "ShapeType", extensibility = "appendable")]
 pub struct ShapeType {
     #[key]
-    pub color: String,
+    pub color: BoundedString<128>,
     pub x: i32,
     pub y: i32,
     pub shapesize: i32,
@@ -275,7 +280,10 @@ impl DataReaderListener for Printer {
 fn sample_line(topic: &str, s: &ShapeType) -> String {
     let mut line = format!(
         "{topic:<10} {:<10} {:03} {:03} [{}]",
-        s.color, s.x, s.y, s.shapesize
+        s.color.as_str(),
+        s.x,
+        s.y,
+        s.shapesize
     );
     if let Some(last) = s.additional_payload_size.last() {
         line.push_str(&format!(" {{{last}}}"));
@@ -345,7 +353,7 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
     let seed = halyard::wall_clock().to_nanos() as u64 | 1;
     let mut rng = Random(seed);
     let mut shape = ShapeType {
-        color: color.clone(),
+        color: BoundedString::default(),
         x: rng.next() % WIDTH,
         y: rng.next() % HEIGHT,
         shapesize: o.shapesize as i32,
@@ -361,12 +369,20 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
     };
     let (mut xvel, mut yvel) = (velocity(&mut rng), velocity(&mut rng));
     let instance_color = |j: u64| {
-        if j == 0 {
+        BoundedString(if j == 0 {
             color.clone()
         } else {
             format!("{color}{j}")
-        }
+        })
     };
+    let longest = instance_color(o.num_instances.saturating_sub(1));
+    if longest.len() > 128 {
+        println!(
+            "color {:?} is longer than the 128 bytes of ShapeType's string<128>",
+            longest.as_str()
+        );
+        return EXIT_INIT;
+    }
     let sets = (o.coherent || o.ordered) && o.coherent_sample_count > 0;
     let count = o.coherent_sample_count.max(1);
     let mut n = 0u64;
@@ -554,7 +570,7 @@ fn read_all(
             let handle = s.info.instance_handle;
             if let Some(d) = s.data.as_ref().filter(|_| s.info.valid_data) {
                 println!("{}", sample_line(name, d));
-                colors.insert(handle, d.color.clone());
+                colors.insert(handle, d.color.0.clone());
             }
             let state = match s.info.instance_state {
                 InstanceState::Alive => continue,

@@ -15,7 +15,7 @@
 //! must-understand ones); defaults missing non-optional members of mutable structs and the
 //! trailing members an appendable writer did not send; and reads short XCDR1 parameter headers too.
 
-use halyard_cdr::{parse_encapsulation, DataRepresentation, Endianness, Extensibility};
+use halyard_cdr_core::{parse_encapsulation, DataRepresentation, Endianness, Extensibility};
 
 use super::types::*;
 use super::value::DynamicValue;
@@ -35,7 +35,7 @@ const MAX_EMPTY_ELEMENTS: usize = 1 << 16;
 /// The encapsulation identifier (big-endian variant when `endianness` is big).
 pub fn encapsulation_id(t: &DynamicType, rep: DataRepresentation, endianness: Endianness) -> u16 {
     let ext = top_extensibility(t);
-    let le = halyard_cdr::encapsulation_id(rep, ext);
+    let le = halyard_cdr_core::encapsulation_id(rep, ext);
     match endianness {
         Endianness::Little => le,
         Endianness::Big => le & !1,

@@ -4,7 +4,7 @@
 //! member-id order), serialized XCDR2 big-endian without struct headers; zero-padded to 16
 //! bytes when the maximum key size is at most 16, otherwise their MD5.
 
-use halyard_cdr::{DataRepresentation, Endianness, Extensibility};
+use halyard_cdr_core::{DataRepresentation, Endianness, Extensibility};
 use md5::{Digest, Md5};
 
 use super::codec::{encapsulated, open, read_value, write_value};

@@ -11,7 +11,7 @@
 //! gives `None` and the caller decodes the sample whole: the scanner is an optimisation,
 //! never a second opinion, and its hash always equals that of a full decode.
 
-use halyard_cdr::{DataRepresentation, Endianness, Extensibility};
+use halyard_cdr_core::{DataRepresentation, Endianness, Extensibility};
 
 use super::types::{enum_size, primitive_size, DynamicType, TypeNode};
 use super::{default_value, key_hash, DynamicValue};
@@ -125,7 +125,7 @@ impl KeyScan {
     /// without all members, a malformed sample, ...).
     pub fn key_hash(&self, sample: &[u8]) -> Option<[u8; 16]> {
         let id = u16::from_be_bytes([*sample.first()?, *sample.get(1)?]);
-        let (rep, end) = halyard_cdr::parse_encapsulation(id).ok()?;
+        let (rep, end) = halyard_cdr_core::parse_encapsulation(id).ok()?;
         if end != Endianness::Little || sample.len() < 4 {
             return None;
         }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-pub use halyard_cdr::Extensibility;
+pub use halyard_cdr_core::Extensibility;
 
 use crate::PrimitiveKind;
 

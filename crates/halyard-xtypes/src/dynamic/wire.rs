@@ -3,7 +3,7 @@
 //! DDS 11 aligns the value of an XCDR1 parameter as if it started at offset 0 mod 8
 //! (`dds_stream_write_xcdr1_paramheader`), which our own `halyard-cdr` writer cannot express.
 
-use halyard_cdr::DataRepresentation;
+use halyard_cdr_core::DataRepresentation;
 
 use super::DynamicError;
 

@@ -42,6 +42,7 @@
 
 mod channel;
 mod cleanup;
+mod relay_type;
 mod services;
 mod worker;
 

@@ -15,6 +15,7 @@
 
 use super::channel::{self, Channel, ChannelKey};
 use super::cleanup::Disposed;
+use super::relay_type::RelayTypes;
 use super::{CommitPolicy, DurabilityConfig, Input, ServiceStats, MAX_PROBLEMS};
 use crate::clock::monotonic;
 use crate::runtime::Shared;
@@ -84,6 +85,8 @@ pub(super) struct Worker {
     /// Disposed instances and when, per channel.
     pub(super) disposed: BTreeMap<(ChannelKey, [u8; 16]), Disposed>,
     pub(super) next_cleanup: Instant,
+    /// The types the relays announce (`relay_type`).
+    types: RelayTypes,
 }
 
 /// One of the service's readers.
@@ -132,6 +135,7 @@ impl Worker {
             last_commit: now,
             disposed: BTreeMap::new(),
             next_cleanup: now + CLEANUP_TICK,
+            types: RelayTypes::new(),
         }
     }
 
@@ -197,6 +201,22 @@ impl Worker {
                         continue;
                     }
                 };
+                let store = match persistent {
+                    true => self.persistent.as_ref(),
+                    false => Some(&self.transient),
+                };
+                let typed = store.and_then(|store| {
+                    self.types.load(
+                        &self.shared,
+                        store,
+                        (persistent, id),
+                        &key.type_name,
+                        monotonic(),
+                    )
+                });
+                if let Some(p) = typed {
+                    self.problem(p);
+                }
                 let (reader, relay) = self.create_endpoints(&key, &ed);
                 let loaded = self.load_samples(persistent, id, relay);
                 self.stats().loaded += loaded;
@@ -244,6 +264,13 @@ impl Worker {
         let relay = ed.entity_name.as_deref() == Some(halyard_core::RELAY_WRITER_NAME);
         if !relay {
             self.writers.insert(ed.guid, key.clone());
+        }
+        let in_scope = self
+            .config
+            .only_participant
+            .is_none_or(|p| ed.guid.prefix == p);
+        if in_scope && !self.refused.contains(&key) {
+            self.types.on_writer(ed, monotonic());
         }
         if self.channels.contains_key(&key) || self.refused.contains(&key) {
             return;
@@ -349,6 +376,8 @@ impl Worker {
             st.core.enable_writer(now, relay);
             st.core.enable_reader(now, reader);
         });
+        self.types
+            .on_channel(&key.type_name, relay, key.persistent, store_id, monotonic());
         self.by_reader.insert(
             reader,
             ReaderState {
@@ -530,6 +559,9 @@ impl Worker {
         }
         if !self.history_retry.is_empty() {
             at = at.min(self.next_history_retry);
+        }
+        if let Some(t) = self.types.next_wake() {
+            at = at.min(t);
         }
         at
     }
@@ -822,6 +854,15 @@ impl Worker {
                 self.commit();
             }
             self.cleanup(now);
+            let typed = self.types.poll(
+                &self.shared,
+                now,
+                self.persistent.as_mut(),
+                &mut self.transient,
+            );
+            for p in typed {
+                self.problem(p);
+            }
             if !self.history_retry.is_empty() && now >= self.next_history_retry {
                 self.next_history_retry = now + CLEANUP_TICK;
                 for relay in std::mem::take(&mut self.history_retry) {

@@ -291,6 +291,13 @@ impl Participant {
         Ok(info)
     }
 
+    /// Announces local writer `id` again in SEDP: after the type of its name was registered,
+    /// so that peers that discovered it without a TypeInformation learn it (a durability
+    /// service's relay, whose type arrives by TypeLookup after the relay was announced).
+    pub fn announce_writer_again(&mut self, now: Instant, id: EntityId) {
+        self.announce_writer(now, id);
+    }
+
     /// Announces `bytes` as the TypeInformation of registered type `type_name` from now on,
     /// whatever they hold: for tests of how peers take a malformed PID_TYPE_INFORMATION.
     /// Returns false if the type is not registered.

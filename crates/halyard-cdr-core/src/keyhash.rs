@@ -24,32 +24,3 @@ pub fn key_hash<T: TopicType>(s: &T) -> Result<[u8; 16], CdrError> {
     }
     Ok(hash)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::key_hash;
-    use crate::Topic;
-
-    /// IDL `struct S { @key unsigned long k; long v; };`
-    #[derive(Topic, Clone, Default)]
-    struct S {
-        #[key]
-        k: u32,
-        v: i32,
-    }
-
-    /// Cyclone DDS 0.10 hashes a single `unsigned long` key as its 4 big-endian bytes
-    /// followed by 12 zeros.
-    #[test]
-    fn single_unsigned_long_key_matches_cyclone() {
-        let h = key_hash(&S {
-            k: 0xdead_beef,
-            v: -1,
-        })
-        .unwrap();
-        assert_eq!(
-            h,
-            [0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-        );
-    }
-}

@@ -120,10 +120,10 @@ pub trait TopicType: CdrEncode + CdrDecode + Reflect + Clone + Send + Sync + 'st
     fn key_max_size() -> Option<usize>;
     /// Reads what [`TopicType::encode_key`] wrote; the other members are `Default::default()`.
     fn decode_key(r: &mut CdrReader<'_>) -> Result<Self, CdrError>;
-    /// The type's XTypes 1.3 description, when it has one (types generated from IDL by
-    /// `halyard idl` do; `#[derive(Topic)]` alone does not). A participant announces it in
-    /// discovery (PID_TYPE_INFORMATION) and serves it through TypeLookup; without it the type
-    /// is matched by name only.
+    /// The type's XTypes 1.3 description, when it has one (`#[derive(Topic)]` computes it
+    /// unless told `type_description = false`; types generated from IDL by `halyard idl`
+    /// carry the compiler's). A participant announces it in discovery (PID_TYPE_INFORMATION)
+    /// and serves it through TypeLookup; without it the type is matched by name only.
     fn type_description() -> Option<&'static TypeDescription> {
         None
     }
