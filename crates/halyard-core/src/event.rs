@@ -251,8 +251,8 @@ pub enum Event {
     },
     /// A local reader's matched durability-service relay is gone or lost its liveliness:
     /// the instances it delivered are no longer written by it. For the reader's cache only:
-    /// a relay is no peer of the application, and no status reports it (see
-    /// [`crate::relay`], "Out of sight").
+    /// a relay is no peer of the application, and no status reports it (see the `relay`
+    /// module's "Out of sight").
     RelayGone {
         /// Local reader.
         reader: EntityId,
