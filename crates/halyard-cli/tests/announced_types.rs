@@ -12,14 +12,16 @@
 #[path = "../../halyard/tests/common/python_peer.rs"]
 mod python_peer;
 
+#[path = "common/proc.rs"]
+mod proc_util;
+
 use halyard::durability::EmbeddedDurability;
 use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard::{DomainParticipant, EndpointTypeInformation, GroupQos, ParticipantOptions};
+use proc_util::Proc;
 use python_peer::{cyclonedds_cli, cyclonedds_cli_available};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn halyard_cmd(args: &[&str]) -> Command {
@@ -51,60 +53,9 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
-/// A background process whose stdout lines are collected.
-struct Proc {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Proc {
-    fn spawn(mut c: Command) -> Proc {
-        let mut child = c
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Proc {
-            child,
-            lines: rx,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits (at most `timeout`) for a line containing `needle`.
-    fn wait_for(&mut self, needle: &str, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        loop {
-            if self.seen.iter().any(|l| l.contains(needle)) {
-                return true;
-            }
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => self.seen.push(l),
-                Err(_) => return false,
-            }
-        }
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-}
-
 impl Drop for Proc {
     fn drop(&mut self) {
-        self.kill();
+        self.kill9();
     }
 }
 
@@ -156,7 +107,7 @@ fn cyclonedds_typeof_prints_the_shape_type_of_a_halyard_shapes_writer() {
     );
     let out = cyclone_typeof("Square", "170");
     let ours = halyard_typeof("Square", "170");
-    shapes.kill();
+    shapes.kill9();
     let idl = |payload: &'static str| {
         [
             "@appendable",
@@ -183,7 +134,7 @@ fn cyclonedds_typeof_prints_the_keyed_seq_of_a_halyard_perf_writer() {
     let mut perf = Proc::spawn(c);
     let out = cyclone_typeof("DDSPerfRDataKS", "171");
     let ours = halyard_typeof("DDSPerfRDataKS", "171");
-    perf.kill();
+    perf.kill9();
     let idl = |baggage: &'static str| {
         [
             "@final",
@@ -405,7 +356,7 @@ fn halyard_sub_decodes_a_topic_only_the_durability_service_serves_also_after_its
         sub_without_idl("ServedReadings", "173", "served live", 3),
         "served live",
     );
-    svc.kill();
+    svc.kill9();
     let _svc = service(&store, "173");
     check(
         sub_without_idl("ServedReadings", "173", "served after a restart", 3),

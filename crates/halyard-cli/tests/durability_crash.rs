@@ -14,13 +14,15 @@
 // A test driver: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 
+#[path = "common/proc.rs"]
+mod proc_util;
+
 use halyard::durability::EmbeddedDurability;
 use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
-use std::io::{BufRead, BufReader};
+use proc_util::Proc;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const DOMAIN: u32 = 71;
@@ -123,67 +125,6 @@ fn reader_qos() -> EndpointQos {
     q.history = History::KeepAll;
     q.durability = DurabilityKind::Persistent;
     q
-}
-
-/// A child whose stdout lines arrive on a channel.
-struct Proc {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Proc {
-    fn spawn(mut c: Command) -> Proc {
-        let mut child = c
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Proc {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Collects lines until one holds `text` (true) or `limit` passes (false). (The test
-    /// harness prints a child test's first line after its own "test NAME ... ".)
-    fn wait_for(&mut self, text: &str, limit: Duration) -> bool {
-        let end = Instant::now() + limit;
-        loop {
-            if self.seen.iter().any(|l| l.contains(text)) {
-                return true;
-            }
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => self.seen.push(l),
-                Err(_) => return false,
-            }
-        }
-    }
-
-    fn drain(&mut self) {
-        while let Ok(l) = self.lines.try_recv() {
-            self.seen.push(l);
-        }
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-        std::thread::sleep(Duration::from_millis(20));
-        self.drain();
-    }
 }
 
 fn service(store: &Path) -> Proc {

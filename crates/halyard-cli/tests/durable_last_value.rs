@@ -12,15 +12,18 @@
 // A test driver: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 
+#[path = "common/proc.rs"]
+mod proc_util;
+
 use halyard::durability::EmbeddedDurability;
 use halyard::qos::{DdsDuration, DurabilityKind, EndpointQos, History, ReliabilityKind};
 use halyard::{DomainParticipant, GroupQos, InstanceState, ParticipantOptions};
+use proc_util::Proc;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TOPIC: &str = "Gauges";
@@ -100,86 +103,6 @@ fn durable_writer_child() {
     drop(w);
     drop(p);
     println!("left");
-}
-
-/// A child whose standard output lines arrive on a channel.
-struct Proc {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Proc {
-    fn spawn(mut c: Command) -> Proc {
-        let mut child = c
-            .env("HALYARD_INTERFACE", "lo")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Proc {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Collects lines until `done` holds for them (true) or `limit` passes (false).
-    fn wait_until(&mut self, limit: Duration, done: impl Fn(&[String]) -> bool) -> bool {
-        let end = Instant::now() + limit;
-        loop {
-            if done(&self.seen) {
-                return true;
-            }
-            match self
-                .lines
-                .recv_timeout(end.saturating_duration_since(Instant::now()))
-            {
-                Ok(l) => self.seen.push(l),
-                Err(_) => return false,
-            }
-        }
-    }
-
-    fn wait_for(&mut self, text: &str, limit: Duration) -> bool {
-        self.wait_until(limit, |seen| seen.iter().any(|l| l.contains(text)))
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-
-    /// SIGINT, then its exit; true if it exited with status 0.
-    fn interrupt(&mut self) -> bool {
-        let sent = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .expect("kill -INT");
-        assert!(sent.success());
-        let end = Instant::now() + T;
-        while Instant::now() < end {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
-                    self.seen.push(l);
-                }
-                return status.success();
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        self.kill9();
-        false
-    }
 }
 
 impl Drop for Proc {
@@ -317,7 +240,7 @@ fn last_values_survive(domain: u32, keep_all: bool, ending: Ending) {
     let mut svc = service(&store, domain);
     let mut w = writer_child(domain, if keep_all { "keep-all" } else { "keep-last" });
     match ending {
-        Ending::Sigint => assert!(w.interrupt(), "the writer's exit: {:?}", w.seen),
+        Ending::Sigint => assert!(w.interrupt(T), "the writer's exit: {:?}", w.seen),
         Ending::Kill9 => w.kill9(),
     }
     let want: BTreeMap<i32, Vec<i32>> = match keep_all {
@@ -415,7 +338,7 @@ fn the_readme_example_prints_the_last_shape_and_its_state() {
         "the publisher: {:?}",
         publisher.seen
     );
-    assert!(publisher.interrupt(), "{:?}", publisher.seen);
+    assert!(publisher.interrupt(T), "{:?}", publisher.seen);
     let last = *red_sizes(&publisher.seen).last().expect("a shape written");
     for phase in ["live service", "service restarted after kill -9"] {
         let out = shapes(

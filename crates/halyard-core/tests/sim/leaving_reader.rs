@@ -4,40 +4,37 @@
 use crate::net::*;
 use halyard_core::wire::EntityId;
 
-/// The sample indices reader `r` of node 1 got.
-fn indices(net: &SimNet, r: EntityId) -> Vec<u64> {
-    net.node(1)
-        .samples
-        .iter()
-        .filter(|(_, s)| s.reader == r)
-        .map(|(_, s)| parse_indexed(&s.payload).expect("intact"))
-        .collect()
+/// A reliable pair on `topic`, and five samples the reader got, 300 µs after they were
+/// written (100 µs away): before any HEARTBEAT asked the reader about them.
+fn five_delivered(seed: u64, topic: &str) -> (SimNet, EntityId, EntityId) {
+    let mut net = SimNet::new(seed, Faults::none());
+    net.add_node(node_config(1));
+    net.add_node(node_config(2));
+    let (w, r) = matched_pair(
+        &mut net,
+        topic,
+        reliable_keep_all_writer(),
+        reliable_keep_all_reader(),
+    );
+    assert!(net.run_until(10 * SEC, |n| n.node(0).p.writer_synced_readers(w) >= 1));
+    net.run_for(SEC);
+    for i in 0..5 {
+        write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 64));
+    }
+    net.run_for(300_000);
+    assert_eq!(
+        indices_delivered(&net, 1, r).len(),
+        5,
+        "seed {seed:#x}: not all delivered"
+    );
+    (net, w, r)
 }
 
 #[test]
 fn a_deleted_reliable_reader_acknowledges_what_it_received() {
     for_each_seed("deleted_reader_acknowledges", 20, |seed| {
-        let mut net = SimNet::new(seed, Faults::none());
-        net.add_node(node_config(1));
-        net.add_node(node_config(2));
-        let (w, r) = matched_pair(
-            &mut net,
-            "Leaving",
-            reliable_keep_all_writer(),
-            reliable_keep_all_reader(),
-        );
-        assert!(net.run_until(10 * SEC, |n| n.node(0).p.writer_synced_readers(w) >= 1));
-        net.run_for(SEC);
-        for i in 0..5 {
-            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 64));
-        }
-        // The samples arrive (100 µs away); the reader leaves before anything asks it.
-        net.run_for(300_000);
-        assert_eq!(
-            indices(&net, r).len(),
-            5,
-            "seed {seed:#x}: not all delivered"
-        );
+        let (mut net, w, r) = five_delivered(seed, "Leaving");
+        // The reader leaves before anything asks it.
         let now = net.instant();
         net.p(1).delete_reader(now, r);
         net.flush();
@@ -61,26 +58,7 @@ fn a_deleted_reliable_reader_acknowledges_what_it_received() {
 #[test]
 fn a_last_acknack_overtaken_by_the_readers_departure_still_counts() {
     for_each_seed("overtaken_acknack", 20, |seed| {
-        let mut net = SimNet::new(seed, Faults::none());
-        net.add_node(node_config(1));
-        net.add_node(node_config(2));
-        let (w, r) = matched_pair(
-            &mut net,
-            "Overtaken",
-            reliable_keep_all_writer(),
-            reliable_keep_all_reader(),
-        );
-        assert!(net.run_until(10 * SEC, |n| n.node(0).p.writer_synced_readers(w) >= 1));
-        net.run_for(SEC);
-        for i in 0..5 {
-            write_retrying(&mut net, 0, w, [0; 16], indexed_payload(i, 64));
-        }
-        net.run_for(300_000);
-        assert_eq!(
-            indices(&net, r).len(),
-            5,
-            "seed {seed:#x}: not all delivered"
-        );
+        let (mut net, w, r) = five_delivered(seed, "Overtaken");
         // Hold back the reader's ACKNACKs (readerId, writerId side by side) to the writer.
         let mut ids = [0u8; 8];
         ids[..4].copy_from_slice(&r.0);

@@ -756,6 +756,17 @@ pub fn indexed_payload(index: u64, len: usize) -> Vec<u8> {
 }
 
 /// The index in an `indexed_payload`, if its content is intact.
+/// The indices (see [`indexed_payload`]) of the samples reader `r` of node `node` got, in
+/// delivery order.
+pub fn indices_delivered(net: &SimNet, node: usize, r: halyard_core::wire::EntityId) -> Vec<u64> {
+    net.node(node)
+        .samples
+        .iter()
+        .filter(|(_, s)| s.reader == r)
+        .map(|(_, s)| parse_indexed(&s.payload).expect("intact"))
+        .collect()
+}
+
 pub fn parse_indexed(p: &[u8]) -> Option<u64> {
     if p.len() < 12 || p[..4] != [0, 1, 0, 0] {
         return None;
