@@ -298,10 +298,9 @@ impl NativeWriter {
                 o.set_item("matched", d.matched)?;
                 o.set_item("durability_service", d.durability_service)?;
                 let (kind, counts) = match d.reception {
-                    halyard::Reception::Acknowledged {
-                        acknowledged,
-                        owed,
-                    } => ("acknowledged", Some((acknowledged, owed))),
+                    halyard::Reception::Acknowledged { acknowledged, owed } => {
+                        ("acknowledged", Some((acknowledged, owed)))
+                    }
                     halyard::Reception::Unknown => ("unknown", None),
                     halyard::Reception::Local => ("local", None),
                 };

@@ -23,6 +23,8 @@ struct Keyed {
     #[key]
     id: i32,
     seq: u32,
+    // `sequence<uint8>`, as the Python peer declares it (the types are checked).
+    #[uint8]
     payload: Vec<u8>,
 }
 
