@@ -331,7 +331,7 @@ fn halyard_sub_decodes_a_topic_only_the_durability_service_serves_also_after_its
             .create_publisher(GroupQos::default())
             .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
             .expect("writer");
-        w.wait_for_matched(1, Duration::from_secs(20))
+        w.wait_for_durability_services(1, Duration::from_secs(20))
             .expect("the service's reader matches");
         for s in 1..=3 {
             w.write(&derived::sample(s)).expect("write");

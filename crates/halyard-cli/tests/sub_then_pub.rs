@@ -158,21 +158,37 @@ fn sub_started_first_gets_everything_pub_writes_at_every_start_offset() {
 /// `cyclonedds publish`: a Cyclone DDS writer driven through its Python console.
 struct CyclonePublisher {
     child: Child,
+    /// Its console's output lines, as they come.
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
 }
 
 impl CyclonePublisher {
     /// Starts it on `domain`; it learns the topic's type and QoS from the network.
     fn start(domain: u32) -> CyclonePublisher {
-        let child = Command::new("cyclonedds")
+        let mut child = Command::new("cyclonedds")
             .args(["publish", "Readings", "-i", &domain.to_string(), "-r", "2s"])
             .arg("--suppress-progress-bar")
             .env("CYCLONEDDS_URI", CYCLONE_URI)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .expect("spawn cyclonedds publish");
-        CyclonePublisher { child }
+        let out = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        CyclonePublisher {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
     }
 
     /// Sends lines to its console.
@@ -182,6 +198,21 @@ impl CyclonePublisher {
             writeln!(stdin, "{l}").expect("write to cyclonedds publish");
         }
         stdin.flush().expect("flush");
+    }
+
+    /// Runs `statement` in its console, then prints `marker`, and waits (at most 40 s) for
+    /// the marker.
+    fn run(&mut self, statement: &str, marker: &str) {
+        self.say(&[statement.to_string(), String::new()]);
+        self.say(&[format!("print('{marker}', flush=True)")]);
+        let end = Instant::now() + Duration::from_secs(40);
+        while !self.seen.iter().any(|l| l.contains(marker)) {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => self.seen.push(l),
+                Err(_) => panic!("cyclonedds publish never printed {marker}: {:?}", self.seen),
+            }
+        }
     }
 
     /// Waits until its writer matches `n` readers, then writes `samples`.
@@ -210,8 +241,9 @@ impl CyclonePublisher {
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = self.child.kill();
-        let o = self.child.wait_with_output().expect("cyclonedds publish");
-        format!("{:?}", text(&o))
+        let _ = self.child.wait();
+        self.seen.extend(self.lines.try_iter());
+        self.seen.join("\n")
     }
 }
 
@@ -286,21 +318,14 @@ fn sub_gets_a_cyclone_writer_created_after_it_and_before_it() {
     .spawn()
     .expect("spawn first sub");
     let mut cyclone = CyclonePublisher::start(148);
-    // Cyclone's console prints its banner once the writer exists.
-    cyclone.say(&["print('writer ready', flush=True)".into()]);
-    let out = cyclone.child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if line.contains("writer ready") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(40))
-        .expect("the Cyclone writer never started");
+    cyclone.run("import time", "writer ready");
     let first = first.wait_with_output().expect("first sub");
     assert!(first.status.success());
+    // Only once the writer has seen the first subscriber go is a match the new one's.
+    cyclone.run(
+        "while writer.get_matched_subscriptions(): time.sleep(0.05)",
+        "alone",
+    );
     let sub = sub_ready(&["sub", "Readings", "-i", "148", "--count", "3", "--json"]);
     cyclone.publish_when_matched(1, &want);
     let s = sub.wait_with_output().expect("sub");
