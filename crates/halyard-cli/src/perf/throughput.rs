@@ -3,6 +3,7 @@
 //! sequence numbers for losses.
 
 use super::{args, lock, now_ns, prefix_of, Perf, PerfType};
+use halyard::qos::DurabilityKind;
 use halyard::{DataReader, DataWriter, Time};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -85,7 +86,9 @@ impl<T: PerfType> Perf<T> {
     /// Waits until the run may start (`-Qminmatch` reached), then gives a subscriber that is
     /// already running up to 2 s to match in both directions (a reliable reader counts once it
     /// acknowledged us), so the first samples are not lost to it: ddsperf's -Qinitwait is the
-    /// explicit form of this. False if the run was stopped meanwhile.
+    /// explicit form of this. A TRANSIENT or PERSISTENT writer starts as soon as a durability
+    /// service outside this process matched it too: that service keeps the samples for
+    /// readers that come later. False if the run was stopped meanwhile.
     fn wait_to_publish(&self, w: &DataWriter<T>) -> bool {
         while !self.started.load(Ordering::SeqCst) {
             if self.stop.load(Ordering::Relaxed) {
@@ -93,7 +96,25 @@ impl<T: PerfType> Perf<T> {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
-        let _ = w.wait_for_matched(self.a.min_match.unwrap_or(1).max(1), Duration::from_secs(2));
+        let need = self.a.min_match.unwrap_or(1).max(1);
+        let durable = self.a.durability >= DurabilityKind::Transient;
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let step = Duration::from_millis(10);
+            if w.wait_for_matched(need, step).is_ok() {
+                break;
+            }
+            if durable
+                && w.durability_services()
+                    .iter()
+                    .any(|s| s.synced && !s.embedded)
+            {
+                break;
+            }
+            if Instant::now() >= deadline || self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
         true
     }
 
