@@ -1,13 +1,15 @@
 //! XML QoS profiles (DDS-XML 1.0): inheritance, topic filters, every policy element, durations,
 //! errors at their line and column, the `HALYARD_QOS_PROFILES` variable, validation of what a
-//! lookup returns, and a writer and reader made from a profile exchanging a sample.
+//! lookup returns, the API's QoS types as what a lookup returns, and a writer and reader made
+//! from a profile exchanging a sample.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
 
 use halyard::qos::{
-    DataRepresentation, DestinationOrder, Durability, History, LivelinessKind, Ownership,
-    PresentationAccessScope, QosPolicyId, ReliabilityKind, INFINITE,
+    DataRepresentation, DestinationOrder, DomainParticipantQos, Durability, History,
+    LivelinessKind, Ownership, Presentation, PresentationAccessScope, QosPolicyId, ReliabilityKind,
+    TopicQos, INFINITE,
 };
 use halyard::{DataReaderQos, DataWriterQos, Error, PublisherQos, QosProvider, SubscriberQos};
 use std::time::Duration;
@@ -720,5 +722,80 @@ fn presentation_is_a_publisher_and_subscriber_policy() {
             g.presentation.ordered_access
         ),
         (PresentationAccessScope::Topic, true, true)
+    );
+}
+
+/// Every lookup returns the API's QoS type of its entity, equal to the same QoS built with
+/// that type's builder methods.
+#[test]
+fn lookups_return_the_qos_the_builders_make() {
+    let xml = r#"<dds><qos_library name="L"><qos_profile name="P">
+      <datawriter_qos>
+        <reliability><kind>BEST_EFFORT_RELIABILITY_QOS</kind></reliability>
+        <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>4</depth></history>
+        <lifespan><duration><sec>2</sec></duration></lifespan>
+        <ownership_strength><value>3</value></ownership_strength>
+        <representation><value><element>XCDR2_DATA_REPRESENTATION</element></value></representation>
+      </datawriter_qos>
+      <datareader_qos>
+        <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+        <history><kind>KEEP_ALL_HISTORY_QOS</kind></history>
+        <durability><kind>PERSISTENT_DURABILITY_QOS</kind></durability>
+        <time_based_filter><minimum_separation><nanosec>5000000</nanosec></minimum_separation></time_based_filter>
+      </datareader_qos>
+      <topic_qos>
+        <topic_data><value>AQI=</value></topic_data>
+        <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>3</depth></history>
+      </topic_qos>
+      <publisher_qos>
+        <partition><name><element>a</element></name></partition>
+        <presentation><access_scope>GROUP_PRESENTATION_QOS</access_scope><coherent_access>true</coherent_access></presentation>
+      </publisher_qos>
+      <subscriber_qos><entity_factory><autoenable_created_entities>false</autoenable_created_entities></entity_factory></subscriber_qos>
+      <domain_participant_qos><user_data><value>AQI=</value></user_data></domain_participant_qos>
+    </qos_profile></qos_library></dds>"#;
+    let p = QosProvider::from_str(xml, "types.xml").unwrap();
+    assert_eq!(
+        p.datawriter_qos("L::P", Some("T")).unwrap(),
+        DataWriterQos::default()
+            .best_effort()
+            .keep_last(4)
+            .lifespan(Duration::from_secs(2))
+            .ownership_strength(3)
+            .data_representation(DataRepresentation::Xcdr2)
+            .topic_data([1, 2])
+    );
+    assert_eq!(
+        p.datareader_qos("L::P", Some("T")).unwrap(),
+        DataReaderQos::default()
+            .reliable()
+            .keep_all()
+            .durability(Durability::Persistent)
+            .time_based_filter(ms(5))
+            .topic_data([1, 2])
+    );
+    let topic = TopicQos::default().topic_data([1, 2]).keep_last(3);
+    assert_eq!(p.topic_qos("L::P", Some("T")).unwrap(), topic);
+    assert_eq!(
+        DataReaderQos::default().copy_from_topic_qos(&topic).history,
+        History::KeepLast(3)
+    );
+    assert_eq!(
+        p.publisher_qos("L::P").unwrap(),
+        PublisherQos::default()
+            .partition(["a"])
+            .presentation(Presentation {
+                access_scope: PresentationAccessScope::Group,
+                coherent_access: true,
+                ordered_access: false,
+            })
+    );
+    assert_eq!(
+        p.subscriber_qos("L::P").unwrap(),
+        SubscriberQos::default().autoenable_created_entities(false)
+    );
+    assert_eq!(
+        p.domain_participant_qos("L::P").unwrap(),
+        DomainParticipantQos::default().user_data([1, 2])
     );
 }
