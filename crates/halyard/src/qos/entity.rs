@@ -175,7 +175,7 @@ macro_rules! setters {
 ///
 /// Reader-only policies (TIME_BASED_FILTER, READER_DATA_LIFECYCLE) are not on it:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// let qos = halyard::qos::DataWriterQos::default()
 ///     .time_based_filter(std::time::Duration::from_millis(10));
 /// ```
@@ -326,7 +326,7 @@ impl DataWriterQos {
 /// Writer-only policies (OWNERSHIP_STRENGTH, LIFESPAN, TRANSPORT_PRIORITY,
 /// WRITER_DATA_LIFECYCLE, DURABILITY_SERVICE) are not on it:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// let qos = halyard::qos::DataReaderQos::default()
 ///     .lifespan(std::time::Duration::from_secs(1));
 /// ```
