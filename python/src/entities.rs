@@ -131,7 +131,7 @@ impl NativePublisher {
     #[new]
     #[pyo3(signature = (participant, qos=None))]
     fn py_new(participant: &Participant, qos: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let g = qos::group(qos)?;
+        let g = qos::publisher(qos)?;
         Ok(NativePublisher {
             inner: participant.inner.create_publisher(g),
         })
@@ -150,7 +150,7 @@ impl NativeSubscriber {
     #[new]
     #[pyo3(signature = (participant, qos=None))]
     fn py_new(participant: &Participant, qos: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let g = qos::group(qos)?;
+        let g = qos::subscriber(qos)?;
         Ok(NativeSubscriber {
             inner: participant.inner.create_subscriber(g),
         })
@@ -202,7 +202,7 @@ impl NativeWriter {
         listener: Option<PyObject>,
         xcdr2: bool,
     ) -> PyResult<Self> {
-        let mut q = halyard::qos::EndpointQos::writer_default();
+        let mut q = halyard::qos::wire::EndpointQos::writer_default();
         q.data_representation = representation_ids(xcdr2);
         if let Some(d) = qos {
             qos::apply_endpoint(&mut q, d)?;
@@ -213,7 +213,7 @@ impl NativeWriter {
             .allow_threads(|| {
                 publisher
                     .inner
-                    .create_untyped_datawriter(&topic.inner, q, l)
+                    .create_untyped_datawriter(&topic.inner, (&q).into(), l)
             })
             .map_err(to_py)?;
         Ok(NativeWriter {
@@ -421,7 +421,7 @@ impl NativeReader {
         qos: Option<&Bound<'_, PyDict>>,
         listener: Option<PyObject>,
     ) -> PyResult<Self> {
-        let mut q = halyard::qos::EndpointQos::reader_default();
+        let mut q = halyard::qos::wire::EndpointQos::reader_default();
         q.data_representation = vec![0, 2];
         if let Some(d) = qos {
             qos::apply_endpoint(&mut q, d)?;
@@ -432,7 +432,7 @@ impl NativeReader {
             .allow_threads(|| {
                 subscriber
                     .inner
-                    .create_untyped_datareader(&topic.inner, q, l)
+                    .create_untyped_datareader(&topic.inner, (&q).into(), l)
             })
             .map_err(to_py)?;
         Ok(NativeReader {

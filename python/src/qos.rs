@@ -1,14 +1,16 @@
 //! QoS conversion: the Python `Qos` object hands a dict of policies (plain tuples, strings
-//! and nanosecond integers, see `halyard/qos.py`) that becomes an `EndpointQos` or a
-//! `GroupQos`. An unknown policy or value is a `QosError` naming it; consistency is checked
-//! by Halyard when the entity is created (also a `QosError` naming the policy).
+//! and nanosecond integers, see `halyard/qos.py`) that becomes a writer's or reader's QoS
+//! (read into the wire's `EndpointQos`, which holds every endpoint policy, then converted
+//! by Halyard's `From` to `DataWriterQos` or `DataReaderQos`) or a `PublisherQos` /
+//! `SubscriberQos`. An unknown policy or value is a `QosError` naming it; consistency is
+//! checked by Halyard when the entity is created (also a `QosError` naming the policy).
 
-use halyard::qos::{
-    DdsDuration, DestinationOrderKind, DurabilityKind, DurabilityService, EndpointQos, History,
-    Liveliness, LivelinessKind, OwnershipKind, Presentation, Reliability, ReliabilityKind,
+use halyard::qos::wire::{
+    DestinationOrderKind, DurabilityKind, DurabilityService, Duration as DdsDuration, EndpointQos,
+    History, Liveliness, LivelinessKind, OwnershipKind, Reliability, ReliabilityKind,
     ResourceLimits,
 };
-use halyard::GroupQos;
+use halyard::qos::{Presentation, PresentationAccessScope, PublisherQos, SubscriberQos};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -131,7 +133,9 @@ fn apply_one(q: &mut EndpointQos, key: &str, v: &Bound<'_, PyAny>) -> PyResult<(
         }
         "ownership_strength" => q.ownership_strength = get(v, key)?,
         "transport_priority" => q.transport_priority = get(v, key)?,
-        "partition" => q.partition = get(v, key)?,
+        // Group policies are the publisher's or subscriber's (DDS 1.4 §2.2.3): a writer or
+        // reader takes its group's, as `group` ignores the endpoint policies.
+        "partition" | "presentation" | "group_data" => {}
         "user_data" => q.user_data = get(v, key)?,
         "topic_data" => q.topic_data = get(v, key)?,
         "destination_order" => {
@@ -142,7 +146,6 @@ fn apply_one(q: &mut EndpointQos, key: &str, v: &Bound<'_, PyAny>) -> PyResult<(
                 o => return Err(bad(key, format!("unknown kind {o}"))),
             };
         }
-        "presentation" => q.presentation = presentation(v)?,
         "data_representation" => {
             let kinds: Vec<String> = get(v, key)?;
             q.data_representation = kinds
@@ -166,9 +169,9 @@ fn presentation(v: &Bound<'_, PyAny>) -> PyResult<Presentation> {
     let (scope, coherent, ordered): (String, bool, bool) = get(v, "presentation")?;
     Ok(Presentation {
         access_scope: match scope.as_str() {
-            "instance" => 0,
-            "topic" => 1,
-            "group" => 2,
+            "instance" => PresentationAccessScope::Instance,
+            "topic" => PresentationAccessScope::Topic,
+            "group" => PresentationAccessScope::Group,
             o => return Err(bad("presentation", format!("unknown access scope {o}"))),
         },
         coherent_access: coherent,
@@ -176,10 +179,18 @@ fn presentation(v: &Bound<'_, PyAny>) -> PyResult<Presentation> {
     })
 }
 
-/// A publisher's or subscriber's QoS from the policies of `d` (partition, presentation,
-/// group_data; the endpoint policies are ignored there, as DDS does for a group).
-pub fn group(d: Option<&Bound<'_, PyDict>>) -> PyResult<GroupQos> {
-    let mut g = GroupQos::default();
+/// The group policies of `d`: partition, presentation and group_data.
+#[derive(Default)]
+struct Group {
+    partition: Vec<String>,
+    presentation: Presentation,
+    group_data: Vec<u8>,
+}
+
+/// Reads the group policies of `d` (the endpoint policies are ignored there, as DDS does for
+/// a group).
+fn group(d: Option<&Bound<'_, PyDict>>) -> PyResult<Group> {
+    let mut g = Group::default();
     if let Some(d) = d {
         for (k, v) in d.iter() {
             let key: String = k.extract()?;
@@ -192,4 +203,22 @@ pub fn group(d: Option<&Bound<'_, PyDict>>) -> PyResult<GroupQos> {
         }
     }
     Ok(g)
+}
+
+/// A publisher's QoS from the policies of `d`.
+pub fn publisher(d: Option<&Bound<'_, PyDict>>) -> PyResult<PublisherQos> {
+    let g = group(d)?;
+    Ok(PublisherQos::default()
+        .partition(g.partition)
+        .presentation(g.presentation)
+        .group_data(g.group_data))
+}
+
+/// A subscriber's QoS from the policies of `d`.
+pub fn subscriber(d: Option<&Bound<'_, PyDict>>) -> PyResult<SubscriberQos> {
+    let g = group(d)?;
+    Ok(SubscriberQos::default()
+        .partition(g.partition)
+        .presentation(g.presentation)
+        .group_data(g.group_data))
 }

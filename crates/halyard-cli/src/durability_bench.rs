@@ -17,8 +17,11 @@
 use halyard::durability::{
     CommitPolicy, DurabilityConfig, DurabilityService, EmbeddedDurability, SyncLevel,
 };
-use halyard::qos::{dds_duration, DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::qos::{Durability, History, TopicQos};
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos,
+    SubscriberQos,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -177,11 +180,13 @@ fn config(a: &Args, store: &Path) -> DurabilityConfig {
     }
 }
 
-fn durable_qos(mut q: EndpointQos) -> EndpointQos {
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.reliability.max_blocking_time = dds_duration(Duration::from_secs(30));
-    q.history = History::KeepAll;
-    q.durability = DurabilityKind::Persistent;
+/// The topic-level QoS the writer and the reader share: reliable, KEEP_ALL, PERSISTENT.
+fn durable_qos() -> TopicQos {
+    let mut q = TopicQos::default()
+        .reliable()
+        .max_blocking_time(Duration::from_secs(30))
+        .keep_all()
+        .durability(Durability::Persistent);
     q.durability_service.history = History::KeepAll;
     q
 }
@@ -204,11 +209,11 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
         let t = p
             .create_topic::<Durable>(TOPIC)
             .map_err(|e| e.to_string())?;
-        let mut q = durable_qos(EndpointQos::writer_default());
-        q.resource_limits.max_samples = 10_000;
+        let mut q = DataWriterQos::default().copy_from_topic_qos(&durable_qos());
+        q.resource_limits.max_samples = Some(10_000);
         q.writer_data_lifecycle.autodispose_unregistered_instances = false;
         let w = p
-            .create_publisher(GroupQos::default())
+            .create_publisher(PublisherQos::default())
             .create_datawriter(&t, q)
             .map_err(|e| e.to_string())?;
         w.wait_for_durability_services(1, a.timeout)
@@ -268,8 +273,11 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let start = Instant::now();
     let r = p
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&t, durable_qos(EndpointQos::reader_default()))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(
+            &t,
+            DataReaderQos::default().copy_from_topic_qos(&durable_qos()),
+        )
         .map_err(|e| e.to_string())?;
     let mut next = 0u64;
     while next < a.samples {

@@ -17,13 +17,12 @@
 
 use crate::discovery::{self, option_value, BadArgs};
 use halyard::cdr::Extensibility;
-use halyard::qos::EndpointQos;
 use halyard::xtypes::dynamic::{DynamicError, TypeNode};
 use halyard::xtypes::{DynamicType, TypeIdentifier, TypeInformation, TypeRegistry};
 use halyard::{DomainParticipant, EndpointTypeInformation};
 use halyard::{DynamicKeySupport, OwnedTypeDescription, UntypedType};
 use halyard_wire::discovery::EndpointData;
-use halyard_wire::qos::{DurabilityKind, History, ReliabilityKind};
+use halyard_wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@ use crate::json::Json;
 use halyard_wire::discovery::EndpointData;
 use halyard_wire::qos::{
     DestinationOrderKind, DurabilityKind, EndpointQos, History, LivelinessKind, OwnershipKind,
-    ReliabilityKind,
+    PresentationAccessScope, ReliabilityKind,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -228,12 +228,11 @@ fn destination_order(k: DestinationOrderKind) -> &'static str {
     }
 }
 
-fn access_scope(s: u32) -> Json {
+fn access_scope(s: PresentationAccessScope) -> Json {
     match s {
-        0 => Json::str("instance"),
-        1 => Json::str("topic"),
-        2 => Json::str("group"),
-        n => Json::Int(n.into()),
+        PresentationAccessScope::Instance => Json::str("instance"),
+        PresentationAccessScope::Topic => Json::str("topic"),
+        PresentationAccessScope::Group => Json::str("group"),
     }
 }
 

@@ -15,11 +15,12 @@
 use crate::discovery::{option_value, BadArgs};
 use crate::dyntopic::{self, Common, Failure, Resolved, Seen};
 use halyard::cdr::{DataRepresentation, Endianness};
-use halyard::qos::EndpointQos;
 use halyard::xtypes::dynamic::{self, JsonOptions};
-use halyard::{GroupQos, QosPolicyId, ReaderDelivery, Reception, UntypedDataWriter};
+use halyard::{
+    DataWriterQos, PublisherQos, QosPolicyId, ReaderDelivery, Reception, UntypedDataWriter,
+};
 use halyard_core::matching::{pairing, Pairing, Side, XCDR1, XCDR2};
-use halyard_wire::qos::{DurabilityKind, ReliabilityKind};
+use halyard_wire::qos::{DurabilityKind, EndpointQos, ReliabilityKind};
 use halyard_wire::GuidPrefix;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -514,8 +515,8 @@ fn run(a: &Args, texts: &[(String, Value)]) -> Result<(), Failure> {
         .create_untyped_topic(topic, r.untyped())
         .map_err(|e| Failure::Dds("cannot create the topic".into(), Box::new(e)))?;
     let w = dp
-        .create_publisher(GroupQos::default())
-        .create_untyped_datawriter(&t, qos.clone(), None)
+        .create_publisher(PublisherQos::default().partition(qos.partition.clone()))
+        .create_untyped_datawriter(&t, DataWriterQos::from(&qos), None)
         .map_err(|e| Failure::Dds("cannot create the writer".into(), Box::new(e)))?;
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("halyard pub: cannot catch Ctrl-C: {e}");

@@ -18,9 +18,8 @@
 
 use crate::discovery::BadArgs;
 use crate::service_qos::ServiceQos;
-use halyard::qos::EndpointQos;
 use halyard::UntypedDataWriter;
-use halyard_wire::qos::DurabilityKind;
+use halyard_wire::qos::{DurabilityKind, EndpointQos};
 use std::time::{Duration, Instant};
 
 /// The help of these options, as `halyard pub --help` prints it.

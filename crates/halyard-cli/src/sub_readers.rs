@@ -29,14 +29,13 @@
 //! At most [`MAX_READERS`] readers.
 
 use crate::dyntopic::{Common, Resolved};
-use halyard::qos::EndpointQos;
 use halyard::{
-    Condition, DomainParticipant, EndpointTypeInformation, GroupQos, InstanceHandle, Sample,
-    Subscriber, UntypedDataReader, UntypedTopic, WaitSet,
+    Condition, DataReaderQos, DomainParticipant, EndpointTypeInformation, InstanceHandle, Sample,
+    Subscriber, SubscriberQos, UntypedDataReader, UntypedTopic, WaitSet,
 };
 use halyard_core::matching::{pairing, Pairing, Side, XCDR1, XCDR2};
 use halyard_wire::discovery::EndpointData;
-use halyard_wire::qos::{DurabilityKind, History, OwnershipKind, ReliabilityKind};
+use halyard_wire::qos::{DurabilityKind, EndpointQos, History, OwnershipKind, ReliabilityKind};
 use halyard_wire::{Duration as WireDuration, Guid};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -62,6 +61,8 @@ struct Lane {
     class: Class,
     qos: EndpointQos,
     reader: UntypedDataReader,
+    /// The reader's subscriber, in the class's partitions (after the reader: dropped after it).
+    _subscriber: Subscriber,
 }
 
 /// The readers of one `sub`.
@@ -70,7 +71,6 @@ pub struct Readers<'a> {
     common: &'a Common,
     resolved: &'a Resolved,
     topic_name: String,
-    subscriber: Subscriber,
     topics: BTreeMap<String, UntypedTopic>,
     lanes: Vec<Lane>,
     waitset: WaitSet,
@@ -100,7 +100,6 @@ impl<'a> Readers<'a> {
             common,
             resolved,
             topic_name,
-            subscriber: dp.create_subscriber(GroupQos::default()),
             topics: BTreeMap::new(),
             lanes: Vec::new(),
             waitset: WaitSet::new(),
@@ -177,12 +176,20 @@ impl<'a> Readers<'a> {
                 t
             }
         };
-        let reader = self
-            .subscriber
-            .create_untyped_datareader(&topic, qos.clone(), None)?;
+        // PARTITION is a subscriber's policy: each class's reader has its own subscriber.
+        let subscriber = self
+            .dp
+            .create_subscriber(SubscriberQos::default().partition(qos.partition.clone()));
+        let reader =
+            subscriber.create_untyped_datareader(&topic, DataReaderQos::from(&qos), None)?;
         self.waitset
             .attach_condition(reader.create_readcondition(false))?;
-        self.lanes.push(Lane { class, qos, reader });
+        self.lanes.push(Lane {
+            class,
+            qos,
+            reader,
+            _subscriber: subscriber,
+        });
         Ok(())
     }
 

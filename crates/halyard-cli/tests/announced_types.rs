@@ -16,8 +16,10 @@ mod python_peer;
 mod proc_util;
 
 use halyard::durability::EmbeddedDurability;
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, EndpointTypeInformation, GroupQos, ParticipantOptions};
+use halyard::qos::{Durability, History, ReliabilityKind};
+use halyard::{
+    DataWriterQos, DomainParticipant, EndpointTypeInformation, ParticipantOptions, PublisherQos,
+};
 use proc_util::Proc;
 use python_peer::{cyclonedds_cli, cyclonedds_cli_available};
 use std::path::Path;
@@ -204,8 +206,8 @@ fn participant(domain: u32) -> DomainParticipant {
     .expect("participant")
 }
 
-fn writer_qos(durability: DurabilityKind) -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
+fn writer_qos(durability: Durability) -> DataWriterQos {
+    let mut q = DataWriterQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = History::KeepAll;
     q.durability = durability;
@@ -224,8 +226,8 @@ fn cyclonedds_reads_the_type_and_samples_of_a_derived_type_writer() {
         .create_topic::<derived::Reading>("DerivedReadings")
         .expect("topic");
     let w = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&t, writer_qos(DurabilityKind::TransientLocal))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&t, writer_qos(Durability::TransientLocal))
         .expect("writer");
     for s in 1..=2 {
         w.write(&derived::sample(s)).expect("write");
@@ -328,8 +330,8 @@ fn halyard_sub_decodes_a_topic_only_the_durability_service_serves_also_after_its
             .create_topic::<derived::Reading>("ServedReadings")
             .expect("topic");
         let w = dp
-            .create_publisher(GroupQos::default())
-            .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
+            .create_publisher(PublisherQos::default())
+            .create_datawriter(&t, writer_qos(Durability::Persistent))
             .expect("writer");
         w.wait_for_durability_services(1, Duration::from_secs(20))
             .expect("the service's reader matches");

@@ -18,8 +18,11 @@
 mod proc_util;
 
 use halyard::durability::EmbeddedDurability;
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::qos::{Durability, History, ReliabilityKind};
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos,
+    SubscriberQos,
+};
 use proc_util::Proc;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -48,11 +51,11 @@ fn options() -> ParticipantOptions {
     }
 }
 
-fn writer_qos() -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
+fn writer_qos() -> DataWriterQos {
+    let mut q = DataWriterQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = History::KeepAll;
-    q.durability = DurabilityKind::Persistent;
+    q.durability = Durability::Persistent;
     q.durability_service.history = History::KeepAll;
     q.writer_data_lifecycle.autodispose_unregistered_instances = false;
     q
@@ -70,7 +73,7 @@ fn crash_writer_child() {
     let p = DomainParticipant::with_options(DOMAIN, options()).expect("participant");
     let t = p.create_topic::<Indicator>(TOPIC).expect("topic");
     let w = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, writer_qos())
         .expect("writer");
     w.wait_for_durability_services(1, Duration::from_secs(20))
@@ -105,7 +108,7 @@ fn crash_reader_child() {
     let p = DomainParticipant::with_options(DOMAIN, options()).expect("participant");
     let t = p.create_topic::<Indicator>(TOPIC).expect("topic");
     let r = p
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&t, reader_qos())
         .expect("reader");
     let mut n = 0usize;
@@ -119,11 +122,11 @@ fn crash_reader_child() {
     }
 }
 
-fn reader_qos() -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reader_qos() -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = History::KeepAll;
-    q.durability = DurabilityKind::Persistent;
+    q.durability = Durability::Persistent;
     q
 }
 
@@ -184,7 +187,7 @@ fn late_reader(until: Option<u64>, limit: Duration) -> Vec<u64> {
     let p = DomainParticipant::with_options(DOMAIN, options()).expect("participant");
     let t = p.create_topic::<Indicator>(TOPIC).expect("topic");
     let r = p
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&t, reader_qos())
         .expect("reader");
     let mut got = Vec::new();
@@ -431,10 +434,10 @@ fn blocked_writer_child() {
     .expect("participant");
     let t = p.create_topic::<Indicator>(TOPIC).expect("topic");
     let mut q = writer_qos();
-    q.resource_limits.max_samples = 8;
-    q.reliability.max_blocking_time = halyard::qos::dds_duration(Duration::from_secs(10));
+    q.resource_limits.max_samples = Some(8);
+    q.reliability.max_blocking_time = Duration::from_secs(10);
     let w = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, q)
         .expect("writer");
     for seq in 0..64 {

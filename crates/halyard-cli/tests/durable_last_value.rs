@@ -16,8 +16,11 @@
 mod proc_util;
 
 use halyard::durability::EmbeddedDurability;
-use halyard::qos::{DdsDuration, DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos, InstanceState, ParticipantOptions};
+use halyard::qos::{Durability, History, ReliabilityKind};
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, InstanceState, ParticipantOptions,
+    PublisherQos, SubscriberQos,
+};
 use proc_util::Proc;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,8 +33,8 @@ const TOPIC: &str = "Gauges";
 const WRITER_ENV: &str = "HALYARD_DURABLE_WRITER";
 const T: Duration = Duration::from_secs(20);
 /// The DEADLINE the writer offers and the late reader of its values asks: 100 ms.
-fn deadline() -> DdsDuration {
-    DdsDuration::from_nanos(100_000_000)
+fn deadline() -> Duration {
+    Duration::from_millis(100)
 }
 
 #[derive(halyard::Topic, Clone, Debug, Default, PartialEq)]
@@ -76,10 +79,10 @@ fn durable_writer_child() {
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).expect("SIGINT handler");
     let p = DomainParticipant::with_options(domain, options()).expect("participant");
     let t = p.create_topic::<Gauge>(TOPIC).expect("topic");
-    let mut q = EndpointQos::writer_default();
+    let mut q = DataWriterQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = History::KeepAll;
-    q.durability = DurabilityKind::Persistent;
+    q.durability = Durability::Persistent;
     q.durability_service.history = match history.as_str() {
         "keep-all" => History::KeepAll,
         _ => History::KeepLast(1),
@@ -88,7 +91,7 @@ fn durable_writer_child() {
     // Readers that ask for a deadline match it, and its service's relay.
     q.deadline = deadline();
     let w = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, q)
         .expect("writer");
     for g in written() {
@@ -172,15 +175,15 @@ struct Late {
 fn late_reader(domain: u32, want: usize, with_deadline: bool) -> Late {
     let p = DomainParticipant::with_options(domain, options()).expect("participant");
     let t = p.create_topic::<Gauge>(TOPIC).expect("topic");
-    let mut q = EndpointQos::reader_default();
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = History::KeepAll;
-    q.durability = DurabilityKind::Persistent;
+    q.durability = Durability::Persistent;
     if with_deadline {
         q.deadline = deadline();
     }
     let r = p
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&t, q)
         .expect("reader");
     let mut late = Late {

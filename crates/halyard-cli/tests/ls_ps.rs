@@ -6,8 +6,10 @@
 #[path = "../../halyard/tests/common/python_peer.rs"]
 mod python_peer;
 
-use halyard::qos::{dds_duration, DurabilityKind, EndpointQos, History};
-use halyard::{DataWriter, DomainParticipant, GroupQos, ParticipantOptions, Topic};
+use halyard::qos::{Durability, History};
+use halyard::{
+    DataWriter, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos, Topic,
+};
 use python_peer::{peer_available, secs, Peer, CYCLONE_URI};
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};
@@ -35,14 +37,11 @@ fn halyard_writer(domain: u32, topic: &str) -> (DomainParticipant, DataWriter<Ke
     )
     .expect("participant");
     let t: Topic<Keyed> = dp.create_topic(topic).unwrap();
-    let mut q = EndpointQos::writer_default();
-    q.durability = DurabilityKind::TransientLocal;
+    let mut q = DataWriterQos::default();
+    q.durability = Durability::TransientLocal;
     q.history = History::KeepLast(7);
-    q.deadline = dds_duration(Duration::from_secs(2));
-    let publisher = dp.create_publisher(GroupQos {
-        partition: vec!["ls_part".into()],
-        ..GroupQos::default()
-    });
+    q.deadline = Duration::from_secs(2);
+    let publisher = dp.create_publisher(PublisherQos::default().partition(["ls_part"]));
     let wr = publisher.create_datawriter(&t, q).unwrap();
     (dp, wr)
 }

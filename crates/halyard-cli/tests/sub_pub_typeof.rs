@@ -14,7 +14,7 @@
 #[path = "../../halyard/tests/common/python_peer.rs"]
 mod python_peer;
 
-use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::{DomainParticipant, ParticipantOptions, PublisherQos};
 use python_peer::{
     cyclonedds_cli, cyclonedds_cli_available, peer_available, secs, Peer, CYCLONE_URI,
 };
@@ -393,11 +393,11 @@ struct Msg {
 fn typeof_and_sub_on_a_halyard_typed_writer() {
     let dp = participant(94);
     let t = dp.create_topic::<Msg>("SubPubTyped").expect("topic");
-    let mut q = halyard::qos::EndpointQos::writer_default();
-    q.durability = halyard::qos::DurabilityKind::TransientLocal;
+    let mut q = halyard::qos::DataWriterQos::default();
+    q.durability = halyard::qos::Durability::TransientLocal;
     q.history = halyard::qos::History::KeepAll;
     let w = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, q)
         .expect("writer");
     for (id, m) in [(4, "four"), (5, "five")] {
@@ -456,11 +456,11 @@ fn peers_without_type_information_and_cyclone_0_10() {
     // A Halyard writer that announces no TypeInformation.
     let dp = participant(92);
     let t = dp.create_topic::<KeyedSeq>("NoTypeInfo").expect("topic");
-    let mut q = halyard::qos::EndpointQos::writer_default();
-    q.durability = halyard::qos::DurabilityKind::TransientLocal;
+    let mut q = halyard::qos::DataWriterQos::default();
+    q.durability = halyard::qos::Durability::TransientLocal;
     q.history = halyard::qos::History::KeepAll;
     let w = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, q)
         .expect("writer");
     for i in 0..2 {
@@ -549,8 +549,8 @@ fn several_types_on_one_topic() {
     let dp = participant(92);
     let t = dp.create_topic::<KeyedSeq>("SubPubMixed").expect("topic");
     let _w = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&t, halyard::qos::EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&t, halyard::qos::DataWriterQos::default())
         .expect("writer");
     // One writer each: the type that can be decoded is used, and that is said.
     let o = halyard(&["sub", "SubPubMixed", "--id", "92", "--json", "--count", "3"]);

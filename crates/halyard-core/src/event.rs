@@ -4,10 +4,13 @@
 use halyard_wire::discovery::{EndpointData, ParticipantData};
 use halyard_wire::{EntityId, Guid, GuidPrefix, SequenceNumber, Time};
 
-/// DDS QosPolicyId_t values (DDS 1.4 §2.3.3), reported with incompatible-QoS events.
+/// DDS QosPolicyId_t values (DDS 1.4 §2.3.3, DDS-XTypes 1.3 §7.6.3): which policy an
+/// incompatible-QoS event or a refused QoS value is about.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[non_exhaustive]
 pub enum QosPolicyId {
+    /// USER_DATA (1)
+    UserData = 1,
     /// DURABILITY (2)
     Durability = 2,
     /// PRESENTATION (3)
@@ -18,12 +21,38 @@ pub enum QosPolicyId {
     LatencyBudget = 5,
     /// OWNERSHIP (6)
     Ownership = 6,
+    /// OWNERSHIP_STRENGTH (7)
+    OwnershipStrength = 7,
     /// LIVELINESS (8)
     Liveliness = 8,
+    /// TIME_BASED_FILTER (9)
+    TimeBasedFilter = 9,
+    /// PARTITION (10)
+    Partition = 10,
     /// RELIABILITY (11)
     Reliability = 11,
     /// DESTINATION_ORDER (12)
     DestinationOrder = 12,
+    /// HISTORY (13)
+    History = 13,
+    /// RESOURCE_LIMITS (14)
+    ResourceLimits = 14,
+    /// ENTITY_FACTORY (15)
+    EntityFactory = 15,
+    /// WRITER_DATA_LIFECYCLE (16)
+    WriterDataLifecycle = 16,
+    /// READER_DATA_LIFECYCLE (17)
+    ReaderDataLifecycle = 17,
+    /// TOPIC_DATA (18)
+    TopicData = 18,
+    /// GROUP_DATA (19)
+    GroupData = 19,
+    /// TRANSPORT_PRIORITY (20)
+    TransportPriority = 20,
+    /// LIFESPAN (21)
+    Lifespan = 21,
+    /// DURABILITY_SERVICE (22)
+    DurabilityService = 22,
     /// DATA_REPRESENTATION (23)
     DataRepresentation = 23,
     /// TYPE_CONSISTENCY_ENFORCEMENT (24, DDS-XTypes 1.3 §7.6.3.4): the reader's type is not
@@ -35,17 +64,38 @@ impl QosPolicyId {
     /// The policy's name as DDS writes it (`RELIABILITY`, `DATA_REPRESENTATION`, ...).
     pub fn name(self) -> &'static str {
         match self {
+            QosPolicyId::UserData => "USER_DATA",
             QosPolicyId::Durability => "DURABILITY",
             QosPolicyId::Presentation => "PRESENTATION",
             QosPolicyId::Deadline => "DEADLINE",
             QosPolicyId::LatencyBudget => "LATENCY_BUDGET",
             QosPolicyId::Ownership => "OWNERSHIP",
+            QosPolicyId::OwnershipStrength => "OWNERSHIP_STRENGTH",
             QosPolicyId::Liveliness => "LIVELINESS",
+            QosPolicyId::TimeBasedFilter => "TIME_BASED_FILTER",
+            QosPolicyId::Partition => "PARTITION",
             QosPolicyId::Reliability => "RELIABILITY",
             QosPolicyId::DestinationOrder => "DESTINATION_ORDER",
+            QosPolicyId::History => "HISTORY",
+            QosPolicyId::ResourceLimits => "RESOURCE_LIMITS",
+            QosPolicyId::EntityFactory => "ENTITY_FACTORY",
+            QosPolicyId::WriterDataLifecycle => "WRITER_DATA_LIFECYCLE",
+            QosPolicyId::ReaderDataLifecycle => "READER_DATA_LIFECYCLE",
+            QosPolicyId::TopicData => "TOPIC_DATA",
+            QosPolicyId::GroupData => "GROUP_DATA",
+            QosPolicyId::TransportPriority => "TRANSPORT_PRIORITY",
+            QosPolicyId::Lifespan => "LIFESPAN",
+            QosPolicyId::DurabilityService => "DURABILITY_SERVICE",
             QosPolicyId::DataRepresentation => "DATA_REPRESENTATION",
             QosPolicyId::TypeConsistencyEnforcement => "TYPE_CONSISTENCY_ENFORCEMENT",
         }
+    }
+}
+
+impl std::fmt::Display for QosPolicyId {
+    /// The policy's DDS name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -639,10 +639,10 @@ impl Participant {
 
 /// True if `p` asks for (reader) or offers (writer) coherent access at GROUP scope.
 pub(crate) fn is_group_coherent(p: &halyard_wire::qos::Presentation) -> bool {
-    p.coherent_access && p.access_scope == 2
+    p.coherent_access && p.access_scope == halyard_wire::qos::PresentationAccessScope::Group
 }
 
 /// True if `p` asks for (reader) or offers (writer) ordered access at GROUP scope.
 pub(crate) fn is_group_ordered(p: &halyard_wire::qos::Presentation) -> bool {
-    p.ordered_access && p.access_scope == 2
+    p.ordered_access && p.access_scope == halyard_wire::qos::PresentationAccessScope::Group
 }

@@ -51,32 +51,33 @@ pub fn pairing(writer: Side<'_>, reader: Side<'_>) -> Pairing {
 /// difference is in a changeable policy (DEADLINE, LATENCY_BUDGET, OWNERSHIP_STRENGTH,
 /// TIME_BASED_FILTER, PARTITION, TRANSPORT_PRIORITY, LIFESPAN, the data lifecycles and the
 /// USER/TOPIC/GROUP_DATA octets).
-pub fn immutable_change(old: &EndpointQos, new: &EndpointQos) -> Option<&'static str> {
-    let fixed: [(&'static str, bool); 10] = [
-        ("DURABILITY", old.durability == new.durability),
+pub fn immutable_change(old: &EndpointQos, new: &EndpointQos) -> Option<QosPolicyId> {
+    use QosPolicyId as P;
+    let fixed: [(QosPolicyId, bool); 10] = [
+        (P::Durability, old.durability == new.durability),
         (
-            "DURABILITY_SERVICE",
+            P::DurabilityService,
             old.durability_service == new.durability_service,
         ),
-        ("PRESENTATION", old.presentation == new.presentation),
-        ("OWNERSHIP", old.ownership == new.ownership),
-        ("LIVELINESS", old.liveliness == new.liveliness),
-        ("RELIABILITY", old.reliability == new.reliability),
+        (P::Presentation, old.presentation == new.presentation),
+        (P::Ownership, old.ownership == new.ownership),
+        (P::Liveliness, old.liveliness == new.liveliness),
+        (P::Reliability, old.reliability == new.reliability),
         (
-            "DESTINATION_ORDER",
+            P::DestinationOrder,
             old.destination_order == new.destination_order,
         ),
-        ("HISTORY", old.history == new.history),
+        (P::History, old.history == new.history),
         (
-            "RESOURCE_LIMITS",
+            P::ResourceLimits,
             old.resource_limits == new.resource_limits,
         ),
         (
-            "DATA_REPRESENTATION",
+            P::DataRepresentation,
             old.data_representation == new.data_representation,
         ),
     ];
-    fixed.iter().find(|(_, same)| !same).map(|(name, _)| *name)
+    fixed.iter().find(|(_, same)| !same).map(|(id, _)| *id)
 }
 
 /// The first policy for which `offered` (writer) fails to satisfy `requested` (reader).

@@ -578,7 +578,9 @@ impl Participant {
         // Its group marks, if it has GROUP access (one branch for any other writer).
         let p = &w.spec.qos.presentation;
         let group_mark = match w.group {
-            Some(g) if p.access_scope == 2 => self.groups.get(&g).and_then(|lg| lg.next_mark(p)),
+            Some(g) if p.access_scope == halyard_wire::qos::PresentationAccessScope::Group => {
+                self.groups.get(&g).and_then(|lg| lg.next_mark(p))
+            }
             _ => None,
         };
         let mut local = self

@@ -116,11 +116,24 @@ pub enum DestinationOrderKind {
     BySourceTimestamp = 1,
 }
 
+/// PRESENTATION access scope (the u32 of PID_PRESENTATION: 0, 1 or 2); ordered, since an
+/// offered scope satisfies every narrower requested one.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default)]
+pub enum PresentationAccessScope {
+    /// INSTANCE (wire value 0).
+    #[default]
+    Instance = 0,
+    /// TOPIC (wire value 1).
+    Topic = 1,
+    /// GROUP (wire value 2).
+    Group = 2,
+}
+
 /// PRESENTATION (PID_PRESENTATION: access_scope u32, coherent_access u8, ordered_access u8, pad 2).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Presentation {
-    /// 0 instance, 1 topic, 2 group.
-    pub access_scope: u32,
+    /// access_scope.
+    pub access_scope: PresentationAccessScope,
     /// coherent_access.
     pub coherent_access: bool,
     /// ordered_access.

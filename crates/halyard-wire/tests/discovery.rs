@@ -82,7 +82,11 @@ fn qos_all_changed() -> EndpointQos {
         lifespan: d,
         ownership: OwnershipKind::Exclusive,
         ownership_strength: -9,
-        presentation: Presentation { access_scope: 2, coherent_access: true, ordered_access: true },
+        presentation: Presentation {
+            access_scope: PresentationAccessScope::Group,
+            coherent_access: true,
+            ordered_access: true,
+        },
         partition: vec!["p1".into(), "".into(), "longer partition".into()],
         time_based_filter: d,
         user_data: vec![9],

@@ -14,7 +14,7 @@ pub enum Error {
     /// RETCODE_BAD_PARAMETER / INCONSISTENT_POLICY: a QoS value is invalid.
     BadQos {
         /// The policy.
-        policy: &'static str,
+        policy: crate::qos::QosPolicyId,
         /// Why.
         reason: &'static str,
     },
@@ -29,7 +29,7 @@ pub enum Error {
     /// entity exists.
     ImmutablePolicy {
         /// The policy.
-        policy: &'static str,
+        policy: crate::qos::QosPolicyId,
     },
     /// RETCODE_PRECONDITION_NOT_MET: the call is not allowed in the entity's state (e.g.
     /// `end_coherent_changes` without `begin_coherent_changes`).

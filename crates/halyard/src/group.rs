@@ -4,8 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::participant::DomainParticipant;
-use crate::qos::{DataWriterQos, GroupQos};
+use crate::qos::{GroupQos, QosPolicyId};
 use halyard_core::wire::EntityId;
+use halyard_wire::qos::{EndpointQos, PresentationAccessScope};
 use std::sync::{Mutex, PoisonError};
 
 /// A publisher's or subscriber's state.
@@ -36,7 +37,7 @@ impl Group {
     /// True if its PRESENTATION asks for coherent access at GROUP scope.
     pub(crate) fn group_coherent(&self) -> bool {
         let p = self.qos().presentation;
-        p.coherent_access && p.access_scope == 2
+        p.coherent_access && p.access_scope == PresentationAccessScope::Group
     }
 
     pub(crate) fn qos(&self) -> GroupQos {
@@ -51,7 +52,7 @@ impl Group {
     pub(crate) fn set_qos(&self, qos: GroupQos) -> Result<()> {
         if qos.presentation != self.qos().presentation {
             return Err(Error::ImmutablePolicy {
-                policy: "PRESENTATION",
+                policy: QosPolicyId::Presentation,
             });
         }
         self.participant.shared.drive(|st, now| {
@@ -130,7 +131,7 @@ impl Drop for Group {
 /// Fills what an endpoint QoS leaves empty or default from its publisher's or subscriber's
 /// QoS (or, for a QoS change, from the endpoint's current QoS): partitions, group data,
 /// presentation, representations.
-pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations: &[i16]) {
+pub(crate) fn inherit(qos: &mut EndpointQos, from: &GroupQos, representations: &[i16]) {
     if qos.presentation == Default::default() {
         qos.presentation = from.presentation;
     }
@@ -147,7 +148,7 @@ pub(crate) fn inherit(qos: &mut DataWriterQos, from: &GroupQos, representations:
 
 /// For a QoS change: fills what `qos` leaves empty or default from the endpoint's `current`
 /// QoS, as [`inherit`] does from a publisher's or subscriber's at creation.
-pub(crate) fn keep_current(qos: &mut DataWriterQos, current: &DataWriterQos) {
+pub(crate) fn keep_current(qos: &mut EndpointQos, current: &EndpointQos) {
     let group = GroupQos {
         partition: current.partition.clone(),
         group_data: current.group_data.clone(),

@@ -20,7 +20,7 @@
 use crate::filter::SampleQuery;
 use crate::status::{InstanceHandle, InstanceState, SampleInfo, SampleState, StateMask, ViewState};
 use halyard_core::{ChangeKind, ReceivedSample, SeededMap};
-use halyard_wire::qos::{EndpointQos, History, ReliabilityKind};
+use halyard_wire::qos::{EndpointQos, History, PresentationAccessScope, ReliabilityKind};
 use halyard_wire::{Guid, Time};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -511,8 +511,8 @@ impl ReaderCache {
             let c = &self.samples[i];
             instance.is_none_or(|k| k == c.key) && self.selected(c, v.states) && passes(c, query)
         });
-        let group_ordered =
-            self.qos.presentation.ordered_access && self.qos.presentation.access_scope == 2;
+        let group_ordered = self.qos.presentation.ordered_access
+            && self.qos.presentation.access_scope == PresentationAccessScope::Group;
         let mut chosen: Vec<usize> = match query.filter(|q| q.sorts()) {
             Some(q) => {
                 // ORDER BY picks the first `max` of all selected, in its order.
@@ -530,8 +530,8 @@ impl ReaderCache {
             }
             None => candidates.take(v.max).collect(),
         };
-        let grouped =
-            self.qos.presentation.ordered_access && self.qos.presentation.access_scope == 0;
+        let grouped = self.qos.presentation.ordered_access
+            && self.qos.presentation.access_scope == PresentationAccessScope::Instance;
         if grouped && !query.is_some_and(|q| q.sorts()) {
             // PRESENTATION ordered access at INSTANCE scope: order is kept within each
             // instance only, and the samples come instance by instance (instances in the order
@@ -741,7 +741,7 @@ mod tests {
         let t = Time::from_nanos(0);
         let w = writer(1);
         let keys = [1u8, 2, 1, 3, 2, 1];
-        let order = |scope: u32| {
+        let order = |scope: PresentationAccessScope| {
             let mut q = EndpointQos::reader_default();
             q.history = History::KeepAll;
             q.presentation.ordered_access = true;
@@ -764,9 +764,15 @@ mod tests {
             got
         };
         // INSTANCE: instance by instance, each in order.
-        assert_eq!(order(0), [(1, 1), (1, 3), (1, 6), (2, 2), (2, 5), (3, 4)]);
+        assert_eq!(
+            order(PresentationAccessScope::Instance),
+            [(1, 1), (1, 3), (1, 6), (2, 2), (2, 5), (3, 4)]
+        );
         // TOPIC: as written.
-        assert_eq!(order(1), [(1, 1), (2, 2), (1, 3), (3, 4), (2, 5), (1, 6)]);
+        assert_eq!(
+            order(PresentationAccessScope::Topic),
+            [(1, 1), (2, 2), (1, 3), (3, 4), (2, 5), (1, 6)]
+        );
     }
 
     #[derive(halyard_derive::Topic, Clone, Debug, Default)]

@@ -1,14 +1,14 @@
 //! Halyard: a Data Distribution Service (OMG DDS 1.4 DCPS) over RTPS 2.5/UDP.
 //!
 //! ```no_run
-//! use halyard::{DomainParticipant, GroupQos, qos::EndpointQos, Topic};
+//! use halyard::{DataWriterQos, DomainParticipant, PublisherQos, Topic};
 //!
 //! #[derive(halyard::Topic, Clone, Debug, Default)]
 //! struct Reading { #[key] sensor: u32, value: f64 }
 //!
 //! let dp = DomainParticipant::new(0)?;
 //! let topic: Topic<Reading> = dp.create_topic("Readings")?;
-//! let writer = dp.create_publisher(GroupQos::default()).create_datawriter(&topic, EndpointQos::writer_default())?;
+//! let writer = dp.create_publisher(PublisherQos::default()).create_datawriter(&topic, DataWriterQos::default())?;
 //! writer.write(&Reading { sensor: 1, value: 21.5 })?;
 //! # Ok::<(), halyard::Error>(())
 //! ```
@@ -63,7 +63,9 @@ pub use listener::{DataReaderListener, DataWriterListener, Listener, StatusMask}
 pub use participant::{
     DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic, SECURITY_ENV,
 };
-pub use qos::GroupQos;
+pub use qos::{
+    DataReaderQos, DataWriterQos, DomainParticipantQos, PublisherQos, SubscriberQos, TopicQos,
+};
 pub use qos_profile::QosProvider;
 pub use reader::{DataReader, Sample, Selector};
 pub use status::{

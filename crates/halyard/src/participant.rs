@@ -9,7 +9,10 @@ use crate::error::{Error, Result};
 use crate::group::{group_writers, inherit, Group};
 use crate::history::{KeyFn, ReaderCache};
 use crate::listener::{DataReaderListener, DataWriterListener};
-use crate::qos::{validate, DataReaderQos, DataWriterQos, GroupQos};
+use crate::qos::{
+    validate, DataReaderQos, DataWriterQos, DomainParticipantQos, GroupQos, PublisherQos,
+    SubscriberQos,
+};
 use crate::reader::DataReader;
 use crate::runtime::Shared;
 use crate::status::{ReaderState, WriterState};
@@ -20,6 +23,7 @@ use halyard_core::xtypes;
 use halyard_core::{Participant, ParticipantConfig, ReaderSpec, WriterSpec};
 use halyard_net::{select_interface, UdpTransport};
 use halyard_wire::discovery::{EndpointData, ParticipantData};
+use halyard_wire::qos::{EndpointQos, PresentationAccessScope};
 use halyard_wire::{GuidPrefix, Locator};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -394,17 +398,22 @@ impl DomainParticipant {
     }
 
     /// Creates a publisher (partitions and group data apply to its writers).
-    pub fn create_publisher(&self, qos: GroupQos) -> Publisher {
+    pub fn create_publisher(&self, qos: PublisherQos) -> Publisher {
         Publisher {
-            group: Group::new(self.clone(), qos, true),
+            group: Group::new(self.clone(), GroupQos::from(&qos), true),
         }
     }
 
     /// Creates a subscriber.
-    pub fn create_subscriber(&self, qos: GroupQos) -> Subscriber {
+    pub fn create_subscriber(&self, qos: SubscriberQos) -> Subscriber {
         Subscriber {
-            group: Group::new(self.clone(), qos, false),
+            group: Group::new(self.clone(), GroupQos::from(&qos), false),
         }
+    }
+
+    /// The participant's QoS: its USER_DATA (set with [`ParticipantOptions::user_data`]).
+    pub fn qos(&self) -> DomainParticipantQos {
+        DomainParticipantQos::default().user_data(self.options.user_data.clone())
     }
 
     /// Fetches, through the TypeLookup service of the discovered participants (XTypes 1.3
@@ -594,15 +603,15 @@ impl Publisher {
     }
 
     /// The publisher's QoS.
-    pub fn qos(&self) -> GroupQos {
-        self.group.qos()
+    pub fn qos(&self) -> PublisherQos {
+        PublisherQos::from(&self.group.qos())
     }
 
     /// Changes the publisher's PARTITION and GROUP_DATA (both changeable): every writer it
     /// created takes them, is announced again and is matched again (readers of partitions it
     /// left are unmatched, readers of partitions it joined are matched).
-    pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
-        self.group.set_qos(qos)
+    pub fn set_qos(&self, qos: PublisherQos) -> Result<()> {
+        self.group.set_qos(GroupQos::from(&qos))
     }
 
     /// Creates a DataWriter. QoS is validated; unimplemented values are refused.
@@ -633,14 +642,19 @@ impl Publisher {
         topic: &Topic<U>,
         has_key: bool,
         compiler: Option<halyard_core::FilterCompiler>,
-        mut qos: DataWriterQos,
+        qos: DataWriterQos,
         listener: Option<Arc<dyn DataWriterListener>>,
     ) -> Result<DataWriter<T>> {
+        let mut qos = EndpointQos::from(&qos);
         validate(&qos, true)?;
         if qos.durability >= halyard_wire::qos::DurabilityKind::Transient {
             self.group.participant.ensure_embedded_durability()?;
         }
-        inherit(&mut qos, &self.qos(), &[halyard_core::matching::XCDR1]);
+        inherit(
+            &mut qos,
+            &self.group.qos(),
+            &[halyard_core::matching::XCDR1],
+        );
         let shared = &self.group.participant.shared;
         shared
             .lock()
@@ -654,7 +668,7 @@ impl Publisher {
             has_key,
         };
         let in_set = self.group.is_open();
-        let enabled = self.qos().entity_factory.autoenable_created_entities;
+        let enabled = self.group.qos().entity_factory.autoenable_created_entities;
         let entity = self.group.id;
         let id = shared.drive(|st, now| {
             let id = st.core.create_writer_disabled(now, spec);
@@ -729,7 +743,7 @@ impl Subscriber {
     /// access holds what arrives.
     fn holds_access(&self) -> bool {
         let p = self.group.qos().presentation;
-        p.access_scope == 2 && (p.coherent_access || p.ordered_access)
+        p.access_scope == PresentationAccessScope::Group && (p.coherent_access || p.ordered_access)
     }
 
     /// The readers of this subscriber that hold samples not yet read (DDS 1.4
@@ -744,7 +758,7 @@ impl Subscriber {
     /// [`Subscriber::end_access`]: without it, `Error::PreconditionNotMet`.
     pub fn get_datareaders(&self) -> Result<Vec<crate::status::InstanceHandle>> {
         let p = self.group.qos().presentation;
-        let ordered = p.ordered_access && p.access_scope == 2;
+        let ordered = p.ordered_access && p.access_scope == PresentationAccessScope::Group;
         if ordered && !self.group.is_open() {
             return Err(Error::PreconditionNotMet(
                 "get_datareaders with GROUP ordered access outside begin_access/end_access",
@@ -777,14 +791,14 @@ impl Subscriber {
     }
 
     /// The subscriber's QoS.
-    pub fn qos(&self) -> GroupQos {
-        self.group.qos()
+    pub fn qos(&self) -> SubscriberQos {
+        SubscriberQos::from(&self.group.qos())
     }
 
     /// Changes the subscriber's PARTITION and GROUP_DATA (both changeable): every reader it
     /// created takes them, is announced again and is matched again.
-    pub fn set_qos(&self, qos: GroupQos) -> Result<()> {
-        self.group.set_qos(qos)
+    pub fn set_qos(&self, qos: SubscriberQos) -> Result<()> {
+        self.group.set_qos(GroupQos::from(&qos))
     }
 
     /// Creates a DataReader. QoS is validated; unimplemented values are refused.
@@ -857,7 +871,7 @@ impl Subscriber {
         &self,
         topic: &Topic<U>,
         endpoint: crate::reader::ReaderSupport,
-        mut qos: DataReaderQos,
+        qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
         create: impl FnOnce(
             &mut Participant,
@@ -870,9 +884,10 @@ impl Subscriber {
             key_fn,
             filter,
         } = endpoint;
+        let mut qos = EndpointQos::from(&qos);
         validate(&qos, false)?;
         use halyard_core::matching::{XCDR1, XCDR2};
-        inherit(&mut qos, &self.qos(), &[XCDR1, XCDR2]);
+        inherit(&mut qos, &self.group.qos(), &[XCDR1, XCDR2]);
         let shared = &self.group.participant.shared;
         shared
             .lock()
@@ -885,7 +900,7 @@ impl Subscriber {
             qos: qos.clone(),
             has_key,
         };
-        let enabled = self.qos().entity_factory.autoenable_created_entities;
+        let enabled = self.group.qos().entity_factory.autoenable_created_entities;
         let entity = self.group.id;
         let id = shared.drive(|st, now| {
             let id = create(&mut st.core, now, spec);

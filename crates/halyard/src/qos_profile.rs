@@ -21,19 +21,26 @@
 //!
 //! Design: a document is read once (with `roxmltree`) into profiles whose entity QoS elements
 //! are lists of *setters*, one per leaf the XML names (`<kind>`, `<depth>`, `<sec>`...), so
-//! a profile overrides exactly the fields it sets. Base names are resolved, and cycles
+//! a profile overrides exactly the fields it sets. The setters work on the wire's QoS types
+//! (as the XML's values are the IDL's); a lookup's result becomes the API's QoS type of its
+//! entity ([`DataWriterQos`], [`PublisherQos`] ...) through the one conversion of
+//! [`crate::qos`]. Base names are resolved, and cycles
 //! refused, when the files are loaded. A lookup starts from the DDS defaults of the entity
 //! (writer defaults for a writer, as DDS-XML says, not the topic's QoS), applies the profiles
 //! of the `base_name` chain from the root down, each through its first entity element whose
-//! `topic_filter` matches the topic, then passes the result through
-//! [`crate::qos::validate`]. Everything unknown or unsupported is an [`Error::BadProfile`]
-//! with its file, line and column, never ignored.
+//! `topic_filter` matches the topic, then passes the result through the validation entity
+//! creation applies ([`DataWriterQos::validate`]). Everything unknown or unsupported is an
+//! [`Error::BadProfile`] with its file, line and column, never ignored.
 
 mod policies;
 
 use crate::error::{Error, Result};
 use crate::participant::ParticipantOptions;
-use crate::qos::{validate, DataReaderQos, DataWriterQos, EndpointQos, GroupQos};
+use crate::qos::{
+    validate, DataReaderQos, DataWriterQos, DomainParticipantQos, GroupQos, PublisherQos,
+    SubscriberQos, TopicQos,
+};
+use halyard_wire::qos::EndpointQos;
 use policies::{tag, Cx, Entity};
 use roxmltree::Node;
 use std::collections::BTreeMap;
@@ -120,8 +127,7 @@ struct Profile {
 /// cyclic base names, duplicate profiles, and what Halyard has no setting for (`<property>`,
 /// `<type_consistency>`, a participant's `autoenable_created_entities` false, QoS outside a
 /// profile, the XML data representation). PRESENTATION and ENTITY_FACTORY are read into
-/// [`GroupQos`]; GROUP access scope with coherent or ordered access is
-/// refused when an endpoint is created with it.
+/// [`PublisherQos`] and [`SubscriberQos`].
 #[derive(Clone)]
 pub struct QosProvider {
     profiles: Vec<Profile>,
@@ -210,7 +216,7 @@ impl QosProvider {
         })?;
         q.topic_data = self.topic_data(profile, topic)?;
         validate(&q, true)?;
-        Ok(q)
+        Ok(DataWriterQos::from(&q))
     }
 
     /// The QoS of a DataReader of `topic`: reader defaults, then the profile's chain of
@@ -221,16 +227,15 @@ impl QosProvider {
         })?;
         q.topic_data = self.topic_data(profile, topic)?;
         validate(&q, false)?;
-        Ok(q)
+        Ok(DataReaderQos::from(&q))
     }
 
     /// The topic-level policies of `<topic_qos>` for `topic` (TOPIC_DATA, DURABILITY,
-    /// RELIABILITY, HISTORY ...), over the DDS TopicQos defaults (which are the reader
-    /// defaults); fields that are not topic policies keep their defaults.
-    pub fn topic_qos(&self, profile: &str, topic: Option<&str>) -> Result<EndpointQos> {
+    /// RELIABILITY, HISTORY ...), over the DDS TopicQos defaults.
+    pub fn topic_qos(&self, profile: &str, topic: Option<&str>) -> Result<TopicQos> {
         let q = self.resolve(profile, topic, EndpointQos::reader_default(), |p| &p.topics)?;
         validate(&q, false)?;
-        Ok(q)
+        Ok(TopicQos::from(&q))
     }
 
     fn topic_data(&self, profile: &str, topic: Option<&str>) -> Result<Vec<u8>> {
@@ -238,14 +243,24 @@ impl QosProvider {
         Ok(q.topic_data)
     }
 
-    /// The profile's `<publisher_qos>`: PARTITION and GROUP_DATA.
-    pub fn publisher_qos(&self, profile: &str) -> Result<GroupQos> {
-        self.resolve(profile, None, GroupQos::default(), |p| &p.publishers)
+    /// The profile's `<publisher_qos>`: PRESENTATION, PARTITION, GROUP_DATA and
+    /// ENTITY_FACTORY.
+    pub fn publisher_qos(&self, profile: &str) -> Result<PublisherQos> {
+        let g = self.resolve(profile, None, GroupQos::default(), |p| &p.publishers)?;
+        Ok(PublisherQos::from(&g))
     }
 
-    /// The profile's `<subscriber_qos>`: PARTITION and GROUP_DATA.
-    pub fn subscriber_qos(&self, profile: &str) -> Result<GroupQos> {
-        self.resolve(profile, None, GroupQos::default(), |p| &p.subscribers)
+    /// The profile's `<subscriber_qos>`: PRESENTATION, PARTITION, GROUP_DATA and
+    /// ENTITY_FACTORY.
+    pub fn subscriber_qos(&self, profile: &str) -> Result<SubscriberQos> {
+        let g = self.resolve(profile, None, GroupQos::default(), |p| &p.subscribers)?;
+        Ok(SubscriberQos::from(&g))
+    }
+
+    /// The profile's `<domain_participant_qos>`: USER_DATA.
+    pub fn domain_participant_qos(&self, profile: &str) -> Result<DomainParticipantQos> {
+        let options = self.participant_options(profile)?;
+        Ok(DomainParticipantQos::default().user_data(options.user_data))
     }
 
     /// [`ParticipantOptions::default`] with the profile's `<domain_participant_qos>` (USER_DATA)

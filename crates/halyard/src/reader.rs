@@ -12,6 +12,7 @@ use crate::status::{
     MatchedStatus, ReaderState, SampleInfo, StateMask,
 };
 use halyard_cdr::{deserialize, deserialize_key, key_hash, TopicType};
+use halyard_wire::qos::EndpointQos;
 use halyard_wire::EntityId;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -286,20 +287,22 @@ impl<T> DataReader<T> {
     pub fn qos(&self) -> Result<DataReaderQos> {
         let st = self.participant.shared.lock();
         let r = st.readers.get(&self.id).ok_or(Error::AlreadyDeleted)?;
-        Ok(r.cache.qos().clone())
+        Ok(DataReaderQos::from(r.cache.qos()))
     }
 
     /// Changes the reader's QoS at run time (DDS 1.4 `set_qos`). Only the changeable policies
     /// may differ from [`DataReader::qos`]: DEADLINE, LATENCY_BUDGET, TIME_BASED_FILTER,
-    /// PARTITION, READER_DATA_LIFECYCLE and USER/TOPIC/GROUP DATA; changing any other is
-    /// refused with [`Error::ImmutablePolicy`] naming it. An empty partition, group data or
-    /// representation list keeps the current one. The change is announced by SEDP and every
+    /// READER_DATA_LIFECYCLE and USER/TOPIC DATA; changing any other is refused with
+    /// [`Error::ImmutablePolicy`] naming it. An empty representation list keeps the current
+    /// one; PARTITION and GROUP_DATA are the subscriber's ([`crate::Subscriber::set_qos`]).
+    /// The change is announced by SEDP and every
     /// match is judged again: writers that no longer satisfy it are unmatched (with
     /// REQUESTED_INCOMPATIBLE_QOS), writers that now do are matched. A new TIME_BASED_FILTER
     /// returns once the participants of the matched writers acknowledged the announcement (at
     /// most a second; not waited for in a listener): Halyard writers filter for the reader on
     /// their side too, and from then on with the new separation.
-    pub fn set_qos(&self, mut qos: DataReaderQos) -> Result<()> {
+    pub fn set_qos(&self, qos: DataReaderQos) -> Result<()> {
+        let mut qos = EndpointQos::from(&qos);
         validate(&qos, false)?;
         let id = self.id;
         let shared = &self.participant.shared;
@@ -512,7 +515,7 @@ pub(crate) fn apply_qos(
     st: &mut crate::runtime::State,
     now: halyard_core::Instant,
     id: EntityId,
-    qos: DataReaderQos,
+    qos: EndpointQos,
 ) -> Result<()> {
     st.core
         .set_reader_qos(now, id, qos.clone())

@@ -377,7 +377,7 @@ impl ReaderState {
 /// What a DataWriter keeps beside the core: its QoS, statuses and listener.
 pub(crate) struct WriterState {
     /// Its QoS as it stands (it changes with `set_qos`).
-    pub(crate) qos: crate::qos::DataWriterQos,
+    pub(crate) qos: halyard_wire::qos::EndpointQos,
     /// The publisher it belongs to (see `Publisher::set_qos`).
     pub(crate) group: halyard_wire::EntityId,
     pub(crate) matched: MatchedStatus,
@@ -394,7 +394,7 @@ pub(crate) struct WriterState {
 
 impl WriterState {
     pub(crate) fn new(
-        qos: crate::qos::DataWriterQos,
+        qos: halyard_wire::qos::EndpointQos,
         group: halyard_wire::EntityId,
         listener: Option<std::sync::Arc<dyn crate::listener::DataWriterListener>>,
     ) -> Self {

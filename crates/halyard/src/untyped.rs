@@ -244,10 +244,7 @@ impl Publisher {
         listener: Option<Arc<dyn DataWriterListener>>,
     ) -> Result<UntypedDataWriter> {
         let has_key = topic.ty.has_key();
-        let representation = match qos.data_representation.first() {
-            Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
-            _ => DataRepresentation::Xcdr1,
-        };
+        let representation = qos.data_representation.unwrap_or(DataRepresentation::Xcdr1);
         let inner = self.create_writer(&topic.topic, has_key, None, qos, listener)?;
         Ok(UntypedDataWriter {
             inner,

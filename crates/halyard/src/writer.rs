@@ -15,6 +15,7 @@ use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicT
 #[cfg(doc)]
 use halyard_core::Reception;
 use halyard_core::{time::wire_to_std, ChangeKind, NewChange, ReaderDelivery, WriteError};
+use halyard_wire::qos::EndpointQos;
 use halyard_wire::{EntityId, Time};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -94,7 +95,7 @@ impl<T> DataWriter<T> {
     pub(crate) fn new(
         participant: DomainParticipant,
         id: EntityId,
-        qos: DataWriterQos,
+        qos: EndpointQos,
         enabled: bool,
         has_key: bool,
     ) -> Self {
@@ -150,17 +151,19 @@ impl<T> DataWriter<T> {
 
     /// The writer's QoS as it stands.
     pub fn qos(&self) -> Result<DataWriterQos> {
-        self.with_state(|w| w.qos.clone())
+        self.with_state(|w| DataWriterQos::from(&w.qos))
     }
 
     /// Changes the writer's QoS at run time (DDS 1.4 `set_qos`). Only the changeable policies
     /// may differ from [`DataWriter::qos`]: DEADLINE, LATENCY_BUDGET, OWNERSHIP_STRENGTH,
-    /// PARTITION, TRANSPORT_PRIORITY, LIFESPAN, WRITER_DATA_LIFECYCLE and USER/TOPIC/GROUP
-    /// DATA; changing any other is refused with [`Error::ImmutablePolicy`] naming it. An empty
-    /// partition, group data or representation list keeps the current one. The change is
-    /// announced by SEDP and every match is judged again: readers it no longer satisfies are
-    /// unmatched (with OFFERED_INCOMPATIBLE_QOS), readers it now satisfies are matched.
-    pub fn set_qos(&self, mut qos: DataWriterQos) -> Result<()> {
+    /// TRANSPORT_PRIORITY, LIFESPAN, WRITER_DATA_LIFECYCLE and USER/TOPIC DATA; changing any
+    /// other is refused with [`Error::ImmutablePolicy`] naming it. No data representation
+    /// keeps the current one; PARTITION and GROUP_DATA are the publisher's
+    /// ([`crate::Publisher::set_qos`]). The change is announced by SEDP and every match is
+    /// judged again: readers it no longer satisfies are unmatched (with
+    /// OFFERED_INCOMPATIBLE_QOS), readers it now satisfies are matched.
+    pub fn set_qos(&self, qos: DataWriterQos) -> Result<()> {
+        let mut qos = EndpointQos::from(&qos);
         validate(&qos, true)?;
         let id = self.id;
         self.participant.shared.drive(|st, now| {
@@ -639,7 +642,7 @@ pub(crate) fn apply_qos(
     st: &mut crate::runtime::State,
     now: halyard_core::Instant,
     id: EntityId,
-    qos: DataWriterQos,
+    qos: EndpointQos,
 ) -> Result<()> {
     st.core
         .set_writer_qos(now, id, qos.clone())

@@ -6,10 +6,11 @@
 
 mod common;
 
-use halyard::qos::{EndpointQos, ReliabilityKind};
+use halyard::qos::{DataRepresentation, ReliabilityKind};
 use halyard::{
-    Condition, DataReaderListener, DataWriterListener, DomainParticipant, GroupQos, GuardCondition,
-    InstanceState, ParticipantOptions, StatusMask, WaitSet,
+    Condition, DataReaderListener, DataReaderQos, DataWriterListener, DataWriterQos,
+    DomainParticipant, GuardCondition, InstanceState, ParticipantOptions, PublisherQos, StatusMask,
+    SubscriberQos, WaitSet,
 };
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -35,8 +36,8 @@ fn participant(domain: u32, user_data: &str) -> DomainParticipant {
     .expect("participant on lo")
 }
 
-fn reliable_reader_qos() -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reliable_reader_qos() -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q
 }
@@ -48,12 +49,12 @@ fn waitset_wakes_on_read_condition_and_times_out_without_data() {
     let (a, b) = (participant(81, "a"), participant(81, "b"));
     let topic = a.create_topic::<ApiTest>("WaitSetTopic").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     let topic_b = b.create_topic::<ApiTest>("WaitSetTopic").unwrap();
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, reliable_reader_qos())
         .unwrap();
     w.wait_for_matched(1, T).expect("matched");
@@ -90,8 +91,8 @@ fn status_condition_tracks_matching_until_the_status_is_read() {
     let (a, b) = (participant(82, "a"), participant(82, "b"));
     let topic = a.create_topic::<ApiTest>("StatusTopic").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     let sc = w.status_condition();
     sc.set_enabled_statuses(StatusMask::PUBLICATION_MATCHED);
@@ -101,7 +102,7 @@ fn status_condition_tracks_matching_until_the_status_is_read() {
 
     let topic_b = b.create_topic::<ApiTest>("StatusTopic").unwrap();
     let _r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, reliable_reader_qos())
         .unwrap();
     ws.wait(T)
@@ -177,11 +178,11 @@ fn listeners_report_matches_data_liveliness_and_incompatible_qos() {
     let wl = Arc::new(Counts::default());
     let rl = Arc::new(Counts::default());
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter_with_listener(&topic, EndpointQos::writer_default(), Some(wl.clone()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter_with_listener(&topic, DataWriterQos::default(), Some(wl.clone()))
         .unwrap();
     let _r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader_with_listener(&topic_b, reliable_reader_qos(), Some(rl.clone()))
         .unwrap();
     eventually("writer on_publication_matched", || {
@@ -204,11 +205,11 @@ fn listeners_report_matches_data_liveliness_and_incompatible_qos() {
     });
 
     // A best-effort writer against a reliable reader: both sides hear about it.
-    let mut be = EndpointQos::writer_default();
+    let mut be = DataWriterQos::default();
     be.reliability.kind = ReliabilityKind::BestEffort;
     let wl2 = Arc::new(Counts::default());
     let _w2 = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter_with_listener(&topic, be, Some(wl2.clone()))
         .unwrap();
     eventually("writer on_offered_incompatible_qos", || {
@@ -227,8 +228,8 @@ fn builtin_readers_show_discovered_participants_and_publications() {
     let b = participant(84, "peer-b");
     let topic_b = b.create_topic::<ApiTest>("BuiltinTopic").unwrap();
     let _w = b
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic_b, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic_b, DataWriterQos::default())
         .unwrap();
 
     assert!(parts.wait_for_data(T), "DCPSParticipant sample");
@@ -264,18 +265,18 @@ fn xcdr2_writers_reach_readers_that_accept_xcdr2_and_are_refused_by_xcdr1_only_r
     let (a, b) = (participant(85, "a"), participant(85, "b"));
     let topic = a.create_topic::<ApiTest>("Xcdr2Topic").unwrap();
     let topic_b = b.create_topic::<ApiTest>("Xcdr2Topic").unwrap();
-    let mut wq = EndpointQos::writer_default();
-    wq.data_representation = vec![2]; // XCDR2
+    let mut wq = DataWriterQos::default();
+    wq.data_representation = Some(DataRepresentation::Xcdr2);
     let w = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
-    let sub = b.create_subscriber(GroupQos::default());
+    let sub = b.create_subscriber(SubscriberQos::default());
     let r = sub
         .create_datareader(&topic_b, reliable_reader_qos())
         .unwrap();
     let mut only1 = reliable_reader_qos();
-    only1.data_representation = vec![0];
+    only1.data_representation = vec![DataRepresentation::Xcdr1];
     let r1 = sub.create_datareader(&topic_b, only1).unwrap();
     w.wait_for_matched(1, T).unwrap();
     w.write(&ApiTest {
@@ -299,16 +300,6 @@ fn xcdr2_writers_reach_readers_that_accept_xcdr2_and_are_refused_by_xcdr1_only_r
                 == Some(halyard::QosPolicyId::DataRepresentation)
         },
     );
-    let mut bad = EndpointQos::writer_default();
-    bad.data_representation = vec![1];
-    assert!(matches!(
-        a.create_publisher(GroupQos::default())
-            .create_datawriter(&topic, bad),
-        Err(halyard::Error::BadQos {
-            policy: "DATA_REPRESENTATION",
-            ..
-        })
-    ));
 }
 
 #[test]
@@ -341,11 +332,11 @@ fn unicast_initial_peers_discover_without_multicast() {
     let topic = a.create_topic::<ApiTest>("UnicastTopic").unwrap();
     let topic_b = b.create_topic::<ApiTest>("UnicastTopic").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, reliable_reader_qos())
         .unwrap();
     w.wait_for_matched(1, T).unwrap();
@@ -383,16 +374,16 @@ fn fan_out_to_three(domain: u32, unicast_user_data: bool) -> (Vec<usize>, u64) {
             let p = DomainParticipant::with_options(domain, opts(&format!("r{i}"), false)).unwrap();
             let t = p.create_topic::<ApiTest>("FanOutTopic").unwrap();
             let r = p
-                .create_subscriber(GroupQos::default())
-                .create_datareader(&t, EndpointQos::reader_default())
+                .create_subscriber(SubscriberQos::default())
+                .create_datareader(&t, DataReaderQos::default())
                 .unwrap();
             (p, r)
         })
         .collect();
     let topic = a.create_topic::<ApiTest>("FanOutTopic").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     w.wait_for_matched(3, T).unwrap();
     eventually("the bystander discovers the writer", || {
@@ -459,17 +450,17 @@ fn entity_handles_are_thread_safe() {
     let (a, b) = (participant(87, "a"), participant(87, "b"));
     let topic = a.create_topic::<ApiTest>("SharedWriter").unwrap();
     let topic_b = b.create_topic::<ApiTest>("SharedWriter").unwrap();
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.history = halyard::qos::History::KeepAll;
     let w = Arc::new(
-        a.create_publisher(GroupQos::default())
+        a.create_publisher(PublisherQos::default())
             .create_datawriter(&topic, wq)
             .unwrap(),
     );
     let mut rq = reliable_reader_qos();
     rq.history = halyard::qos::History::KeepAll;
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, rq)
         .unwrap();
     w.wait_for_matched(1, T).unwrap();
@@ -563,17 +554,17 @@ fn reliable_delivery_survives_injected_drops_duplicates_and_reordering_on_real_s
     let b = DomainParticipant::with_options(89, faulty("b", 0xB0B)).unwrap();
     let topic = a.create_topic::<ApiTest>("FaultyLink").unwrap();
     let topic_b = b.create_topic::<ApiTest>("FaultyLink").unwrap();
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.history = halyard::qos::History::KeepAll;
-    wq.reliability.max_blocking_time = halyard::qos::dds_duration(T);
+    wq.reliability.max_blocking_time = T;
     let w = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let mut rq = reliable_reader_qos();
     rq.history = halyard::qos::History::KeepAll;
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, rq)
         .unwrap();
     w.wait_for_matched(1, Duration::from_secs(30))
@@ -633,13 +624,13 @@ fn write_then_drop_writer(domain: u32, linger: Duration) -> Vec<u32> {
     let mut rq = reliable_reader_qos();
     rq.history = halyard::qos::History::KeepAll;
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, rq)
         .unwrap();
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.history = halyard::qos::History::KeepAll;
     let w = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     w.wait_for_matched(1, Duration::from_secs(30)).unwrap();
@@ -725,13 +716,13 @@ fn datagrams_to_two_homed_peer(domain: u32, other: std::net::Ipv4Addr, tune: boo
     .unwrap();
     let topic = dp.create_topic::<ApiTest>("Locators").unwrap();
     let w = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     let prefix = fake_prefix(3, domain);
     let reader = Guid::new(prefix, EntityId::new(1, EntityId::KIND_READER_WITH_KEY));
-    let mut rq = EndpointQos::reader_default();
-    rq.reliability.kind = ReliabilityKind::BestEffort;
+    let mut rq = halyard_wire::qos::EndpointQos::reader_default();
+    rq.reliability.kind = halyard_wire::qos::ReliabilityKind::BestEffort;
     let sub = endpoint_data(reader, "Locators", "ApiTest", rq);
     let spdp = spdp_datagram(domain, prefix, &locs, FULL_BUILTIN);
     let sedp = sedp_datagrams(prefix, 1, &[(reader, sub)], 1);
@@ -803,20 +794,20 @@ fn listeners_never_run_inside_the_applications_write() {
     let ba_b = b.create_topic::<ApiTest>("BtoA").unwrap();
     let heard = Arc::new(WhereCalled::default());
     let w_a = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ab, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ab, DataWriterQos::default())
         .unwrap();
     let _r_a = a
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader_with_listener(&ba, reliable_reader_qos(), Some(heard.clone()))
         .unwrap();
     let _r_b = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&ab_b, reliable_reader_qos())
         .unwrap();
     let w_b = b
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ba_b, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ba_b, DataWriterQos::default())
         .unwrap();
     w_a.wait_for_matched(1, T).unwrap();
     w_b.wait_for_matched(1, T).unwrap();
@@ -872,19 +863,19 @@ fn the_delivery_report_tells_what_each_reader_acknowledged_even_after_it_left() 
     let (a, b) = (participant(144, "a"), participant(144, "b"));
     let topic = a.create_topic::<ApiTest>("DeliveryReport").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     let topic_b = b.create_topic::<ApiTest>("DeliveryReport").unwrap();
-    let sub_b = b.create_subscriber(GroupQos::default());
+    let sub_b = b.create_subscriber(SubscriberQos::default());
     let reliable = sub_b
         .create_datareader(&topic_b, reliable_reader_qos())
         .unwrap();
     let best_effort = sub_b
-        .create_datareader(&topic_b, EndpointQos::reader_default())
+        .create_datareader(&topic_b, DataReaderQos::default())
         .unwrap();
     let local = a
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, reliable_reader_qos())
         .unwrap();
     w.wait_for_matched(3, T).expect("three readers matched");

@@ -3,10 +3,10 @@
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 
-use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
+use halyard::qos::{History, ReliabilityKind};
 use halyard::{
-    DataReader, DataWriter, DomainParticipant, Error, GroupQos, InstanceState, ParticipantOptions,
-    SampleState, Selector, ViewState,
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, Error, InstanceState,
+    ParticipantOptions, PublisherQos, SampleState, Selector, SubscriberQos, ViewState,
 };
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -71,15 +71,15 @@ fn short_lease_participant(domain: u32, fast_spdp: bool) -> DomainParticipant {
 
 const LEASE: Duration = Duration::from_secs(2);
 
-fn reliable_keep_all_writer_qos(max_blocking: Duration) -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
+fn reliable_keep_all_writer_qos(max_blocking: Duration) -> DataWriterQos {
+    let mut q = DataWriterQos::default();
     q.history = History::KeepAll;
-    q.reliability.max_blocking_time = dds_duration(max_blocking);
+    q.reliability.max_blocking_time = max_blocking;
     q
 }
 
-fn reliable_reader_qos(history: History) -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reliable_reader_qos(history: History) -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = history;
     q
@@ -88,10 +88,10 @@ fn reliable_reader_qos(history: History) -> EndpointQos {
 fn writer_on<T: halyard::cdr::TopicType>(
     dp: &DomainParticipant,
     topic: &str,
-    qos: EndpointQos,
+    qos: DataWriterQos,
 ) -> DataWriter<T> {
     let t = dp.create_topic::<T>(topic).expect("topic");
-    dp.create_publisher(GroupQos::default())
+    dp.create_publisher(PublisherQos::default())
         .create_datawriter(&t, qos)
         .expect("create writer")
 }
@@ -99,10 +99,10 @@ fn writer_on<T: halyard::cdr::TopicType>(
 fn reader_on<T: halyard::cdr::TopicType>(
     dp: &DomainParticipant,
     topic: &str,
-    qos: EndpointQos,
+    qos: DataReaderQos,
 ) -> DataReader<T> {
     let t = dp.create_topic::<T>(topic).expect("topic");
-    dp.create_subscriber(GroupQos::default())
+    dp.create_subscriber(SubscriberQos::default())
         .create_datareader(&t, qos)
         .expect("create reader")
 }
@@ -449,7 +449,7 @@ fn full_keep_all_writer_blocks_then_times_out_while_reader_is_frozen() {
     const BLOCK: Duration = Duration::from_millis(200);
     let dp = participant(DOMAIN);
     let mut q = reliable_keep_all_writer_qos(BLOCK);
-    q.resource_limits.max_samples = 5;
+    q.resource_limits.max_samples = Some(5);
     let w: DataWriter<Keyed> = writer_on(&dp, TOPIC, q);
     let child = ChildProc::spawn("reader", DOMAIN, TOPIC);
     w.wait_for_matched(1, MATCH_TIMEOUT)

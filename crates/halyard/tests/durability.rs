@@ -13,8 +13,11 @@
 mod common;
 
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
-use halyard::qos::{DdsDuration, DurabilityKind, EndpointQos, History};
-use halyard::{DataReader, DataWriter, DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::qos::{Durability, History};
+use halyard::{
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, ParticipantOptions,
+    PublisherQos, SubscriberQos,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -67,8 +70,8 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-fn durable_writer_qos(kind: DurabilityKind) -> EndpointQos {
-    let mut q = common::reliable_keep_all(EndpointQos::writer_default());
+fn durable_writer_qos(kind: Durability) -> DataWriterQos {
+    let mut q = common::reliable_keep_all(DataWriterQos::default());
     q.durability = kind;
     q.durability_service.history = History::KeepAll;
     // Deleting the writer unregisters its instances without disposing them: durable data
@@ -78,22 +81,22 @@ fn durable_writer_qos(kind: DurabilityKind) -> EndpointQos {
     q
 }
 
-fn durable_reader_qos(kind: DurabilityKind) -> EndpointQos {
-    let mut q = common::reliable_keep_all(EndpointQos::reader_default());
+fn durable_reader_qos(kind: Durability) -> DataReaderQos {
+    let mut q = common::reliable_keep_all(DataReaderQos::default());
     q.durability = kind;
     q
 }
 
-fn writer(p: &DomainParticipant, topic: &str, q: EndpointQos) -> DataWriter<Sample> {
+fn writer(p: &DomainParticipant, topic: &str, q: DataWriterQos) -> DataWriter<Sample> {
     let t = p.create_topic::<Sample>(topic).expect("topic");
-    p.create_publisher(GroupQos::default())
+    p.create_publisher(PublisherQos::default())
         .create_datawriter(&t, q)
         .expect("writer")
 }
 
-fn reader(p: &DomainParticipant, topic: &str, kind: DurabilityKind) -> DataReader<Sample> {
+fn reader(p: &DomainParticipant, topic: &str, kind: Durability) -> DataReader<Sample> {
     let t = p.create_topic::<Sample>(topic).expect("topic");
-    p.create_subscriber(GroupQos::default())
+    p.create_subscriber(SubscriberQos::default())
         .create_datareader(&t, durable_reader_qos(kind))
         .expect("reader")
 }
@@ -145,15 +148,11 @@ fn a_late_reader_gets_transient_history_from_a_service_after_the_writer_left() {
     let svc = service(domain, None);
     {
         let a = participant(domain);
-        let w = writer(
-            &a,
-            "Indicators",
-            durable_writer_qos(DurabilityKind::Transient),
-        );
+        let w = writer(&a, "Indicators", durable_writer_qos(Durability::Transient));
         write_stored(&w, 1, 0, 200);
     }
     let b = participant(domain);
-    let r = reader(&b, "Indicators", DurabilityKind::Transient);
+    let r = reader(&b, "Indicators", Durability::Transient);
     let got = take_all(&r, 200);
     assert_eq!(
         got,
@@ -174,11 +173,7 @@ fn persistent_samples_survive_a_restart_of_the_service() {
     {
         let svc = service(domain, Some(store.clone()));
         let a = participant(domain);
-        let w = writer(
-            &a,
-            "Persisted",
-            durable_writer_qos(DurabilityKind::Persistent),
-        );
+        let w = writer(&a, "Persisted", durable_writer_qos(Durability::Persistent));
         write_stored(&w, 1, 0, 100);
         drop(w);
         drop(a);
@@ -193,11 +188,11 @@ fn persistent_samples_survive_a_restart_of_the_service() {
         "the store is loaded without its payloads"
     );
     let b = participant(domain);
-    let r = reader(&b, "Persisted", DurabilityKind::Persistent);
+    let r = reader(&b, "Persisted", Durability::Persistent);
     assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
     // A TRANSIENT_LOCAL reader (what other vendors offer) is served too.
     let c = participant(domain);
-    let r = reader(&c, "Persisted", DurabilityKind::TransientLocal);
+    let r = reader(&c, "Persisted", Durability::TransientLocal);
     assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
     // The payloads read back for them are let go once they acknowledged.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -214,11 +209,7 @@ fn the_embedded_service_keeps_a_deleted_writers_samples() {
         DomainParticipant::with_options(domain, options(EmbeddedDurability::On { store: None }))
             .expect("participant");
     {
-        let w = writer(
-            &a,
-            "Embedded",
-            durable_writer_qos(DurabilityKind::Transient),
-        );
+        let w = writer(&a, "Embedded", durable_writer_qos(Durability::Transient));
         write_stored(&w, 1, 0, 50);
     }
     let stats = a.embedded_durability_stats().expect("an embedded service");
@@ -226,7 +217,7 @@ fn the_embedded_service_keeps_a_deleted_writers_samples() {
     // Handed over in memory, none through the network.
     assert_eq!(stats.fed, 54, "{stats:?}");
     let b = participant(domain);
-    let r = reader(&b, "Embedded", DurabilityKind::Transient);
+    let r = reader(&b, "Embedded", Durability::Transient);
     assert_eq!(take_all(&r, 50), (0..50).collect::<Vec<_>>());
 }
 
@@ -243,9 +234,9 @@ fn embedded_services_get_only_their_own_participants_writers() {
     };
     let (a, b) = (embedded(), embedded());
     let c = participant(domain);
-    let r = reader(&c, "Scoped", DurabilityKind::Transient);
-    let wa = writer(&a, "Scoped", durable_writer_qos(DurabilityKind::Transient));
-    let wb = writer(&b, "Scoped", durable_writer_qos(DurabilityKind::Transient));
+    let r = reader(&c, "Scoped", Durability::Transient);
+    let wa = writer(&a, "Scoped", durable_writer_qos(Durability::Transient));
+    let wb = writer(&b, "Scoped", durable_writer_qos(Durability::Transient));
     for w in [&wa, &wb] {
         w.wait_for_durability_services(1, T)
             .expect("its own service");
@@ -284,11 +275,11 @@ fn two_services_deliver_each_sample_once() {
     let (s1, s2) = (service(domain, None), service(domain, None));
     {
         let a = participant(domain);
-        let w = writer(&a, "Twice", durable_writer_qos(DurabilityKind::Transient));
+        let w = writer(&a, "Twice", durable_writer_qos(Durability::Transient));
         write_stored(&w, 2, 0, 100);
     }
     let b = participant(domain);
-    let r = reader(&b, "Twice", DurabilityKind::Transient);
+    let r = reader(&b, "Twice", Durability::Transient);
     assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
     assert_eq!(s1.stats().stored, 104);
     assert_eq!(s2.stats().stored, 104);
@@ -299,9 +290,9 @@ fn a_live_reader_gets_each_sample_once_while_a_service_runs() {
     let domain = 65;
     let _svc = service(domain, None);
     let a = participant(domain);
-    let w = writer(&a, "Live", durable_writer_qos(DurabilityKind::Transient));
+    let w = writer(&a, "Live", durable_writer_qos(Durability::Transient));
     let b = participant(domain);
-    let r = reader(&b, "Live", DurabilityKind::Transient);
+    let r = reader(&b, "Live", Durability::Transient);
     write_stored(&w, 1, 1, 100);
     assert_eq!(take_all(&r, 100), (0..100).collect::<Vec<_>>());
 }
@@ -311,9 +302,9 @@ fn a_relay_holds_no_history_until_a_late_reader_needs_it_which_then_gets_all_of_
     let domain = 72;
     let svc = service(domain, None);
     let a = participant(domain);
-    let w = writer(&a, "Held", durable_writer_qos(DurabilityKind::Transient));
+    let w = writer(&a, "Held", durable_writer_qos(Durability::Transient));
     let b = participant(domain);
-    let live = reader(&b, "Held", DurabilityKind::Transient);
+    let live = reader(&b, "Held", Durability::Transient);
     write_stored(&w, 1, 1, 300);
     assert_eq!(take_all(&live, 300), (0..300).collect::<Vec<_>>());
     let held = svc.stats();
@@ -325,7 +316,7 @@ fn a_relay_holds_no_history_until_a_late_reader_needs_it_which_then_gets_all_of_
     // A late reader: the relay is written the whole history first, and the reader gets it
     // once, in order, then what the writer writes next, once.
     let c = participant(domain);
-    let late = reader(&c, "Held", DurabilityKind::Transient);
+    let late = reader(&c, "Held", Durability::Transient);
     assert_eq!(take_all(&late, 300), (0..300).collect::<Vec<_>>());
     assert_eq!(svc.stats().relay_held_samples, 300);
     w.wait_for_matched(2, T)
@@ -346,8 +337,8 @@ fn a_full_store_refuses_the_sample_says_why_and_withholds_the_acknowledgment() {
     let domain = 66;
     let svc = service(domain, None);
     let a = participant(domain);
-    let mut q = durable_writer_qos(DurabilityKind::Transient);
-    q.durability_service.limits.max_samples = 10;
+    let mut q = durable_writer_qos(Durability::Transient);
+    q.durability_service.resource_limits.max_samples = Some(10);
     let w = writer(&a, "Full", q);
     w.wait_for_durability_services(1, T)
         .expect("the service's reader matches");
@@ -373,12 +364,12 @@ fn a_type_change_on_a_stored_topic_is_refused_with_a_message() {
     let domain = 67;
     let svc = service(domain, None);
     let a = participant(domain);
-    let w = writer(&a, "Typed", durable_writer_qos(DurabilityKind::Transient));
+    let w = writer(&a, "Typed", durable_writer_qos(Durability::Transient));
     write_stored(&w, 1, 0, 5);
     let t = a.create_topic::<Other>("Typed").expect("topic");
     let other = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&t, durable_writer_qos(DurabilityKind::Transient))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&t, durable_writer_qos(Durability::Transient))
         .expect("writer");
     other.write(&Other { value: 1 }).expect("write");
     let end = Instant::now() + T;
@@ -401,8 +392,8 @@ fn disposed_instances_are_purged_after_the_cleanup_delay() {
     let svc = service(domain, None);
     {
         let a = participant(domain);
-        let mut q = durable_writer_qos(DurabilityKind::Transient);
-        q.durability_service.service_cleanup_delay = DdsDuration::from_nanos(300_000_000);
+        let mut q = durable_writer_qos(Durability::Transient);
+        q.durability_service.service_cleanup_delay = Duration::from_nanos(300_000_000);
         q.writer_data_lifecycle.autodispose_unregistered_instances = false;
         let w = writer(&a, "Cleanup", q);
         w.wait_for_durability_services(1, T).expect("match");
@@ -418,7 +409,7 @@ fn disposed_instances_are_purged_after_the_cleanup_delay() {
     }
     assert_eq!(svc.stats().purged_instances, 1, "{:?}", svc.stats());
     let b = participant(domain);
-    let r = reader(&b, "Cleanup", DurabilityKind::Transient);
+    let r = reader(&b, "Cleanup", Durability::Transient);
     let got = take_all(&r, 3);
     assert_eq!(got, vec![0, 2, 3], "instance 1 was purged");
 }
@@ -453,13 +444,10 @@ fn late_readers_get_only_their_partitions_and_what_their_filter_accepts() {
         let a = participant(domain);
         let t = a.create_topic::<Sample>("Regional").expect("topic");
         for (partition, first) in [("east", 0u32), ("west", 100)] {
-            let group = GroupQos {
-                partition: vec![partition.into()],
-                ..GroupQos::default()
-            };
+            let group = PublisherQos::default().partition([partition]);
             let w = a
                 .create_publisher(group)
-                .create_datawriter(&t, durable_writer_qos(DurabilityKind::Transient))
+                .create_datawriter(&t, durable_writer_qos(Durability::Transient))
                 .expect("writer");
             w.wait_for_durability_services(1, T)
                 .expect("the service's reader matches");
@@ -472,26 +460,20 @@ fn late_readers_get_only_their_partitions_and_what_their_filter_accepts() {
     assert_eq!(svc.stats().channels, 2, "{:?}", svc.stats());
     let b = participant(domain);
     let t = b.create_topic::<Sample>("Regional").expect("topic");
-    let east = GroupQos {
-        partition: vec!["east".into()],
-        ..GroupQos::default()
-    };
+    let east = SubscriberQos::default().partition(["east"]);
     let r = b
         .create_subscriber(east.clone())
-        .create_datareader(&t, durable_reader_qos(DurabilityKind::Transient))
+        .create_datareader(&t, durable_reader_qos(Durability::Transient))
         .expect("reader");
     assert_eq!(take_all(&r, 20), (0..20).collect::<Vec<_>>(), "east only");
     // A filtered reader in both partitions: what its filter accepts, of both channels.
-    let both = GroupQos {
-        partition: vec!["east".into(), "west".into()],
-        ..GroupQos::default()
-    };
+    let both = SubscriberQos::default().partition(["east", "west"]);
     let cft = b
         .create_contentfilteredtopic("EvenOnes", &t, "id = 0 OR id = 2", vec![])
         .expect("filter");
     let r = b
         .create_subscriber(both)
-        .create_datareader_filtered(&cft, durable_reader_qos(DurabilityKind::Transient), None)
+        .create_datareader_filtered(&cft, durable_reader_qos(Durability::Transient), None)
         .expect("filtered reader");
     let mut got = take_all(&r, 20);
     got.sort_unstable();

@@ -9,8 +9,10 @@
 
 mod common;
 
-use halyard::qos::EndpointQos;
-use halyard::{DomainParticipant, Error, GroupQos, StateMask, WaitSet};
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, Error, PublisherQos, StateMask, SubscriberQos,
+    WaitSet,
+};
 use std::time::Duration;
 
 #[derive(halyard::CdrType, Clone, Copy, Debug, Default, PartialEq)]
@@ -44,7 +46,7 @@ fn participant(domain: u32) -> DomainParticipant {
     common::loopback_participant(domain)
 }
 
-fn reliable(q: EndpointQos) -> EndpointQos {
+fn reliable<Q: common::EndpointQosBuilder>(q: Q) -> Q {
     common::reliable_keep_all(q)
 }
 
@@ -74,8 +76,8 @@ fn a_filtered_reader_stores_only_what_its_expression_accepts() {
     let ta = a.create_topic::<Reading>("Readings").unwrap();
     let tb = b.create_topic::<Reading>("Readings").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, reliable(DataWriterQos::default()))
         .unwrap();
     let cft = b
         .create_contentfilteredtopic(
@@ -85,12 +87,12 @@ fn a_filtered_reader_stores_only_what_its_expression_accepts() {
             vec!["20".into(), "40".into()],
         )
         .unwrap();
-    let sub = b.create_subscriber(GroupQos::default());
+    let sub = b.create_subscriber(SubscriberQos::default());
     let r = sub
-        .create_datareader_filtered(&cft, reliable(EndpointQos::reader_default()), None)
+        .create_datareader_filtered(&cft, reliable(DataReaderQos::default()), None)
         .unwrap();
     let plain = sub
-        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .create_datareader(&tb, reliable(DataReaderQos::default()))
         .unwrap();
     w.wait_for_matched(2, T).unwrap();
     for id in 0..12 {
@@ -125,8 +127,8 @@ fn a_halyard_writer_filters_for_a_halyard_filtered_reader() {
     let ta = a.create_topic::<Reading>("WriterFiltered").unwrap();
     let tb = b.create_topic::<Reading>("WriterFiltered").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, reliable(DataWriterQos::default()))
         .unwrap();
     let cft = b
         .create_contentfilteredtopic(
@@ -137,12 +139,12 @@ fn a_halyard_writer_filters_for_a_halyard_filtered_reader() {
         )
         .unwrap();
     assert_eq!(cft.content_filter_property().filter_class_name, "DDSSQL");
-    let sub = b.create_subscriber(GroupQos::default());
+    let sub = b.create_subscriber(SubscriberQos::default());
     let r = sub
-        .create_datareader_filtered(&cft, reliable(EndpointQos::reader_default()), None)
+        .create_datareader_filtered(&cft, reliable(DataReaderQos::default()), None)
         .unwrap();
     let plain = sub
-        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .create_datareader(&tb, reliable(DataReaderQos::default()))
         .unwrap();
     w.wait_for_matched(2, T).unwrap();
     // The writer's participant learnt the filter from the subscription it discovered.
@@ -191,12 +193,12 @@ fn a_query_condition_selects_and_triggers_by_its_query() {
     let ta = a.create_topic::<Reading>("Queried").unwrap();
     let tb = b.create_topic::<Reading>("Queried").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, reliable(DataWriterQos::default()))
         .unwrap();
     let r = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&tb, reliable(DataReaderQos::default()))
         .unwrap();
     w.wait_for_matched(1, T).unwrap();
     let q = r
@@ -247,12 +249,12 @@ fn a_query_with_order_by_returns_samples_sorted_ties_in_reception_order() {
     let ta = a.create_topic::<Reading>("Ordered").unwrap();
     let tb = b.create_topic::<Reading>("Ordered").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, reliable(DataWriterQos::default()))
         .unwrap();
     let r = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&tb, reliable(DataReaderQos::default()))
         .unwrap();
     w.wait_for_matched(1, T).unwrap();
     let expression = "value < %0 ORDER BY level, at.x";
@@ -306,8 +308,8 @@ fn bad_expressions_are_refused_with_the_offending_token() {
     assert_eq!((f.position, f.token.as_str()), (14, "colour"));
     assert!(e.to_string().contains("colour"), "{e}");
     let r = p
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&t, EndpointQos::reader_default())
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&t, DataReaderQos::default())
         .unwrap();
     let e = r
         .create_querycondition(StateMask::ANY, "level = Extreme", vec![])

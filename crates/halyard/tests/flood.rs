@@ -7,8 +7,11 @@ mod common;
 
 use common::*;
 use halyard::cdr::{serialize, DataRepresentation};
-use halyard::qos::{dds_duration, EndpointQos, History, ReliabilityKind};
-use halyard::{DataReader, DataWriter, DomainParticipant, Error, GroupQos, ParticipantOptions};
+use halyard::qos::{History, ReliabilityKind};
+use halyard::{
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, Error,
+    ParticipantOptions, PublisherQos, SubscriberQos,
+};
 use halyard_wire::{
     DataFrag, EntityId, Gap, Guid, GuidPrefix, Heartbeat, Locator, MessageBuilder, SequenceNumber,
     SequenceNumberSet,
@@ -222,7 +225,12 @@ fn wait_processed(victim: &DomainParticipant, base: &mut u64, sent: u64, window:
 /// The SEDP publication of writer `key` of participant `prefix`.
 fn publication(prefix: GuidPrefix, key: u32, topic: &str, type_name: &str) -> (Guid, Vec<u8>) {
     let guid = Guid::new(prefix, EntityId::new(key, EntityId::KIND_WRITER_NO_KEY));
-    let payload = endpoint_data(guid, topic, type_name, EndpointQos::writer_default());
+    let payload = endpoint_data(
+        guid,
+        topic,
+        type_name,
+        halyard_wire::qos::EndpointQos::writer_default(),
+    );
     (guid, payload)
 }
 
@@ -236,23 +244,23 @@ fn spdp_on_loopback(domain: u32, prefix: GuidPrefix, port: u16, builtin: u32) ->
     )
 }
 
-fn reliable_reader_qos() -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reliable_reader_qos() -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q.history = History::KeepAll;
     q
 }
 
-fn writer_on(dp: &DomainParticipant, topic: &str, qos: EndpointQos) -> DataWriter<Blob> {
+fn writer_on(dp: &DomainParticipant, topic: &str, qos: DataWriterQos) -> DataWriter<Blob> {
     let t = dp.create_topic::<Blob>(topic).expect("topic");
-    dp.create_publisher(GroupQos::default())
+    dp.create_publisher(PublisherQos::default())
         .create_datawriter(&t, qos)
         .expect("create writer")
 }
 
-fn reader_on(dp: &DomainParticipant, topic: &str, qos: EndpointQos) -> DataReader<Blob> {
+fn reader_on(dp: &DomainParticipant, topic: &str, qos: DataReaderQos) -> DataReader<Blob> {
     let t = dp.create_topic::<Blob>(topic).expect("topic");
-    dp.create_subscriber(GroupQos::default())
+    dp.create_subscriber(SubscriberQos::default())
         .create_datareader(&t, qos)
         .expect("create reader")
 }
@@ -264,7 +272,7 @@ fn real_pair(
     topic: &str,
 ) -> (DataWriter<Blob>, DataReader<Blob>) {
     let r = reader_on(rdp, topic, reliable_reader_qos());
-    let w = writer_on(wdp, topic, EndpointQos::writer_default());
+    let w = writer_on(wdp, topic, DataWriterQos::default());
     w.wait_for_matched(1, Duration::from_secs(10))
         .expect("real writer matched");
     r.wait_for_matched(1, Duration::from_secs(10))
@@ -797,11 +805,11 @@ fn slow_reader_run(domain: u32, topic: &str, secs: u64) -> SlowRun {
     let wdp = participant(domain);
     let rdp = participant(domain);
     let mut rq = reliable_reader_qos();
-    rq.resource_limits.max_samples = 256;
+    rq.resource_limits.max_samples = Some(256);
     let r = reader_on(&rdp, topic, rq);
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.history = History::KeepAll;
-    wq.reliability.max_blocking_time = dds_duration(Duration::from_millis(100));
+    wq.reliability.max_blocking_time = Duration::from_millis(100);
     let w = writer_on(&wdp, topic, wq);
     w.wait_for_matched(1, Duration::from_secs(10))
         .expect("writer matched");

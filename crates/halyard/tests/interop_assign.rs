@@ -11,7 +11,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use halyard::cdr::TypeDescription;
-use halyard::{DomainParticipant, GroupQos, ParticipantOptions, QosPolicyId};
+use halyard::{DomainParticipant, ParticipantOptions, PublisherQos, QosPolicyId, SubscriberQos};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -158,8 +158,8 @@ fn cyclone_appendable_v2_writer_and_halyard_v1_reader_match_and_deliver() {
     let dp = participant(95);
     let topic = dp.create_topic::<TV1>("Versions").expect("topic");
     let reader = dp
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&topic, halyard::qos::EndpointQos::reader_default())
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&topic, halyard::qos::DataReaderQos::default())
         .expect("reader");
     let child = spawn_writer(95, "v2", 8);
     let deadline = Instant::now() + Duration::from_secs(8);
@@ -197,8 +197,8 @@ fn cyclone_non_assignable_v3_writer_is_refused() {
     let dp = participant(96);
     let topic = dp.create_topic::<TV1>("Versions").expect("topic");
     let reader = dp
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&topic, halyard::qos::EndpointQos::reader_default())
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&topic, halyard::qos::DataReaderQos::default())
         .expect("reader");
     let child = spawn_writer(96, "v3", 6);
     let deadline = Instant::now() + Duration::from_secs(6);
@@ -230,10 +230,10 @@ fn a_halyard_reader_set_to_disallow_type_coercion_refuses_another_version() {
     let rp = participant(97);
     let wt = wp.create_topic::<TV2>("Versions").expect("topic");
     let rt = rp.create_topic::<TV1>("Versions").expect("topic");
-    let mut manual = GroupQos::default();
+    let mut manual = SubscriberQos::default();
     manual.entity_factory.autoenable_created_entities = false;
     let sub = rp.create_subscriber(manual);
-    let qos = halyard::qos::EndpointQos::reader_default;
+    let qos = halyard::qos::DataReaderQos::default;
     let strict = sub.create_datareader(&rt, qos()).expect("reader");
     let tc = TypeConsistencyEnforcement {
         kind: TypeConsistencyKind::DisallowTypeCoercion,
@@ -246,12 +246,12 @@ fn a_halyard_reader_set_to_disallow_type_coercion_refuses_another_version() {
         "fixed once enabled"
     );
     let lenient = rp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&rt, qos())
         .expect("reader");
     let writer = wp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&wt, halyard::qos::EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&wt, halyard::qos::DataWriterQos::default())
         .expect("writer");
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut got = Vec::new();

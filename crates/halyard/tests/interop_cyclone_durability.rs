@@ -19,8 +19,11 @@
 mod python_peer;
 
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DataReader, DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::qos::{Durability, History};
+use halyard::{
+    DataReader, DataReaderQos, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos,
+    SubscriberQos,
+};
 use python_peer::{peer_available, secs, Peer, PeerOutput};
 use std::time::{Duration, Instant};
 
@@ -63,13 +66,6 @@ fn service(domain: u32, name: &str) -> DurabilityService {
         },
     )
     .expect("service starts")
-}
-
-fn durable(mut q: EndpointQos, kind: DurabilityKind) -> EndpointQos {
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
-    q.durability = kind;
-    q
 }
 
 /// A Cyclone reader started now: the samples it printed, as (seq, id).
@@ -159,11 +155,14 @@ fn a_halyard_service_serves_a_departed_halyard_writers_history_to_late_cyclone_r
     {
         let p = DomainParticipant::with_options(DOMAIN, options()).expect("participant");
         let t = p.create_topic::<Keyed>(topic).expect("topic");
-        let mut q = durable(EndpointQos::writer_default(), DurabilityKind::Persistent);
+        let mut q = DataWriterQos::default()
+            .reliable()
+            .keep_all()
+            .durability(Durability::Persistent);
         q.durability_service.history = History::KeepAll;
         q.writer_data_lifecycle.autodispose_unregistered_instances = false;
         let w = p
-            .create_publisher(GroupQos::default())
+            .create_publisher(PublisherQos::default())
             .create_datawriter(&t, q)
             .expect("writer");
         w.wait_for_durability_services(1, Duration::from_secs(15))
@@ -244,10 +243,13 @@ fn a_halyard_service_keeps_a_cyclone_transient_writers_samples_for_late_readers_
     let p = DomainParticipant::with_options(DOMAIN, options()).expect("participant");
     let t = p.create_topic::<Keyed>(topic).expect("topic");
     let r = p
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(
             &t,
-            durable(EndpointQos::reader_default(), DurabilityKind::Transient),
+            DataReaderQos::default()
+                .reliable()
+                .keep_all()
+                .durability(Durability::Transient),
         )
         .expect("reader");
     let got = take_seqs(&r, N as usize);

@@ -6,9 +6,12 @@
 #[path = "common/python_peer.rs"]
 mod python_peer;
 
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard::qos::{Durability, History, ReliabilityKind};
 use halyard::status::IncompatibleQosStatus;
-use halyard::{DataReader, DomainParticipant, GroupQos, ParticipantOptions, QosPolicyId, Topic};
+use halyard::{
+    DataReader, DataReaderQos, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos,
+    QosPolicyId, SubscriberQos, Topic,
+};
 use python_peer::{json_int, peer_available, secs, Peer, PeerOutput};
 use std::collections::BTreeMap;
 use std::thread::sleep;
@@ -57,8 +60,8 @@ fn payload(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i & 0xFF) as u8).collect()
 }
 
-fn writer_qos(reliable: bool) -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
+fn writer_qos(reliable: bool) -> DataWriterQos {
+    let mut q = DataWriterQos::default();
     if !reliable {
         q.reliability.kind = ReliabilityKind::BestEffort;
     }
@@ -66,8 +69,8 @@ fn writer_qos(reliable: bool) -> EndpointQos {
     q
 }
 
-fn reader_qos(reliable: bool) -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reader_qos(reliable: bool) -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = if reliable {
         ReliabilityKind::Reliable
     } else {
@@ -117,10 +120,10 @@ fn halyard_to_python_with_faults(
     if faults.is_some() {
         // Under 20 % loss each way a repair can take longer than the default 100 ms of
         // blocking while the reader's reorder window is full; losslessness is what is tested.
-        wq.reliability.max_blocking_time = halyard::qos::dds_duration(secs(10.0));
+        wq.reliability.max_blocking_time = secs(10.0);
     }
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let count = n.to_string();
@@ -316,7 +319,7 @@ where
     let dp = participant(domain);
     let topic: Topic<T> = dp.create_topic("HalyardInterop").unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, reader_qos(reliable))
         .unwrap();
     let d = domain.to_string();
@@ -458,10 +461,10 @@ fn transient_local_halyard_writer_python_late_reader() {
     let dp = participant(38);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
     let mut q = writer_qos(true);
-    q.durability = DurabilityKind::TransientLocal;
+    q.durability = Durability::TransientLocal;
     q.history = History::KeepLast(10);
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, q)
         .unwrap();
     for i in 0..10u32 {
@@ -527,9 +530,9 @@ fn transient_local_python_writer_halyard_late_reader() {
     let dp = participant(39);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
     let mut q = reader_qos(true);
-    q.durability = DurabilityKind::TransientLocal;
+    q.durability = Durability::TransientLocal;
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, q)
         .unwrap();
     let got = take_n(&rd, 10, secs(8.0));
@@ -555,10 +558,7 @@ fn partition_case(
 ) -> (bool, PeerOutput) {
     let dp = participant(domain);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
-    let publ = dp.create_publisher(GroupQos {
-        partition: vec![halyard_partition.into()],
-        ..Default::default()
-    });
+    let publ = dp.create_publisher(PublisherQos::default().partition([halyard_partition]));
     let wr = publ.create_datawriter(&topic, writer_qos(true)).unwrap();
     let d = domain.to_string();
     let mut py = Peer::spawn(
@@ -664,7 +664,7 @@ fn incompatible_halyard_best_effort_writer_python_reliable_reader() {
     let dp = participant(43);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, writer_qos(false))
         .unwrap();
     let mut py = Peer::spawn(
@@ -715,7 +715,7 @@ fn incompatible_python_best_effort_writer_halyard_reliable_reader() {
     let dp = participant(44);
     let topic: Topic<Keyed> = dp.create_topic("HalyardInterop").unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, reader_qos(true))
         .unwrap();
     let mut py = Peer::spawn(
@@ -762,8 +762,8 @@ fn incompatible_python_best_effort_writer_halyard_reliable_reader() {
 
 // --- DEADLINE, OWNERSHIP and LIFESPAN against Cyclone (tests/peers/cyclone_qos.py) ---
 
-fn ms(n: i64) -> halyard::qos::DdsDuration {
-    halyard::qos::DdsDuration::from_nanos(n * 1_000_000)
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
 /// Takes every valid sample for `d`, returning (tag, seq) pairs.
@@ -798,7 +798,7 @@ fn deadline_missed_on_both_sides_with_cyclone() {
     let mut rq = reader_qos(true);
     rq.deadline = ms(200);
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, rq)
         .unwrap();
     let mut py = Peer::spawn(
@@ -845,7 +845,7 @@ fn deadline_missed_on_both_sides_with_cyclone() {
     let mut wq = writer_qos(true);
     wq.deadline = ms(100);
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let mut py = Peer::spawn(
@@ -912,9 +912,9 @@ fn exclusive_ownership_between_cyclone_strength_5_and_halyard_strength_10() {
     let dp = participant(47);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
     let mut rq = reader_qos(true);
-    rq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    rq.ownership = halyard::qos::Ownership::Exclusive;
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, rq)
         .unwrap();
     let mut cy_reader = Peer::spawn(
@@ -956,10 +956,10 @@ fn exclusive_ownership_between_cyclone_strength_5_and_halyard_strength_10() {
     }
     // Halyard's strength-10 writer takes the instance over for 1.5 s, then is deleted.
     let mut wq = writer_qos(true);
-    wq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    wq.ownership = halyard::qos::Ownership::Exclusive;
     wq.ownership_strength = 10;
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let matched = wr.wait_for_matched(2, secs(5.0));
@@ -1011,7 +1011,7 @@ fn lifespan_expires_samples_both_ways_with_cyclone() {
     let dp = participant(48);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, reader_qos(true))
         .unwrap();
     let mut py = Peer::spawn(
@@ -1059,7 +1059,7 @@ fn lifespan_expires_samples_both_ways_with_cyclone() {
     let mut wq = writer_qos(true);
     wq.lifespan = ms(300);
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let mut py = Peer::spawn(
@@ -1107,11 +1107,14 @@ fn lifespan_expires_samples_both_ways_with_cyclone() {
     );
 }
 
-/// `q` with LIVELINESS `kind` and a 300 ms lease.
-fn lease(mut q: EndpointQos, kind: halyard::qos::LivelinessKind) -> EndpointQos {
-    q.liveliness.kind = kind;
-    q.liveliness.lease_duration = ms(300);
-    q
+/// `q` (a writer's or a reader's QoS) with LIVELINESS `kind` and a 300 ms lease.
+macro_rules! lease {
+    ($q:expr, $kind:expr) => {{
+        let mut q = $q;
+        q.liveliness.kind = $kind;
+        q.liveliness.lease_duration = ms(300);
+        q
+    }};
 }
 
 /// The (alive, not_alive) transitions a Cyclone reader printed.
@@ -1134,8 +1137,8 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
     let dp = participant(49);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&topic, lease(reader_qos(true), K::ManualByTopic))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&topic, lease!(reader_qos(true), K::ManualByTopic))
         .unwrap();
     let mut py = Peer::spawn(
         "cyclone_qos.py",
@@ -1192,8 +1195,8 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
     // asserts its liveliness (a HEARTBEAT with the liveliness flag): Cyclone's reader sees
     // it alive, not alive, and alive again.
     let wr = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, lease(writer_qos(true), K::ManualByTopic))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, lease!(writer_qos(true), K::ManualByTopic))
         .unwrap();
     let mut py = Peer::spawn(
         "cyclone_qos.py",
@@ -1255,8 +1258,8 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
     // A MANUAL_BY_PARTICIPANT writer that never writes: the participant asserts every 100 ms
     // for 1.5 s (participant messages of kind MANUAL), then stops.
     let wr = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, lease(writer_qos(true), K::ManualByParticipant))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, lease!(writer_qos(true), K::ManualByParticipant))
         .unwrap();
     let mut py = Peer::spawn(
         "cyclone_qos.py",
@@ -1294,12 +1297,12 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
     // AUTOMATIC with a 300 ms lease, nothing written for 2 s: a Halyard reader keeps a quiet
     // Cyclone writer alive, and a Cyclone reader a quiet Halyard writer.
     let rd = dp
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&topic, lease(reader_qos(true), K::Automatic))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&topic, lease!(reader_qos(true), K::Automatic))
         .unwrap();
     let wr = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, lease(writer_qos(true), K::Automatic))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, lease!(writer_qos(true), K::Automatic))
         .unwrap();
     let mut cy_writer = Peer::spawn(
         "cyclone_qos.py",
@@ -1371,7 +1374,7 @@ fn content_filtered_reader_of_a_cyclone_writer() {
         .create_contentfilteredtopic("Id2Late", &topic, "id = %0 AND seq >= 10", vec!["2".into()])
         .unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader_filtered(&cft, reader_qos(true), None)
         .unwrap();
     let mut py = Peer::spawn(
@@ -1413,16 +1416,16 @@ fn ownership_strength_changed_at_run_time_both_ways_with_cyclone() {
     let dp = participant(52);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
     let mut rq = reader_qos(true);
-    rq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    rq.ownership = halyard::qos::Ownership::Exclusive;
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, rq)
         .unwrap();
     let mut wq = writer_qos(true);
-    wq.ownership = halyard::qos::OwnershipKind::Exclusive;
+    wq.ownership = halyard::qos::Ownership::Exclusive;
     wq.ownership_strength = 10;
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let mut cy_reader = Peer::spawn(
@@ -1536,7 +1539,7 @@ fn time_based_filter_both_ways_with_cyclone() {
     }
     let dp = participant(53);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
-    let sub = dp.create_subscriber(GroupQos::default());
+    let sub = dp.create_subscriber(SubscriberQos::default());
     let mut rq = reader_qos(true);
     rq.time_based_filter = ms(500);
     let filtered = sub.create_datareader(&topic, rq).unwrap();
@@ -1593,7 +1596,7 @@ fn time_based_filter_both_ways_with_cyclone() {
         ],
     );
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, writer_qos(true))
         .unwrap();
     let matched = wr.wait_for_matched(3, secs(10.0));
@@ -1631,9 +1634,9 @@ fn destination_order_by_source_timestamp_both_ways_with_cyclone() {
     let dp = participant(54);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
     let mut rq = reader_qos(true);
-    rq.destination_order = halyard::qos::DestinationOrderKind::BySourceTimestamp;
+    rq.destination_order = halyard::qos::DestinationOrder::BySourceTimestamp;
     let rd = dp
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, rq)
         .unwrap();
     let mut cy_writer = Peer::spawn(
@@ -1658,9 +1661,9 @@ fn destination_order_by_source_timestamp_both_ways_with_cyclone() {
         &["reader", "--domain", "54", "--by-source", "--timeout", "6"],
     );
     let mut wq = writer_qos(true);
-    wq.destination_order = halyard::qos::DestinationOrderKind::BySourceTimestamp;
+    wq.destination_order = halyard::qos::DestinationOrder::BySourceTimestamp;
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, wq)
         .unwrap();
     let matched = wr.wait_for_matched(2, secs(10.0));
@@ -1699,7 +1702,7 @@ fn data_lifecycles_both_ways_with_cyclone() {
     use halyard::InstanceState;
     let dp = participant(55);
     let topic: Topic<Keyed> = dp.create_topic("HalyardQos").unwrap();
-    let sub = dp.create_subscriber(GroupQos::default());
+    let sub = dp.create_subscriber(SubscriberQos::default());
     let plain = sub.create_datareader(&topic, reader_qos(true)).unwrap();
     let mut rq = reader_qos(true);
     rq.reader_data_lifecycle.autopurge_disposed_samples_delay = ms(300);
@@ -1785,7 +1788,7 @@ fn data_lifecycles_both_ways_with_cyclone() {
             "6",
         ],
     );
-    let publisher = dp.create_publisher(GroupQos::default());
+    let publisher = dp.create_publisher(PublisherQos::default());
     let mut keep = writer_qos(true);
     keep.writer_data_lifecycle
         .autodispose_unregistered_instances = false;
@@ -1850,7 +1853,7 @@ fn presentation_with_cyclone() {
     }
     use halyard::qos::Presentation;
     let topic_scope = Presentation {
-        access_scope: 1,
+        access_scope: halyard::qos::PresentationAccessScope::Topic,
         coherent_access: true,
         ordered_access: false,
     };
@@ -1869,10 +1872,7 @@ fn presentation_with_cyclone() {
             "6",
         ],
     );
-    let publisher = dp.create_publisher(GroupQos {
-        presentation: topic_scope,
-        ..GroupQos::default()
-    });
+    let publisher = dp.create_publisher(PublisherQos::default().presentation(topic_scope));
     let wr = publisher
         .create_datawriter(&topic, writer_qos(true))
         .unwrap();
@@ -1911,10 +1911,7 @@ fn presentation_with_cyclone() {
     drop(wr);
 
     // Cyclone's coherent writer: its samples are not held by a coherent Halyard reader.
-    let sub = dp.create_subscriber(GroupQos {
-        presentation: topic_scope,
-        ..GroupQos::default()
-    });
+    let sub = dp.create_subscriber(SubscriberQos::default().presentation(topic_scope));
     let rd = sub.create_datareader(&topic, reader_qos(true)).unwrap();
     let mut cy_writer = Peer::spawn(
         "cyclone_qos.py",

@@ -12,8 +12,11 @@
 // A test driver, not the protocol core: it reads the clock for deadlines and certificate dates.
 #![allow(clippy::disallowed_methods)]
 
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DataReader, DataWriter, DomainParticipant, GroupQos, ParticipantOptions, Topic};
+use halyard::qos::{Durability, History, ReliabilityKind};
+use halyard::{
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, ParticipantOptions,
+    PublisherQos, SubscriberQos, Topic,
+};
 use halyard_security::access::ProtectionKind;
 use halyard_security::random::OsRandom;
 use halyard_security::setup::{self, files, AllowSpec, InitOptions, KeyKind, Protection, Validity};
@@ -162,14 +165,17 @@ fn participant(domain: u32, identity: Option<&Path>) -> halyard::Result<DomainPa
 }
 
 /// Reliable, KEEP_ALL; TRANSIENT_LOCAL when `durable`.
-fn reliable_qos(mut q: EndpointQos, durable: bool) -> EndpointQos {
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.reliability.max_blocking_time = halyard::qos::dds_duration(secs(10.0));
-    q.history = History::KeepAll;
-    if durable {
-        q.durability = DurabilityKind::TransientLocal;
-    }
-    q
+macro_rules! reliable_qos {
+    ($q:expr, $durable:expr) => {{
+        let mut q = $q;
+        q.reliability.kind = ReliabilityKind::Reliable;
+        q.reliability.max_blocking_time = secs(10.0);
+        q.history = History::KeepAll;
+        if $durable {
+            q.durability = Durability::TransientLocal;
+        }
+        q
+    }};
 }
 
 fn writer(
@@ -179,8 +185,8 @@ fn writer(
     durable: bool,
 ) -> halyard::Result<DataWriter<Keyed>> {
     let t: Topic<Keyed> = dp.create_topic(topic)?;
-    dp.create_publisher(group(partition))
-        .create_datawriter(&t, reliable_qos(EndpointQos::writer_default(), durable))
+    dp.create_publisher(PublisherQos::default().partition(partition.iter().copied()))
+        .create_datawriter(&t, reliable_qos!(DataWriterQos::default(), durable))
 }
 
 fn reader(
@@ -189,15 +195,8 @@ fn reader(
     partition: &[&str],
 ) -> halyard::Result<DataReader<Keyed>> {
     let t: Topic<Keyed> = dp.create_topic(topic)?;
-    dp.create_subscriber(group(partition))
-        .create_datareader(&t, reliable_qos(EndpointQos::reader_default(), false))
-}
-
-fn group(partition: &[&str]) -> GroupQos {
-    GroupQos {
-        partition: partition.iter().map(|s| s.to_string()).collect(),
-        ..GroupQos::default()
-    }
+    dp.create_subscriber(SubscriberQos::default().partition(partition.iter().copied()))
+        .create_datareader(&t, reliable_qos!(DataReaderQos::default(), false))
 }
 
 fn sample(i: u32) -> Keyed {
@@ -973,8 +972,8 @@ fn identities_that_expire_while_running_are_refused_by_new_peers() {
     let dp = participant(domain, Some(&dir.join("carol"))).expect("carol");
     let t: Topic<Keyed> = dp.create_topic(topic).unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&t, reliable_qos(EndpointQos::reader_default(), true))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&t, reliable_qos!(DataReaderQos::default(), true))
         .unwrap();
     let got = take_seqs(&rd, 2, secs(10.0));
     let m = rd.subscription_matched_status();

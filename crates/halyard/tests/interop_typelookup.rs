@@ -10,7 +10,7 @@
 
 use halyard::cdr::TypeDescription;
 use halyard::xtypes::{TypeInformation, TypeObject};
-use halyard::{DomainParticipant, EndpointTypeInformation, GroupQos, ParticipantOptions};
+use halyard::{DomainParticipant, EndpointTypeInformation, ParticipantOptions, PublisherQos};
 use std::process::{Command, Stdio};
 
 #[path = "common/python_peer.rs"]
@@ -64,8 +64,8 @@ impl Publisher {
     fn start(dp: Arc<DomainParticipant>, topic: &str) -> Publisher {
         let t = dp.create_topic::<Msg>(topic).expect("topic");
         let w = dp
-            .create_publisher(GroupQos::default())
-            .create_datawriter(&t, halyard::qos::EndpointQos::writer_default())
+            .create_publisher(PublisherQos::default())
+            .create_datawriter(&t, halyard::qos::DataWriterQos::default())
             .expect("writer");
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();

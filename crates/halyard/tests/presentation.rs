@@ -11,8 +11,8 @@
 
 mod common;
 
-use halyard::qos::{EndpointQos, History, ReliabilityKind};
-use halyard::{DataReader, Error, GroupQos};
+use halyard::qos::{Presentation, PresentationAccessScope};
+use halyard::{DataReader, DataReaderQos, DataWriterQos, Error, PublisherQos, SubscriberQos};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -28,12 +28,19 @@ const T: Duration = Duration::from_secs(10);
 const SETS: u32 = 30;
 const MEMBERS: u32 = 4;
 
-fn qos(mut q: EndpointQos, coherent: bool) -> EndpointQos {
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
-    q.presentation.access_scope = 1;
-    q.presentation.coherent_access = coherent;
-    q
+/// Reliable KEEP_ALL, for a writer's or a reader's QoS.
+fn qos<Q: common::EndpointQosBuilder>(q: Q) -> Q {
+    q.reliable().keep_all()
+}
+
+/// TOPIC-scope PRESENTATION, with coherent access or not, for a publisher's or subscriber's
+/// QoS.
+fn topic_scope(coherent: bool) -> Presentation {
+    Presentation {
+        access_scope: PresentationAccessScope::Topic,
+        coherent_access: coherent,
+        ordered_access: false,
+    }
 }
 
 /// Takes until `SETS * MEMBERS` samples came or `T` passed; every take must hold whole sets
@@ -91,21 +98,21 @@ fn coherent_readers_never_take_part_of_a_set() {
     );
     let ta = a.create_topic::<CoherentSample>("Sets").unwrap();
     let tb = b.create_topic::<CoherentSample>("Sets").unwrap();
-    let publisher = a.create_publisher(GroupQos::default());
+    let publisher = a.create_publisher(PublisherQos::default().presentation(topic_scope(true)));
     let w = publisher
-        .create_datawriter(&ta, qos(EndpointQos::writer_default(), true))
+        .create_datawriter(&ta, qos(DataWriterQos::default()))
         .unwrap();
     let remote = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tb, qos(EndpointQos::reader_default(), true))
+        .create_subscriber(SubscriberQos::default().presentation(topic_scope(true)))
+        .create_datareader(&tb, qos(DataReaderQos::default()))
         .unwrap();
     let plain = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tb, qos(EndpointQos::reader_default(), false))
+        .create_subscriber(SubscriberQos::default().presentation(topic_scope(false)))
+        .create_datareader(&tb, qos(DataReaderQos::default()))
         .unwrap();
     let local = a
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&ta, qos(EndpointQos::reader_default(), true))
+        .create_subscriber(SubscriberQos::default().presentation(topic_scope(true)))
+        .create_datareader(&ta, qos(DataReaderQos::default()))
         .unwrap();
     // A coherent reader with a content filter: the writer filters member 1 out of each set
     // (a GAP), and the sets still arrive whole (3 members).
@@ -113,8 +120,8 @@ fn coherent_readers_never_take_part_of_a_set() {
         .create_contentfilteredtopic("SetsBut1", &tb, "id <> 1", vec![])
         .unwrap();
     let filtered = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader_filtered(&cft, qos(EndpointQos::reader_default(), true), None)
+        .create_subscriber(SubscriberQos::default().presentation(topic_scope(true)))
+        .create_datareader_filtered(&cft, qos(DataReaderQos::default()), None)
         .unwrap();
     w.wait_for_matched(4, T).expect("matched");
     remote.wait_for_matched(1, T).unwrap();
@@ -163,11 +170,12 @@ fn coherent_readers_never_take_part_of_a_set() {
 }
 
 /// GROUP coherent access for a publisher's or subscriber's QoS.
-fn group_qos() -> GroupQos {
-    let mut g = GroupQos::default();
-    g.presentation.access_scope = 2;
-    g.presentation.coherent_access = true;
-    g
+fn group_qos() -> Presentation {
+    Presentation {
+        access_scope: PresentationAccessScope::Group,
+        coherent_access: true,
+        ordered_access: false,
+    }
 }
 
 /// The members of group set `set` per writer (0: topic GA, 1: topic GB): every third set has
@@ -232,9 +240,9 @@ fn group_coherent_sets_reach_a_subscriber_whole_across_its_readers() {
         common::loopback_participant(162),
         common::loopback_participant(162),
     );
-    let wq = qos(EndpointQos::writer_default(), true);
-    let rq = qos(EndpointQos::reader_default(), true);
-    let publisher = a.create_publisher(group_qos());
+    let wq = qos(DataWriterQos::default());
+    let rq = qos(DataReaderQos::default());
+    let publisher = a.create_publisher(PublisherQos::default().presentation(group_qos()));
     let topics_a = [
         a.create_topic::<CoherentSample>("GA").unwrap(),
         a.create_topic::<CoherentSample>("GB").unwrap(),
@@ -243,21 +251,19 @@ fn group_coherent_sets_reach_a_subscriber_whole_across_its_readers() {
         b.create_topic::<CoherentSample>("GA").unwrap(),
         b.create_topic::<CoherentSample>("GB").unwrap(),
     ];
-    let mut wq2 = wq.clone();
-    // Endpoints that leave PRESENTATION at its default take their group's (GROUP scope).
-    wq2.presentation = Default::default();
+    // Endpoints take their group's PRESENTATION (GROUP scope).
+    let wq2 = wq.clone();
     let ws: Vec<_> = topics_a
         .iter()
         .map(|t| publisher.create_datawriter(t, wq2.clone()).unwrap())
         .collect();
-    let mut rq2 = rq.clone();
-    rq2.presentation = Default::default();
-    let remote_sub = b.create_subscriber(group_qos());
+    let rq2 = rq.clone();
+    let remote_sub = b.create_subscriber(SubscriberQos::default().presentation(group_qos()));
     let remote: Vec<_> = topics_b
         .iter()
         .map(|t| remote_sub.create_datareader(t, rq2.clone()).unwrap())
         .collect();
-    let local_sub = a.create_subscriber(group_qos());
+    let local_sub = a.create_subscriber(SubscriberQos::default().presentation(group_qos()));
     let local: Vec<_> = topics_a
         .iter()
         .map(|t| local_sub.create_datareader(t, rq2.clone()).unwrap())
@@ -268,7 +274,7 @@ fn group_coherent_sets_reach_a_subscriber_whole_across_its_readers() {
     for r in &remote {
         r.wait_for_matched(1, T).unwrap();
     }
-    assert_eq!(ws[0].qos().unwrap().presentation.access_scope, 2);
+    eventually_announced_with_group_scope(&b, "GA");
 
     let writer = std::thread::spawn(move || {
         for set in 0..SETS {
@@ -307,11 +313,12 @@ fn group_coherent_sets_reach_a_subscriber_whole_across_its_readers() {
 }
 
 /// GROUP ordered access for a publisher's or subscriber's QoS.
-fn group_ordered_qos() -> GroupQos {
-    let mut g = GroupQos::default();
-    g.presentation.access_scope = 2;
-    g.presentation.ordered_access = true;
-    g
+fn group_ordered_qos() -> Presentation {
+    Presentation {
+        access_scope: PresentationAccessScope::Group,
+        coherent_access: false,
+        ordered_access: true,
+    }
 }
 
 /// Reads a GROUP-ordered subscriber's readers the way DDS says: inside begin/end_access, one
@@ -341,9 +348,8 @@ fn group_ordered_access_reads_a_publishers_samples_in_its_order_across_readers()
         common::loopback_participant(163),
         common::loopback_participant(163),
     );
-    let mut wq = qos(EndpointQos::writer_default(), false);
-    wq.presentation = Default::default();
-    let publisher = a.create_publisher(group_ordered_qos());
+    let wq = qos(DataWriterQos::default());
+    let publisher = a.create_publisher(PublisherQos::default().presentation(group_ordered_qos()));
     let names = ["OA", "OB", "OC"];
     let ws: Vec<_> = names
         .iter()
@@ -352,9 +358,9 @@ fn group_ordered_access_reads_a_publishers_samples_in_its_order_across_readers()
             publisher.create_datawriter(&t, wq.clone()).unwrap()
         })
         .collect();
-    let mut rq = qos(EndpointQos::reader_default(), false);
-    rq.presentation = Default::default();
-    let remote_sub = b.create_subscriber(group_ordered_qos());
+    let rq = qos(DataReaderQos::default());
+    let remote_sub =
+        b.create_subscriber(SubscriberQos::default().presentation(group_ordered_qos()));
     let remote: Vec<_> = names
         .iter()
         .map(|n| {
@@ -362,7 +368,7 @@ fn group_ordered_access_reads_a_publishers_samples_in_its_order_across_readers()
             remote_sub.create_datareader(&t, rq.clone()).unwrap()
         })
         .collect();
-    let local_sub = a.create_subscriber(group_ordered_qos());
+    let local_sub = a.create_subscriber(SubscriberQos::default().presentation(group_ordered_qos()));
     let local: Vec<_> = names
         .iter()
         .map(|n| {
@@ -427,11 +433,11 @@ fn group_ordered_access_reads_a_publishers_samples_in_its_order_across_readers()
         "local subscriber"
     );
     // A subscriber without GROUP ordered access lists each reader with unread samples once.
-    let plain_sub = b.create_subscriber(GroupQos::default());
+    let plain_sub = b.create_subscriber(SubscriberQos::default().presentation(topic_scope(false)));
     let _plain = plain_sub
         .create_datareader(
             &b.create_topic::<CoherentSample>("OA").unwrap(),
-            qos(EndpointQos::reader_default(), false),
+            qos(DataReaderQos::default()),
         )
         .unwrap();
     assert!(plain_sub.get_datareaders().unwrap().len() <= 1);
@@ -452,9 +458,8 @@ fn group_access_holds_what_arrives_until_its_end() {
         common::loopback_participant(183),
         common::loopback_participant(183),
     );
-    let mut wq = qos(EndpointQos::writer_default(), true);
-    wq.presentation = Default::default();
-    let publisher = a.create_publisher(group_qos());
+    let wq = qos(DataWriterQos::default());
+    let publisher = a.create_publisher(PublisherQos::default().presentation(group_qos()));
     let ws: Vec<_> = ["HA", "HB"]
         .iter()
         .map(|n| {
@@ -462,8 +467,7 @@ fn group_access_holds_what_arrives_until_its_end() {
             publisher.create_datawriter(&t, wq.clone()).unwrap()
         })
         .collect();
-    let mut rq = qos(EndpointQos::reader_default(), true);
-    rq.presentation = Default::default();
+    let rq = qos(DataReaderQos::default());
     let readers = |p: &halyard::DomainParticipant, sub: &halyard::Subscriber| -> Vec<_> {
         ["HA", "HB"]
             .iter()
@@ -473,16 +477,16 @@ fn group_access_holds_what_arrives_until_its_end() {
             })
             .collect()
     };
-    let remote_sub = b.create_subscriber(group_qos());
+    let remote_sub = b.create_subscriber(SubscriberQos::default().presentation(group_qos()));
     let remote = readers(&b, &remote_sub);
-    let local_sub = a.create_subscriber(group_qos());
+    let local_sub = a.create_subscriber(SubscriberQos::default().presentation(group_qos()));
     let local = readers(&a, &local_sub);
     // A subscriber without GROUP access: begin_access holds nothing back.
-    let plain_sub = b.create_subscriber(GroupQos::default());
+    let plain_sub = b.create_subscriber(SubscriberQos::default().presentation(topic_scope(false)));
     let plain = plain_sub
         .create_datareader(
             &b.create_topic::<CoherentSample>("HB").unwrap(),
-            qos(EndpointQos::reader_default(), false),
+            qos(DataReaderQos::default()),
         )
         .unwrap();
     for w in &ws {
@@ -549,30 +553,32 @@ fn group_access_holds_what_arrives_until_its_end() {
 fn bad_presentation_values_are_refused() {
     let a = common::loopback_participant(161);
     let t = a.create_topic::<CoherentSample>("Refused").unwrap();
-    let mut q = qos(EndpointQos::writer_default(), true);
-    q.presentation.access_scope = 2;
-    q.presentation.ordered_access = true;
-    a.create_publisher(GroupQos::default())
-        .create_datawriter(&t, q.clone())
+    let group_coherent_ordered = Presentation {
+        access_scope: PresentationAccessScope::Group,
+        coherent_access: true,
+        ordered_access: true,
+    };
+    a.create_publisher(PublisherQos::default().presentation(group_coherent_ordered))
+        .create_datawriter(&t, qos(DataWriterQos::default()))
         .expect("GROUP coherent and ordered access are accepted");
-    q.presentation.access_scope = 3;
-    let e = a
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&t, q)
-        .err()
-        .expect("scope 3 refused");
-    assert!(
-        matches!(
-            e,
-            Error::BadQos {
-                policy: "PRESENTATION",
-                ..
-            }
-        ),
-        "{e}"
-    );
-    let s = a.create_subscriber(GroupQos::default());
+    let s = a.create_subscriber(SubscriberQos::default());
     s.begin_access().unwrap();
     s.end_access().unwrap();
     assert!(matches!(s.end_access(), Err(Error::PreconditionNotMet(_))));
+}
+
+/// Waits until `p` discovered a publication of `topic` announced with GROUP access scope (the
+/// scope its publisher gave it).
+fn eventually_announced_with_group_scope(p: &halyard::DomainParticipant, topic: &str) {
+    let start = Instant::now();
+    while !p.discovered_publications().iter().any(|e| {
+        e.topic_name == topic
+            && e.qos.presentation.access_scope == halyard::qos::wire::PresentationAccessScope::Group
+    }) {
+        assert!(
+            start.elapsed() < T,
+            "a GROUP-scope publication of {topic} within {T:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -8,8 +8,11 @@
 
 mod common;
 
-use halyard::qos::{DdsDuration, EndpointQos, ReliabilityKind};
-use halyard::{DataReader, DomainParticipant, Error, GroupQos, QosPolicyId};
+use halyard::qos::ReliabilityKind;
+use halyard::{
+    DataReader, DataReaderQos, DataWriterQos, DomainParticipant, Error, PublisherQos, QosPolicyId,
+    SubscriberQos,
+};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -23,15 +26,16 @@ struct QosChange {
 
 const T: Duration = Duration::from_secs(10);
 
-fn ms(n: i64) -> DdsDuration {
-    DdsDuration::from_nanos(n * 1_000_000)
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
-fn group(partition: &str) -> GroupQos {
-    GroupQos {
-        partition: vec![partition.into()],
-        ..GroupQos::default()
-    }
+fn group(partition: &str) -> PublisherQos {
+    PublisherQos::default().partition([partition])
+}
+
+fn subscriber_group(partition: &str) -> SubscriberQos {
+    SubscriberQos::default().partition([partition])
 }
 
 /// Waits until `f` holds, or fails saying what was awaited.
@@ -62,17 +66,17 @@ fn writer_deadline_change_unmatches_and_rematches_a_remote_reader() {
     let (a, b) = (participant(140), participant(140));
     let ta = a.create_topic::<QosChange>("Change").unwrap();
     let tb = b.create_topic::<QosChange>("Change").unwrap();
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.deadline = ms(100);
     let w = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&ta, wq)
         .unwrap();
-    let mut rq = EndpointQos::reader_default();
+    let mut rq = DataReaderQos::default();
     rq.reliability.kind = ReliabilityKind::Reliable;
     rq.deadline = ms(200);
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&tb, rq)
         .unwrap();
     w.wait_for_matched(1, T).expect("matched");
@@ -87,7 +91,7 @@ fn writer_deadline_change_unmatches_and_rematches_a_remote_reader() {
         matches!(
             e,
             Error::ImmutablePolicy {
-                policy: "RELIABILITY"
+                policy: QosPolicyId::Reliability
             }
         ),
         "{e}"
@@ -98,7 +102,12 @@ fn writer_deadline_change_unmatches_and_rematches_a_remote_reader() {
     bad.history = halyard::qos::History::KeepLast(3);
     let e = r.set_qos(bad).unwrap_err();
     assert!(
-        matches!(e, Error::ImmutablePolicy { policy: "HISTORY" }),
+        matches!(
+            e,
+            Error::ImmutablePolicy {
+                policy: QosPolicyId::History
+            }
+        ),
         "{e}"
     );
 
@@ -133,17 +142,17 @@ fn publisher_partition_change_moves_its_writers() {
     let ta = a.create_topic::<QosChange>("Moving").unwrap();
     let tb = b.create_topic::<QosChange>("Moving").unwrap();
     let publisher = a.create_publisher(group("red"));
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.reliability.kind = ReliabilityKind::Reliable;
     let w = publisher.create_datawriter(&ta, wq).unwrap();
-    let mut rq = EndpointQos::reader_default();
+    let mut rq = DataReaderQos::default();
     rq.reliability.kind = ReliabilityKind::Reliable;
     let red = b
-        .create_subscriber(group("red"))
+        .create_subscriber(subscriber_group("red"))
         .create_datareader(&tb, rq.clone())
         .unwrap();
     let blue = b
-        .create_subscriber(group("blu?"))
+        .create_subscriber(subscriber_group("blu?"))
         .create_datareader(&tb, rq)
         .unwrap();
     red.wait_for_matched(1, T).expect("red matched");
@@ -153,7 +162,12 @@ fn publisher_partition_change_moves_its_writers() {
 
     publisher.set_qos(group("blue")).unwrap();
     assert_eq!(publisher.qos().partition, vec!["blue".to_string()]);
-    assert_eq!(w.qos().unwrap().partition, vec!["blue".to_string()]);
+    // The writer takes its publisher's partitions: it announces them.
+    eventually("the writer announces partition blue", || {
+        b.discovered_publications()
+            .iter()
+            .any(|e| e.topic_name == "Moving" && e.qos.partition == ["blue"])
+    });
     blue.wait_for_matched(1, T).expect("blue matched");
     eventually("red unmatched", || {
         red.subscription_matched_status().current_count == 0
@@ -179,17 +193,17 @@ fn reader_time_filter_change_takes_effect() {
     let (a, b) = (participant(142), participant(142));
     let ta = a.create_topic::<QosChange>("Filtered").unwrap();
     let tb = b.create_topic::<QosChange>("Filtered").unwrap();
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.reliability.kind = ReliabilityKind::Reliable;
     let w = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&ta, wq)
         .unwrap();
-    let mut rq = EndpointQos::reader_default();
+    let mut rq = DataReaderQos::default();
     rq.reliability.kind = ReliabilityKind::Reliable;
     rq.history = halyard::qos::History::KeepAll;
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&tb, rq)
         .unwrap();
     w.wait_for_matched(1, T).expect("matched");
@@ -216,7 +230,7 @@ fn reader_time_filter_change_takes_effect() {
     // sent the reader the first sample of the burst only.
     assert_eq!(w.time_filtered_out_count(), 9);
     let mut q = r.qos().unwrap();
-    q.time_based_filter = DdsDuration::ZERO;
+    q.time_based_filter = Duration::ZERO;
     r.set_qos(q).unwrap();
     assert_eq!(burst(200), 10, "filter off again: every sample");
     assert_eq!(w.time_filtered_out_count(), 9);
@@ -224,26 +238,19 @@ fn reader_time_filter_change_takes_effect() {
 
 #[test]
 fn entity_factory_creates_disabled_endpoints_until_enable() {
-    use halyard::qos::EntityFactory;
     let (a, b) = (participant(143), participant(143));
     let ta = a.create_topic::<QosChange>("Later").unwrap();
     let tb = b.create_topic::<QosChange>("Later").unwrap();
-    let manual = GroupQos {
-        entity_factory: EntityFactory {
-            autoenable_created_entities: false,
-        },
-        ..GroupQos::default()
-    };
-    let mut wq = EndpointQos::writer_default();
+    let mut wq = DataWriterQos::default();
     wq.reliability.kind = ReliabilityKind::Reliable;
     let w = a
-        .create_publisher(manual.clone())
+        .create_publisher(PublisherQos::default().autoenable_created_entities(false))
         .create_datawriter(&ta, wq)
         .unwrap();
-    let mut rq = EndpointQos::reader_default();
+    let mut rq = DataReaderQos::default();
     rq.reliability.kind = ReliabilityKind::Reliable;
     let r = b
-        .create_subscriber(manual)
+        .create_subscriber(SubscriberQos::default().autoenable_created_entities(false))
         .create_datareader(&tb, rq)
         .unwrap();
     assert!(!w.is_enabled() && !r.is_enabled());

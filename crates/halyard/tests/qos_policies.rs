@@ -9,10 +9,10 @@
 
 mod common;
 
-use halyard::qos::{DdsDuration, EndpointQos, OwnershipKind};
+use halyard::qos::Ownership;
 use halyard::{
-    DataReader, DataReaderListener, DeadlineMissedStatus, DomainParticipant, Error, GroupQos,
-    InstanceState,
+    DataReader, DataReaderListener, DataReaderQos, DataWriterQos, DeadlineMissedStatus,
+    DomainParticipant, Error, InstanceState, PublisherQos, SubscriberQos,
 };
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -33,19 +33,19 @@ fn participant(domain: u32) -> DomainParticipant {
     common::loopback_participant(domain)
 }
 
-fn ms(n: i64) -> DdsDuration {
-    DdsDuration::from_nanos(n * 1_000_000)
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
-fn reliable(q: EndpointQos) -> EndpointQos {
+fn reliable<Q: common::EndpointQosBuilder>(q: Q) -> Q {
     common::reliable_keep_all(q)
 }
 
 /// Two participants with a writer on the first and a reader on the second, matched.
 fn pair(
     domain: u32,
-    wq: EndpointQos,
-    rq: EndpointQos,
+    wq: DataWriterQos,
+    rq: DataReaderQos,
 ) -> (
     DomainParticipant,
     DomainParticipant,
@@ -56,11 +56,11 @@ fn pair(
     let ta = a.create_topic::<QosTest>("QosTopic").unwrap();
     let tb = b.create_topic::<QosTest>("QosTopic").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&ta, wq)
         .unwrap();
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&tb, rq)
         .unwrap();
     w.wait_for_matched(1, T).expect("matched");
@@ -90,9 +90,9 @@ impl DataReaderListener for CountingListener {
 
 #[test]
 fn deadline_statuses_and_listener_count_each_missed_period_per_instance() {
-    let mut wq = reliable(EndpointQos::writer_default());
+    let mut wq = reliable(DataWriterQos::default());
     wq.deadline = ms(50);
-    let mut rq = reliable(EndpointQos::reader_default());
+    let mut rq = reliable(DataReaderQos::default());
     rq.deadline = ms(100);
     let (_a, _b, w, r) = pair(120, wq, rq);
     let calls = Arc::new(CountingListener(AtomicU32::new(0)));
@@ -133,9 +133,9 @@ fn deadline_statuses_and_listener_count_each_missed_period_per_instance() {
 
 #[test]
 fn lifespan_removes_expired_samples_from_the_reader_cache() {
-    let mut wq = reliable(EndpointQos::writer_default());
+    let mut wq = reliable(DataWriterQos::default());
     wq.lifespan = ms(200);
-    let (_a, _b, w, r) = pair(121, wq, reliable(EndpointQos::reader_default()));
+    let (_a, _b, w, r) = pair(121, wq, reliable(DataReaderQos::default()));
     for v in 0..5 {
         w.write(&QosTest { id: v, value: v }).unwrap();
     }
@@ -150,22 +150,25 @@ fn exclusive_ownership_passes_to_the_weaker_writer_when_the_owner_is_deleted() {
     let (a, b) = (participant(122), participant(122));
     let ta = a.create_topic::<QosTest>("Owned").unwrap();
     let tb = b.create_topic::<QosTest>("Owned").unwrap();
-    let exclusive = |mut q: EndpointQos, strength| {
-        q.ownership = OwnershipKind::Exclusive;
+    let exclusive = |mut q: DataWriterQos, strength| {
+        q.ownership = Ownership::Exclusive;
         q.ownership_strength = strength;
         reliable(q)
     };
     let strong = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ta, exclusive(EndpointQos::writer_default(), 10))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, exclusive(DataWriterQos::default(), 10))
         .unwrap();
     let weak = b
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&tb, exclusive(EndpointQos::writer_default(), 5))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&tb, exclusive(DataWriterQos::default(), 5))
         .unwrap();
     let r = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tb, exclusive(EndpointQos::reader_default(), 0))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(
+            &tb,
+            reliable(DataReaderQos::default().ownership(Ownership::Exclusive)),
+        )
         .unwrap();
     r.wait_for_matched(2, T).unwrap();
     strong.wait_for_matched(1, T).unwrap();
@@ -203,8 +206,8 @@ fn exclusive_ownership_passes_to_the_weaker_writer_when_the_owner_is_deleted() {
 fn unregister_disposes_by_default_and_deleting_a_writer_unregisters_its_instances() {
     let (_a, _b, w, r) = pair(
         123,
-        reliable(EndpointQos::writer_default()),
-        reliable(EndpointQos::reader_default()),
+        reliable(DataWriterQos::default()),
+        reliable(DataReaderQos::default()),
     );
     w.write(&QosTest { id: 1, value: 1 }).unwrap();
     w.write(&QosTest { id: 2, value: 2 }).unwrap();
@@ -224,9 +227,9 @@ fn unregister_disposes_by_default_and_deleting_a_writer_unregisters_its_instance
     );
 
     // Without autodispose, unregistering leaves the instance without writers.
-    let mut wq = reliable(EndpointQos::writer_default());
+    let mut wq = reliable(DataWriterQos::default());
     wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
-    let (_a, _b, w, r) = pair(124, wq, reliable(EndpointQos::reader_default()));
+    let (_a, _b, w, r) = pair(124, wq, reliable(DataReaderQos::default()));
     w.write(&QosTest { id: 1, value: 1 }).unwrap();
     w.unregister_instance(&QosTest { id: 1, value: 0 }).unwrap();
     w.wait_for_acknowledgments(T).unwrap();
@@ -239,9 +242,9 @@ fn unregister_disposes_by_default_and_deleting_a_writer_unregisters_its_instance
 
 #[test]
 fn autopurge_removes_disposed_instances_after_the_delay() {
-    let mut rq = reliable(EndpointQos::reader_default());
+    let mut rq = reliable(DataReaderQos::default());
     rq.reader_data_lifecycle.autopurge_disposed_samples_delay = ms(200);
-    let (_a, _b, w, r) = pair(125, reliable(EndpointQos::writer_default()), rq);
+    let (_a, _b, w, r) = pair(125, reliable(DataWriterQos::default()), rq);
     w.write(&QosTest { id: 1, value: 1 }).unwrap();
     w.write(&QosTest { id: 2, value: 2 }).unwrap();
     w.dispose(&QosTest { id: 1, value: 0 }).unwrap();
@@ -256,10 +259,10 @@ fn autopurge_removes_disposed_instances_after_the_delay() {
 fn a_writer_refuses_instances_beyond_max_instances() {
     let p = participant(126);
     let t = p.create_topic::<QosTest>("Limited").unwrap();
-    let mut wq = EndpointQos::writer_default();
-    wq.resource_limits.max_instances = 2;
+    let mut wq = DataWriterQos::default();
+    wq.resource_limits.max_instances = Some(2);
     let w = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, wq)
         .unwrap();
     w.write(&QosTest { id: 1, value: 0 }).unwrap();
@@ -290,15 +293,15 @@ fn a_halyard_writer_withholds_what_a_remote_readers_time_filter_drops() {
     let ta = a.create_topic::<QosTest>("TimeFiltered").unwrap();
     let tb = b.create_topic::<QosTest>("TimeFiltered").unwrap();
     let w = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&ta, reliable(EndpointQos::writer_default()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, reliable(DataWriterQos::default()))
         .unwrap();
-    let sub = b.create_subscriber(GroupQos::default());
-    let mut rq = reliable(EndpointQos::reader_default());
+    let sub = b.create_subscriber(SubscriberQos::default());
+    let mut rq = reliable(DataReaderQos::default());
     rq.time_based_filter = ms(100);
     let filtered = sub.create_datareader(&tb, rq).unwrap();
     let plain = sub
-        .create_datareader(&tb, reliable(EndpointQos::reader_default()))
+        .create_datareader(&tb, reliable(DataReaderQos::default()))
         .unwrap();
     w.wait_for_matched(2, T).unwrap();
     // Two instances at 100 Hz for one second of source time (the filter is measured on source
@@ -328,19 +331,19 @@ fn a_halyard_writer_withholds_what_a_remote_readers_time_filter_drops() {
 fn inconsistent_qos_is_refused_naming_the_policy() {
     let p = participant(127);
     let t = p.create_topic::<QosTest>("Bad").unwrap();
-    let mut rq = EndpointQos::reader_default();
+    let mut rq = DataReaderQos::default();
     rq.deadline = ms(10);
     rq.time_based_filter = ms(20);
     let e = p
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&t, rq)
         .err()
         .expect("refused");
     assert!(e.to_string().contains("DEADLINE"), "{e}");
-    let mut wq = EndpointQos::writer_default();
-    wq.lifespan = DdsDuration::ZERO;
+    let mut wq = DataWriterQos::default();
+    wq.lifespan = Duration::ZERO;
     let e = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&t, wq)
         .err()
         .expect("refused");

@@ -1,19 +1,21 @@
 //! XML QoS profiles (DDS-XML 1.0): inheritance, topic filters, every policy element, durations,
 //! errors at their line and column, the `HALYARD_QOS_PROFILES` variable, validation of what a
-//! lookup returns, and a writer and reader made from a profile exchanging a sample.
+//! lookup returns, the API's QoS types as what a lookup returns, and a writer and reader made
+//! from a profile exchanging a sample.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
 
 use halyard::qos::{
-    DdsDuration, DestinationOrderKind, DurabilityKind, EndpointQos, History, LivelinessKind,
-    OwnershipKind, ReliabilityKind,
+    DataRepresentation, DestinationOrder, DomainParticipantQos, Durability, History,
+    LivelinessKind, Ownership, Presentation, PresentationAccessScope, QosPolicyId, ReliabilityKind,
+    TopicQos, INFINITE,
 };
-use halyard::{Error, GroupQos, QosProvider};
+use halyard::{DataReaderQos, DataWriterQos, Error, PublisherQos, QosProvider, SubscriberQos};
 use std::time::Duration;
 
-fn ms(n: i64) -> DdsDuration {
-    DdsDuration::from_nanos(n * 1_000_000)
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
 /// A document from lines (line `i` of the slice is line `i + 1` of the text).
@@ -81,18 +83,18 @@ fn inheritance_chain_overrides_one_field_each() {
     assert_eq!(root.reliability.kind, ReliabilityKind::Reliable);
     assert_eq!(root.reliability.max_blocking_time, ms(2000));
     assert_eq!(root.history, History::KeepLast(5));
-    assert_eq!(root.durability, DurabilityKind::TransientLocal);
+    assert_eq!(root.durability, Durability::TransientLocal);
     // Each level changes one field and inherits the rest.
     let a = w("L::A");
     assert_eq!(
         (a.history, a.durability),
-        (History::KeepLast(7), DurabilityKind::TransientLocal)
+        (History::KeepLast(7), Durability::TransientLocal)
     );
     assert_eq!(a.reliability.max_blocking_time, ms(2000));
     let b = w("L::B");
     assert_eq!(
         (b.history, b.durability),
-        (History::KeepLast(7), DurabilityKind::Volatile)
+        (History::KeepLast(7), Durability::Volatile)
     );
     assert_eq!(b.reliability.kind, ReliabilityKind::Reliable);
     let c = w("L::C");
@@ -101,10 +103,10 @@ fn inheritance_chain_overrides_one_field_each() {
     assert_eq!(c.reliability.max_blocking_time, ms(2000));
     assert_eq!(
         (c.history, c.durability),
-        (History::KeepLast(7), DurabilityKind::Volatile)
+        (History::KeepLast(7), Durability::Volatile)
     );
     // Everything not named anywhere keeps the writer default.
-    let mut expected = EndpointQos::writer_default();
+    let mut expected = DataWriterQos::default();
     expected.reliability.kind = ReliabilityKind::BestEffort;
     expected.reliability.max_blocking_time = ms(2000);
     expected.history = History::KeepLast(7);
@@ -148,7 +150,7 @@ fn topic_filters_choose_the_first_matching_element() {
     assert_eq!(p.default_profile(), Some("Shapes::P"));
     let w = |t| p.datawriter_qos("Shapes::P", t).unwrap();
     let square = w(Some("Square"));
-    assert_eq!(square.durability, DurabilityKind::TransientLocal);
+    assert_eq!(square.durability, Durability::TransientLocal);
     assert_eq!(square.history, History::KeepLast(3));
     assert_eq!(
         square.transport_priority, 1,
@@ -157,7 +159,7 @@ fn topic_filters_choose_the_first_matching_element() {
     assert_eq!(w(Some("SquareBig")).history, History::KeepLast(3));
     let circle = w(Some("Circle"));
     assert_eq!(circle.history, History::KeepAll);
-    assert_eq!(circle.durability, DurabilityKind::Volatile);
+    assert_eq!(circle.durability, Durability::Volatile);
     assert_eq!(
         w(Some("Cirle")).history,
         History::KeepLast(9),
@@ -256,48 +258,50 @@ fn every_policy_element_lands_in_its_field() {
         "</dds>",
     ]);
     let w = p.datawriter_qos("All::Everything", Some("T")).unwrap();
-    let mut ew = EndpointQos::writer_default();
-    ew.durability = DurabilityKind::TransientLocal;
+    let mut ew = DataWriterQos::default();
+    ew.durability = Durability::TransientLocal;
     ew.durability_service.service_cleanup_delay = ms(3000);
     ew.durability_service.history = History::KeepLast(4);
-    ew.durability_service.limits.max_samples = 100;
-    ew.durability_service.limits.max_instances = 10;
-    ew.durability_service.limits.max_samples_per_instance = -1;
+    ew.durability_service.resource_limits.max_samples = Some(100);
+    ew.durability_service.resource_limits.max_instances = Some(10);
+    ew.durability_service
+        .resource_limits
+        .max_samples_per_instance = None;
     ew.deadline = ms(1500);
     ew.latency_budget = ms(250);
     ew.liveliness.kind = LivelinessKind::ManualByTopic;
     ew.liveliness.lease_duration = ms(2000);
     ew.reliability.kind = ReliabilityKind::Reliable;
     ew.reliability.max_blocking_time = ms(500);
-    ew.destination_order = DestinationOrderKind::BySourceTimestamp;
+    ew.destination_order = DestinationOrder::BySourceTimestamp;
     ew.history = History::KeepLast(8);
-    ew.resource_limits.max_samples = 1000;
-    ew.resource_limits.max_instances = -1;
-    ew.resource_limits.max_samples_per_instance = 100;
+    ew.resource_limits.max_samples = Some(1000);
+    ew.resource_limits.max_instances = None;
+    ew.resource_limits.max_samples_per_instance = Some(100);
     ew.transport_priority = 12;
     ew.lifespan = ms(30_000);
     ew.user_data = b"halyard".to_vec();
-    ew.ownership = OwnershipKind::Exclusive;
+    ew.ownership = Ownership::Exclusive;
     ew.ownership_strength = -7;
     ew.writer_data_lifecycle.autodispose_unregistered_instances = false;
-    ew.data_representation = vec![2];
+    ew.data_representation = Some(DataRepresentation::Xcdr2);
     ew.topic_data = b"topic".to_vec(); // from <topic_qos>
     assert_eq!(w, ew);
 
     let r = p.datareader_qos("All::Everything", Some("T")).unwrap();
-    let mut er = EndpointQos::reader_default();
-    er.durability = DurabilityKind::TransientLocal;
+    let mut er = DataReaderQos::default();
+    er.durability = Durability::TransientLocal;
     er.deadline = ms(1000);
-    er.latency_budget = DdsDuration::from_nanos(5);
+    er.latency_budget = Duration::from_nanos(5);
     er.liveliness.kind = LivelinessKind::ManualByParticipant;
     er.reliability.kind = ReliabilityKind::Reliable;
     er.history = History::KeepAll;
-    er.resource_limits.max_instances = 50;
+    er.resource_limits.max_instances = Some(50);
     er.user_data = vec![1, 2, 3];
     er.time_based_filter = ms(100);
     er.reader_data_lifecycle.autopurge_nowriter_samples_delay = ms(5000);
-    er.reader_data_lifecycle.autopurge_disposed_samples_delay = DdsDuration::INFINITE;
-    er.data_representation = vec![0, 2];
+    er.reader_data_lifecycle.autopurge_disposed_samples_delay = INFINITE;
+    er.data_representation = vec![DataRepresentation::Xcdr1, DataRepresentation::Xcdr2];
     er.topic_data = b"topic".to_vec();
     assert_eq!(r, er);
 
@@ -308,21 +312,13 @@ fn every_policy_element_lands_in_its_field() {
     );
     assert_eq!(
         p.publisher_qos("All::Everything").unwrap(),
-        GroupQos {
-            partition: vec!["A".into(), "B*".into()],
-            group_data: b"group".to_vec(),
-            presentation: Default::default(),
-            entity_factory: Default::default(),
-        }
+        PublisherQos::default()
+            .partition(["A", "B*"])
+            .group_data(*b"group")
     );
     assert_eq!(
         p.subscriber_qos("All::Everything").unwrap(),
-        GroupQos {
-            partition: vec!["C".into()],
-            group_data: Vec::new(),
-            presentation: Default::default(),
-            entity_factory: Default::default(),
-        }
+        SubscriberQos::default().partition(["C"])
     );
     assert_eq!(
         p.participant_options("All::Everything").unwrap().user_data,
@@ -344,7 +340,7 @@ fn durations_numbers_and_infinity() {
         )?;
         p.datawriter_qos("L::P", None).map(|q| q.deadline)
     };
-    let inf = DdsDuration::INFINITE;
+    let inf = INFINITE;
     assert_eq!(
         deadline("<sec>DURATION_INFINITE_SEC</sec><nanosec>DURATION_INFINITE_NSEC</nanosec>")
             .unwrap(),
@@ -362,18 +358,18 @@ fn durations_numbers_and_infinity() {
     );
     assert_eq!(
         deadline("<sec>0</sec><nanosec>1</nanosec>").unwrap(),
-        DdsDuration::from_nanos(1)
+        Duration::from_nanos(1)
     );
     assert_eq!(
         deadline("<nanosec>999999999</nanosec><sec>4</sec>").unwrap(),
-        DdsDuration::from_nanos(4_999_999_999)
+        Duration::from_nanos(4_999_999_999)
     );
     assert_eq!(deadline("<sec> 86400 </sec>").unwrap(), ms(86_400_000));
     // A zero deadline parses, then validation refuses it as any zero deadline.
     assert!(matches!(
         deadline("<sec>DURATION_ZERO_SEC</sec>"),
         Err(Error::BadQos {
-            policy: "DEADLINE",
+            policy: QosPolicyId::Deadline,
             ..
         })
     ));
@@ -556,7 +552,7 @@ fn an_unknown_profile_at_lookup_names_the_known_ones() {
         provider(&["<dds><qos_library name=\"L\"><qos_profile name=\"P\"/></qos_library></dds>"]);
     assert_eq!(
         p.datawriter_qos("L::P", Some("T")).unwrap(),
-        EndpointQos::writer_default()
+        DataWriterQos::default()
     );
     let e = p.datareader_qos("L::Q", None).unwrap_err();
     assert_eq!(
@@ -587,7 +583,7 @@ fn inconsistent_profiles_are_refused_by_validation_at_lookup() {
     assert!(matches!(
         p.datawriter_qos("L::Zero", None),
         Err(Error::BadQos {
-            policy: "HISTORY",
+            policy: QosPolicyId::History,
             ..
         })
     ));
@@ -596,14 +592,14 @@ fn inconsistent_profiles_are_refused_by_validation_at_lookup() {
     assert!(matches!(
         p.datawriter_qos("L::Transient", None),
         Err(Error::BadQos {
-            policy: "DURABILITY_SERVICE",
+            policy: QosPolicyId::DurabilityService,
             ..
         })
     ));
     assert!(matches!(
         p.datareader_qos("L::Limits", None),
         Err(Error::BadQos {
-            policy: "RESOURCE_LIMITS",
+            policy: QosPolicyId::ResourceLimits,
             ..
         })
     ));
@@ -631,7 +627,7 @@ fn files_and_the_environment_variable() {
         .expect("profiles from the variable");
     assert_eq!(p.default_profile(), Some("App::Durable"));
     let w = p.datawriter_qos("App::Durable", Some("T")).unwrap();
-    assert_eq!(w.durability, DurabilityKind::TransientLocal);
+    assert_eq!(w.durability, Durability::TransientLocal);
     assert_eq!(
         w.history,
         History::KeepLast(4),
@@ -684,7 +680,7 @@ fn a_writer_and_reader_from_profiles_exchange_a_sample() {
     let ta = a.create_topic::<ProfileSample>("ProfileTopic").unwrap();
     let tb = b.create_topic::<ProfileSample>("ProfileTopic").unwrap();
     let wq = p.datawriter_qos("App::Durable", Some(ta.name())).unwrap();
-    assert_eq!(wq.durability, DurabilityKind::TransientLocal);
+    assert_eq!(wq.durability, Durability::TransientLocal);
     let w = a
         .create_publisher(p.publisher_qos("App::Durable").unwrap())
         .create_datawriter(&ta, wq)
@@ -725,6 +721,81 @@ fn presentation_is_a_publisher_and_subscriber_policy() {
             g.presentation.coherent_access,
             g.presentation.ordered_access
         ),
-        (1, true, true)
+        (PresentationAccessScope::Topic, true, true)
+    );
+}
+
+/// Every lookup returns the API's QoS type of its entity, equal to the same QoS built with
+/// that type's builder methods.
+#[test]
+fn lookups_return_the_qos_the_builders_make() {
+    let xml = r#"<dds><qos_library name="L"><qos_profile name="P">
+      <datawriter_qos>
+        <reliability><kind>BEST_EFFORT_RELIABILITY_QOS</kind></reliability>
+        <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>4</depth></history>
+        <lifespan><duration><sec>2</sec></duration></lifespan>
+        <ownership_strength><value>3</value></ownership_strength>
+        <representation><value><element>XCDR2_DATA_REPRESENTATION</element></value></representation>
+      </datawriter_qos>
+      <datareader_qos>
+        <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+        <history><kind>KEEP_ALL_HISTORY_QOS</kind></history>
+        <durability><kind>PERSISTENT_DURABILITY_QOS</kind></durability>
+        <time_based_filter><minimum_separation><nanosec>5000000</nanosec></minimum_separation></time_based_filter>
+      </datareader_qos>
+      <topic_qos>
+        <topic_data><value>AQI=</value></topic_data>
+        <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>3</depth></history>
+      </topic_qos>
+      <publisher_qos>
+        <partition><name><element>a</element></name></partition>
+        <presentation><access_scope>GROUP_PRESENTATION_QOS</access_scope><coherent_access>true</coherent_access></presentation>
+      </publisher_qos>
+      <subscriber_qos><entity_factory><autoenable_created_entities>false</autoenable_created_entities></entity_factory></subscriber_qos>
+      <domain_participant_qos><user_data><value>AQI=</value></user_data></domain_participant_qos>
+    </qos_profile></qos_library></dds>"#;
+    let p = QosProvider::from_str(xml, "types.xml").unwrap();
+    assert_eq!(
+        p.datawriter_qos("L::P", Some("T")).unwrap(),
+        DataWriterQos::default()
+            .best_effort()
+            .keep_last(4)
+            .lifespan(Duration::from_secs(2))
+            .ownership_strength(3)
+            .data_representation(DataRepresentation::Xcdr2)
+            .topic_data([1, 2])
+    );
+    assert_eq!(
+        p.datareader_qos("L::P", Some("T")).unwrap(),
+        DataReaderQos::default()
+            .reliable()
+            .keep_all()
+            .durability(Durability::Persistent)
+            .time_based_filter(ms(5))
+            .topic_data([1, 2])
+    );
+    let topic = TopicQos::default().topic_data([1, 2]).keep_last(3);
+    assert_eq!(p.topic_qos("L::P", Some("T")).unwrap(), topic);
+    assert_eq!(
+        DataReaderQos::default().copy_from_topic_qos(&topic).history,
+        History::KeepLast(3)
+    );
+    assert_eq!(
+        p.publisher_qos("L::P").unwrap(),
+        PublisherQos::default()
+            .partition(["a"])
+            .presentation(Presentation {
+                access_scope: PresentationAccessScope::Group,
+                coherent_access: true,
+                ordered_access: false,
+            })
+    );
+    assert_eq!(
+        p.subscriber_qos("L::P").unwrap(),
+        SubscriberQos::default().autoenable_created_entities(false)
+    );
+    assert_eq!(
+        p.domain_participant_qos("L::P").unwrap(),
+        DomainParticipantQos::default().user_data([1, 2])
     );
 }

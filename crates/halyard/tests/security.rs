@@ -8,7 +8,7 @@
 // The set-up's validity starts at the real time, and waits are timed.
 #![allow(clippy::disallowed_methods)]
 
-use halyard::qos::{EndpointQos, GroupQos, ReliabilityKind};
+use halyard::qos::{DataReaderQos, DataWriterQos, PublisherQos, ReliabilityKind, SubscriberQos};
 use halyard::{DomainParticipant, Error, ParticipantOptions};
 use halyard_security::access::ProtectionKind;
 use halyard_security::random::OsRandom;
@@ -88,8 +88,8 @@ fn secure(domain: u32, identity: &Path) -> Result<DomainParticipant, Error> {
     )
 }
 
-fn reliable() -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reliable() -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     q
 }
@@ -104,14 +104,14 @@ fn authenticated_participants_exchange_data_and_an_outsider_gets_nothing() {
     let eve = secure(domain, &other.join("eve")).expect("eve");
     let topic = alice.create_topic::<SecureNote>("Notes").unwrap();
     let w = alice
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())
         .unwrap();
     let readers: Vec<_> = [&bob, &eve]
         .iter()
         .map(|p| {
             let t = p.create_topic::<SecureNote>("Notes").unwrap();
-            p.create_subscriber(GroupQos::default())
+            p.create_subscriber(SubscriberQos::default())
                 .create_datareader(&t, reliable())
                 .unwrap()
         })
@@ -156,8 +156,8 @@ fn permissions_are_enforced_on_creation_and_on_matching() {
     // carol may not publish anything: refused at creation, saying why.
     let t = carol.create_topic::<SecureNote>("Open").unwrap();
     match carol
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&t, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&t, DataWriterQos::default())
     {
         Err(Error::NotAllowedBySecurity(why)) => assert!(why.contains("publish"), "{why}"),
         Err(e) => panic!("expected NotAllowedBySecurity, got {e}"),
@@ -167,19 +167,19 @@ fn permissions_are_enforced_on_creation_and_on_matching() {
     let closed = carol.create_topic::<SecureNote>("Closed").unwrap();
     assert!(matches!(
         carol
-            .create_subscriber(GroupQos::default())
+            .create_subscriber(SubscriberQos::default())
             .create_datareader(&closed, reliable()),
         Err(Error::NotAllowedBySecurity(_))
     ));
     // What she may do works, with dave's writer.
     let open_r = carol
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&t, reliable())
         .unwrap();
     let dt = dave.create_topic::<SecureNote>("Open").unwrap();
     let dw = dave
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&dt, EndpointQos::writer_default())
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&dt, DataWriterQos::default())
         .unwrap();
     dw.wait_for_matched(1, T)
         .expect("dave's writer matches carol's reader");
@@ -226,12 +226,12 @@ fn full_protection_at_every_level_carries_every_sample_and_keys() {
         let bob = secure(domain, &dir.join("bob")).expect("bob");
         let t = alice.create_topic::<SecureNote>("Sealed").unwrap();
         let w = alice
-            .create_publisher(GroupQos::default())
-            .create_datawriter(&t, reliable())
+            .create_publisher(PublisherQos::default())
+            .create_datawriter(&t, DataWriterQos::default())
             .unwrap();
         let tb = bob.create_topic::<SecureNote>("Sealed").unwrap();
         let r = bob
-            .create_subscriber(GroupQos::default())
+            .create_subscriber(SubscriberQos::default())
             .create_datareader(&tb, reliable())
             .unwrap();
         w.wait_for_matched(1, T)
@@ -283,12 +283,12 @@ fn rtps_protection_of_every_kind_carries_data() {
         let bob = secure(domain, &dir.join("bob")).expect("bob");
         let t = alice.create_topic::<SecureNote>("Sealed").unwrap();
         let w = alice
-            .create_publisher(GroupQos::default())
-            .create_datawriter(&t, EndpointQos::writer_default())
+            .create_publisher(PublisherQos::default())
+            .create_datawriter(&t, DataWriterQos::default())
             .unwrap();
         let tb = bob.create_topic::<SecureNote>("Sealed").unwrap();
         let r = bob
-            .create_subscriber(GroupQos::default())
+            .create_subscriber(SubscriberQos::default())
             .create_datareader(&tb, reliable())
             .unwrap();
         w.wait_for_matched(1, T)
@@ -314,25 +314,24 @@ fn moving_to_a_partition_the_permissions_do_not_grant_is_refused_and_changes_not
     );
     let alice = secure(160, &dir.join("alice")).expect("alice");
     let t = alice.create_topic::<SecureNote>("Notes").unwrap();
-    let granted = GroupQos {
-        partition: vec!["granted".into()],
-        ..GroupQos::default()
-    };
+    let granted = PublisherQos::default().partition(["granted"]);
     let publisher = alice.create_publisher(granted.clone());
     let _w = publisher
-        .create_datawriter(&t, EndpointQos::writer_default())
+        .create_datawriter(&t, DataWriterQos::default())
         .expect("a writer in the granted partition");
-    let subscriber = alice.create_subscriber(granted.clone());
+    let subscriber = alice.create_subscriber(SubscriberQos::default().partition(["granted"]));
     let _r = subscriber
         .create_datareader(&t, reliable())
         .expect("a reader in the granted partition");
-    let elsewhere = GroupQos {
-        partition: vec!["elsewhere".into()],
-        ..GroupQos::default()
-    };
     for (what, r) in [
-        ("publisher", publisher.set_qos(elsewhere.clone())),
-        ("subscriber", subscriber.set_qos(elsewhere.clone())),
+        (
+            "publisher",
+            publisher.set_qos(PublisherQos::default().partition(["elsewhere"])),
+        ),
+        (
+            "subscriber",
+            subscriber.set_qos(SubscriberQos::default().partition(["elsewhere"])),
+        ),
     ] {
         match r {
             Err(Error::NotAllowedBySecurity(why)) => {

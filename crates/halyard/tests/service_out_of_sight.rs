@@ -6,11 +6,11 @@
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard::qos::{Durability, ReliabilityKind};
 use halyard::status::{DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus};
 use halyard::{
-    DataReaderListener, DataWriterListener, DomainParticipant, GroupQos, MatchedStatus,
-    ParticipantOptions,
+    DataReaderListener, DataReaderQos, DataWriterListener, DataWriterQos, DomainParticipant,
+    MatchedStatus, ParticipantOptions, PublisherQos, SubscriberQos,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -58,19 +58,19 @@ fn service(domain: u32, store: Option<PathBuf>) -> DurabilityService {
     .expect("service starts")
 }
 
-fn writer_qos(kind: DurabilityKind) -> EndpointQos {
-    let mut q = EndpointQos::writer_default();
+fn writer_qos(kind: Durability) -> DataWriterQos {
+    let mut q = DataWriterQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
+    q.history = halyard::qos::History::KeepAll;
     q.durability = kind;
     q.writer_data_lifecycle.autodispose_unregistered_instances = false;
     q
 }
 
-fn reader_qos(kind: DurabilityKind) -> EndpointQos {
-    let mut q = EndpointQos::reader_default();
+fn reader_qos(kind: Durability) -> DataReaderQos {
+    let mut q = DataReaderQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
+    q.history = halyard::qos::History::KeepAll;
     q.durability = kind;
     q
 }
@@ -138,8 +138,8 @@ fn store_a_persistent_shape(domain: u32, topic: &str) {
     let p = participant(domain);
     let t = p.create_topic::<Shape>(topic).expect("topic");
     let w = p
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&t, writer_qos(Durability::Persistent))
         .expect("writer");
     w.wait_for_durability_services(1, T)
         .expect("the service's reader");
@@ -161,10 +161,10 @@ fn a_writer_gets_no_status_from_the_services_readers() {
     let t = p.create_topic::<Shape>("Square").expect("topic");
     let calls = Arc::new(Calls::default());
     let w = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter_with_listener(
             &t,
-            writer_qos(DurabilityKind::Transient),
+            writer_qos(Durability::Transient),
             Some(calls.clone() as Arc<dyn DataWriterListener>),
         )
         .expect("writer");
@@ -193,8 +193,8 @@ fn a_writer_gets_no_status_from_the_services_readers() {
     let q = participant(domain);
     let tq = q.create_topic::<Shape>("Square").expect("topic");
     let _r = q
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tq, reader_qos(DurabilityKind::Volatile))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&tq, reader_qos(Durability::Volatile))
         .expect("reader");
     w.wait_for_matched(1, T).expect("the reader matches");
     assert_eq!(w.publication_matched_status().current_count, 1);
@@ -216,10 +216,10 @@ fn a_writer_gets_no_status_from_its_embedded_service() {
     let t = p.create_topic::<Shape>("Circle").expect("topic");
     let calls = Arc::new(Calls::default());
     let w = p
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter_with_listener(
             &t,
-            writer_qos(DurabilityKind::Transient),
+            writer_qos(Durability::Transient),
             Some(calls.clone() as Arc<dyn DataWriterListener>),
         )
         .expect("writer");
@@ -253,8 +253,8 @@ fn a_reader_gets_the_relays_history_and_no_status_from_it() {
         let a = participant(domain);
         let t = a.create_topic::<Shape>("Triangle").expect("topic");
         let w = a
-            .create_publisher(GroupQos::default())
-            .create_datawriter(&t, writer_qos(DurabilityKind::Transient))
+            .create_publisher(PublisherQos::default())
+            .create_datawriter(&t, writer_qos(Durability::Transient))
             .expect("writer");
         w.wait_for_durability_services(1, T).expect("the service");
         for size in 0..5 {
@@ -270,19 +270,19 @@ fn a_reader_gets_the_relays_history_and_no_status_from_it() {
     let t = b.create_topic::<Shape>("Triangle").expect("topic");
     let calls = Arc::new(Calls::default());
     let r = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader_with_listener(
             &t,
-            reader_qos(DurabilityKind::Transient),
+            reader_qos(Durability::Transient),
             Some(calls.clone() as Arc<dyn DataReaderListener>),
         )
         .expect("reader");
     let persistent_calls = Arc::new(Calls::default());
     let persistent = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader_with_listener(
             &t,
-            reader_qos(DurabilityKind::Persistent),
+            reader_qos(Durability::Persistent),
             Some(persistent_calls.clone() as Arc<dyn DataReaderListener>),
         )
         .expect("reader");
@@ -336,8 +336,8 @@ fn an_embedded_service_serves_a_stored_channel_once_its_participant_writes_it() 
         let earlier = embedded();
         let t = earlier.create_topic::<Shape>("Hexagon").expect("topic");
         let w = earlier
-            .create_publisher(GroupQos::default())
-            .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
+            .create_publisher(PublisherQos::default())
+            .create_datawriter(&t, writer_qos(Durability::Persistent))
             .expect("writer");
         w.wait_for_durability_services(1, T)
             .expect("its embedded service");
@@ -346,28 +346,28 @@ fn an_embedded_service_serves_a_stored_channel_once_its_participant_writes_it() 
     }
     let later = embedded();
     let t = later.create_topic::<Shape>("Hexagon").expect("topic");
-    let publisher = later.create_publisher(GroupQos::default());
+    let publisher = later.create_publisher(PublisherQos::default());
     let _transient = publisher
-        .create_datawriter(&t, writer_qos(DurabilityKind::Transient))
+        .create_datawriter(&t, writer_qos(Durability::Transient))
         .expect("writer");
     let observer = participant(domain);
-    let relays = |kind: DurabilityKind| {
+    let relays = |kind: Durability| {
         observer
             .discovered_publications()
             .iter()
             .filter(|ed| {
                 ed.topic_name == "Hexagon"
-                    && ed.qos.durability == kind
+                    && halyard::qos::Durability::from(ed.qos.durability) == kind
                     && halyard::durability::is_service_endpoint(ed)
             })
             .count()
     };
     let end = Instant::now() + T;
-    while relays(DurabilityKind::Transient) == 0 && Instant::now() < end {
+    while relays(Durability::Transient) == 0 && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(
-        relays(DurabilityKind::Transient),
+        relays(Durability::Transient),
         1,
         "the TRANSIENT channel's relay"
     );
@@ -375,17 +375,17 @@ fn an_embedded_service_serves_a_stored_channel_once_its_participant_writes_it() 
     // if it were served, would be here.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
-        relays(DurabilityKind::Persistent),
+        relays(Durability::Persistent),
         0,
         "the stored PERSISTENT channel is not served by a participant that does not write it"
     );
     let _persistent = publisher
-        .create_datawriter(&t, writer_qos(DurabilityKind::Persistent))
+        .create_datawriter(&t, writer_qos(Durability::Persistent))
         .expect("writer");
     let tq = observer.create_topic::<Shape>("Hexagon").expect("topic");
     let r = observer
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&tq, reader_qos(DurabilityKind::Persistent))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&tq, reader_qos(Durability::Persistent))
         .expect("reader");
     let mut got = Vec::new();
     let end = Instant::now() + T;

@@ -10,9 +10,10 @@ mod python_peer;
 
 use halyard::cdr::Extensibility;
 use halyard::durability::EmbeddedDurability;
-use halyard::qos::{EndpointQos, ReliabilityKind};
+use halyard::qos::ReliabilityKind;
 use halyard::{
-    DomainParticipant, Error, GroupQos, ParticipantOptions, TopicNameError, UntypedType,
+    DataWriterQos, DomainParticipant, Error, ParticipantOptions, PublisherQos, TopicNameError,
+    UntypedType,
 };
 use python_peer::{peer_available, secs, Peer};
 
@@ -102,10 +103,10 @@ fn a_name_with_the_punctuation_cyclone_accepts_carries_samples_to_cyclone() {
     let topic = dp
         .create_topic::<Keyed>(NAME)
         .expect("Cyclone's name is usable");
-    let mut q = EndpointQos::writer_default();
+    let mut q = DataWriterQos::default();
     q.reliability.kind = ReliabilityKind::Reliable;
     let w = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, q)
         .unwrap();
     w.wait_for_matched(1, secs(15.0))

@@ -7,10 +7,11 @@
 mod python_peer;
 
 use halyard::cdr::{self, CdrError, DataRepresentation, Extensibility};
-use halyard::qos::{EndpointQos, History};
+use halyard::qos::History;
 use halyard::{
-    DomainParticipant, Error, GroupQos, InstanceState, KeySupport, ParticipantOptions, Sample,
-    Topic, UntypedDataReader, UntypedType, WaitSet,
+    DataReaderQos, DataWriterQos, DomainParticipant, Error, InstanceState, KeySupport,
+    ParticipantOptions, PublisherQos, Sample, SubscriberQos, Topic, UntypedDataReader, UntypedType,
+    WaitSet,
 };
 use python_peer::{peer_available, secs, Peer};
 use std::sync::Arc;
@@ -78,10 +79,11 @@ fn participant(domain: u32) -> DomainParticipant {
     .expect("create participant")
 }
 
-fn reliable_keep_all(mut q: EndpointQos) -> EndpointQos {
-    q.reliability.kind = halyard::qos::ReliabilityKind::Reliable;
-    q.history = History::KeepAll;
-    q
+/// `q` made RELIABLE and KEEP_ALL (a writer's or a reader's QoS).
+macro_rules! reliable_keep_all {
+    ($q:expr) => {
+        $q.reliable().keep_all()
+    };
 }
 
 fn sample(id: i32, seq: u32) -> Keyed {
@@ -120,13 +122,13 @@ fn typed_writer_to_untyped_reader_bytes_keys_and_dispose() {
     let (a, b) = (participant(83), participant(83));
     let topic: Topic<Keyed> = a.create_topic("UntypedA").unwrap();
     let wr = a
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, reliable_keep_all(EndpointQos::writer_default()))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, reliable_keep_all!(DataWriterQos::default()))
         .unwrap();
     let ut = b.create_untyped_topic("UntypedA", keyed_type()).unwrap();
     let rd = b
-        .create_subscriber(GroupQos::default())
-        .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
+        .create_subscriber(SubscriberQos::default())
+        .create_untyped_datareader(&ut, reliable_keep_all!(DataReaderQos::default()), None)
         .unwrap();
     // Both sides matched before writing: a VOLATILE reader gets what is written after.
     wr.wait_for_matched(1, secs(10.0)).unwrap();
@@ -164,16 +166,16 @@ fn typed_writer_to_untyped_reader_bytes_keys_and_dispose() {
 fn untyped_writer_to_typed_reader_values_dispose_and_unregister() {
     let (a, b) = (participant(84), participant(84));
     let ut = a.create_untyped_topic("UntypedB", keyed_type()).unwrap();
-    let mut wq = reliable_keep_all(EndpointQos::writer_default());
+    let mut wq = reliable_keep_all!(DataWriterQos::default());
     wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
     let wr = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_untyped_datawriter(&ut, wq, None)
         .unwrap();
     let topic: Topic<Keyed> = b.create_topic("UntypedB").unwrap();
     let rd = b
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&topic, reliable_keep_all(EndpointQos::reader_default()))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&topic, reliable_keep_all!(DataReaderQos::default()))
         .unwrap();
     // Both sides matched before writing: a VOLATILE reader gets what is written after.
     wr.wait_for_matched(1, secs(10.0)).unwrap();
@@ -236,9 +238,9 @@ fn untyped_writer_refuses_malformed_samples() {
     let a = participant(85);
     let keyless = UntypedType::keyless("Blob", Extensibility::Final);
     let t = a.create_untyped_topic("UntypedC", keyless).unwrap();
-    let publisher = a.create_publisher(GroupQos::default());
+    let publisher = a.create_publisher(PublisherQos::default());
     let wr = publisher
-        .create_untyped_datawriter(&t, EndpointQos::writer_default(), None)
+        .create_untyped_datawriter(&t, DataWriterQos::default(), None)
         .unwrap();
     let bad_param = |r: halyard::Result<()>| matches!(r, Err(Error::BadParameter(_)));
     assert!(bad_param(wr.write(&[0x00])), "no encapsulation header");
@@ -252,7 +254,7 @@ fn untyped_writer_refuses_malformed_samples() {
     wr.write(&[0x00, 0x01, 0, 0, 1, 0, 0, 0]).unwrap();
     let kt = a.create_untyped_topic("UntypedD", keyed_type()).unwrap();
     let kw = publisher
-        .create_untyped_datawriter(&kt, EndpointQos::writer_default(), None)
+        .create_untyped_datawriter(&kt, DataWriterQos::default(), None)
         .unwrap();
     // The key support's own error reaches the caller.
     assert!(matches!(
@@ -270,8 +272,8 @@ fn cyclone_writer_to_untyped_reader() {
     let dp = participant(86);
     let ut = dp.create_untyped_topic("UntypedPy", keyed_type()).unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
-        .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
+        .create_subscriber(SubscriberQos::default())
+        .create_untyped_datareader(&ut, reliable_keep_all!(DataReaderQos::default()), None)
         .unwrap();
     let mut py = Peer::spawn(
         "cyclone_pub.py",
@@ -327,8 +329,8 @@ fn untyped_writer_to_cyclone_reader() {
         .create_untyped_topic("UntypedPy2", UntypedType::of::<Keyed>())
         .unwrap();
     let wr = dp
-        .create_publisher(GroupQos::default())
-        .create_untyped_datawriter(&ut, reliable_keep_all(EndpointQos::writer_default()), None)
+        .create_publisher(PublisherQos::default())
+        .create_untyped_datawriter(&ut, reliable_keep_all!(DataWriterQos::default()), None)
         .unwrap();
     let mut py = Peer::spawn(
         "cyclone_sub.py",
@@ -391,12 +393,12 @@ impl halyard::DataWriterListener for Counter {
 fn untyped_transient_local_writer_serves_a_late_untyped_reader_with_listeners() {
     let (a, b) = (participant(85), participant(85));
     let ut = a.create_untyped_topic("UntypedE", keyed_type()).unwrap();
-    let mut wq = EndpointQos::writer_default();
-    wq.durability = halyard::qos::DurabilityKind::TransientLocal;
+    let mut wq = DataWriterQos::default();
+    wq.durability = halyard::qos::Durability::TransientLocal;
     wq.history = History::KeepLast(2);
     let matched = Arc::new(Counter::default());
     let wr = a
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_untyped_datawriter(&ut, wq, Some(matched.clone()))
         .unwrap();
     // Three samples of instance 1 (history keeps the last two) and one of instance 2.
@@ -404,12 +406,12 @@ fn untyped_transient_local_writer_serves_a_late_untyped_reader_with_listeners() 
     for s in &sent {
         wr.write(&bytes_of(s)).unwrap();
     }
-    let mut rq = reliable_keep_all(EndpointQos::reader_default());
-    rq.durability = halyard::qos::DurabilityKind::TransientLocal;
+    let mut rq = reliable_keep_all!(DataReaderQos::default());
+    rq.durability = halyard::qos::Durability::TransientLocal;
     let available = Arc::new(Counter::default());
     let late = b.create_untyped_topic("UntypedE", keyed_type()).unwrap();
     let rd = b
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_untyped_datareader(&late, rq, Some(available.clone()))
         .unwrap();
     let got = take_until(&rd, |g| g.len() >= 3);
@@ -449,8 +451,8 @@ fn cyclone_writer_dispose_and_unregister_reach_an_untyped_reader() {
     let dp = participant(86);
     let ut = dp.create_untyped_topic("UntypedPyI", keyed_type()).unwrap();
     let rd = dp
-        .create_subscriber(GroupQos::default())
-        .create_untyped_datareader(&ut, reliable_keep_all(EndpointQos::reader_default()), None)
+        .create_subscriber(SubscriberQos::default())
+        .create_untyped_datareader(&ut, reliable_keep_all!(DataReaderQos::default()), None)
         .unwrap();
     let mut py = Peer::spawn(
         "cyclone_instances.py",
@@ -487,10 +489,10 @@ fn untyped_dispose_and_unregister_reach_a_cyclone_reader() {
     let ut = dp
         .create_untyped_topic("UntypedPyJ", UntypedType::of::<Keyed>())
         .unwrap();
-    let mut wq = reliable_keep_all(EndpointQos::writer_default());
+    let mut wq = reliable_keep_all!(DataWriterQos::default());
     wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
     let wr = dp
-        .create_publisher(GroupQos::default())
+        .create_publisher(PublisherQos::default())
         .create_untyped_datawriter(&ut, wq, None)
         .unwrap();
     let mut py = Peer::spawn(

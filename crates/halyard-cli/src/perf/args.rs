@@ -1,6 +1,6 @@
 //! ddsperf's command line: options first, then mode words each with their own arguments.
 
-use halyard::qos::DurabilityKind;
+use halyard::qos::Durability;
 use std::time::Duration;
 
 /// What to run.
@@ -9,7 +9,7 @@ pub struct PerfArgs {
     pub duration: Option<Duration>,
     pub reliable: bool,
     /// None = KEEP_ALL, Some(n) = KEEP_LAST n.
-    pub keep_last: Option<i32>,
+    pub keep_last: Option<u32>,
     pub domain: u32,
     pub nkeys: u32,
     pub ping: Option<Rate>,
@@ -43,7 +43,7 @@ pub struct PerfArgs {
     /// TRANSIENT and PERSISTENT writers start the participant's embedded durability service
     /// (`HALYARD_DURABILITY_STORE` names its file). Their instances are unregistered, not
     /// disposed, when the process leaves, so that the service keeps them.
-    pub durability: DurabilityKind,
+    pub durability: Durability,
 }
 
 /// The `-T` values ddsperf accepts.
@@ -154,7 +154,7 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             "-u" => a.reliable = false,
             "-k" => {
                 let v = val()?;
-                let n: i32 = if v == "all" {
+                let n: u32 = if v == "all" {
                     0
                 } else {
                     v.parse().map_err(|_| "-k: expected all or N")?
@@ -183,10 +183,10 @@ pub fn parse(args: &[String]) -> Result<PerfArgs, String> {
             "--no-batching" => a.no_batching = true,
             "--durability" => {
                 a.durability = match val()?.as_str() {
-                    "volatile" => DurabilityKind::Volatile,
-                    "transient-local" => DurabilityKind::TransientLocal,
-                    "transient" => DurabilityKind::Transient,
-                    "persistent" => DurabilityKind::Persistent,
+                    "volatile" => Durability::Volatile,
+                    "transient-local" => Durability::TransientLocal,
+                    "transient" => Durability::Transient,
+                    "persistent" => Durability::Persistent,
                     v => return Err(format!("--durability {v}: not a durability kind")),
                 }
             }

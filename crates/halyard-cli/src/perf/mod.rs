@@ -18,10 +18,10 @@ pub use cpu::CPUStats;
 pub use peers::guid_partition;
 pub use types::*;
 
-use halyard::qos::{dds_duration, DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard::qos::{Durability, History, ReliabilityKind, TopicQos};
 use halyard::{
-    DataReader, DataWriter, DomainParticipant, GroupQos, GuidPrefix, InstanceHandle,
-    ParticipantOptions,
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, GuidPrefix,
+    InstanceHandle, ParticipantOptions, PublisherQos, SubscriberQos,
 };
 use peers::Peer;
 use run_loop::LoopEntities;
@@ -81,24 +81,35 @@ struct Perf<T: PerfType> {
 /// Most latency samples `--latency-dump` keeps (about 80 MB).
 const MAX_DUMPED: usize = 5_000_000;
 
-fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
-    let mut q = if writer {
-        EndpointQos::writer_default()
-    } else {
-        EndpointQos::reader_default()
-    };
+/// The QoS the writers and readers of the data topic share.
+fn data_qos(a: &args::PerfArgs) -> TopicQos {
+    let mut q = TopicQos::default()
+        .max_blocking_time(Duration::from_secs(10))
+        .durability(a.durability);
     q.reliability.kind = if a.reliable {
         ReliabilityKind::Reliable
     } else {
         ReliabilityKind::BestEffort
     };
-    q.reliability.max_blocking_time = dds_duration(Duration::from_secs(10));
     q.history = a.keep_last.map_or(History::KeepAll, History::KeepLast);
-    q.resource_limits.max_samples = 10_000;
-    q.durability = a.durability;
+    q.resource_limits.max_samples = Some(10_000);
     // A durable writer's service keeps what the writer's own history would.
     q.durability_service.history = q.history;
-    if writer && a.durability >= DurabilityKind::Transient {
+    q
+}
+
+/// The QoS the writers and readers of the ping and pong topics share.
+fn keep_last1(a: &args::PerfArgs) -> TopicQos {
+    let mut q = data_qos(a);
+    q.history = History::KeepLast(1);
+    q.resource_limits.max_samples = None;
+    q
+}
+
+/// A writer of a topic with QoS `topic`.
+fn writer_qos(a: &args::PerfArgs, topic: &TopicQos) -> DataWriterQos {
+    let mut q = DataWriterQos::default().copy_from_topic_qos(topic);
+    if a.durability >= Durability::Transient {
         // Durable samples outlive the publisher (as `halyard shapes` does): leaving
         // unregisters the instances, where disposing them would have the durability service
         // purge them once SERVICE_CLEANUP_DELAY (0 by default) passed.
@@ -107,11 +118,9 @@ fn data_qos(a: &args::PerfArgs, writer: bool) -> EndpointQos {
     q
 }
 
-fn keep_last1(a: &args::PerfArgs, writer: bool) -> EndpointQos {
-    let mut q = data_qos(a, writer);
-    q.history = History::KeepLast(1);
-    q.resource_limits.max_samples = -1;
-    q
+/// A reader of a topic with QoS `topic`.
+fn reader_qos(topic: &TopicQos) -> DataReaderQos {
+    DataReaderQos::default().copy_from_topic_qos(topic)
 }
 
 pub fn main(argv: &[String]) -> i32 {
@@ -148,7 +157,8 @@ pub fn main(argv: &[String]) -> i32 {
 
 /// ddsperf's topics and endpoints in one participant.
 struct Endpoints<T: PerfType> {
-    publisher: halyard::Publisher,
+    /// The writers' publisher, kept as long as they are.
+    _publisher: halyard::Publisher,
     pong_t: halyard::Topic<T>,
     names: [String; 3],
     cpu_writer: DataWriter<CPUStats>,
@@ -170,34 +180,30 @@ impl<T: PerfType> Endpoints<T> {
         let ping_t = dp.create_topic::<T>(&names[1])?;
         let pong_t = dp.create_topic::<T>(&names[2])?;
         let cpu_t = dp.create_topic::<CPUStats>("DDSPerfCPUStats")?;
-        let publisher = dp.create_publisher(GroupQos::default());
-        let subscriber = dp.create_subscriber(GroupQos::default());
-        let mut cpu_qos = EndpointQos::writer_default();
-        cpu_qos.history = History::KeepLast(1);
+        let publisher = dp.create_publisher(PublisherQos::default());
+        let subscriber = dp.create_subscriber(SubscriberQos::default());
+        let cpu_qos = DataWriterQos::default().keep_last(1);
         let cpu_writer = publisher.create_datawriter(&cpu_t, cpu_qos)?;
         let cpu_reader = if a.cpu_stats {
-            let mut q = EndpointQos::reader_default();
-            q.reliability.kind = ReliabilityKind::Reliable;
-            q.history = History::KeepLast(1);
+            let q = DataReaderQos::default().reliable().keep_last(1);
             Some(subscriber.create_datareader(&cpu_t, q)?)
         } else {
             None
         };
-        let data_writer = publisher.create_datawriter(&data_t, data_qos(a, true))?;
-        let ping_writer = publisher.create_datawriter(&ping_t, keep_last1(a, true))?;
-        let pong_sub = dp.create_subscriber(GroupQos {
-            partition: vec![guid_partition(dp.guid_prefix())],
-            ..Default::default()
-        });
-        let pong_reader = pong_sub.create_datareader(&pong_t, data_qos(a, false))?;
-        let ping_reader = subscriber.create_datareader(&ping_t, keep_last1(a, false))?;
+        let data_writer = publisher.create_datawriter(&data_t, writer_qos(a, &data_qos(a)))?;
+        let ping_writer = publisher.create_datawriter(&ping_t, writer_qos(a, &keep_last1(a)))?;
+        let pong_sub = dp.create_subscriber(
+            SubscriberQos::default().partition([guid_partition(dp.guid_prefix())]),
+        );
+        let pong_reader = pong_sub.create_datareader(&pong_t, reader_qos(&data_qos(a)))?;
+        let ping_reader = subscriber.create_datareader(&ping_t, reader_qos(&keep_last1(a)))?;
         let data_reader = if a.sub {
-            Some(subscriber.create_datareader(&data_t, data_qos(a, false))?)
+            Some(subscriber.create_datareader(&data_t, reader_qos(&data_qos(a)))?)
         } else {
             None
         };
         Ok(Endpoints {
-            publisher,
+            _publisher: publisher,
             pong_t,
             names,
             cpu_writer,
@@ -267,7 +273,6 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
     };
     let cpu = cpu::CpuRecorder::new(host);
     let entities = LoopEntities {
-        publisher: &e.publisher,
         pong_t: &e.pong_t,
         cpu_writer: &e.cpu_writer,
         cpu_reader: e.cpu_reader.as_ref(),

@@ -3,7 +3,7 @@
 //! should within 5 s.
 
 use super::{lock, Perf, PerfType};
-use halyard::{DataWriter, GuidPrefix};
+use halyard::{DataWriter, GuidPrefix, PublisherQos};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,6 +52,8 @@ const MATCH_DEADLINE: Duration = Duration::from_secs(5);
 pub(super) struct Peer<T: PerfType> {
     pub(super) name: String,
     pub(super) pong_writer: Arc<DataWriter<T>>,
+    /// The pong writer's publisher, in the peer's GUID partition.
+    _publisher: halyard::Publisher,
     has_reader: bool,
     tdisc: Instant,
     /// Expected endpoints of this peer not matched yet (MM_* bits).
@@ -76,11 +78,7 @@ fn parse_user_data(user_data: &[u8]) -> Option<(bool, i64, String)> {
 impl<T: PerfType> Perf<T> {
     /// Tracks ddsperf peers (user data `DDSPerf:S:PID:HOST`): a pong writer in each one's
     /// GUID partition, `new`/`gone` lines. Returns true when the peer set changed.
-    pub(super) fn discover(
-        &self,
-        publisher: &halyard::Publisher,
-        pong_t: &halyard::Topic<T>,
-    ) -> bool {
+    pub(super) fn discover(&self, pong_t: &halyard::Topic<T>) -> bool {
         // A listener answers nobody, so it has no peers to track or match.
         if self.a.listen {
             return false;
@@ -97,8 +95,10 @@ impl<T: PerfType> Perf<T> {
             }
             let name = format!("{host}:{}", pid as u32);
             println!("{} participant {name}: new", self.prefix);
-            let mut q = super::keep_last1(&self.a, true);
-            q.partition = vec![guid_partition(prefix)];
+            let q = super::writer_qos(&self.a, &super::keep_last1(&self.a));
+            let publisher = self
+                .dp
+                .create_publisher(PublisherQos::default().partition([guid_partition(prefix)]));
             match publisher.create_datawriter(pong_t, q) {
                 Ok(w) => {
                     let mut unmatched = MM_ALL;
@@ -111,6 +111,7 @@ impl<T: PerfType> Perf<T> {
                     let peer = Peer {
                         name,
                         pong_writer: Arc::new(w),
+                        _publisher: publisher,
                         has_reader,
                         tdisc: Instant::now(),
                         unmatched,

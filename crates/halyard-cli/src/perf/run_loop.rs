@@ -11,7 +11,6 @@ use std::time::Duration;
 
 /// The entities the main loop uses besides the `Perf` state.
 pub(super) struct LoopEntities<'a, T: PerfType> {
-    pub(super) publisher: &'a halyard::Publisher,
     pub(super) pong_t: &'a halyard::Topic<T>,
     pub(super) cpu_writer: &'a DataWriter<CPUStats>,
     pub(super) cpu_reader: Option<&'a DataReader<CPUStats>>,
@@ -72,7 +71,7 @@ impl<T: PerfType> Perf<T> {
     /// Tracks peers every 10 ms and checks their matching every 100 ms.
     fn peers_tick(&self, t: f64, s: &mut Schedule, e: &LoopEntities<'_, T>) {
         if t >= s.next_disc {
-            if self.discover(e.publisher, e.pong_t) {
+            if self.discover(e.pong_t) {
                 s.ping.twarn_ping = t + 3.333;
             }
             s.next_disc = t + 0.01;

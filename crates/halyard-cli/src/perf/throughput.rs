@@ -3,7 +3,7 @@
 //! sequence numbers for losses.
 
 use super::{args, lock, now_ns, prefix_of, Perf, PerfType};
-use halyard::qos::DurabilityKind;
+use halyard::qos::Durability;
 use halyard::{DataReader, DataWriter, Time};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -97,7 +97,7 @@ impl<T: PerfType> Perf<T> {
             std::thread::sleep(Duration::from_millis(1));
         }
         let need = self.a.min_match.unwrap_or(1).max(1);
-        let durable = self.a.durability >= DurabilityKind::Transient;
+        let durable = self.a.durability >= Durability::Transient;
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
             let step = Duration::from_millis(10);

@@ -4,12 +4,12 @@
 use super::options::Options;
 use halyard::cdr::BoundedString;
 use halyard::qos::{
-    DataReaderQos, DataWriterQos, DdsDuration, DurabilityKind, EndpointQos, History, OwnershipKind,
-    ReliabilityKind,
+    DataReaderQos, DataRepresentation, DataWriterQos, Durability, History, Ownership, Presentation,
+    PresentationAccessScope, PublisherQos, ReliabilityKind, SubscriberQos, TopicQos,
 };
 use halyard::{
     DataReader, DataReaderListener, DataWriter, DataWriterListener, DeadlineMissedStatus,
-    DomainParticipant, Error, GroupQos, IncompatibleQosStatus, InstanceHandle, InstanceState,
+    DomainParticipant, Error, IncompatibleQosStatus, InstanceHandle, InstanceState,
     LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, ParticipantOptions, Selector,
 };
 use std::collections::BTreeMap;
@@ -116,57 +116,72 @@ fn topic_names(o: &Options) -> Vec<String> {
         .collect()
 }
 
-fn ms(n: u64) -> DdsDuration {
-    DdsDuration::from_nanos((n as i64).saturating_mul(1_000_000))
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
 /// The QoS both sides share: reliability, durability, representation, ownership, deadline,
 /// history.
-fn common_qos(o: &Options, mut q: EndpointQos) -> EndpointQos {
+fn common_qos(o: &Options) -> TopicQos {
+    let mut q = TopicQos::default();
     q.reliability.kind = if o.reliable {
         ReliabilityKind::Reliable
     } else {
         ReliabilityKind::BestEffort
     };
     q.durability = match o.durability {
-        'l' => DurabilityKind::TransientLocal,
-        't' => DurabilityKind::Transient,
-        'p' => DurabilityKind::Persistent,
-        _ => DurabilityKind::Volatile,
+        'l' => Durability::TransientLocal,
+        't' => Durability::Transient,
+        'p' => Durability::Persistent,
+        _ => Durability::Volatile,
     };
-    q.data_representation = vec![if o.representation == 1 { 0 } else { 2 }];
+    q.data_representation = vec![if o.representation == 1 {
+        DataRepresentation::Xcdr1
+    } else {
+        DataRepresentation::Xcdr2
+    }];
     if o.strength != -1 {
-        q.ownership = OwnershipKind::Exclusive;
+        q.ownership = Ownership::Exclusive;
     }
     if o.deadline_ms > 0 {
         q.deadline = ms(o.deadline_ms);
     }
     match o.history_depth {
         0 => q.history = History::KeepAll,
-        d if d > 0 => q.history = History::KeepLast(d.min(i32::MAX as i64) as i32),
+        d if d > 0 => q.history = History::KeepLast(d.min(i64::from(i32::MAX)) as u32),
         _ => {}
-    }
-    if o.coherent || o.ordered {
-        q.presentation.coherent_access = o.coherent;
-        q.presentation.ordered_access = o.ordered;
-        q.presentation.access_scope = match o.access_scope {
-            Some('t') => 1,
-            Some('g') => 2,
-            _ => 0,
-        };
     }
     q
 }
 
-/// The publisher's or subscriber's QoS: partitions, and PRESENTATION (a Publisher and
-/// Subscriber policy: at GROUP scope the publisher's coherent sets span its writers).
-fn group_qos(o: &Options) -> GroupQos {
-    let mut g = GroupQos {
-        partition: o.partition.iter().cloned().collect(),
-        ..GroupQos::default()
-    };
-    g.presentation = common_qos(o, EndpointQos::writer_default()).presentation;
-    g
+/// PRESENTATION (a Publisher and Subscriber policy: at GROUP scope the publisher's coherent
+/// sets span its writers).
+fn presentation(o: &Options) -> Presentation {
+    let mut p = Presentation::default();
+    if o.coherent || o.ordered {
+        p.coherent_access = o.coherent;
+        p.ordered_access = o.ordered;
+        p.access_scope = match o.access_scope {
+            Some('t') => PresentationAccessScope::Topic,
+            Some('g') => PresentationAccessScope::Group,
+            _ => PresentationAccessScope::Instance,
+        };
+    }
+    p
+}
+
+/// The publisher's QoS: partitions and PRESENTATION.
+fn publisher_qos(o: &Options) -> PublisherQos {
+    PublisherQos::default()
+        .partition(o.partition.iter().cloned())
+        .presentation(presentation(o))
+}
+
+/// The subscriber's QoS: partitions and PRESENTATION.
+fn subscriber_qos(o: &Options) -> SubscriberQos {
+    SubscriberQos::default()
+        .partition(o.partition.iter().cloned())
+        .presentation(presentation(o))
 }
 
 /// Prints an entity's failure to be created; "not supported" when Halyard lacks a feature.
@@ -178,8 +193,8 @@ fn creation_failed(what: &str, i: usize, topic: &str, e: &Error) -> i32 {
 /// Checks the QoS before any entity is announced, as `shape_main` configures QoS before it
 /// creates them: what Halyard lacks is reported ("... not supported ...") ahead of the
 /// creation lines, so the suite counts it as an unsupported feature.
-fn check_qos(q: &EndpointQos, is_writer: bool) -> Result<(), i32> {
-    halyard::qos::validate(q, is_writer).map_err(|e| {
+fn check_qos(validation: halyard::Result<()>) -> Result<(), i32> {
+    validation.map_err(|e| {
         println!("    {e}");
         EXIT_INIT
     })
@@ -317,8 +332,8 @@ fn pause(ms: u64) {
 
 fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeType>]) -> i32 {
     let color = o.color.clone().unwrap_or_else(|| "BLUE".into());
-    let publisher = dp.create_publisher(group_qos(o));
-    let mut wq: DataWriterQos = common_qos(o, EndpointQos::writer_default());
+    let publisher = dp.create_publisher(publisher_qos(o));
+    let mut wq = DataWriterQos::default().copy_from_topic_qos(&common_qos(o));
     if o.strength != -1 {
         wq.ownership_strength = o.strength as i32;
     }
@@ -328,7 +343,7 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
     if o.final_state == Some('u') {
         wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
     }
-    if wq.durability >= DurabilityKind::Transient {
+    if wq.durability >= Durability::Transient {
         // Durable shapes outlive the publisher: leaving unregisters them (disposing would
         // have the durability service purge them), and the service keeps as much history as
         // the writer.
@@ -336,9 +351,11 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
             wq.writer_data_lifecycle.autodispose_unregistered_instances = false;
         }
         wq.durability_service.history = wq.history;
-        o.service.apply(&mut wq.durability_service);
+        let mut service = wq.durability_service.into();
+        o.service.apply(&mut service);
+        wq.durability_service = service.into();
     }
-    if let Err(code) = check_qos(&wq, true) {
+    if let Err(code) = check_qos(wq.validate()) {
         return code;
     }
     let mut writers: Vec<(&str, DataWriter<ShapeType>)> = Vec::new();
@@ -463,12 +480,12 @@ fn publish(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeTy
 }
 
 fn subscribe(o: &Options, dp: &DomainParticipant, topics: &[halyard::Topic<ShapeType>]) -> i32 {
-    let subscriber = dp.create_subscriber(group_qos(o));
-    let mut rq: DataReaderQos = common_qos(o, EndpointQos::reader_default());
+    let subscriber = dp.create_subscriber(subscriber_qos(o));
+    let mut rq = DataReaderQos::default().copy_from_topic_qos(&common_qos(o));
     if o.time_filter_ms > 0 {
         rq.time_based_filter = ms(o.time_filter_ms);
     }
-    if let Err(code) = check_qos(&rq, false) {
+    if let Err(code) = check_qos(rq.validate()) {
         return code;
     }
     let filter = match (&o.color, &o.cft) {

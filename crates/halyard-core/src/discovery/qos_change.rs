@@ -23,8 +23,8 @@ use halyard_wire::{EntityId, Guid};
 pub enum QosChangeError {
     /// No such local endpoint.
     UnknownEndpoint,
-    /// The change touches a policy that cannot change once the entity exists (its name).
-    Immutable(&'static str),
+    /// The change touches a policy that cannot change once the entity exists.
+    Immutable(crate::event::QosPolicyId),
     /// The security plugin's access control does not grant the new partitions (why).
     NotAllowedBySecurity(String),
 }

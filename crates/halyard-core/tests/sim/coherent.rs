@@ -18,7 +18,7 @@ const SET: u8 = 5;
 /// before a lossy reader has them, and the reader then rightly discards the set.
 fn coherent(mut q: EndpointQos, on: bool) -> EndpointQos {
     q.history = halyard_core::wire::qos::History::KeepAll;
-    q.presentation.access_scope = 1;
+    q.presentation.access_scope = halyard_core::wire::qos::PresentationAccessScope::Topic;
     q.presentation.coherent_access = on;
     q
 }

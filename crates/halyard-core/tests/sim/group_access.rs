@@ -8,7 +8,9 @@
 
 use crate::net::*;
 use halyard_core::wire::message::HEADER_LEN;
-use halyard_core::wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard_core::wire::qos::{
+    DurabilityKind, EndpointQos, History, PresentationAccessScope, ReliabilityKind,
+};
 use halyard_core::wire::{EntityId, Guid};
 use halyard_core::{ChangeKind, Event, NewChange, ReaderSpec, WriterSpec};
 use std::cell::Cell;
@@ -26,7 +28,7 @@ fn qos(mut q: EndpointQos) -> EndpointQos {
     q.history = History::KeepAll;
     q.reliability.kind = ReliabilityKind::Reliable;
     q.durability = DurabilityKind::TransientLocal;
-    q.presentation.access_scope = 2;
+    q.presentation.access_scope = PresentationAccessScope::Group;
     q.presentation.coherent_access = true;
     q
 }

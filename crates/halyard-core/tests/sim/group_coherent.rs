@@ -5,7 +5,7 @@
 //! a subscriber without GROUP access gets every member as it comes.
 
 use crate::net::*;
-use halyard_core::wire::qos::{EndpointQos, History, ReliabilityKind};
+use halyard_core::wire::qos::{EndpointQos, History, PresentationAccessScope, ReliabilityKind};
 use halyard_core::wire::EntityId;
 use halyard_core::{ChangeKind, Event, NewChange, ReaderSpec, WriterSpec};
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 const SETS: u8 = 16;
 
-fn qos(mut q: EndpointQos, reliable: bool, scope: u32) -> EndpointQos {
+fn qos(mut q: EndpointQos, reliable: bool, scope: PresentationAccessScope) -> EndpointQos {
     q.history = History::KeepAll;
     q.reliability.kind = if reliable {
         ReliabilityKind::Reliable
@@ -35,7 +35,11 @@ fn spec_r(topic: &str, q: EndpointQos) -> ReaderSpec {
 }
 
 /// Creates two readers (topics A and B) in a new subscriber of node 1.
-fn subscriber(net: &mut SimNet, reliable: bool, scope: u32) -> (EntityId, EntityId) {
+fn subscriber(
+    net: &mut SimNet,
+    reliable: bool,
+    scope: PresentationAccessScope,
+) -> (EntityId, EntityId) {
     let now = net.instant();
     let p = net.p(1);
     let g = p.create_group(false);
@@ -130,7 +134,11 @@ fn a_subscriber_takes_group_sets_whole_across_its_readers() {
             let now = net.instant();
             let p = net.p(0);
             let g = p.create_group(true);
-            let wq = qos(EndpointQos::writer_default(), true, 2);
+            let wq = qos(
+                EndpointQos::writer_default(),
+                true,
+                PresentationAccessScope::Group,
+            );
             let mut ws = Vec::new();
             for topic in ["A", "B"] {
                 let spec = WriterSpec {
@@ -144,9 +152,9 @@ fn a_subscriber_takes_group_sets_whole_across_its_readers() {
                 p.enable_writer(now, w);
                 ws.push(w);
             }
-            let (ra, rb) = subscriber(&mut net, true, 2);
-            let (ba, bb) = subscriber(&mut net, false, 2);
-            let (ta, tb) = subscriber(&mut net, true, 1);
+            let (ra, rb) = subscriber(&mut net, true, PresentationAccessScope::Group);
+            let (ba, bb) = subscriber(&mut net, false, PresentationAccessScope::Group);
+            let (ta, tb) = subscriber(&mut net, true, PresentationAccessScope::Topic);
             let ok = net.run_until(60 * SEC, |n| {
                 n.node(0)
                     .events

@@ -5,7 +5,9 @@
 //! step, soon after it was written, and nothing is counted lost.
 
 use crate::net::*;
-use halyard_core::wire::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
+use halyard_core::wire::qos::{
+    DurabilityKind, EndpointQos, History, PresentationAccessScope, ReliabilityKind,
+};
 use halyard_core::wire::EntityId;
 use halyard_core::{ChangeKind, Event, NewChange, ReaderSpec, WriterSpec};
 use std::collections::BTreeMap;
@@ -27,7 +29,7 @@ fn qos(mut q: EndpointQos) -> EndpointQos {
     q.history = History::KeepAll;
     q.reliability.kind = ReliabilityKind::Reliable;
     q.durability = DurabilityKind::TransientLocal;
-    q.presentation.access_scope = 2;
+    q.presentation.access_scope = PresentationAccessScope::Group;
     q.presentation.coherent_access = true;
     q
 }

@@ -106,7 +106,7 @@ fn writer_deadline_change_unmatches_and_rematches_its_reader() {
             let now = net.instant();
             assert_eq!(
                 net.p(0).set_writer_qos(now, w, bad),
-                Err(QosChangeError::Immutable("RELIABILITY")),
+                Err(QosChangeError::Immutable(QosPolicyId::Reliability)),
                 "seed {seed:#x}"
             );
 

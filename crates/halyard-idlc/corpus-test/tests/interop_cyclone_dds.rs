@@ -15,8 +15,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use halyard::cdr::{BoundedString, TopicType};
-use halyard::qos::{DurabilityKind, EndpointQos, History, ReliabilityKind};
-use halyard::{DataReader, DataWriter, DomainParticipant, GroupQos, ParticipantOptions, Topic};
+use halyard::qos::Durability;
+use halyard::{
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, ParticipantOptions,
+    PublisherQos, SubscriberQos, Topic,
+};
 use halyard_idlc_corpus_test::corpus::{Common, Corpus as C};
 use halyard_idlc_corpus_test::hello_world_data::HelloWorldData;
 
@@ -27,16 +30,18 @@ const DOMAIN: u32 = 71;
 const CYCLONE_URI: &str =
     r#"<General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General>"#;
 
-fn qos(writer: bool) -> EndpointQos {
-    let mut q = if writer {
-        EndpointQos::writer_default()
-    } else {
-        EndpointQos::reader_default()
-    };
-    q.reliability.kind = ReliabilityKind::Reliable;
-    q.durability = DurabilityKind::TransientLocal;
-    q.history = History::KeepLast(1);
-    q
+fn writer_qos() -> DataWriterQos {
+    DataWriterQos::default()
+        .reliable()
+        .durability(Durability::TransientLocal)
+        .keep_last(1)
+}
+
+fn reader_qos() -> DataReaderQos {
+    DataReaderQos::default()
+        .reliable()
+        .durability(Durability::TransientLocal)
+        .keep_last(1)
 }
 
 /// One type on the wire: Halyard's writer of the sample and reader of Cyclone's.
@@ -76,13 +81,13 @@ fn wire<T: TopicType + PartialEq + Debug>(dp: &DomainParticipant, sample: T) -> 
     let out: Topic<T> = dp.create_topic(&format!("idlc_{stem}")).unwrap();
     let back: Topic<T> = dp.create_topic(&format!("idlc_py_{stem}")).unwrap();
     let writer = dp
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&out, qos(true))
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&out, writer_qos())
         .unwrap();
     writer.write(&sample).unwrap();
     let reader = dp
-        .create_subscriber(GroupQos::default())
-        .create_datareader(&back, qos(false))
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader(&back, reader_qos())
         .unwrap();
     Box::new(Wire {
         expected: sample,

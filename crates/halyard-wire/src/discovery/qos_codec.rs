@@ -105,7 +105,9 @@ pub(super) fn parse(
         pid::OWNERSHIP => q.ownership = kind(r.u32()?, &[Shared, Exclusive], "ownership kind")?,
         pid::OWNERSHIP_STRENGTH => q.ownership_strength = r.i32()?,
         pid::PRESENTATION => {
-            let access_scope = r.u32()?;
+            use PresentationAccessScope::*;
+            let access_scope =
+                kind(r.u32()?, &[Instance, Topic, Group], "presentation access scope")?;
             let b = r.bytes(2)?;
             q.presentation =
                 Presentation { access_scope, coherent_access: b[0] != 0, ordered_access: b[1] != 0 }
@@ -217,7 +219,7 @@ fn emit_structured(w: &mut ParameterListWriter<'_>, q: &EndpointQos, d: &Endpoin
     if q.presentation != d.presentation {
         let p = q.presentation;
         w.with(pid::PRESENTATION, |b| {
-            b.extend_from_slice(&p.access_scope.to_le_bytes());
+            b.extend_from_slice(&(p.access_scope as u32).to_le_bytes());
             b.extend_from_slice(&[p.coherent_access as u8, p.ordered_access as u8, 0, 0]);
         });
     }

@@ -6,12 +6,14 @@
 use super::{set, Pos, Setter};
 use crate::error::{Error, Result};
 use crate::participant::ParticipantOptions;
-use crate::qos::{
-    DdsDuration, DestinationOrderKind as Order, DurabilityKind as Durability, EndpointQos,
-    GroupQos, History, LivelinessKind as Liveliness, OwnershipKind as Ownership,
-    ReliabilityKind as Reliability, ResourceLimits,
-};
+use crate::qos::GroupQos;
 use halyard_core::matching::{XCDR1, XCDR2};
+use halyard_wire::qos::{
+    DestinationOrderKind as Order, DurabilityKind as Durability, EndpointQos, History,
+    LivelinessKind as Liveliness, OwnershipKind as Ownership, Presentation,
+    PresentationAccessScope as Scope, ReliabilityKind as Reliability, ResourceLimits,
+};
+use halyard_wire::Duration as DdsDuration;
 use roxmltree::{Document, Node};
 use std::sync::Arc;
 
@@ -80,11 +82,11 @@ const HISTORY: &[(&str, bool)] = &[
     ("KEEP_LAST_HISTORY_QOS", false),
     ("KEEP_ALL_HISTORY_QOS", true),
 ];
-/// PRESENTATION access scopes (0 INSTANCE, 1 TOPIC, 2 GROUP).
-const SCOPE: &[(&str, u32)] = &[
-    ("INSTANCE_PRESENTATION_QOS", 0),
-    ("TOPIC_PRESENTATION_QOS", 1),
-    ("GROUP_PRESENTATION_QOS", 2),
+/// PRESENTATION access scopes.
+const SCOPE: &[(&str, Scope)] = &[
+    ("INSTANCE_PRESENTATION_QOS", Scope::Instance),
+    ("TOPIC_PRESENTATION_QOS", Scope::Topic),
+    ("GROUP_PRESENTATION_QOS", Scope::Group),
 ];
 /// DDS-XML's names, then Cyclone's.
 const REPRESENTATION: &[(&str, i16)] = &[
@@ -682,7 +684,7 @@ pub(super) fn group_policy<'a, 'i>(
         "presentation" => {
             // GROUP scope with coherent or ordered access is refused when an endpoint is
             // created with it (not implemented), like any QoS Halyard lacks.
-            let mut p = crate::qos::Presentation::default();
+            let mut p = Presentation::default();
             for (f, n) in cx.fields(el, &["access_scope", "coherent_access", "ordered_access"])? {
                 match f {
                     "access_scope" => p.access_scope = cx.enumerated(n, SCOPE)?,

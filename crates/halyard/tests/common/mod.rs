@@ -3,9 +3,10 @@
 //! that is not Halyard's, sent from plain UDP sockets).
 #![allow(dead_code)]
 
-use halyard::qos::EndpointQos;
+use halyard::qos::{DataReaderQos, DataWriterQos};
 use halyard_wire::discovery::{builtin_endpoint as be, EndpointData, ParticipantData};
 use halyard_wire::param::{pid, ParameterList, ParameterListWriter};
+use halyard_wire::qos::EndpointQos;
 use halyard_wire::{
     Data, EntityId, Guid, GuidPrefix, Header, Locator, MessageBuilder, ProtocolVersion,
     SequenceNumber, VendorId,
@@ -180,9 +181,45 @@ pub fn loopback_participant(domain: u32) -> halyard::DomainParticipant {
     .expect("participant on lo")
 }
 
+/// The builder methods a writer's and a reader's QoS share, so that one helper serves both.
+pub trait EndpointQosBuilder: Sized {
+    /// RELIABLE.
+    fn reliable(self) -> Self;
+    /// BEST_EFFORT.
+    fn best_effort(self) -> Self;
+    /// KEEP_ALL.
+    fn keep_all(self) -> Self;
+    /// KEEP_LAST `depth`.
+    fn keep_last(self, depth: u32) -> Self;
+    /// DURABILITY.
+    fn durability(self, kind: halyard::qos::Durability) -> Self;
+}
+
+macro_rules! endpoint_qos_builder {
+    ($($t:ty),*) => {$(
+        impl EndpointQosBuilder for $t {
+            fn reliable(self) -> Self {
+                <$t>::reliable(self)
+            }
+            fn best_effort(self) -> Self {
+                <$t>::best_effort(self)
+            }
+            fn keep_all(self) -> Self {
+                <$t>::keep_all(self)
+            }
+            fn keep_last(self, depth: u32) -> Self {
+                <$t>::keep_last(self, depth)
+            }
+            fn durability(self, kind: halyard::qos::Durability) -> Self {
+                <$t>::durability(self, kind)
+            }
+        }
+    )*};
+}
+
+endpoint_qos_builder!(DataWriterQos, DataReaderQos);
+
 /// `q` made RELIABLE and KEEP_ALL.
-pub fn reliable_keep_all(mut q: EndpointQos) -> EndpointQos {
-    q.reliability.kind = halyard::qos::ReliabilityKind::Reliable;
-    q.history = halyard::qos::History::KeepAll;
-    q
+pub fn reliable_keep_all<Q: EndpointQosBuilder>(q: Q) -> Q {
+    q.reliable().keep_all()
 }
