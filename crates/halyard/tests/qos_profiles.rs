@@ -1,6 +1,7 @@
 //! XML QoS profiles (DDS-XML 1.0): inheritance, topic filters, every policy element, durations,
 //! errors at their line and column, the `HALYARD_QOS_PROFILES` variable, validation of what a
 //! lookup returns, and a writer and reader made from a profile exchanging a sample.
+#![cfg(feature = "xml")]
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
