@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use halyard::{
     DomainParticipant, InstanceHandle, InstanceState, MatchedStatus, ParticipantOptions, Publisher,
-    SampleInfo,
-    SampleState, Subscriber, UntypedDataReader, UntypedDataWriter, UntypedTopic, ViewState,
+    SampleInfo, SampleState, Subscriber, UntypedDataReader, UntypedDataWriter, UntypedTopic,
+    ViewState,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
