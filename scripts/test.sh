@@ -47,6 +47,20 @@ step limit 1500 cargo test --profile sim -p halyard-core -p halyard-wire --no-fa
 # link-time optimisation: the test binaries build in a third of the time).
 step limit 2700 cargo test --profile ci --workspace --exclude halyard-core --exclude halyard-wire \
     --no-fail-fast -- --test-threads=2
+# The core DDS, `halyard` without its default features (security, durability, xml,
+# typelookup): it links none of OpenSSL, AWS-LC or SQLite, lints clean, builds, and passes its
+# unit tests (which include the refusals of what the missing features provide) and the API
+# tests that need no feature. Built with the `ci` profile, whose dependencies the step above
+# built already.
+no_native_deps() {
+    ! cargo tree --locked -p halyard --no-default-features -e normal --prefix none |
+        grep -E '^(openssl|openssl-sys|aws-lc-rs|aws-lc-sys|rusqlite|libsqlite3-sys) '
+}
+step no_native_deps
+step cargo clippy --locked -p halyard --no-default-features --all-targets -- -D warnings
+step cargo build --profile ci -p halyard --no-default-features
+step limit 600 cargo test --profile ci -p halyard --no-default-features --lib --test api \
+    --no-fail-fast -- --test-threads=2
 # The Python package (python/, PyO3; not a workspace member): lint, build and install it with
 # pip (maturin), then its pytest suite, which talks to the cyclonedds Python package.
 step cargo fmt --manifest-path python/Cargo.toml -- --check

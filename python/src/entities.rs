@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use halyard::{
-    DomainParticipant, InstanceHandle, InstanceState, MatchedStatus, Publisher, SampleInfo,
-    SampleState, Subscriber, UntypedDataReader, UntypedDataWriter, UntypedTopic, ViewState,
+    DomainParticipant, InstanceHandle, InstanceState, MatchedStatus, ParticipantOptions, Publisher,
+    SampleInfo, SampleState, Subscriber, UntypedDataReader, UntypedDataWriter, UntypedTopic,
+    ViewState,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -65,11 +66,14 @@ pub struct Participant {
 
 #[pymethods]
 impl Participant {
-    /// `Participant(domain_id)`.
+    /// `Participant(domain_id)`, configured by the `HALYARD_*` environment variables
+    /// (`ParticipantOptions::from_env`).
     #[new]
     fn py_new(py: Python<'_>, domain_id: u32) -> PyResult<Self> {
         let p = py
-            .allow_threads(|| DomainParticipant::new(domain_id))
+            .allow_threads(|| {
+                DomainParticipant::with_options(domain_id, ParticipantOptions::from_env()?)
+            })
             .map_err(to_py)?;
         Ok(Participant {
             inner: GilFree::new(Arc::new(p)),
@@ -265,7 +269,8 @@ impl NativeWriter {
 
     /// The PUBLICATION_MATCHED status.
     fn publication_matched_status<'p>(&self, py: Python<'p>) -> PyResult<Bound<'p, PyDict>> {
-        matched_dict(py, &self.w()?.publication_matched_status())
+        let status = self.w()?.publication_matched_status().map_err(to_py)?;
+        matched_dict(py, &status)
     }
 
     /// Waits until `n` readers matched.
@@ -480,7 +485,8 @@ impl NativeReader {
 
     /// The SUBSCRIPTION_MATCHED status.
     fn subscription_matched_status<'p>(&self, py: Python<'p>) -> PyResult<Bound<'p, PyDict>> {
-        matched_dict(py, &self.inner.subscription_matched_status())
+        let status = self.inner.subscription_matched_status().map_err(to_py)?;
+        matched_dict(py, &status)
     }
 
     /// Waits until `n` writers matched.

@@ -161,7 +161,7 @@ pub fn join(domain: u32, name: &str) -> Result<DomainParticipant, halyard::Error
         domain,
         ParticipantOptions {
             entity_name: Some(name.to_string()),
-            ..Default::default()
+            ..ParticipantOptions::from_env()?
         },
     )
 }

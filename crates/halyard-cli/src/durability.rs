@@ -52,7 +52,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         participant: ParticipantOptions {
             durability: EmbeddedDurability::Off,
             entity_name: Some("halyard durability service".into()),
-            ..Default::default()
+            ..ParticipantOptions::from_env().map_err(|e| e.to_string())?
         },
         ..Default::default()
     };

@@ -163,21 +163,21 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-fn options() -> ParticipantOptions {
-    ParticipantOptions {
+fn options() -> Result<ParticipantOptions, String> {
+    Ok(ParticipantOptions {
         durability: EmbeddedDurability::Off,
-        ..Default::default()
-    }
+        ..ParticipantOptions::from_env().map_err(|e| e.to_string())?
+    })
 }
 
-fn config(a: &Args, store: &Path) -> DurabilityConfig {
-    DurabilityConfig {
+fn config(a: &Args, store: &Path) -> Result<DurabilityConfig, String> {
+    Ok(DurabilityConfig {
         store: Some(store.to_path_buf()),
         commit: a.commit,
         sync: a.sync,
-        participant: options(),
+        participant: options()?,
         ..Default::default()
-    }
+    })
 }
 
 /// The topic-level QoS the writer and the reader share: reliable, KEEP_ALL, PERSISTENT.
@@ -201,11 +201,11 @@ fn rate(n: u64, bytes: usize, secs: f64) -> String {
 
 fn run(a: &Args, store: &Path) -> Result<(), String> {
     let payload = vec![0x5a_u8; a.size.saturating_sub(OVERHEAD)];
-    let svc = DurabilityService::start(a.domain, config(a, store)).map_err(|e| e.to_string())?;
+    let svc = DurabilityService::start(a.domain, config(a, store)?).map_err(|e| e.to_string())?;
 
     // Write N samples and wait until the service stored them all.
     {
-        let p = DomainParticipant::with_options(a.domain, options()).map_err(|e| e.to_string())?;
+        let p = DomainParticipant::with_options(a.domain, options()?).map_err(|e| e.to_string())?;
         let t = p
             .create_topic::<Durable>(TOPIC)
             .map_err(|e| e.to_string())?;
@@ -256,7 +256,7 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
 
     // Restart on the same file: everything comes back from disk.
     let start = Instant::now();
-    let svc = DurabilityService::start(a.domain, config(a, store)).map_err(|e| e.to_string())?;
+    let svc = DurabilityService::start(a.domain, config(a, store)?).map_err(|e| e.to_string())?;
     let loaded = svc.stats().loaded;
     println!(
         "durability-bench reload {loaded} samples in {:.2} s",
@@ -267,7 +267,7 @@ fn run(a: &Args, store: &Path) -> Result<(), String> {
     }
 
     // A late reader catches up.
-    let p = DomainParticipant::with_options(a.domain, options()).map_err(|e| e.to_string())?;
+    let p = DomainParticipant::with_options(a.domain, options()?).map_err(|e| e.to_string())?;
     let t = p
         .create_topic::<Durable>(TOPIC)
         .map_err(|e| e.to_string())?;

@@ -425,11 +425,8 @@ fn blocked_writer_child() {
     }
     let p = DomainParticipant::with_options(
         DOMAIN + 1,
-        ParticipantOptions {
-            interface: Some("lo".into()),
-            durability: EmbeddedDurability::FromEnvironment,
-            ..Default::default()
-        },
+        // The embedded service's store and commit policy come from the environment.
+        ParticipantOptions::from_env().expect("options from the environment"),
     )
     .expect("participant");
     let t = p.create_topic::<Indicator>(TOPIC).expect("topic");

@@ -221,9 +221,9 @@ fn late_reader(domain: u32, want: usize, with_deadline: bool) -> Late {
         r.wait_for_data(Duration::from_millis(50));
         take(&mut late);
     }
-    late.matched = r.subscription_matched_status().total_count;
-    late.alive = r.liveliness_changed_status().alive_count;
-    late.deadline_missed = r.requested_deadline_missed_status().total_count;
+    late.matched = r.subscription_matched_status().unwrap().total_count;
+    late.alive = r.liveliness_changed_status().unwrap().alive_count;
+    late.deadline_missed = r.requested_deadline_missed_status().unwrap().total_count;
     late
 }
 

@@ -1,6 +1,6 @@
 //! Network interface selection. Default (as Cyclone DDS): the first interface that is up,
-//! multicast-capable and not loopback, with an IPv4 address. Overridden by configuration or the
-//! `HALYARD_INTERFACE` environment variable (an interface name such as `lo`, or an IPv4 address).
+//! multicast-capable and not loopback, with an IPv4 address. Overridden by configuration (an
+//! interface name such as `lo`, or an IPv4 address); this crate reads no environment variable.
 
 use std::fs;
 use std::net::Ipv4Addr;
@@ -34,8 +34,8 @@ pub enum InterfaceError {
 impl std::fmt::Display for InterfaceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            InterfaceError::NotFound(s) => write!(f, "network interface '{s}' not found (no IPv4 address); set HALYARD_INTERFACE to a name from `ip -br addr`"),
-            InterfaceError::NoneSuitable => write!(f, "no up, multicast-capable IPv4 interface found; set HALYARD_INTERFACE (e.g. lo)"),
+            InterfaceError::NotFound(s) => write!(f, "network interface '{s}' not found (no IPv4 address); name one from `ip -br addr` (ParticipantOptions::interface, or HALYARD_INTERFACE for the halyard tools)"),
+            InterfaceError::NoneSuitable => write!(f, "no up, multicast-capable IPv4 interface found; name one, e.g. lo (ParticipantOptions::interface, or HALYARD_INTERFACE for the halyard tools)"),
             InterfaceError::Io(e) => write!(f, "cannot list network interfaces: {e}"),
         }
     }
@@ -115,13 +115,9 @@ pub fn interface_mtu(name: &str) -> Option<u32> {
         .ok()
 }
 
-/// Chooses the interface: `requested` (name or address), else `HALYARD_INTERFACE`, else the
-/// Cyclone-style default.
+/// Chooses the interface: `requested` (name or address), else the Cyclone-style default.
 pub fn select_interface(requested: Option<&str>) -> Result<Interface, InterfaceError> {
-    let env = std::env::var("HALYARD_INTERFACE")
-        .ok()
-        .filter(|s| !s.is_empty());
-    let wanted = requested.map(str::to_string).or(env);
+    let wanted = requested.map(str::to_string);
     let addrs = ipv4_addresses()?;
     let make = |name: &str, address: Ipv4Addr, prefix_len: u8| Interface {
         name: name.to_string(),

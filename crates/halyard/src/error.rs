@@ -7,8 +7,9 @@ use halyard_cdr::CdrError;
 #[non_exhaustive]
 pub enum Error {
     /// DDS Security could not be set up (a missing or invalid identity file, an unsigned or
-    /// wrongly signed document, an expired certificate ...): what and why.
-    Security(String),
+    /// wrongly signed document, an expired certificate ...): what and why, with the security
+    /// plugins' error as its [`source`](std::error::Error::source).
+    Security(SecurityError),
     /// RETCODE_NOT_ALLOWED_BY_SECURITY: the participant's permissions do not grant this.
     NotAllowedBySecurity(String),
     /// RETCODE_BAD_PARAMETER / INCONSISTENT_POLICY: a QoS value is invalid.
@@ -18,7 +19,9 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
-    /// RETCODE_UNSUPPORTED: a valid value Halyard does not implement yet.
+    /// RETCODE_UNSUPPORTED: a valid value Halyard does not implement yet, or something a
+    /// cargo feature of this crate provides that this build has off (then `feature` is that
+    /// feature's name: `security`, `durability`, `xml` or `typelookup`).
     Unsupported {
         /// The policy or feature.
         feature: &'static str,
@@ -62,6 +65,7 @@ pub enum Error {
     Thread(std::io::Error),
     /// A durability store could not be opened or used (a file that is not a Halyard store,
     /// a damaged one, a directory that does not exist ...): what, why and which file.
+    #[cfg(feature = "durability")]
     Store(halyard_store::StoreError),
     /// RETCODE_BAD_PARAMETER: a topic type's XTypes description (`TopicType::type_description`)
     /// does not decode, its hashes do not match its TypeObjects, or another description is
@@ -116,6 +120,7 @@ impl std::fmt::Display for Error {
             Error::Transport(e) => write!(f, "transport: {e}"),
             Error::Interface(e) => write!(f, "network interface: {e}"),
             Error::Thread(e) => write!(f, "cannot start a thread: {e}"),
+            #[cfg(feature = "durability")]
             Error::Store(e) => write!(f, "durability store: {e}"),
             Error::BadEnvironment { variable, reason } => write!(f, "{variable}: {reason}"),
             Error::BadTypeDescription(e) => write!(f, "bad XTypes type description: {e}"),
@@ -137,7 +142,76 @@ impl std::fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    /// The wrapped cause, for every variant that has one (so reports print the whole chain).
+    /// Exhaustive: a new variant must say whether it wraps a cause.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Security(e) => Some(e),
+            Error::Serialization(e) => Some(e),
+            Error::Transport(e) => Some(e),
+            Error::Interface(e) => Some(e),
+            Error::Thread(e) => Some(e),
+            #[cfg(feature = "durability")]
+            Error::Store(e) => Some(e),
+            Error::BadTopicName(e) => Some(e),
+            Error::BadFilter(e) => Some(e),
+            Error::BadTypeDescription(e) => Some(e),
+            Error::NotAllowedBySecurity(_)
+            | Error::BadQos { .. }
+            | Error::Unsupported { .. }
+            | Error::ImmutablePolicy { .. }
+            | Error::PreconditionNotMet(_)
+            | Error::NotEnabled
+            | Error::Timeout
+            | Error::OutOfResources(_)
+            | Error::BadParameter(_)
+            | Error::AlreadyDeleted
+            | Error::BadEnvironment { .. }
+            | Error::BadProfile { .. } => None,
+        }
+    }
+}
+
+/// DDS Security could not be set up: what, and the security plugins' error as its source.
+#[derive(Debug)]
+pub struct SecurityError {
+    what: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl SecurityError {
+    /// What could not be set up (with its cause's text).
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// `what`, caused by `source`.
+    #[cfg_attr(not(feature = "security"), allow(dead_code))]
+    pub(crate) fn caused_by(
+        what: String,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> SecurityError {
+        SecurityError {
+            what,
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+impl std::fmt::Display for SecurityError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+impl std::error::Error for SecurityError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl From<crate::filter::FilterError> for Error {
     fn from(e: crate::filter::FilterError) -> Self {

@@ -18,6 +18,8 @@
 // Lets `#[derive(Topic)]`'s `::halyard::cdr` paths resolve inside this crate too.
 extern crate self as halyard;
 
+#[cfg(test)]
+mod api_tests;
 pub mod builtin;
 mod clock;
 pub mod condition;
@@ -25,6 +27,7 @@ pub mod durability;
 mod dynamic_key;
 pub mod error;
 pub mod filter;
+mod from_env;
 mod group;
 mod history;
 pub mod listener;
@@ -49,8 +52,9 @@ pub use condition::{
     Condition, GuardCondition, QueryCondition, ReadCondition, StatusCondition, WaitSet,
 };
 pub use dynamic_key::DynamicKeySupport;
-pub use error::{Error, Result};
+pub use error::{Error, Result, SecurityError};
 pub use filter::{ContentFilteredTopic, Filter, FilterError};
+pub use from_env::INTERFACE_ENV;
 pub use halyard_cdr as cdr;
 pub use halyard_cdr::{CdrType, Topic as TopicDerive};
 pub use halyard_core::xtypes;
@@ -59,7 +63,7 @@ pub use halyard_derive::Topic;
 pub use halyard_net::{FaultConfig, FaultStats};
 pub use halyard_wire::{Guid, GuidPrefix, SequenceNumber, Time};
 pub use history::MAX_CACHED_SAMPLES_DEFAULT;
-pub use listener::{DataReaderListener, DataWriterListener, Listener, StatusMask};
+pub use listener::{DataReaderListener, DataWriterListener, StatusMask};
 pub use participant::{
     DomainParticipant, ParticipantOptions, Publisher, Subscriber, Topic, SECURITY_ENV,
 };
@@ -70,8 +74,8 @@ pub use qos_profile::QosProvider;
 pub use reader::{DataReader, Sample, Selector};
 pub use status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, InstanceState,
-    LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, SampleInfo, SampleState,
-    StateMask, ViewState,
+    LivelinessChangedStatus, LivelinessLostStatus, MatchedStatus, ReaderStats, SampleInfo,
+    SampleState, StateMask, ViewState, WriterStats,
 };
 pub use topic_name::{check_topic_name, TopicNameError, MAX_TOPIC_NAME_LEN};
 pub use untyped::{

@@ -9,7 +9,7 @@ use crate::status::{
 use std::sync::Arc;
 
 /// A callback run when its reader has new data (on the receiving thread, outside locks).
-pub type Listener = Arc<dyn Fn() + Send + Sync>;
+type Listener = Arc<dyn Fn() + Send + Sync>;
 
 /// A set of communication statuses (DDS 1.4 §2.2.4.1, StatusKind bit values).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -92,8 +92,14 @@ pub trait DataWriterListener: Send + Sync {
     fn on_liveliness_lost(&self, _status: LivelinessLostStatus) {}
 }
 
+/// A reader listener that handles DATA_AVAILABLE only, by calling `f` (for
+/// [`crate::DataReader::set_listener`] and `create_datareader_with_listener`).
+pub fn on_data_available(f: impl Fn() + Send + Sync + 'static) -> Arc<dyn DataReaderListener> {
+    Arc::new(DataAvailableFn(Arc::new(f)))
+}
+
 /// Adapts a closure to a listener that only handles DATA_AVAILABLE.
-pub(crate) struct DataAvailableFn(pub(crate) Listener);
+struct DataAvailableFn(Listener);
 
 impl DataReaderListener for DataAvailableFn {
     fn on_data_available(&self) {

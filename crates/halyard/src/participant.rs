@@ -30,11 +30,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Options for creating a participant (Halyard's configuration, beyond DDS QoS).
+/// Options for creating a participant (Halyard's configuration, beyond DDS QoS). The library
+/// takes its configuration in code only: [`ParticipantOptions::default`] reads no environment
+/// variable; [`ParticipantOptions::from_env`] is the opt-in to the `HALYARD_*` variables the
+/// `halyard` tools and the Python package honour.
 #[derive(Clone, Debug, Default)]
 pub struct ParticipantOptions {
-    /// Network interface name or IPv4 address (default: `HALYARD_INTERFACE`, else the first
-    /// up, multicast-capable, non-loopback interface).
+    /// Network interface name or IPv4 address (default: the first up, multicast-capable,
+    /// non-loopback interface).
     pub interface: Option<String>,
     /// Participant USER_DATA.
     pub user_data: Vec<u8>,
@@ -64,15 +67,28 @@ pub struct ParticipantOptions {
     /// lingering. Deleting a writer blocks up to this long (not inside a listener).
     pub writer_linger: Option<std::time::Duration>,
     /// The DDS Security identity of the participant: a `DIR/NAME` directory made by `halyard
-    /// security init` (default: the `HALYARD_SECURITY` environment variable). With it the
-    /// participant authenticates every peer (PKI-DH) and enforces the governance's and
-    /// permissions' access control; without it, it runs unsecured.
+    /// security init` (default: none). With it the participant authenticates every peer
+    /// (PKI-DH) and enforces the governance's and permissions' access control; without it, it
+    /// runs unsecured. Needs the cargo feature `security` (otherwise the participant is
+    /// refused with [`Error::Unsupported`]).
     pub security: Option<std::path::PathBuf>,
-    /// The embedded durability service (see [`crate::durability`]): with the default, a
-    /// participant starts one on its first TRANSIENT or PERSISTENT writer, which keeps that
+    /// Write every DDS Security decision (peers authenticated or refused, endpoints refused,
+    /// with the reason) to standard error, one line each (default: off).
+    pub security_log: bool,
+    /// The embedded durability service (see [`crate::durability`]). Off by default; when on,
+    /// a participant starts one on its first TRANSIENT or PERSISTENT writer, which keeps that
     /// participant's durable samples after their writers are deleted, for as long as the
-    /// participant lives (PERSISTENT ones in a store file, across restarts too).
+    /// participant lives (PERSISTENT ones in a store file, across restarts too). Needs the
+    /// cargo feature `durability` (otherwise such a writer is refused with
+    /// [`Error::Unsupported`]).
     pub durability: crate::durability::EmbeddedDurability,
+    /// What a commit of the embedded durability service's store survives.
+    #[cfg(feature = "durability")]
+    pub durability_sync: crate::durability::SyncLevel,
+    /// When the embedded durability service commits what it received (and then acknowledges
+    /// it to the writers).
+    #[cfg(feature = "durability")]
+    pub durability_commit: crate::durability::CommitPolicy,
     /// Tuning of the protocol core (fragment size, limits ...); `None` = defaults. SPDP is
     /// announced at least three times per lease: `spdp_interval` is capped at a third of
     /// `lease_duration`.
@@ -113,6 +129,7 @@ pub struct DomainParticipant {
     pub(crate) _guard: Arc<ShutdownGuard>,
     /// The embedded durability service, once started (after `_guard`: the participant's
     /// writers linger with it still acknowledging).
+    #[cfg(feature = "durability")]
     embedded: Arc<std::sync::Mutex<Option<crate::durability::DurabilityService>>>,
     options: Arc<ParticipantOptions>,
     domain_id: u32,
@@ -178,19 +195,22 @@ fn size_datagrams_for_mtu(cfg: &mut ParticipantConfig, mtu: u32) {
 }
 
 /// The environment variable naming a DDS Security identity directory (`DIR/NAME` made by
-/// `halyard security init`).
+/// `halyard security init`), read by [`ParticipantOptions::from_env`].
 pub const SECURITY_ENV: &str = "HALYARD_SECURITY";
 
 /// The builtin security plugins for the identity directory `dir` in `domain_id`. Refuses a
 /// governance that asks for protection the plugins do not provide (none today: every kind of
 /// DDS Security 1.1 is implemented): a participant asked to be protected never runs
 /// unprotected.
+#[cfg(feature = "security")]
 fn security_plugins(
     dir: &std::path::Path,
     domain_id: u32,
 ) -> Result<halyard_security::plugin::BuiltinSecurity> {
+    use crate::error::SecurityError;
     use halyard_security::plugin::{BuiltinSecurity, SecurityFiles};
-    let files = SecurityFiles::load(dir).map_err(|e| Error::Security(e.to_string()))?;
+    let files = SecurityFiles::load(dir)
+        .map_err(|e| Error::Security(SecurityError::caused_by(e.to_string(), e)))?;
     let plugins = BuiltinSecurity::new(
         files,
         domain_id,
@@ -198,7 +218,10 @@ fn security_plugins(
         Box::new(halyard_security::random::OsRandom),
         Box::new(|| wall_clock().to_nanos().div_euclid(1_000_000_000)),
     )
-    .map_err(|e| Error::Security(format!("{}: {e}", dir.display())))?;
+    .map_err(|e| {
+        let what = format!("{}: {e}", dir.display());
+        Error::Security(SecurityError::caused_by(what, e))
+    })?;
     if let Some(detail) = plugins.unsupported_protection() {
         return Err(Error::Unsupported {
             feature: "a DDS Security protection kind the governance asks for",
@@ -216,22 +239,27 @@ impl DomainParticipant {
         self.shared.drive(|st, now| st.core.assert_liveliness(now));
     }
 
-    /// Joins `domain_id` with default options (secured when `HALYARD_SECURITY` names an
-    /// identity, see [`ParticipantOptions::security`]).
+    /// Joins `domain_id` with default options ([`ParticipantOptions::default`]: no
+    /// environment variable is read; [`ParticipantOptions::from_env`] is the opt-in).
     pub fn new(domain_id: u32) -> Result<DomainParticipant> {
         Self::with_options(domain_id, ParticipantOptions::default())
     }
 
     /// Joins `domain_id` with options.
     pub fn with_options(domain_id: u32, opts: ParticipantOptions) -> Result<DomainParticipant> {
-        let security_dir = opts
-            .security
-            .clone()
-            .or_else(|| std::env::var_os(SECURITY_ENV).map(std::path::PathBuf::from));
-        let security = match &security_dir {
+        #[cfg(feature = "security")]
+        let security = match &opts.security {
             Some(dir) => Some(security_plugins(dir, domain_id)?),
             None => None,
         };
+        #[cfg(not(feature = "security"))]
+        if opts.security.is_some() {
+            return Err(Error::Unsupported {
+                feature: "security",
+                detail: "a participant with a security identity needs halyard built with its \
+                         cargo feature \"security\"",
+            });
+        }
         let iface = select_interface(opts.interface.as_deref()).map_err(Error::Interface)?;
         let mtu = halyard_net::interface_mtu(&iface.name);
         // Peers' addresses in our interface's subnet are the ones we reach directly.
@@ -241,9 +269,12 @@ impl DomainParticipant {
         };
         let transport = UdpTransport::open(domain_id, iface).map_err(Error::Transport)?;
         // A secure participant's GUID prefix begins with its certificate's subject hash.
+        #[cfg(feature = "security")]
         let prefix = security
             .as_ref()
             .map_or_else(new_guid_prefix, |s| s.guid_prefix());
+        #[cfg(not(feature = "security"))]
+        let prefix = new_guid_prefix();
         let mut cfg = ParticipantConfig::new(domain_id, prefix);
         cfg.reachable_networks = vec![reachable];
         if let Some(linger) = opts.writer_linger {
@@ -285,11 +316,14 @@ impl DomainParticipant {
             tune(&mut cfg);
         }
         validate_config(&mut cfg)?;
+        #[cfg_attr(not(feature = "security"), allow(unused_mut))]
         let mut core = Participant::new(cfg, halyard_core::Instant::default());
+        #[cfg(feature = "security")]
         if let Some(plugins) = security {
             core.set_security(Box::new(plugins));
         }
         let shared = Shared::new(core, transport);
+        shared.lock().security_log = opts.security_log;
         shared.drive(|st, now| st.core.handle_timeout(now));
         if let Some(fc) = opts.fault_injection {
             fc.validate().map_err(Error::BadParameter)?;
@@ -299,6 +333,7 @@ impl DomainParticipant {
         Ok(DomainParticipant {
             _guard: Arc::new(ShutdownGuard(shared.clone())),
             shared,
+            #[cfg(feature = "durability")]
             embedded: Arc::new(std::sync::Mutex::new(None)),
             options: Arc::new(opts),
             domain_id,
@@ -306,7 +341,24 @@ impl DomainParticipant {
     }
 
     /// Starts the embedded durability service if the options ask for one and it is not
+    /// running yet (see [`ParticipantOptions::durability`]); without the cargo feature
+    /// `durability`, options that ask for one are refused.
+    #[cfg(not(feature = "durability"))]
+    pub(crate) fn ensure_embedded_durability(&self) -> Result<()> {
+        match self.options.durability {
+            crate::durability::EmbeddedDurability::Off => Ok(()),
+            _ => Err(Error::Unsupported {
+                feature: "durability",
+                detail: "an embedded durability service (ParticipantOptions::durability) for a \
+                         TRANSIENT or PERSISTENT writer needs halyard built with its cargo \
+                         feature \"durability\"",
+            }),
+        }
+    }
+
+    /// Starts the embedded durability service if the options ask for one and it is not
     /// running yet (see [`ParticipantOptions::durability`]).
+    #[cfg(feature = "durability")]
     pub(crate) fn ensure_embedded_durability(&self) -> Result<()> {
         let mut slot = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_some() {
@@ -328,8 +380,8 @@ impl DomainParticipant {
         participant.unicast_user_data = true;
         let config = crate::durability::DurabilityConfig {
             store,
-            sync: crate::durability::sync_from_environment()?,
-            commit: crate::durability::commit_from_environment()?,
+            sync: self.options.durability_sync,
+            commit: self.options.durability_commit,
             participant,
             only_participant: Some(self.guid_prefix()),
             ..Default::default()
@@ -343,6 +395,7 @@ impl DomainParticipant {
     }
 
     /// What the embedded durability service did so far (`None` if it is not running).
+    #[cfg(feature = "durability")]
     pub fn embedded_durability_stats(&self) -> Option<crate::durability::ServiceStats> {
         let slot = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
         slot.as_ref().map(|s| s.stats())
@@ -422,8 +475,29 @@ impl DomainParticipant {
     /// against its hash. Types this participant registered or learnt before need no request.
     /// Asks again every 500 ms for what is still missing (a request reaches only the
     /// participants matched when it is sent); `Error::Timeout` if `timeout` passes first.
-    /// Only hashed identifiers (`EK_MINIMAL`, `EK_COMPLETE`) can be looked up.
+    /// Only hashed identifiers (`EK_MINIMAL`, `EK_COMPLETE`) can be looked up. Needs the cargo
+    /// feature `typelookup` (otherwise [`Error::Unsupported`]).
     pub fn lookup_type(
+        &self,
+        roots: &[xtypes::TypeIdentifier],
+        timeout: Duration,
+    ) -> Result<Vec<(xtypes::TypeIdentifier, xtypes::TypeObject)>> {
+        #[cfg(not(feature = "typelookup"))]
+        {
+            let _ = (roots, timeout);
+            Err(Error::Unsupported {
+                feature: "typelookup",
+                detail: "looking types up through TypeLookup needs halyard built with its \
+                         cargo feature \"typelookup\"",
+            })
+        }
+        #[cfg(feature = "typelookup")]
+        self.request_type_closure(roots, timeout)
+    }
+
+    /// [`DomainParticipant::lookup_type`]'s requests and wait.
+    #[cfg(feature = "typelookup")]
+    fn request_type_closure(
         &self,
         roots: &[xtypes::TypeIdentifier],
         timeout: Duration,
@@ -682,7 +756,7 @@ impl Publisher {
             }
             st.core
                 .set_writer_filter_compiler(id, compiler)
-                .map_err(|_| Error::AlreadyDeleted)?;
+                .map_err(crate::writer::refused_write)?;
             // Before the pump: events raised during creation refer to `id`.
             st.writers
                 .insert(id, WriterState::new(qos.clone(), self.group.id, listener));

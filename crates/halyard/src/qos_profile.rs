@@ -31,7 +31,13 @@
 //! `topic_filter` matches the topic, then passes the result through the validation entity
 //! creation applies ([`DataWriterQos::validate`]). Everything unknown or unsupported is an
 //! [`Error::BadProfile`] with its file, line and column, never ignored.
+//!
+//! Reading XML is the cargo feature `xml` (roxmltree); without it every constructor of
+//! [`QosProvider`] is refused with [`Error::Unsupported`] naming the feature.
+// Without the feature `xml` nothing builds profiles: what only the parser uses is unused.
+#![cfg_attr(not(feature = "xml"), allow(dead_code, unused_imports))]
 
+#[cfg(feature = "xml")]
 mod policies;
 
 use crate::error::{Error, Result};
@@ -41,7 +47,9 @@ use crate::qos::{
     SubscriberQos, TopicQos,
 };
 use halyard_wire::qos::EndpointQos;
+#[cfg(feature = "xml")]
 use policies::{tag, Cx, Entity};
+#[cfg(feature = "xml")]
 use roxmltree::Node;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -393,6 +401,16 @@ const OTHER_DDS_XML: &[&str] = &[
     "topic",
 ];
 
+/// Without the cargo feature `xml` no document is read.
+#[cfg(not(feature = "xml"))]
+fn parse_document(_xml: &str, _origin: &str) -> Result<Vec<Profile>> {
+    Err(Error::Unsupported {
+        feature: "xml",
+        detail: "XML QoS profiles need halyard built with its cargo feature \"xml\"",
+    })
+}
+
+#[cfg(feature = "xml")]
 fn parse_document(xml: &str, origin: &str) -> Result<Vec<Profile>> {
     let origin: Arc<str> = Arc::from(origin);
     let options = roxmltree::ParsingOptions {
@@ -473,6 +491,7 @@ fn parse_document(xml: &str, origin: &str) -> Result<Vec<Profile>> {
 
 /// The values of the attributes `names` of `n` (others are an error, except namespaced ones
 /// such as `xsi:schemaLocation`).
+#[cfg(feature = "xml")]
 fn attributes<'a, const N: usize>(
     cx: &Cx<'a, '_>,
     n: Node<'a, '_>,
@@ -497,6 +516,7 @@ fn attributes<'a, const N: usize>(
     Ok(out)
 }
 
+#[cfg(feature = "xml")]
 fn required_name(cx: &Cx, n: Node, name: Option<(&str, usize)>) -> Result<String> {
     match name {
         None => Err(cx.at(n, format!("<{}> needs a name attribute", tag(n)))),
@@ -508,6 +528,7 @@ fn required_name(cx: &Cx, n: Node, name: Option<(&str, usize)>) -> Result<String
     }
 }
 
+#[cfg(feature = "xml")]
 fn parse_profile<'a, 'i>(cx: &Cx<'a, 'i>, el: Node<'a, 'i>, library: &str) -> Result<Profile> {
     let [name, base, default] = attributes(cx, el, &["name", "base_name", "is_default_qos"])?;
     let name = required_name(cx, el, name)?;
@@ -568,6 +589,7 @@ fn parse_profile<'a, 'i>(cx: &Cx<'a, 'i>, el: Node<'a, 'i>, library: &str) -> Re
 
 /// Reads one entity QoS element into `list`, checking that every element of the list can
 /// apply: at most one without a topic filter, and that one last.
+#[cfg(feature = "xml")]
 fn entity<'a, 'i, T>(
     cx: &Cx<'a, 'i>,
     el: Node<'a, 'i>,

@@ -4,12 +4,12 @@ use crate::condition::{ReadCondition, StatusCondition, Target};
 use crate::error::{Error, Result};
 use crate::group::keep_current;
 use crate::history::{Cached, Visit};
-use crate::listener::{DataAvailableFn, DataReaderListener, Listener, StatusMask};
+use crate::listener::{DataReaderListener, StatusMask};
 use crate::participant::DomainParticipant;
 use crate::qos::{validate, DataReaderQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessChangedStatus,
-    MatchedStatus, ReaderState, SampleInfo, StateMask,
+    MatchedStatus, ReaderState, ReaderStats, SampleInfo, StateMask,
 };
 use halyard_cdr::{deserialize, deserialize_key, key_hash, TopicType};
 use halyard_wire::qos::EndpointQos;
@@ -243,24 +243,14 @@ impl<T> DataReader<T> {
         })
     }
 
-    /// Sets (or clears) a data-available callback; it runs on Halyard's receive thread,
-    /// outside its locks, so it may call `take` and write.
-    pub fn set_listener(&self, listener: Option<Listener>) {
-        self.set_reader_listener(
-            listener.map(|l| Arc::new(DataAvailableFn(l)) as Arc<dyn DataReaderListener>),
-        );
-    }
-
-    /// Sets (or clears) the full listener.
-    pub fn set_reader_listener(&self, listener: Option<Arc<dyn DataReaderListener>>) {
-        if let Some(r) = self.participant.shared.lock().readers.get_mut(&self.id) {
-            r.listener = listener;
-        }
-    }
-
-    /// Convenience: a data-available listener from a closure.
-    pub fn on_data_available(&self, f: impl Fn() + Send + Sync + 'static) {
-        self.set_listener(Some(Arc::new(f)));
+    /// Sets (or clears) the listener. Its methods run on Halyard's receive thread, outside
+    /// its locks, so they may call `take` and write. A listener of DATA_AVAILABLE only is
+    /// [`crate::listener::on_data_available`] of a closure.
+    pub fn set_listener(&self, listener: Option<Arc<dyn DataReaderListener>>) -> Result<()> {
+        let mut st = self.participant.shared.lock();
+        let r = st.readers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
+        r.listener = listener;
+        Ok(())
     }
 
     /// The reader's StatusCondition (all statuses enabled initially).
@@ -325,55 +315,49 @@ impl<T> DataReader<T> {
         Ok(())
     }
 
-    fn status<S: Default>(&self, bit: StatusMask, f: impl FnOnce(&mut ReaderState) -> S) -> S {
+    /// Reads a status (`f`) and resets the changed flags of `bits`; `AlreadyDeleted` if the
+    /// reader is gone.
+    fn status<S>(&self, bits: StatusMask, f: impl FnOnce(&mut ReaderState) -> S) -> Result<S> {
         let mut st = self.participant.shared.lock();
-        st.readers.get_mut(&self.id).map_or_else(S::default, |r| {
-            r.changes.0 &= !bit.0;
-            f(r)
-        })
+        let r = st.readers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
+        r.changes.0 &= !bits.0;
+        Ok(f(r))
     }
 
     /// SUBSCRIPTION_MATCHED status.
-    pub fn subscription_matched_status(&self) -> MatchedStatus {
+    pub fn subscription_matched_status(&self) -> Result<MatchedStatus> {
         self.status(StatusMask::SUBSCRIPTION_MATCHED, |r| r.matched.clone())
     }
 
     /// REQUESTED_INCOMPATIBLE_QOS status.
-    pub fn requested_incompatible_qos_status(&self) -> IncompatibleQosStatus {
+    pub fn requested_incompatible_qos_status(&self) -> Result<IncompatibleQosStatus> {
         self.status(StatusMask::REQUESTED_INCOMPATIBLE_QOS, |r| {
             r.incompatible.clone()
         })
     }
 
     /// LIVELINESS_CHANGED status.
-    pub fn liveliness_changed_status(&self) -> LivelinessChangedStatus {
+    pub fn liveliness_changed_status(&self) -> Result<LivelinessChangedStatus> {
         self.status(StatusMask::LIVELINESS_CHANGED, |r| r.liveliness.read())
     }
 
     /// REQUESTED_DEADLINE_MISSED status (reading it resets `total_count_change`).
-    pub fn requested_deadline_missed_status(&self) -> DeadlineMissedStatus {
+    pub fn requested_deadline_missed_status(&self) -> Result<DeadlineMissedStatus> {
         self.status(StatusMask::REQUESTED_DEADLINE_MISSED, |r| {
             r.deadline_missed.read()
         })
     }
 
-    /// SAMPLE_LOST total count.
-    pub fn sample_lost_count(&self) -> u64 {
-        self.status(StatusMask::SAMPLE_LOST, |r| r.sample_lost)
-    }
-
-    /// SAMPLE_REJECTED total count.
-    pub fn sample_rejected_count(&self) -> u64 {
-        self.status(StatusMask::SAMPLE_REJECTED, |r| r.sample_rejected)
-    }
-
-    /// Data samples that arrived and that this reader's content filter rejected (a reader of
-    /// a content-filtered topic). Writers that filter for the reader do not send those: what
-    /// this counts is what writers of other vendors (or a writer that cannot compile the
-    /// filter, or one not yet told of new parameters) sent anyway.
-    pub fn filtered_sample_count(&self) -> u64 {
-        let st = self.participant.shared.lock();
-        st.readers.get(&self.id).map_or(0, |r| r.filtered)
+    /// What this reader counted so far, as one snapshot. Reading it resets the changed flags
+    /// of SAMPLE_LOST and SAMPLE_REJECTED (whose totals it holds).
+    pub fn stats(&self) -> Result<ReaderStats> {
+        self.status(StatusMask::SAMPLE_LOST | StatusMask::SAMPLE_REJECTED, |r| {
+            ReaderStats {
+                sample_lost: r.sample_lost,
+                sample_rejected: r.sample_rejected,
+                filtered_samples: r.filtered,
+            }
+        })
     }
 
     /// The reader's instance handle (its GUID), as `Subscriber::get_datareaders` lists it.

@@ -53,6 +53,8 @@ pub(crate) struct State {
     /// The embedded durability service this participant's writers feed in memory, if any
     /// (see [`crate::durability::DurabilityService::start_embedded`]).
     pub(crate) fed: Option<std::sync::mpsc::Sender<crate::durability::Input>>,
+    /// Write DDS Security decisions to standard error (`ParticipantOptions::security_log`).
+    pub(crate) security_log: bool,
 }
 
 impl State {
@@ -124,6 +126,7 @@ impl Shared {
                 builtin: Default::default(),
                 service: None,
                 fed: None,
+                security_log: false,
             }),
             changed: Condvar::new(),
             changed_waiters: AtomicUsize::new(0),
@@ -242,7 +245,7 @@ impl Shared {
         }
         while let Some(e) = st.core.poll_event() {
             quiet = false;
-            log_security_event(&e);
+            log_security_event(&e, st.security_log);
             st.builtin.on_event(&e);
             if let Some(tap) = st.service.as_mut() {
                 tap.on_event(&e);
@@ -700,18 +703,18 @@ fn dispatch_event(st: &mut State, e: Event) -> Option<PendingCall> {
 }
 
 /// The environment variable that writes DDS Security decisions (peers authenticated or
-/// refused, endpoints refused, with the reason) to standard error, one line each.
+/// refused, endpoints refused, with the reason) to standard error, one line each, read by
+/// [`crate::ParticipantOptions::from_env`].
 pub const SECURITY_LOG_ENV: &str = "HALYARD_SECURITY_LOG";
 
-fn log_security_event(e: &Event) {
+/// Writes a security warning always, other security decisions when `log` is on.
+fn log_security_event(e: &Event, log: bool) {
     if let Event::SecurityWarning { prefix, what } = e {
         // Written whatever the log setting: the user must know why no one is matched.
         crate::security_warning::write(*prefix, what);
         return;
     }
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = ON.get_or_init(|| std::env::var_os(SECURITY_LOG_ENV).is_some_and(|v| v != "0"));
-    if !*on {
+    if !log {
         return;
     }
     match e {

@@ -165,6 +165,44 @@ impl LivelinessLostStatus {
     }
 }
 
+/// What a writer counted so far ([`crate::DataWriter::stats`]): one snapshot, taken under
+/// one lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriterStats {
+    /// Samples this best-effort writer dropped whole, before sending any of them, because a
+    /// newer sample superseded them while they waited for the pace
+    /// ([`crate::DataWriter::set_bandwidth_limit`]; KEEP_LAST only).
+    pub paced_drops: u64,
+    /// Samples not sent to a matched reader because the reader's content filter (announced
+    /// by it) rejected them, counted once per sample and reader (repairs included): such a
+    /// reader is sent a GAP instead, or nothing if it is best-effort.
+    pub filtered_out: u64,
+    /// Samples not sent to a matched Halyard reader of another participant because the
+    /// reader's TIME_BASED_FILTER would have dropped them (less than its minimum_separation
+    /// after the last sample of their instance sent to it, on source timestamps), counted once
+    /// per sample and reader: such a reader is sent a GAP instead, or nothing if it is
+    /// best-effort. Readers of other vendors, and readers of this writer's participant, filter
+    /// on their side and are not counted.
+    pub time_filtered_out: u64,
+}
+
+/// What a reader counted so far ([`crate::DataReader::stats`]): one snapshot, taken under
+/// one lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReaderStats {
+    /// SAMPLE_LOST total count.
+    pub sample_lost: u64,
+    /// SAMPLE_REJECTED total count.
+    pub sample_rejected: u64,
+    /// Data samples that arrived and that this reader's content filter rejected (a reader of
+    /// a content-filtered topic). Writers that filter for the reader do not send those: what
+    /// this counts is what writers of other vendors (or a writer that cannot compile the
+    /// filter, or one not yet told of new parameters) sent anyway.
+    pub filtered_samples: u64,
+}
+
 /// DDS sample state.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SampleState {

@@ -9,7 +9,7 @@ use crate::participant::DomainParticipant;
 use crate::qos::{validate, DataWriterQos};
 use crate::status::{
     DeadlineMissedStatus, IncompatibleQosStatus, InstanceHandle, LivelinessLostStatus,
-    MatchedStatus,
+    MatchedStatus, WriterStats,
 };
 use halyard_cdr::{key_hash, serialize, serialize_key, DataRepresentation, TopicType};
 #[cfg(doc)]
@@ -245,7 +245,6 @@ impl<T> DataWriter<T> {
         let max_blocking = self.max_blocking;
         // Registered under the lock the write takes anyway (no second lock per write).
         let mut to_register = instance_key.filter(|_| self.has_key);
-        let mut refused = None;
         let mut asked_commit = false;
         let written = self
             .participant
@@ -253,11 +252,11 @@ impl<T> DataWriter<T> {
             .drive_until_after(max_blocking, true, |st, now| {
                 if let Some(make_key) = to_register.take() {
                     if let Err(e) = self.register(st, key, make_key) {
-                        refused = Some(e);
-                        return Some(Err(WriteError::UnknownWriter));
+                        return Some(Err(e));
                     }
                 }
                 match st.core.write(now, id, change.clone()) {
+                    Ok(_) => Some(Ok(())),
                     Err(WriteError::Full) => {
                         // Once per write: what the service then commits is all it was fed.
                         if !asked_commit {
@@ -265,20 +264,10 @@ impl<T> DataWriter<T> {
                         }
                         None
                     }
-                    other => Some(other),
+                    Err(e) => Some(Err(refused_write(e))),
                 }
             });
-        if let Some(e) = refused {
-            return Err(e);
-        }
-        match written {
-            None => Err(Error::Timeout),
-            Some(Ok(_)) => Ok(()),
-            Some(Err(WriteError::TooLarge)) => Err(Error::OutOfResources(
-                "sample larger than the configured maximum sample size",
-            )),
-            Some(Err(_)) => Err(Error::AlreadyDeleted),
-        }
+        written.unwrap_or(Err(Error::Timeout))
     }
 
     /// Records the instance of a sample written, refusing one beyond
@@ -329,13 +318,13 @@ impl<T> DataWriter<T> {
         self.participant
             .shared
             .drive(|st, _| st.core.set_writer_batching(id, policy))
-            .map_err(|_| Error::AlreadyDeleted)
+            .map_err(refused_write)
     }
 
     /// Limits a best-effort writer to `bytes_per_second` (`None`: no limit of its own), like
     /// Connext's flow controllers and Fast DDS's throughput controllers: its samples wait whole
     /// until the limit lets their datagrams go; a KEEP_LAST writer drops a sample still
-    /// waiting when a newer one comes (counted by [`DataWriter::paced_drop_count`]), a KEEP_ALL
+    /// waiting when a newer one comes (counted in [`WriterStats::paced_drops`]), a KEEP_ALL
     /// writer's `write` waits (up to max_blocking_time). A reliable writer is paced by its
     /// readers' acknowledgments instead: this is refused for it.
     pub fn set_bandwidth_limit(&self, bytes_per_second: Option<u64>) -> Result<()> {
@@ -357,42 +346,20 @@ impl<T> DataWriter<T> {
                 st.core
                     .set_writer_bandwidth_limit(now, id, bytes_per_second)
             })
-            .map_err(|_| Error::AlreadyDeleted)
+            .map_err(refused_write)
     }
 
-    /// Samples this best-effort writer dropped whole, before sending any of them, because a
-    /// newer sample superseded them while they waited for the pace (KEEP_LAST only).
-    pub fn paced_drop_count(&self) -> u64 {
-        self.participant
-            .shared
-            .lock()
-            .core
-            .writer_paced_drops(self.id)
-    }
-
-    /// Samples this writer did not send to a matched reader because the reader's content
-    /// filter (announced by it) rejected them, counted once per sample and reader (repairs
-    /// included): such a reader is sent a GAP instead, or nothing if it is best-effort.
-    pub fn filtered_out_count(&self) -> u64 {
-        self.participant
-            .shared
-            .lock()
-            .core
-            .writer_filtered_out(self.id)
-    }
-
-    /// Samples this writer did not send to a matched Halyard reader of another participant
-    /// because the reader's TIME_BASED_FILTER would have dropped them (less than its
-    /// minimum_separation after the last sample of their instance sent to it, on source
-    /// timestamps), counted once per sample and reader: such a reader is sent a GAP instead,
-    /// or nothing if it is best-effort. Readers of other vendors, and readers of this writer's
-    /// participant, filter on their side and are not counted.
-    pub fn time_filtered_out_count(&self) -> u64 {
-        self.participant
-            .shared
-            .lock()
-            .core
-            .writer_time_filtered_out(self.id)
+    /// What this writer counted so far, as one snapshot.
+    pub fn stats(&self) -> Result<WriterStats> {
+        let st = self.participant.shared.lock();
+        if !st.writers.contains_key(&self.id) {
+            return Err(Error::AlreadyDeleted);
+        }
+        Ok(WriterStats {
+            paced_drops: st.core.writer_paced_drops(self.id),
+            filtered_out: st.core.writer_filtered_out(self.id),
+            time_filtered_out: st.core.writer_time_filtered_out(self.id),
+        })
     }
 
     /// Sends the samples a batch holds now (a no-op without batching).
@@ -401,7 +368,7 @@ impl<T> DataWriter<T> {
         self.participant
             .shared
             .drive(|st, _| st.core.flush_writer(id))
-            .map_err(|_| Error::AlreadyDeleted)
+            .map_err(refused_write)
     }
 
     /// Blocks until every matched reliable reader acknowledged all samples, or `timeout`. The
@@ -451,10 +418,11 @@ impl<T> DataWriter<T> {
     }
 
     /// Sets (or clears) the listener.
-    pub fn set_listener(&self, listener: Option<Arc<dyn DataWriterListener>>) {
-        if let Some(w) = self.participant.shared.lock().writers.get_mut(&self.id) {
-            w.listener = listener;
-        }
+    pub fn set_listener(&self, listener: Option<Arc<dyn DataWriterListener>>) -> Result<()> {
+        let mut st = self.participant.shared.lock();
+        let w = st.writers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
+        w.listener = listener;
+        Ok(())
     }
 
     /// The writer's StatusCondition (all statuses enabled initially).
@@ -468,32 +436,32 @@ impl<T> DataWriter<T> {
         st.writers.get(&self.id).map(f).ok_or(Error::AlreadyDeleted)
     }
 
-    fn status<S: Default>(
+    /// Reads a status (`f`) and resets its changed flag; `AlreadyDeleted` if the writer is gone.
+    fn status<S>(
         &self,
         bit: StatusMask,
         f: impl FnOnce(&mut crate::status::WriterState) -> S,
-    ) -> S {
+    ) -> Result<S> {
         let mut st = self.participant.shared.lock();
-        st.writers.get_mut(&self.id).map_or_else(S::default, |w| {
-            w.changes.0 &= !bit.0;
-            f(w)
-        })
+        let w = st.writers.get_mut(&self.id).ok_or(Error::AlreadyDeleted)?;
+        w.changes.0 &= !bit.0;
+        Ok(f(w))
     }
 
     /// PUBLICATION_MATCHED status.
-    pub fn publication_matched_status(&self) -> MatchedStatus {
+    pub fn publication_matched_status(&self) -> Result<MatchedStatus> {
         self.status(StatusMask::PUBLICATION_MATCHED, |w| w.matched.clone())
     }
 
     /// OFFERED_INCOMPATIBLE_QOS status.
-    pub fn offered_incompatible_qos_status(&self) -> IncompatibleQosStatus {
+    pub fn offered_incompatible_qos_status(&self) -> Result<IncompatibleQosStatus> {
         self.status(StatusMask::OFFERED_INCOMPATIBLE_QOS, |w| {
             w.incompatible.clone()
         })
     }
 
     /// LIVELINESS_LOST status (reading it resets `total_count_change`).
-    pub fn liveliness_lost_status(&self) -> LivelinessLostStatus {
+    pub fn liveliness_lost_status(&self) -> Result<LivelinessLostStatus> {
         self.status(StatusMask::LIVELINESS_LOST, |w| w.liveliness_lost.read())
     }
 
@@ -506,11 +474,11 @@ impl<T> DataWriter<T> {
         self.participant
             .shared
             .drive(|st, now| st.core.assert_writer_liveliness(now, id))
-            .map_err(|_| Error::AlreadyDeleted)
+            .map_err(refused_write)
     }
 
     /// OFFERED_DEADLINE_MISSED status (reading it resets `total_count_change`).
-    pub fn offered_deadline_missed_status(&self) -> DeadlineMissedStatus {
+    pub fn offered_deadline_missed_status(&self) -> Result<DeadlineMissedStatus> {
         self.status(StatusMask::OFFERED_DEADLINE_MISSED, |w| {
             w.deadline_missed.read()
         })
@@ -633,6 +601,18 @@ impl<T> Drop for DataWriter<T> {
         if !shared.in_listener() {
             shared.wait_until(linger, |st| !st.core.writer_lingering(id));
         }
+    }
+}
+
+/// The API error of a write the core refused. A full history is not refused: the write waits
+/// for room (up to max_blocking_time, then [`Error::Timeout`]).
+pub(crate) fn refused_write(e: WriteError) -> Error {
+    match e {
+        WriteError::UnknownWriter => Error::AlreadyDeleted,
+        WriteError::TooLarge => {
+            Error::OutOfResources("sample larger than the configured maximum sample size")
+        }
+        WriteError::Full => Error::Timeout,
     }
 }
 

@@ -110,7 +110,7 @@ fn status_condition_tracks_matching_until_the_status_is_read() {
     assert!(sc
         .changed_statuses()
         .intersects(StatusMask::PUBLICATION_MATCHED));
-    let status = w.publication_matched_status();
+    let status = w.publication_matched_status().unwrap();
     assert_eq!((status.current_count, status.total_count), (1, 1));
     assert!(
         !sc.trigger_value(),
@@ -296,7 +296,9 @@ fn xcdr2_writers_reach_readers_that_accept_xcdr2_and_are_refused_by_xcdr1_only_r
     eventually(
         "XCDR1-only reader reports DATA_REPRESENTATION incompatibility",
         || {
-            r1.requested_incompatible_qos_status().last_policy_id
+            r1.requested_incompatible_qos_status()
+                .unwrap()
+                .last_policy_id
                 == Some(halyard::QosPolicyId::DataRepresentation)
         },
     );
@@ -729,7 +731,7 @@ fn datagrams_to_two_homed_peer(domain: u32, other: std::net::Ipv4Addr, tune: boo
     let (ip, port) = dp.unicast_locator().as_udpv4().unwrap();
     let halyard_at = std::net::SocketAddr::from((ip, port));
     let deadline = Instant::now() + Duration::from_secs(5);
-    while w.publication_matched_status().current_count == 0 {
+    while w.publication_matched_status().unwrap().current_count == 0 {
         assert!(Instant::now() < deadline, "the fake reader never matched");
         on_lo.send_to(&spdp, halyard_at).unwrap();
         on_lo.send_to(&sedp[0], halyard_at).unwrap();

@@ -391,8 +391,8 @@ fn reliable_100mb_sample_then_three_20mb_samples_arrive_intact_and_in_order() {
         got.len(),
         1,
         "100 MB sample not delivered within {LIMIT:?} (lost={}, rejected={})",
-        r.sample_lost_count(),
-        r.sample_rejected_count()
+        r.stats().unwrap().sample_lost,
+        r.stats().unwrap().sample_rejected
     );
     assert_eq!(got[0].seq, 1);
     assert_eq!(got[0].data.len(), BIG, "100 MB sample length");
@@ -776,7 +776,7 @@ fn idle_child_writer_stays_alive(
     let child = ChildProc::spawn(role, domain, topic);
     r.wait_for_matched(1, MATCH_TIMEOUT)
         .expect("reader matched the child writer");
-    let lv = r.liveliness_changed_status();
+    let lv = r.liveliness_changed_status().unwrap();
     assert_eq!(
         (lv.alive_count, lv.not_alive_count),
         (1, 0),
@@ -790,8 +790,8 @@ fn idle_child_writer_stays_alive(
     let end = Instant::now() + hold;
     while Instant::now() < end {
         sleep(Duration::from_millis(20));
-        let m = r.subscription_matched_status();
-        let lv = r.liveliness_changed_status();
+        let m = r.subscription_matched_status().unwrap();
+        let lv = r.liveliness_changed_status().unwrap();
         assert_eq!(
             (
                 m.current_count,
@@ -828,16 +828,16 @@ fn killed_writer_process_is_detected_by_lease_expiry() {
         }
     }
     let seen = std::sync::Arc::new(Seen(Default::default()));
-    r.set_reader_listener(Some(seen.clone()));
+    r.set_listener(Some(seen.clone())).unwrap();
     child.kill_now();
     let killed = Instant::now();
     let limit = LEASE + Duration::from_secs(2);
     let detected = poll_until(limit, || {
-        r.subscription_matched_status().current_count == 0
+        r.subscription_matched_status().unwrap().current_count == 0
             && seen.0.lock().unwrap().contains(&(0, 1))
     });
-    let m = r.subscription_matched_status();
-    let lv = r.liveliness_changed_status();
+    let m = r.subscription_matched_status().unwrap();
+    let lv = r.liveliness_changed_status().unwrap();
     assert!(
         detected.is_some(),
         "killed writer not detected within {limit:?}: matched {m:?}, liveliness {lv:?}, \
@@ -883,7 +883,7 @@ fn killed_then_restarted_writer_process_matches_again_without_stale_state() {
     );
     first.kill_now();
     let gone = poll_until(LEASE + Duration::from_secs(2), || {
-        r.subscription_matched_status().current_count == 0
+        r.subscription_matched_status().unwrap().current_count == 0
     });
     assert!(gone.is_some(), "killed writer not dropped within its lease");
     assert!(
@@ -915,7 +915,7 @@ fn killed_then_restarted_writer_process_matches_again_without_stale_state() {
         halyard::ViewState::New,
         "a new generation of the instance"
     );
-    let m = r.subscription_matched_status();
+    let m = r.subscription_matched_status().unwrap();
     assert_eq!(
         (m.current_count, m.total_count),
         (1, 2),
@@ -958,7 +958,7 @@ fn killed_then_restarted_reader_process_releases_and_rematches_the_writer() {
     );
     first.kill_now();
     let dropped = poll_until(LEASE + Duration::from_secs(2), || {
-        w.publication_matched_status().current_count == 0
+        w.publication_matched_status().unwrap().current_count == 0
     });
     assert!(
         dropped.is_some(),
@@ -973,7 +973,7 @@ fn killed_then_restarted_reader_process_releases_and_rematches_the_writer() {
     second.expect_line("READY", MATCH_TIMEOUT);
     w.write(&Keyed { id: 1, value: 3 }).expect("write 3");
     second.expect_line("GOT 3", MATCH_TIMEOUT);
-    let m = w.publication_matched_status();
+    let m = w.publication_matched_status().unwrap();
     assert_eq!((m.current_count, m.total_count), (1, 2));
 }
 

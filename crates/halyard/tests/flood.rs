@@ -770,12 +770,12 @@ fn huge_sequence_number_gaps_neither_allocate_nor_hang() {
     println!(
         "gaps: done in {:?}, sample_lost_count {}",
         t0.elapsed(),
-        reader.sample_lost_count()
+        reader.stats().unwrap().sample_lost
     );
     assert!(t0.elapsed() < Duration::from_secs(10), "gap handling hung");
     // GAP(2..2^40) declared 2..2^40 irrelevant (not lost); HEARTBEAT(first = 2^41) lost
     // 2^40+2..2^41, counted once.
-    assert_eq!(reader.sample_lost_count(), FAR as u64 - 2);
+    assert_eq!(reader.stats().unwrap().sample_lost, FAR as u64 - 2);
     let g = watch.finish("sequence-number gaps of 2^40");
     assert!(
         g.rss_kib < FRAGMENT_RSS_BOUND_KIB,
@@ -839,7 +839,11 @@ fn slow_reader_run(domain: u32, topic: &str, secs: u64) -> SlowRun {
                     sleep(Duration::from_millis(10));
                 }
             }
-            (got, r.sample_rejected_count(), r.sample_lost_count())
+            (
+                got,
+                r.stats().unwrap().sample_rejected,
+                r.stats().unwrap().sample_lost,
+            )
         })
     };
     let watch = MemWatch::start();

@@ -202,11 +202,17 @@ fn cyclone_non_assignable_v3_writer_is_refused() {
         .expect("reader");
     let child = spawn_writer(96, "v3", 6);
     let deadline = Instant::now() + Duration::from_secs(6);
-    while Instant::now() < deadline && reader.requested_incompatible_qos_status().total_count == 0 {
+    while Instant::now() < deadline
+        && reader
+            .requested_incompatible_qos_status()
+            .unwrap()
+            .total_count
+            == 0
+    {
         std::thread::sleep(Duration::from_millis(50));
     }
     let printed = finish(child);
-    let status = reader.requested_incompatible_qos_status();
+    let status = reader.requested_incompatible_qos_status().unwrap();
     let stats = dp.stats();
     eprintln!("halyard stats: {stats:?}");
     assert_eq!(
@@ -215,7 +221,7 @@ fn cyclone_non_assignable_v3_writer_is_refused() {
         "{status:?}"
     );
     assert!(stats.type_not_assignable >= 1);
-    assert_eq!(reader.subscription_matched_status().total_count, 0);
+    assert_eq!(reader.subscription_matched_status().unwrap().total_count, 0);
     assert!(reader.take(16).expect("take").is_empty());
     assert!(
         printed.contains("matched 0"),
@@ -256,7 +262,12 @@ fn a_halyard_reader_set_to_disallow_type_coercion_refuses_another_version() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut got = Vec::new();
     while Instant::now() < deadline
-        && (got.is_empty() || strict.requested_incompatible_qos_status().total_count == 0)
+        && (got.is_empty()
+            || strict
+                .requested_incompatible_qos_status()
+                .unwrap()
+                .total_count
+                == 0)
     {
         writer
             .write(&TV2 {
@@ -277,11 +288,11 @@ fn a_halyard_reader_set_to_disallow_type_coercion_refuses_another_version() {
         got.contains(&TV1 { a: 5 }),
         "the default reader got {got:?}"
     );
-    let status = strict.requested_incompatible_qos_status();
+    let status = strict.requested_incompatible_qos_status().unwrap();
     assert_eq!(
         status.last_policy_id,
         Some(QosPolicyId::TypeConsistencyEnforcement)
     );
-    assert_eq!(strict.subscription_matched_status().total_count, 0);
+    assert_eq!(strict.subscription_matched_status().unwrap().total_count, 0);
     assert!(strict.take(16).expect("take").is_empty());
 }

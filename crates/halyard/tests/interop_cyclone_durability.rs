@@ -11,7 +11,7 @@
 //!
 //! (A Halyard reader getting history from a Cyclone TRANSIENT_LOCAL writer is
 //! `interop_cyclone_py::transient_local_python_writer_halyard_late_reader`.)
-
+#![cfg(feature = "durability")]
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 

@@ -190,7 +190,7 @@ fn halyard_to_python_with_faults(
         }
     }
     let acked_after = started.elapsed();
-    let m = wr.publication_matched_status();
+    let m = wr.publication_matched_status().unwrap();
     let mut o = py.finish(secs(15.0));
     // What the Halyard side saw, for a failure's report: a reader unmatched on the way shows
     // as a total count above 1.
@@ -602,7 +602,7 @@ fn partition_case(
     let o = py.finish(secs(10.0));
     o.check(o.ok, "python sub failed");
     (
-        matched && wr.publication_matched_status().total_count > 0,
+        matched && wr.publication_matched_status().unwrap().total_count > 0,
         o,
     )
 }
@@ -683,7 +683,7 @@ fn incompatible_halyard_best_effort_writer_python_reliable_reader() {
             "4",
         ],
     );
-    let st = wait_status(|| wr.offered_incompatible_qos_status(), secs(5.0));
+    let st = wait_status(|| wr.offered_incompatible_qos_status().unwrap(), secs(5.0));
     let o = py.finish(secs(10.0));
     o.check(
         st.total_count > 0,
@@ -694,7 +694,7 @@ fn incompatible_halyard_best_effort_writer_python_reliable_reader() {
         &format!("last policy {st:?}"),
     );
     o.check(
-        wr.publication_matched_status().total_count == 0,
+        wr.publication_matched_status().unwrap().total_count == 0,
         "matched despite incompatible QoS",
     );
     o.check(
@@ -736,7 +736,10 @@ fn incompatible_python_best_effort_writer_halyard_reliable_reader() {
             "1",
         ],
     );
-    let st = wait_status(|| rd.requested_incompatible_qos_status(), secs(5.0));
+    let st = wait_status(
+        || rd.requested_incompatible_qos_status().unwrap(),
+        secs(5.0),
+    );
     let o = py.finish(secs(10.0));
     o.check(
         st.total_count > 0,
@@ -747,7 +750,7 @@ fn incompatible_python_best_effort_writer_halyard_reliable_reader() {
         &format!("last policy {st:?}"),
     );
     o.check(
-        rd.subscription_matched_status().total_count == 0,
+        rd.subscription_matched_status().unwrap().total_count == 0,
         "matched despite incompatible QoS",
     );
     o.check(
@@ -818,7 +821,7 @@ fn deadline_missed_on_both_sides_with_cyclone() {
     let mut got = Vec::new();
     collect_tags(&rd, secs(0.1), &mut got);
     let o = py.finish(secs(20.0));
-    let missed = rd.requested_deadline_missed_status();
+    let missed = rd.requested_deadline_missed_status().unwrap();
     collect_tags(&rd, secs(0.1), &mut got);
     o.check(o.ok, "the Cyclone writer failed");
     // Reliable: every sample the writer managed to write arrives (how many it writes in its
@@ -874,7 +877,7 @@ fn deadline_missed_on_both_sides_with_cyclone() {
         sleep(Duration::from_millis(20));
     }
     sleep(secs(1.2));
-    let offered = wr.offered_deadline_missed_status();
+    let offered = wr.offered_deadline_missed_status().unwrap();
     let o = py.finish(secs(20.0));
     o.check(matched.is_ok(), "the Cyclone reader never matched");
     o.check(
@@ -1161,7 +1164,7 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
     while got.len() < 10 && Instant::now() < end {
         collect_tags(&rd, Duration::from_millis(20), &mut got);
     }
-    let during = rd.liveliness_changed_status();
+    let during = rd.liveliness_changed_status().unwrap();
     // Then until 800 ms passed without a sample (the writer is silent, still running).
     let mut last = Instant::now();
     while last.elapsed() < secs(0.8) && Instant::now() < end {
@@ -1171,7 +1174,7 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
             last = Instant::now();
         }
     }
-    let after = rd.liveliness_changed_status();
+    let after = rd.liveliness_changed_status().unwrap();
     let o = py.finish(secs(20.0));
     o.check(
         o.ok && got.len() >= 40,
@@ -1226,9 +1229,9 @@ fn liveliness_manual_by_topic_both_ways_with_cyclone() {
         seq += 1;
         sleep(Duration::from_millis(20));
     }
-    let lost_before = wr.liveliness_lost_status().total_count;
+    let lost_before = wr.liveliness_lost_status().unwrap().total_count;
     sleep(secs(1.0));
-    let lost = wr.liveliness_lost_status();
+    let lost = wr.liveliness_lost_status().unwrap();
     for _ in 0..3 {
         wr.assert_liveliness().unwrap();
         sleep(Duration::from_millis(50));
@@ -1342,7 +1345,7 @@ fn liveliness_by_participant_and_automatic_with_cyclone() {
     // leases, during which only its participant's traffic keeps it alive.
     let got = take_n(&rd, 5, secs(10.0));
     sleep(secs(1.5));
-    let halyard_view = rd.liveliness_changed_status();
+    let halyard_view = rd.liveliness_changed_status().unwrap();
     let w = cy_writer.finish(secs(20.0));
     let r = cy_reader.finish(secs(20.0));
     w.check(
@@ -1962,7 +1965,7 @@ fn presentation_with_cyclone() {
     let wr = publisher
         .create_datawriter(&grouped, writer_qos(true))
         .unwrap();
-    let status = wait_status(|| wr.offered_incompatible_qos_status(), secs(10.0));
+    let status = wait_status(|| wr.offered_incompatible_qos_status().unwrap(), secs(10.0));
     let g = cy_group.finish(secs(20.0));
     g.check(
         status.last_policy_id == Some(QosPolicyId::Presentation),

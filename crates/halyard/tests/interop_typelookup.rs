@@ -4,7 +4,7 @@
 //! TypeInformation and TypeLookup service), and Halyard fetches through TypeLookup the types
 //! of a Cyclone writer it has no Rust type for, with hashes that verify (and reads the
 //! TypeInformation Cyclone's writers and readers announce in SEDP).
-
+#![cfg(feature = "typelookup")]
 // A test driver, not the protocol core: it may read the clock for its deadlines.
 #![allow(clippy::disallowed_methods)]
 

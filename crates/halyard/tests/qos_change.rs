@@ -117,13 +117,16 @@ fn writer_deadline_change_unmatches_and_rematches_a_remote_reader() {
     w.set_qos(slower).unwrap();
     assert_eq!(w.qos().unwrap().deadline, ms(300));
     eventually("both sides unmatched", || {
-        w.publication_matched_status().current_count == 0
-            && r.subscription_matched_status().current_count == 0
+        w.publication_matched_status().unwrap().current_count == 0
+            && r.subscription_matched_status().unwrap().current_count == 0
     });
-    let offered = w.offered_incompatible_qos_status();
+    let offered = w.offered_incompatible_qos_status().unwrap();
     assert_eq!(offered.last_policy_id, Some(QosPolicyId::Deadline));
     eventually("the reader names DEADLINE", || {
-        r.requested_incompatible_qos_status().last_policy_id == Some(QosPolicyId::Deadline)
+        r.requested_incompatible_qos_status()
+            .unwrap()
+            .last_policy_id
+            == Some(QosPolicyId::Deadline)
     });
 
     // Back to 100 ms: matched again, and data flows.
@@ -170,15 +173,18 @@ fn publisher_partition_change_moves_its_writers() {
     });
     blue.wait_for_matched(1, T).expect("blue matched");
     eventually("red unmatched", || {
-        red.subscription_matched_status().current_count == 0
+        red.subscription_matched_status().unwrap().current_count == 0
     });
     eventually("the writer sees only blue", || {
-        let s = w.publication_matched_status();
+        let s = w.publication_matched_status().unwrap();
         s.current_count == 1 && s.total_count == 2
     });
     // A partition change is not an incompatibility.
-    assert_eq!(w.offered_incompatible_qos_status().total_count, 0);
-    assert_eq!(red.requested_incompatible_qos_status().total_count, 0);
+    assert_eq!(w.offered_incompatible_qos_status().unwrap().total_count, 0);
+    assert_eq!(
+        red.requested_incompatible_qos_status().unwrap().total_count,
+        0
+    );
     w.write(&QosChange { id: 1, value: 2 }).unwrap();
     receives(&blue, 2);
     sleep(Duration::from_millis(200));
@@ -217,7 +223,7 @@ fn reader_time_filter_change_takes_effect() {
         r.take(100).unwrap().len()
     };
     assert_eq!(burst(0), 10, "no filter: every sample");
-    assert_eq!(w.time_filtered_out_count(), 0);
+    assert_eq!(w.stats().unwrap().time_filtered_out, 0);
     let mut q = r.qos().unwrap();
     q.time_based_filter = ms(10_000);
     r.set_qos(q).unwrap();
@@ -228,12 +234,12 @@ fn reader_time_filter_change_takes_effect() {
     );
     // set_qos returned once the writer's participant had the new announcement: the writer
     // sent the reader the first sample of the burst only.
-    assert_eq!(w.time_filtered_out_count(), 9);
+    assert_eq!(w.stats().unwrap().time_filtered_out, 9);
     let mut q = r.qos().unwrap();
     q.time_based_filter = Duration::ZERO;
     r.set_qos(q).unwrap();
     assert_eq!(burst(200), 10, "filter off again: every sample");
-    assert_eq!(w.time_filtered_out_count(), 9);
+    assert_eq!(w.stats().unwrap().time_filtered_out, 9);
 }
 
 #[test]
@@ -262,7 +268,7 @@ fn entity_factory_creates_disabled_endpoints_until_enable() {
     // Not announced: nothing matches while both are disabled, nor with one enabled.
     w.enable().unwrap();
     sleep(Duration::from_millis(500));
-    assert_eq!(w.publication_matched_status().current_count, 0);
+    assert_eq!(w.publication_matched_status().unwrap().current_count, 0);
     r.enable().unwrap();
     w.wait_for_matched(1, T)
         .expect("matched once both are enabled");

@@ -2,6 +2,7 @@
 //! errors at their line and column, the `HALYARD_QOS_PROFILES` variable, validation of what a
 //! lookup returns, the API's QoS types as what a lookup returns, and a writer and reader made
 //! from a profile exchanging a sample.
+#![cfg(feature = "xml")]
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;

@@ -4,7 +4,7 @@
 //! local creation and on remote matching; full protection (rtps, discovery, liveliness,
 //! metadata and data, SIGN or ENCRYPT, with or without origin authentication) and rtps
 //! protection alone, of every kind, carry every sample.
-
+#![cfg(feature = "security")]
 // The set-up's validity starts at the real time, and waits are timed.
 #![allow(clippy::disallowed_methods)]
 

@@ -3,7 +3,7 @@
 //! Cyclone DDS 0.10 sends exactly that during a handshake: its ParticipantVolatileMessageSecure
 //! ACKNACK, protected with keys derived from the shared secret, in the same datagram as the
 //! handshake's Final message, from which the replier derives that secret.
-
+#![cfg(feature = "security")]
 // The set-up's validity starts at the real time, and waits are timed.
 #![allow(clippy::disallowed_methods)]
 

@@ -3,6 +3,7 @@
 //! lost samples, and the listener calls of each), standalone or embedded in the writer's own
 //! process, while their data still flow: writers' acknowledgments wait for the services, and
 //! late readers get the relays' history.
+#![cfg(feature = "durability")]
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
@@ -176,9 +177,9 @@ fn a_writer_gets_no_status_from_the_services_readers() {
     w.wait_for_acknowledgments(T)
         .expect("acknowledgment waits for the service: stored");
     assert_eq!(calls.total(), [0; 5], "no listener call");
-    assert_eq!(w.offered_incompatible_qos_status().total_count, 0);
-    assert_eq!(w.publication_matched_status().current_count, 0);
-    assert_eq!(w.publication_matched_status().total_count, 0);
+    assert_eq!(w.offered_incompatible_qos_status().unwrap().total_count, 0);
+    assert_eq!(w.publication_matched_status().unwrap().current_count, 0);
+    assert_eq!(w.publication_matched_status().unwrap().total_count, 0);
     let services = w.durability_services();
     assert_eq!(services.len(), 1, "{services:?}");
     assert!(services[0].stored_all && !services[0].embedded);
@@ -197,7 +198,7 @@ fn a_writer_gets_no_status_from_the_services_readers() {
         .create_datareader(&tq, reader_qos(Durability::Volatile))
         .expect("reader");
     w.wait_for_matched(1, T).expect("the reader matches");
-    assert_eq!(w.publication_matched_status().current_count, 1);
+    assert_eq!(w.publication_matched_status().unwrap().current_count, 1);
     assert_eq!(calls.matched.load(Ordering::SeqCst), 1);
     assert!(
         svc.stats().problems.is_empty(),
@@ -238,7 +239,7 @@ fn a_writer_gets_no_status_from_its_embedded_service() {
         "the embedded service does not outlive the process"
     );
     assert_eq!(calls.total(), [0; 5]);
-    assert_eq!(w.publication_matched_status().current_count, 0);
+    assert_eq!(w.publication_matched_status().unwrap().current_count, 0);
 }
 
 /// A late reader gets a relay's history, but no status of the relay: not matched, not alive,
@@ -303,11 +304,14 @@ fn a_reader_gets_the_relays_history_and_no_status_from_it() {
     std::thread::sleep(Duration::from_millis(1000));
     assert_eq!(calls.total(), [0; 5], "no listener call of the relay");
     assert_eq!(persistent_calls.total(), [0; 5]);
-    assert_eq!(r.subscription_matched_status().total_count, 0);
-    assert_eq!(r.liveliness_changed_status().alive_count, 0);
-    assert_eq!(r.sample_lost_count(), 0);
+    assert_eq!(r.subscription_matched_status().unwrap().total_count, 0);
+    assert_eq!(r.liveliness_changed_status().unwrap().alive_count, 0);
+    assert_eq!(r.stats().unwrap().sample_lost, 0);
     assert_eq!(
-        persistent.requested_incompatible_qos_status().total_count,
+        persistent
+            .requested_incompatible_qos_status()
+            .unwrap()
+            .total_count,
         0
     );
     drop(svc);

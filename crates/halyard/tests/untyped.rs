@@ -159,7 +159,7 @@ fn typed_writer_to_untyped_reader_bytes_keys_and_dispose() {
         disposed[0].info.instance_handle.0,
         cdr::key_hash(&sent[1]).unwrap()
     );
-    assert_eq!(rd.subscription_matched_status().current_count, 1);
+    assert_eq!(rd.subscription_matched_status().unwrap().current_count, 1);
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn untyped_writer_to_typed_reader_values_dispose_and_unregister() {
         values,
         sent.iter().collect::<Vec<_>>(),
         "reader matched {:?}, stats {:?}",
-        rd.subscription_matched_status(),
+        rd.subscription_matched_status().unwrap(),
         b.stats()
     );
     let state_of = |k: &Keyed| {

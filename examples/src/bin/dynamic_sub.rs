@@ -14,9 +14,11 @@
 //! ```
 
 use halyard::cdr::Extensibility;
-use halyard::qos::{EndpointQos, History, ReliabilityKind};
+
 use halyard::xtypes::{dynamic, DynamicType, TypeInformation, TypeRegistry};
-use halyard::{DomainParticipant, DynamicKeySupport, EndpointTypeInformation, GroupQos};
+use halyard::{
+    DataReaderQos, DomainParticipant, DynamicKeySupport, EndpointTypeInformation, SubscriberQos,
+};
 use halyard::{UntypedTopic, UntypedType};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -60,11 +62,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // An *untyped* reader: its samples stay serialized bytes, which the dynamic type decodes.
     let topic = untyped_topic(&participant, &topic_name, &type_name, &ty)?;
-    let mut qos = EndpointQos::reader_default();
-    qos.reliability.kind = ReliabilityKind::Reliable;
-    qos.history = History::KeepLast(10);
+    let qos = DataReaderQos::default().reliable().keep_last(10);
     let reader = participant
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_untyped_datareader(&topic, qos, None)?;
     let mut printed = 0;
     // At most 30 s: 300 waits of 100 ms.

@@ -11,8 +11,7 @@
 //! The optional argument is the DDS domain id (default 0). `HALYARD_INTERFACE=lo` keeps the
 //! traffic on this machine.
 
-use halyard::qos::{EndpointQos, History};
-use halyard::{DomainParticipant, GroupQos};
+use halyard::{DataWriterQos, DomainParticipant, PublisherQos};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -58,9 +57,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // is its QoS (quality of service), a set of policies: a writer is RELIABLE by default
     // (what a reader missed is sent again). Keeping the last 10 samples (HISTORY) lets it
     // send any of them again, not only the last.
-    let mut qos = EndpointQos::writer_default();
-    qos.history = History::KeepLast(10);
-    let publisher = participant.create_publisher(GroupQos::default());
+    let qos = DataWriterQos::default().keep_last(10);
+    let publisher = participant.create_publisher(PublisherQos::default());
     let writer = publisher.create_datawriter(&topic, qos)?;
 
     // With the default DURABILITY (VOLATILE), a reader gets only what is written after it

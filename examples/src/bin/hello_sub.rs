@@ -11,8 +11,7 @@
 //! The optional argument is the DDS domain id (default 0). `hello_pub` explains the
 //! participant, the topic and QoS.
 
-use halyard::qos::{EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos};
+use halyard::{DataReaderQos, DomainParticipant, SubscriberQos};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -47,10 +46,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // A Subscriber groups readers; a DataReader receives the samples of one topic into its
     // cache. A reader is BEST_EFFORT by default (what is lost stays lost): ask for RELIABLE,
     // and keep up to 10 samples until they are taken.
-    let mut qos = EndpointQos::reader_default();
-    qos.reliability.kind = ReliabilityKind::Reliable;
-    qos.history = History::KeepLast(10);
-    let subscriber = participant.create_subscriber(GroupQos::default());
+    let qos = DataReaderQos::default().reliable().keep_last(10);
+    let subscriber = participant.create_subscriber(SubscriberQos::default());
     let reader = subscriber.create_datareader(&topic, qos)?;
 
     println!("hello_sub: waiting for greetings in domain {domain}");

@@ -9,8 +9,10 @@
 //! cargo run -p halyard-examples --bin keyed_instances [DOMAIN]
 //! ```
 
-use halyard::qos::{EndpointQos, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos, InstanceState, Selector};
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, InstanceState, PublisherQos, Selector,
+    SubscriberQos,
+};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -44,14 +46,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let topic = publishing.create_topic::<Reading>("Readings")?;
     let writer = publishing
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())?;
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())?;
     // HISTORY is per instance: with the default, KEEP_LAST 1, the reader keeps the latest
     // reading of each sensor (a new one replaces the previous one of the same sensor only).
-    let mut qos = EndpointQos::reader_default();
-    qos.reliability.kind = ReliabilityKind::Reliable;
+    let qos = DataReaderQos::default().reliable();
     let reader = subscribing
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&subscribing.create_topic::<Reading>("Readings")?, qos)?;
     writer.wait_for_matched(1, Duration::from_secs(10))?;
 

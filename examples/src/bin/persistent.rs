@@ -17,8 +17,11 @@
 //! `ParticipantOptions::durability`; here turned off, so that the standalone one is used).
 
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
-use halyard::qos::{DurabilityKind, EndpointQos, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::qos::Durability;
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos,
+    SubscriberQos,
+};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -74,13 +77,13 @@ fn store_then_serve(domain: u32, store: &Path) -> Result<(), Box<dyn std::error:
     {
         let participant = DomainParticipant::with_options(domain, without_embedded_service())?;
         let topic = participant.create_topic::<Reading>("PlantReadings")?;
-        let mut qos = EndpointQos::writer_default();
-        qos.durability = DurabilityKind::Persistent;
         // By default a writer that goes away disposes its instances (WRITER_DATA_LIFECYCLE),
         // and the service then forgets them: keep them.
-        qos.writer_data_lifecycle.autodispose_unregistered_instances = false;
+        let qos = DataWriterQos::default()
+            .durability(Durability::Persistent)
+            .autodispose_unregistered_instances(false);
         let writer = participant
-            .create_publisher(GroupQos::default())
+            .create_publisher(PublisherQos::default())
             .create_datawriter(&topic, qos)?;
         for round in 0..2 {
             for sensor in 1..=3 {
@@ -108,11 +111,11 @@ fn store_then_serve(domain: u32, store: &Path) -> Result<(), Box<dyn std::error:
     // DURABILITY_SERVICE policy says: by default the last sample (KEEP_LAST 1).
     let participant = DomainParticipant::with_options(domain, without_embedded_service())?;
     let topic = participant.create_topic::<Reading>("PlantReadings")?;
-    let mut qos = EndpointQos::reader_default();
-    qos.reliability.kind = ReliabilityKind::Reliable;
-    qos.durability = DurabilityKind::Persistent;
+    let qos = DataReaderQos::default()
+        .reliable()
+        .durability(Durability::Persistent);
     let reader = participant
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, qos)?;
     let mut received = Vec::new();
     // At most 10 s: 100 waits of 100 ms.

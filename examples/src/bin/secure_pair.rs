@@ -13,8 +13,10 @@
 //! cargo run -p halyard-examples --bin secure_pair [DOMAIN]
 //! ```
 
-use halyard::qos::{EndpointQos, History, ReliabilityKind};
-use halyard::{DomainParticipant, GroupQos, ParticipantOptions};
+use halyard::{
+    DataReaderQos, DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos,
+    SubscriberQos,
+};
 use halyard_security::random::OsRandom;
 use halyard_security::setup::{self, InitOptions, KeyKind, Protection};
 use std::path::Path;
@@ -85,15 +87,13 @@ fn exchange(domain: u32, dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
 
     let topic = alice.create_topic::<Secret>("Secrets")?;
     let writer = alice
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())?;
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())?;
     // Reliable, and keeping every secret until taken (the default keeps only the last).
-    let mut qos = EndpointQos::reader_default();
-    qos.reliability.kind = ReliabilityKind::Reliable;
-    qos.history = History::KeepLast(10);
+    let qos = DataReaderQos::default().reliable().keep_last(10);
     let read_secrets = |p: &DomainParticipant| -> halyard::Result<_> {
         let topic = p.create_topic::<Secret>("Secrets")?;
-        p.create_subscriber(GroupQos::default())
+        p.create_subscriber(SubscriberQos::default())
             .create_datareader(&topic, qos.clone())
     };
     let (bob_reader, eve_reader) = (read_secrets(&bob)?, read_secrets(&eve)?);
@@ -122,7 +122,7 @@ fn exchange(domain: u32, dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
         println!("secure_pair: bob received {:?}", secret.text);
     }
     let eve_got = eve_reader.take(100)?.len();
-    let matched = writer.publication_matched_status().current_count;
+    let matched = writer.publication_matched_status()?.current_count;
     println!("secure_pair: eve received {eve_got}; alice's writer matched {matched} reader(s)");
     if received.len() != COUNT || eve_got != 0 || matched != 1 {
         return Err("expected bob alone to receive every secret".into());

@@ -12,8 +12,10 @@
 //! cargo run -p halyard-examples --bin waitset [DOMAIN]
 //! ```
 
-use halyard::qos::{EndpointQos, History, ReliabilityKind};
-use halyard::{Condition, DomainParticipant, GroupQos, GuardCondition, StatusMask, WaitSet};
+use halyard::{
+    Condition, DataReaderQos, DataWriterQos, DomainParticipant, GuardCondition, PublisherQos,
+    StatusMask, SubscriberQos, WaitSet,
+};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,11 +44,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let participant =
         DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))?;
     let topic = participant.create_topic::<Tick>("Ticks")?;
-    let mut qos = EndpointQos::reader_default();
-    qos.reliability.kind = ReliabilityKind::Reliable;
-    qos.history = History::KeepLast(10);
+    let qos = DataReaderQos::default().reliable().keep_last(10);
     let reader = participant
-        .create_subscriber(GroupQos::default())
+        .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic, qos)?;
 
     // The conditions, attached to one WaitSet. `true`: only samples not read yet trigger the
@@ -81,7 +81,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             match condition {
                 // Reading the status also resets the condition's trigger.
                 Condition::Status(_) => {
-                    let status = reader.subscription_matched_status();
+                    let status = reader.subscription_matched_status()?;
                     println!("waitset: {} writer(s) matched", status.current_count);
                 }
                 // Taking through the condition takes what it selects: the unread samples.
@@ -113,8 +113,8 @@ fn write_ticks(domain: u32) -> halyard::Result<()> {
     let participant = DomainParticipant::new(domain)?;
     let topic = participant.create_topic::<Tick>("Ticks")?;
     let writer = participant
-        .create_publisher(GroupQos::default())
-        .create_datawriter(&topic, EndpointQos::writer_default())?;
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&topic, DataWriterQos::default())?;
     writer.wait_for_matched(1, Duration::from_secs(10))?;
     for number in 0..COUNT {
         writer.write(&Tick { number })?;

@@ -18,6 +18,7 @@ pub use cpu::CPUStats;
 pub use peers::guid_partition;
 pub use types::*;
 
+use halyard::listener::on_data_available;
 use halyard::qos::{Durability, History, ReliabilityKind, TopicQos};
 use halyard::{
     DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, GuidPrefix,
@@ -231,7 +232,7 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
         a.domain,
         ParticipantOptions {
             user_data,
-            ..Default::default()
+            ..ParticipantOptions::from_env()?
         },
     )?;
     // ddsperf sees itself in DCPSParticipant first of all.
@@ -258,7 +259,7 @@ fn run<T: PerfType>(a: args::PerfArgs) -> halyard::Result<i32> {
         dp: dp.clone(),
         a: a.clone(),
     });
-    let _readers = perf.listen(e.ping_reader, e.pong_reader, e.data_reader);
+    let _readers = perf.listen(e.ping_reader, e.pong_reader, e.data_reader)?;
     let publishing = a.publish.filter(|r| r.0 != Some(0.0));
     let publisher_thread = match publishing {
         Some(rate) => {
@@ -326,22 +327,22 @@ impl<T: PerfType> Perf<T> {
         ping_reader: DataReader<T>,
         pong_reader: DataReader<T>,
         data_reader: Option<DataReader<T>>,
-    ) -> Listening<T> {
+    ) -> halyard::Result<Listening<T>> {
         let ping_reader = Arc::new(ping_reader);
         let (p, r) = (self.clone(), ping_reader.clone());
         if self.a.listen {
-            ping_reader.on_data_available(move || p.count_pings(&r));
+            ping_reader.set_listener(Some(on_data_available(move || p.count_pings(&r))))?;
         } else {
-            ping_reader.on_data_available(move || p.answer_pings(&r));
+            ping_reader.set_listener(Some(on_data_available(move || p.answer_pings(&r))))?;
         }
         let pong_reader = Arc::new(pong_reader);
         let (p, r) = (self.clone(), pong_reader.clone());
-        pong_reader.on_data_available(move || p.on_pongs(&r));
+        pong_reader.set_listener(Some(on_data_available(move || p.on_pongs(&r))))?;
         let data_reader = data_reader.map(Arc::new);
         if let Some(dr) = &data_reader {
             let (p, r) = (self.clone(), dr.clone());
-            dr.on_data_available(move || p.on_data(&r));
+            dr.set_listener(Some(on_data_available(move || p.on_data(&r))))?;
         }
-        (ping_reader, pong_reader, data_reader)
+        Ok((ping_reader, pong_reader, data_reader))
     }
 }

@@ -69,11 +69,11 @@ pub fn run(o: Options) -> i32 {
     }
     DATAFRAG_SIZE.store(o.datafrag_size, Ordering::Relaxed);
     ANNOUNCE_MS.store(o.periodic_announcement_ms, Ordering::Relaxed);
-    let popts = ParticipantOptions {
+    let popts = ParticipantOptions::from_env().map(|env| ParticipantOptions {
         tuning: Some(tune),
-        ..ParticipantOptions::default()
-    };
-    let dp = match DomainParticipant::with_options(o.domain, popts) {
+        ..env
+    });
+    let dp = match popts.and_then(|popts| DomainParticipant::with_options(o.domain, popts)) {
         Ok(dp) => dp,
         Err(e) => {
             println!("failed to create participant (missing license?): {e}");

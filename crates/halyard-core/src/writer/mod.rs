@@ -109,9 +109,9 @@ pub(crate) struct GroupEnd {
     pub(crate) members: Option<Arc<[EntityId]>>,
 }
 
-/// Why a write was not accepted.
+/// Why a write was not accepted. Exhaustive: the API maps each variant to its own error, so a
+/// new one must be given its meaning there.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[non_exhaustive]
 pub enum WriteError {
     /// No such local writer.
     UnknownWriter,

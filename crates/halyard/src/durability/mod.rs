@@ -32,40 +32,60 @@
 //! while its channel has no live writer is purged SERVICE_CLEANUP_DELAY later. A writer whose
 //! type differs from the one stored for its topic is refused with a message.
 //!
-//! Where it runs: [`DurabilityService::start`] for a standalone service (`halyard durability
-//! --store PATH`), and embedded, started by a participant when it creates its first
-//! TRANSIENT or PERSISTENT writer (scope: that participant's writers; see
-//! [`crate::ParticipantOptions::durability`]). An embedded service's readers are *fed*: that
+//! Where it runs: `DurabilityService::start` for a standalone service (`halyard durability
+//! --store PATH`), and embedded, started by a participant whose options ask for it when it
+//! creates its first TRANSIENT or PERSISTENT writer (scope: that participant's writers; see
+//! [`crate::ParticipantOptions::durability`]). The service and its store (SQLite) are the
+//! cargo feature `durability`; without it this module keeps only what a writer knows of the
+//! services of other processes ([`ServiceMatch`]) and the options' types. An embedded service's readers are *fed*: that
 //! participant's reliable writers hand them their changes in memory instead of sending them,
 //! and take the service's commits as their acknowledgments (`Input::Fed`; ARCHITECTURE,
 //! "Fed readers").
 
+// Without the cargo feature `durability`, the service's hook in the runtime (`Tap`, `Input`)
+// stays and is never set.
+#![cfg_attr(not(feature = "durability"), allow(dead_code))]
+
+#[cfg(feature = "durability")]
 mod channel;
+#[cfg(feature = "durability")]
 mod cleanup;
+#[cfg(feature = "durability")]
 mod relay_type;
 mod services;
+#[cfg(feature = "durability")]
 mod worker;
 
+#[cfg(feature = "durability")]
 use crate::error::{Error, Result};
+#[cfg(feature = "durability")]
 use crate::participant::{DomainParticipant, ParticipantOptions};
 use halyard_core::{Event, ReceivedSample};
+#[cfg(feature = "durability")]
 use halyard_store::{Store, StoreOptions};
 use halyard_wire::discovery::EndpointData;
 use halyard_wire::qos::DurabilityKind;
-use halyard_wire::{EntityId, Guid, GuidPrefix};
+#[cfg(feature = "durability")]
+use halyard_wire::GuidPrefix;
+use halyard_wire::{EntityId, Guid};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::mpsc;
+#[cfg(feature = "durability")]
+use std::sync::{Arc, Mutex};
+#[cfg(feature = "durability")]
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use halyard_core::is_service_endpoint;
+#[cfg(feature = "durability")]
 pub use halyard_store::{StoreError, StoreStats, SyncLevel};
 pub use services::ServiceMatch;
 
 /// The directory beside a store file that holds its payload segments (`PATH-payloads`). It
 /// belongs to the store, as its `-wal`, `-shm` and `-journal` files do: copy, move or remove
 /// them together.
+#[cfg(feature = "durability")]
 pub fn payload_dir(store: &std::path::Path) -> PathBuf {
     Store::payload_dir(store)
 }
@@ -129,61 +149,34 @@ impl std::str::FromStr for CommitPolicy {
     }
 }
 
-/// The environment variable that turns the embedded durability service off (`off`).
+/// The environment variable that turns the embedded durability service off (`off`), read by
+/// [`crate::ParticipantOptions::from_env`].
 pub const DURABILITY_ENV: &str = "HALYARD_DURABILITY";
-/// The environment variable naming the embedded service's store file.
+/// The environment variable naming the embedded service's store file, read by
+/// [`crate::ParticipantOptions::from_env`].
 pub const DURABILITY_STORE_ENV: &str = "HALYARD_DURABILITY_STORE";
-/// The environment variable choosing the embedded service's [`SyncLevel`]: `process`,
-/// `normal` (the default) or `full`.
+/// The environment variable choosing the embedded service's `SyncLevel`, read by
+/// [`crate::ParticipantOptions::from_env`].
 pub const DURABILITY_SYNC_ENV: &str = "HALYARD_DURABILITY_SYNC";
-
-/// The environment variable choosing the embedded service's [`CommitPolicy`], as `halyard
-/// durability --commit` takes it: `sample`, `batch` (the default), `batch:N[:MS]` or
-/// `interval:MS`.
+/// The environment variable choosing the embedded service's [`CommitPolicy`], read by
+/// [`crate::ParticipantOptions::from_env`].
 pub const DURABILITY_COMMIT_ENV: &str = "HALYARD_DURABILITY_COMMIT";
 
-/// The embedded service's sync level: `HALYARD_DURABILITY_SYNC`, else the default.
-pub(crate) fn sync_from_environment() -> Result<SyncLevel> {
-    from_environment(DURABILITY_SYNC_ENV)
-}
-
-/// The embedded service's commit policy: `HALYARD_DURABILITY_COMMIT`, else the default.
-pub(crate) fn commit_from_environment() -> Result<CommitPolicy> {
-    from_environment(DURABILITY_COMMIT_ENV)
-}
-
-/// Variable `variable` parsed, or the default when it is not set.
-fn from_environment<T>(variable: &'static str) -> Result<T>
-where
-    T: std::str::FromStr<Err = String> + Default,
-{
-    match std::env::var(variable) {
-        Err(std::env::VarError::NotPresent) => Ok(T::default()),
-        Err(std::env::VarError::NotUnicode(v)) => Err(Error::BadEnvironment {
-            variable,
-            reason: format!("{v:?} is not UTF-8"),
-        }),
-        Ok(v) => v
-            .parse()
-            .map_err(|reason| Error::BadEnvironment { variable, reason }),
-    }
-}
-
 /// Whether a participant runs an embedded durability service for its own TRANSIENT and
-/// PERSISTENT writers (started with the first of them). Whichever variant, its store's
-/// [`SyncLevel`] is `HALYARD_DURABILITY_SYNC` (`process`, `normal` or `full`; default
-/// `normal`), its [`CommitPolicy`] `HALYARD_DURABILITY_COMMIT` (default `batch`), and a value
-/// either does not take fails the writer's creation with [`Error::BadEnvironment`].
+/// PERSISTENT writers (started with the first of them), and where it keeps PERSISTENT data.
+/// Its store's sync level and commit policy are `ParticipantOptions::durability_sync` and
+/// `durability_commit`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EmbeddedDurability {
-    /// On, unless `HALYARD_DURABILITY=off`; the store file is `HALYARD_DURABILITY_STORE`,
-    /// else `$XDG_STATE_HOME/halyard/durability-domain<D>.sqlite` (`XDG_STATE_HOME`
-    /// defaults to `~/.local/state`).
+    /// No embedded service (the default): durable samples outlive their writer only in a
+    /// standalone service (`halyard durability`).
     #[default]
-    FromEnvironment,
-    /// No embedded service: durable samples outlive their writer only in a standalone
-    /// service (`halyard durability`).
     Off,
+    /// On, with the store file `$XDG_STATE_HOME/halyard/durability-domain<D>.sqlite` for
+    /// domain `D` (`XDG_STATE_HOME` defaults to `~/.local/state`; the directory is created;
+    /// without either variable PERSISTENT data are not kept beyond their writer). What
+    /// [`crate::ParticipantOptions::from_env`] chooses unless told otherwise.
+    StateDirectory,
     /// On, with this store file for PERSISTENT data (`None`: PERSISTENT data are not kept
     /// beyond their writer, and the service says so in its problems).
     On {
@@ -194,25 +187,19 @@ pub enum EmbeddedDurability {
 
 impl EmbeddedDurability {
     /// `None`: no embedded service; otherwise its store file, if any.
+    #[cfg(feature = "durability")]
     pub(crate) fn resolve(&self, domain_id: u32) -> Option<Option<PathBuf>> {
         match self {
             EmbeddedDurability::Off => None,
             EmbeddedDurability::On { store } => Some(store.clone()),
-            EmbeddedDurability::FromEnvironment => {
-                if std::env::var(DURABILITY_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
-                    return None;
-                }
-                let store = std::env::var_os(DURABILITY_STORE_ENV)
-                    .map(PathBuf::from)
-                    .or_else(|| default_store(domain_id));
-                Some(store)
-            }
+            EmbeddedDurability::StateDirectory => Some(default_store(domain_id)),
         }
     }
 }
 
 /// `$XDG_STATE_HOME/halyard/durability-domain<D>.sqlite` (the directory created), if there is
 /// a home for it.
+#[cfg(feature = "durability")]
 fn default_store(domain_id: u32) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
@@ -223,6 +210,7 @@ fn default_store(domain_id: u32) -> Option<PathBuf> {
 }
 
 /// How a durability service runs.
+#[cfg(feature = "durability")]
 #[derive(Clone, Debug, Default)]
 pub struct DurabilityConfig {
     /// The store file of PERSISTENT data (created if absent; a file that is not a Halyard
@@ -244,6 +232,7 @@ pub struct DurabilityConfig {
 }
 
 /// What a service did so far.
+#[cfg(feature = "durability")]
 #[derive(Clone, Debug, Default)]
 pub struct ServiceStats {
     /// Durable channels served (topic, type, partitions, kind).
@@ -279,6 +268,7 @@ pub struct ServiceStats {
 }
 
 /// Problems a service remembers (the oldest are dropped beyond).
+#[cfg(feature = "durability")]
 pub const MAX_PROBLEMS: usize = 32;
 
 /// What the participant's driver hands the service thread.
@@ -339,6 +329,7 @@ impl Tap {
 
 /// A running durability service (see the module). Dropping it commits what is pending and
 /// stops it.
+#[cfg(feature = "durability")]
 pub struct DurabilityService {
     participant: DomainParticipant,
     tx: mpsc::Sender<Input>,
@@ -346,6 +337,7 @@ pub struct DurabilityService {
     stats: Arc<Mutex<ServiceStats>>,
 }
 
+#[cfg(feature = "durability")]
 impl DurabilityService {
     /// Opens the stores, starts the service's participant in `domain_id`, serves what the
     /// store holds at once and stores what durable writers write from now on. A store file
@@ -456,6 +448,7 @@ impl DurabilityService {
     }
 }
 
+#[cfg(feature = "durability")]
 impl Drop for DurabilityService {
     fn drop(&mut self) {
         self.halt();
