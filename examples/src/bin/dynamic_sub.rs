@@ -17,7 +17,8 @@ use halyard::cdr::Extensibility;
 
 use halyard::xtypes::{dynamic, DynamicType, TypeInformation, TypeRegistry};
 use halyard::{
-    DataReaderQos, DomainParticipant, DynamicKeySupport, EndpointTypeInformation, SubscriberQos,
+    DataReaderQos, DomainParticipant, DynamicKeySupport, EndpointTypeInformation,
+    ParticipantOptions, SubscriberQos,
 };
 use halyard::{UntypedTopic, UntypedType};
 use std::process::ExitCode;
@@ -42,8 +43,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let topic_name = std::env::args()
         .nth(2)
         .unwrap_or_else(|| "HelloWorld".into());
-    let participant =
-        DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))?;
+    let participant = ParticipantOptions::from_env()
+        .and_then(|options| DomainParticipant::with_options(domain, options))
+        .map_err(|e| format!("cannot join domain {domain}: {e}"))?;
 
     println!("dynamic_sub: waiting for a writer of {topic_name} in domain {domain}");
     let (type_name, info) = writer_type(&participant, &topic_name)?;

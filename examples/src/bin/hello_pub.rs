@@ -11,7 +11,7 @@
 //! The optional argument is the DDS domain id (default 0). `HALYARD_INTERFACE=lo` keeps the
 //! traffic on this machine.
 
-use halyard::{DataWriterQos, DomainParticipant, PublisherQos};
+use halyard::{DataWriterQos, DomainParticipant, ParticipantOptions, PublisherQos};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -44,10 +44,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // A DomainParticipant is this program's membership of a DDS domain: it finds the other
     // participants of the same domain id (no broker, no configuration: they announce
-    // themselves by multicast) and owns the sockets and threads. It uses the network
-    // interface HALYARD_INTERFACE names, else the first non-loopback one.
-    let participant =
-        DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))?;
+    // themselves by multicast) and owns the sockets and threads. Its options come from code;
+    // `from_env` starts from the HALYARD_* environment variables (HALYARD_INTERFACE names the
+    // network interface, else the first non-loopback one is used).
+    let participant = ParticipantOptions::from_env()
+        .and_then(|options| DomainParticipant::with_options(domain, options))
+        .map_err(|e| format!("cannot join domain {domain}: {e}"))?;
 
     // A Topic names a stream of data of one type: writers and readers of the same topic
     // name (and a compatible type) are matched with each other.

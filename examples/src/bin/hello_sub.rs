@@ -11,7 +11,7 @@
 //! The optional argument is the DDS domain id (default 0). `hello_pub` explains the
 //! participant, the topic and QoS.
 
-use halyard::{DataReaderQos, DomainParticipant, SubscriberQos};
+use halyard::{DataReaderQos, DomainParticipant, ParticipantOptions, SubscriberQos};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -39,8 +39,9 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let domain = domain_from_args()?;
-    let participant =
-        DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))?;
+    let participant = ParticipantOptions::from_env()
+        .and_then(|options| DomainParticipant::with_options(domain, options))
+        .map_err(|e| format!("cannot join domain {domain}: {e}"))?;
     let topic = participant.create_topic::<Greeting>("HelloWorld")?;
 
     // A Subscriber groups readers; a DataReader receives the samples of one topic into its

@@ -10,8 +10,8 @@
 //! ```
 
 use halyard::{
-    DataReaderQos, DataWriterQos, DomainParticipant, InstanceState, PublisherQos, Selector,
-    SubscriberQos,
+    DataReaderQos, DataWriterQos, DomainParticipant, InstanceState, ParticipantOptions,
+    PublisherQos, Selector, SubscriberQos,
 };
 use std::process::ExitCode;
 use std::time::Duration;
@@ -40,7 +40,9 @@ fn main() -> ExitCode {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let domain = domain_from_args()?;
     let join = |domain| {
-        DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))
+        ParticipantOptions::from_env()
+            .and_then(|options| DomainParticipant::with_options(domain, options))
+            .map_err(|e| format!("cannot join domain {domain}: {e}"))
     };
     let (publishing, subscribing) = (join(domain)?, join(domain)?);
 

@@ -55,19 +55,20 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     stored_and_served
 }
 
-/// Participant options without the embedded durability service.
-fn without_embedded_service() -> ParticipantOptions {
-    ParticipantOptions {
+/// Participant options from the environment, without an embedded durability service (the
+/// service started below is the one that keeps the samples).
+fn without_embedded_service() -> halyard::Result<ParticipantOptions> {
+    Ok(ParticipantOptions {
         durability: EmbeddedDurability::Off,
-        ..Default::default()
-    }
+        ..ParticipantOptions::from_env()?
+    })
 }
 
 fn store_then_serve(domain: u32, store: &Path) -> Result<(), Box<dyn std::error::Error>> {
     // 1. The service: a participant of its own that stores what it receives in `store`.
     let config = DurabilityConfig {
         store: Some(store.to_path_buf()),
-        participant: without_embedded_service(),
+        participant: without_embedded_service()?,
         ..Default::default()
     };
     let service = DurabilityService::start(domain, config.clone())
@@ -75,7 +76,7 @@ fn store_then_serve(domain: u32, store: &Path) -> Result<(), Box<dyn std::error:
 
     // 2. The writer, in a block: at its end the writer and its participant are gone.
     {
-        let participant = DomainParticipant::with_options(domain, without_embedded_service())?;
+        let participant = DomainParticipant::with_options(domain, without_embedded_service()?)?;
         let topic = participant.create_topic::<Reading>("PlantReadings")?;
         // By default a writer that goes away disposes its instances (WRITER_DATA_LIFECYCLE),
         // and the service then forgets them: keep them.
@@ -109,7 +110,7 @@ fn store_then_serve(domain: u32, store: &Path) -> Result<(), Box<dyn std::error:
 
     // 4. The late reader. The service keeps, per instance, what the writer's
     // DURABILITY_SERVICE policy says: by default the last sample (KEEP_LAST 1).
-    let participant = DomainParticipant::with_options(domain, without_embedded_service())?;
+    let participant = DomainParticipant::with_options(domain, without_embedded_service()?)?;
     let topic = participant.create_topic::<Reading>("PlantReadings")?;
     let qos = DataReaderQos::default()
         .reliable()

@@ -73,17 +73,22 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 fn exchange(domain: u32, dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     // A participant with an identity (`DIR/NAME`, as `HALYARD_SECURITY=DIR/NAME` would give
     // it) authenticates every peer and is matched only with peers that authenticated.
+    let environment = ParticipantOptions::from_env()?;
     let secured = |name: &str| {
         let options = ParticipantOptions {
             security: Some(dir.join(name)),
-            ..Default::default()
+            ..environment.clone()
         };
         DomainParticipant::with_options(domain, options)
             .map_err(|e| format!("{name} cannot join domain {domain}: {e}"))
     };
     let (alice, bob) = (secured("alice")?, secured("bob")?);
-    // No identity (unless HALYARD_SECURITY names one): eve cannot take part.
-    let eve = DomainParticipant::new(domain)?;
+    // No identity: eve cannot take part.
+    let eve_options = ParticipantOptions {
+        security: None,
+        ..environment
+    };
+    let eve = DomainParticipant::with_options(domain, eve_options)?;
 
     let topic = alice.create_topic::<Secret>("Secrets")?;
     let writer = alice

@@ -13,8 +13,8 @@
 //! ```
 
 use halyard::{
-    Condition, DataReaderQos, DataWriterQos, DomainParticipant, GuardCondition, PublisherQos,
-    StatusMask, SubscriberQos, WaitSet,
+    Condition, DataReaderQos, DataWriterQos, DomainParticipant, GuardCondition, ParticipantOptions,
+    PublisherQos, StatusMask, SubscriberQos, WaitSet,
 };
 use std::process::ExitCode;
 use std::time::Duration;
@@ -41,8 +41,9 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let domain = domain_from_args()?;
-    let participant =
-        DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))?;
+    let participant = ParticipantOptions::from_env()
+        .and_then(|options| DomainParticipant::with_options(domain, options))
+        .map_err(|e| format!("cannot join domain {domain}: {e}"))?;
     let topic = participant.create_topic::<Tick>("Ticks")?;
     let qos = DataReaderQos::default().reliable().keep_last(10);
     let reader = participant
@@ -110,7 +111,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// The writing thread: its own participant and writer; writes the ticks once the reader
 /// matched and returns once the reader acknowledged them.
 fn write_ticks(domain: u32) -> halyard::Result<()> {
-    let participant = DomainParticipant::new(domain)?;
+    let participant = ParticipantOptions::from_env()
+        .and_then(|options| DomainParticipant::with_options(domain, options))?;
     let topic = participant.create_topic::<Tick>("Ticks")?;
     let writer = participant
         .create_publisher(PublisherQos::default())

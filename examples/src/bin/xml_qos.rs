@@ -10,7 +10,7 @@
 //! cargo run -p halyard-examples --bin xml_qos [DOMAIN [QOS_FILE]]
 //! ```
 
-use halyard::{DomainParticipant, QosProvider};
+use halyard::{DomainParticipant, ParticipantOptions, QosProvider};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,7 +42,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Reads and checks the whole file: a mistake in it is an error naming file:line:column.
     let profiles = QosProvider::from_file(&file)?;
     let join = |domain| {
-        DomainParticipant::new(domain).map_err(|e| format!("cannot join domain {domain}: {e}"))
+        ParticipantOptions::from_env()
+            .and_then(|options| DomainParticipant::with_options(domain, options))
+            .map_err(|e| format!("cannot join domain {domain}: {e}"))
     };
 
     // The writer: its publisher's QoS and its own come from the profile. A profile may hold
