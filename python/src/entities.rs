@@ -497,9 +497,7 @@ impl NativeReader {
             .map(|l| Arc::new(PyReaderListener { obj: l }) as Arc<dyn halyard::DataReaderListener>);
         let r = py
             .allow_threads(|| match &topic.filtered {
-                Some(f) => subscriber
-                    .inner
-                    .create_untyped_datareader_filtered(f, q, l),
+                Some(f) => subscriber.inner.create_untyped_datareader_filtered(f, q, l),
                 None => subscriber
                     .inner
                     .create_untyped_datareader(&topic.inner, q, l),
