@@ -17,9 +17,9 @@
 //! not fit bytes is left out, not faked: content filters and query conditions evaluate
 //! members, so an untyped reader gets them when it is given its type as a [`DynamicType`]
 //! (`create_untyped_contentfilteredtopic`, `UntypedDataReader::create_querycondition`: the
-//! same filter language as typed readers, `crate::filter`). An untyped writer sends every
-//! sample to every reader (it is given no type to evaluate with); readers filter on their
-//! side.
+//! same filter language as typed readers, `crate::filter`). An untyped writer applies its
+//! readers' content filters when its type comes with its XTypes description (it decodes
+//! samples with it); without, it sends every sample and readers filter on their side.
 
 use crate::condition::QueryCondition;
 use crate::error::{Error, Result};
@@ -94,6 +94,21 @@ impl std::fmt::Debug for UntypedType {
 }
 
 impl UntypedType {
+    /// The type as a [`DynamicType`], built from its XTypes description (`None` without one,
+    /// or when it does not build).
+    pub fn dynamic_type(&self) -> Option<DynamicType> {
+        use crate::xtypes::{TypeInformation, TypeObject, TypeRegistry};
+        let d = self.type_description.as_ref()?;
+        let info = TypeInformation::from_xcdr2(&d.type_information).ok()?;
+        let mut reg = TypeRegistry::new();
+        for o in &d.type_objects {
+            reg.insert_object(TypeObject::from_xcdr2(o).ok()?).ok()?;
+        }
+        reg.build(&info.complete.typeid_with_size.type_id)
+            .or_else(|_| reg.build(&info.minimal.typeid_with_size.type_id))
+            .ok()
+    }
+
     /// A keyless type.
     pub fn keyless(type_name: impl Into<String>, extensibility: Extensibility) -> Self {
         UntypedType {
@@ -241,8 +256,10 @@ impl DomainParticipant {
 
 impl Publisher {
     /// Creates a writer of serialized samples of `topic`'s run-time type. QoS, listener,
-    /// matching, reliability and durability are a typed writer's; it does not apply its
-    /// readers' content filters (it cannot evaluate members), they filter on their side.
+    /// matching, reliability and durability are a typed writer's. When the type comes with
+    /// its XTypes description it applies its readers' content filters as a typed writer does
+    /// (decoding samples with that description); without, it sends every sample and readers
+    /// filter on their side.
     pub fn create_untyped_datawriter(
         &self,
         topic: &UntypedTopic,
@@ -254,7 +271,11 @@ impl Publisher {
             Some(&halyard_core::matching::XCDR2) => DataRepresentation::Xcdr2,
             _ => DataRepresentation::Xcdr1,
         };
-        let inner = self.create_writer(&topic.topic, has_key, None, qos, listener)?;
+        let compiler = topic
+            .ty
+            .dynamic_type()
+            .map(crate::filter::dynamic_filter_compiler);
+        let inner = self.create_writer(&topic.topic, has_key, compiler, qos, listener)?;
         Ok(UntypedDataWriter {
             inner,
             ty: topic.ty.clone(),

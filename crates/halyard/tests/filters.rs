@@ -4,8 +4,9 @@
 //! send what the reader's filter rejects, with the parameters the reader last set), a
 //! QueryCondition selects (and triggers a WaitSet) by its query, one with ORDER BY returns
 //! what it selects sorted (ties in reception order), an untyped reader given its type as a
-//! dynamic type filters and queries with the same language, and bad expressions (ORDER BY in
-//! a content filter among them) are refused with the offending token.
+//! dynamic type filters and queries with the same language, an untyped writer whose type
+//! comes with its description filters for its readers, and bad expressions (ORDER BY in a
+//! content filter among them) are refused with the offending token.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
 mod common;
@@ -421,4 +422,40 @@ fn an_untyped_reader_filters_and_queries_with_its_dynamic_type() {
         .err()
         .expect("refused");
     assert!(e.to_string().contains("no member z"), "{e}");
+}
+
+#[test]
+fn an_untyped_writer_with_a_type_description_filters_for_a_filtered_reader() {
+    let (a, b) = (participant(136), participant(136));
+    let ta = a
+        .create_untyped_topic("UntypedWriter", halyard::UntypedType::of::<Reading>())
+        .unwrap();
+    let tb = b.create_topic::<Reading>("UntypedWriter").unwrap();
+    let w = a
+        .create_publisher(GroupQos::default())
+        .create_untyped_datawriter(&ta, reliable(EndpointQos::writer_default()), None)
+        .unwrap();
+    let cft = b
+        .create_contentfilteredtopic("UntypedHigh", &tb, "level = High", vec![])
+        .unwrap();
+    let r = b
+        .create_subscriber(GroupQos::default())
+        .create_datareader_filtered(&cft, reliable(EndpointQos::reader_default()), None)
+        .unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    for id in 0..12 {
+        let mut buf = Vec::new();
+        halyard::cdr::serialize(
+            &reading(id),
+            halyard::cdr::DataRepresentation::Xcdr1,
+            &mut buf,
+        )
+        .unwrap();
+        w.write(&buf).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(ids(r.take(100).unwrap()), vec![2, 5, 8, 11]);
+    // The writer decoded its samples with the type's description and sent only those.
+    assert!(w.filtered_out_count() >= 8, "{}", w.filtered_out_count());
+    assert_eq!(r.filtered_sample_count(), 0);
 }

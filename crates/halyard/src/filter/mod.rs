@@ -258,12 +258,34 @@ pub(crate) fn sample_filter(
 /// on the reader). Any other filter class, or an expression that does not fit `T`: none, and
 /// that reader gets every sample.
 pub(crate) fn writer_filter_compiler<T: TopicType>() -> halyard_core::FilterCompiler {
-    Arc::new(|p: &ContentFilterProperty| {
+    filter_compiler(
+        |e, p| Filter::new::<T>(e, p).ok(),
+        Arc::new(Typed::<T>::new()),
+    )
+}
+
+/// [`writer_filter_compiler`] for samples of a type known at run time: expressions bind to
+/// `ty` and samples decode with it.
+pub(crate) fn dynamic_filter_compiler(ty: DynamicType) -> halyard_core::FilterCompiler {
+    let schema = ty.clone();
+    filter_compiler(
+        move |e, p| Filter::for_schema(e, p, &schema).ok(),
+        Arc::new(ty),
+    )
+}
+
+/// The compiler of DDSSQL announcements whose expressions `bind` parses, run on the samples
+/// `decoder` decodes.
+fn filter_compiler(
+    bind: impl Fn(&str, &[String]) -> Option<Filter> + Send + Sync + 'static,
+    decoder: Arc<dyn SampleDecoder>,
+) -> halyard_core::FilterCompiler {
+    Arc::new(move |p: &ContentFilterProperty| {
         if p.filter_class_name != DDSSQL {
             return None;
         }
-        let f = Filter::new::<T>(&p.filter_expression, &p.expression_parameters).ok()?;
-        let decoder = Typed::<T>::new();
+        let f = bind(&p.filter_expression, &p.expression_parameters)?;
+        let decoder = Arc::clone(&decoder);
         let test: SampleFilter = Arc::new(move |payload: &[u8]| {
             let mut pass = true;
             let decoded = decoder.with_sample(payload, &mut |v| pass = f.matches(v));
