@@ -35,6 +35,7 @@ from ._native import (
     UnsupportedError,
 )
 from .core import (
+    ContentFilteredTopic,
     DataReader,
     DataWriter,
     DomainParticipant,
@@ -43,6 +44,7 @@ from .core import (
     InvalidSample,
     Listener,
     Publisher,
+    QueryCondition,
     ReadCondition,
     SampleState,
     StatusCondition,
@@ -57,9 +59,11 @@ from .qos import Policy, Qos, duration
 __all__ = [
     "AlreadyDeletedError", "BadParameterError", "DDSError", "DDSTimeoutError",
     "OutOfResourcesError", "PreconditionNotMetError", "QosError", "SampleInfo", "SampleTypeError",
-    "SerializationError", "TransportError", "UnsupportedError", "DataReader", "DataWriter",
+    "SerializationError", "TransportError", "UnsupportedError", "ContentFilteredTopic",
+    "DataReader", "DataWriter",
     "DomainParticipant", "GuardCondition", "InstanceState", "InvalidSample", "Listener",
-    "Publisher", "ReadCondition", "SampleState", "StatusCondition", "StatusMask", "Subscriber",
+    "Publisher", "QueryCondition", "ReadCondition", "SampleState", "StatusCondition",
+    "StatusMask", "Subscriber",
     "Topic", "ViewState", "WaitSet", "Policy", "Qos", "duration",
 ]
 __version__ = "0.1.0"

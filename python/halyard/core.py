@@ -14,8 +14,9 @@ from .idl import type_support
 from .qos import Qos
 
 __all__ = [
-    "DomainParticipant", "Topic", "Publisher", "Subscriber", "DataWriter", "DataReader",
-    "Listener", "InvalidSample", "ReadCondition", "StatusCondition", "GuardCondition", "WaitSet",
+    "DomainParticipant", "Topic", "ContentFilteredTopic", "Publisher", "Subscriber", "DataWriter", "DataReader",
+    "Listener", "InvalidSample", "ReadCondition", "QueryCondition", "StatusCondition",
+    "GuardCondition", "WaitSet",
     "SampleState", "ViewState", "InstanceState", "StatusMask",
 ]
 
@@ -103,6 +104,38 @@ class Topic(_t.Generic[T]):
     def typename(self) -> str:
         """The registered type name."""
         return self._native.type_name
+
+
+class ContentFilteredTopic(Topic[T]):
+    """Topic ``name`` of the samples of ``topic`` that ``expression`` accepts: a DDS SQL
+    condition on the sample's members (DDS 1.4 Annex B, ``%n`` for ``parameters[n]``),
+    evaluated by Halyard's filter language. Its readers see only those samples and announce
+    the filter, so writers that apply it do not send them the others. A bad expression raises
+    :class:`BadParameterError` naming the offending token."""
+
+    def __init__(self, participant: DomainParticipant, name: str, topic: Topic[T],
+                 expression: str, parameters: _t.Sequence[str] = ()) -> None:
+        self.participant = participant
+        self.data_type = topic.data_type
+        self.qos = topic.qos
+        self.related_topic = topic
+        self._ts = topic._ts
+        self._native = _native.NativeTopic.content_filtered(
+            participant._native, name, topic._native, expression, [str(p) for p in parameters])
+
+    @property
+    def expression(self) -> str:
+        """The filter expression."""
+        return self._native.filter_expression or ""
+
+    @property
+    def parameters(self) -> _t.List[str]:
+        """The values of ``%0``, ``%1``, ..."""
+        return self._native.expression_parameters
+
+    def set_parameters(self, parameters: _t.Sequence[str]) -> None:
+        """Replaces the parameters; its readers filter with them from now on."""
+        self._native.set_expression_parameters([str(p) for p in parameters])
 
 
 class Publisher:
@@ -343,6 +376,31 @@ class ReadCondition:
     def triggered(self) -> bool:
         """The trigger value."""
         return self._native.trigger_value()
+
+
+class QueryCondition(ReadCondition):
+    """A :class:`ReadCondition` whose data samples must also pass ``expression``: a DDS SQL
+    condition on the sample's members (DDS 1.4 Annex B: ``"x > %0 AND name LIKE 'a%'"``,
+    ``%n`` for ``parameters[n]``), which may end with (or be only) ``ORDER BY`` members, to
+    read and take through it sorted by them. The same filter language as Halyard's Rust API;
+    a bad expression raises :class:`BadParameterError` naming the offending token."""
+
+    def __init__(self, reader: DataReader, expression: str,
+                 parameters: _t.Sequence[str] = (), sample_states: int = 0,
+                 view_states: int = 0, instance_states: int = 0) -> None:
+        self.reader = reader
+        self._native = reader._native.query_condition(
+            expression, [str(p) for p in parameters], sample_states, view_states,
+            instance_states)
+
+    @property
+    def expression(self) -> str:
+        """The query expression, as given."""
+        return self._native.query_expression() or ""
+
+    def set_parameters(self, parameters: _t.Sequence[str]) -> None:
+        """Replaces the values of ``%0``, ``%1``, ..."""
+        self._native.set_query_parameters([str(p) for p in parameters])
 
 
 class StatusCondition:

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use halyard::{
     DomainParticipant, InstanceHandle, InstanceState, MatchedStatus, ParticipantOptions, Publisher,
-    SampleInfo, SampleState, Subscriber, UntypedDataReader, UntypedDataWriter, UntypedTopic,
-    ViewState,
+    SampleInfo, SampleState, Subscriber, UntypedContentFilteredTopic, UntypedDataReader,
+    UntypedDataWriter, UntypedTopic, ViewState,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -93,11 +93,13 @@ impl Participant {
     }
 }
 
-/// A topic of a Python IDL class.
+/// A topic of a Python IDL class, or a content-filtered topic of one (`filtered`).
 #[pyclass(module = "halyard._native", frozen)]
 pub struct NativeTopic {
     pub(crate) inner: UntypedTopic,
     pub(crate) ts: Py<TypeSupport>,
+    /// Set for a content-filtered topic: its readers read only what its filter accepts.
+    pub(crate) filtered: Option<UntypedContentFilteredTopic>,
 }
 
 #[pymethods]
@@ -107,13 +109,77 @@ impl NativeTopic {
     fn py_new(p: &Participant, name: &str, ts: Py<TypeSupport>) -> PyResult<Self> {
         let ty = ts.get().untyped.clone();
         let inner = p.inner.create_untyped_topic(name, ty).map_err(to_py)?;
-        Ok(NativeTopic { inner, ts })
+        Ok(NativeTopic {
+            inner,
+            ts,
+            filtered: None,
+        })
     }
 
-    /// The topic name.
+    /// A content-filtered topic `name` of `topic`: its readers see only the samples
+    /// `expression` (DDS SQL, `%n` for `params[n]`) accepts, evaluated by Halyard's filter
+    /// language on the topic's type, and announce it so writers filter for them.
+    #[staticmethod]
+    #[pyo3(signature = (participant, name, topic, expression, params=Vec::new()))]
+    fn content_filtered(
+        py: Python<'_>,
+        participant: &Participant,
+        name: &str,
+        topic: &NativeTopic,
+        expression: &str,
+        params: Vec<String>,
+    ) -> PyResult<Self> {
+        let cft = participant
+            .inner
+            .create_untyped_contentfilteredtopic(
+                name,
+                &topic.inner,
+                expression,
+                params,
+                &topic.ts.get().ty,
+            )
+            .map_err(to_py)?;
+        Ok(NativeTopic {
+            inner: topic.inner.clone(),
+            ts: topic.ts.clone_ref(py),
+            filtered: Some(cft),
+        })
+    }
+
+    /// The topic name (a content-filtered topic's own name).
     #[getter]
     fn name(&self) -> &str {
-        self.inner.name()
+        match &self.filtered {
+            Some(f) => f.name(),
+            None => self.inner.name(),
+        }
+    }
+
+    /// A content-filtered topic's expression (None for a topic).
+    #[getter]
+    fn filter_expression(&self) -> Option<String> {
+        self.filtered.as_ref().map(|f| f.filter_expression())
+    }
+
+    /// A content-filtered topic's parameters (empty for a topic).
+    #[getter]
+    fn expression_parameters(&self) -> Vec<String> {
+        self.filtered
+            .as_ref()
+            .map(|f| f.expression_parameters())
+            .unwrap_or_default()
+    }
+
+    /// Replaces a content-filtered topic's parameters (its readers filter with them from
+    /// now on, and announce them).
+    fn set_expression_parameters(&self, py: Python<'_>, params: Vec<String>) -> PyResult<()> {
+        let Some(f) = &self.filtered else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "a topic that is not content-filtered has no expression parameters",
+            ));
+        };
+        py.allow_threads(|| f.set_expression_parameters(params))
+            .map_err(to_py)
     }
 
     /// The registered type name.
@@ -434,10 +500,13 @@ impl NativeReader {
         let l = listener
             .map(|l| Arc::new(PyReaderListener { obj: l }) as Arc<dyn halyard::DataReaderListener>);
         let r = py
-            .allow_threads(|| {
-                subscriber
+            .allow_threads(|| match &topic.filtered {
+                Some(f) => subscriber
                     .inner
-                    .create_untyped_datareader(&topic.inner, (&q).into(), l)
+                    .create_untyped_datareader_filtered(f, (&q).into(), l),
+                None => subscriber
+                    .inner
+                    .create_untyped_datareader(&topic.inner, (&q).into(), l),
             })
             .map_err(to_py)?;
         Ok(NativeReader {
@@ -521,7 +590,37 @@ impl NativeReader {
         };
         crate::listeners::NativeReadCondition {
             inner: self.inner.create_readcondition_with_mask(mask),
+            query: None,
         }
+    }
+
+    /// A QueryCondition: a ReadCondition on the state masks (as `read_condition`) whose data
+    /// samples must also pass `expression` (DDS SQL, `%n` for `params[n]`, optionally ending
+    /// with `ORDER BY`), evaluated by Halyard's filter language on the reader's type.
+    #[pyo3(signature = (expression, params=Vec::new(), sample_states=0, view_states=0, instance_states=0))]
+    fn query_condition(
+        &self,
+        expression: &str,
+        params: Vec<String>,
+        sample_states: u32,
+        view_states: u32,
+        instance_states: u32,
+    ) -> PyResult<crate::listeners::NativeReadCondition> {
+        let any = halyard::StateMask::ANY;
+        let or_any = |v: u32, a: u32| if v == 0 { a } else { v };
+        let mask = halyard::StateMask {
+            sample_states: or_any(sample_states, any.sample_states),
+            view_states: or_any(view_states, any.view_states),
+            instance_states: or_any(instance_states, any.instance_states),
+        };
+        let q = self
+            .inner
+            .create_querycondition(mask, expression, params, &self.ts.get().ty)
+            .map_err(to_py)?;
+        Ok(crate::listeners::NativeReadCondition {
+            inner: q.read_condition().clone(),
+            query: Some(q),
+        })
     }
 
     /// The status condition.

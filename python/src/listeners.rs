@@ -113,10 +113,12 @@ impl halyard::DataWriterListener for PyWriterListener {
     }
 }
 
-/// A ReadCondition.
+/// A ReadCondition, or a QueryCondition's (then `query` is set).
 #[pyclass(module = "halyard._native", frozen)]
 pub struct NativeReadCondition {
     pub(crate) inner: ReadCondition,
+    /// The QueryCondition it belongs to, for its expression and parameters.
+    pub(crate) query: Option<halyard::QueryCondition>,
 }
 
 #[pymethods]
@@ -124,6 +126,21 @@ impl NativeReadCondition {
     /// True while the reader holds samples the condition selects.
     fn trigger_value(&self) -> bool {
         self.inner.trigger_value()
+    }
+
+    /// A QueryCondition's expression (None for a plain ReadCondition).
+    fn query_expression(&self) -> Option<String> {
+        self.query.as_ref().map(|q| q.query_expression())
+    }
+
+    /// Replaces a QueryCondition's parameters.
+    fn set_query_parameters(&self, params: Vec<String>) -> PyResult<()> {
+        match &self.query {
+            Some(q) => q.set_query_parameters(params).map_err(crate::errors::to_py),
+            None => Err(pyo3::exceptions::PyTypeError::new_err(
+                "a ReadCondition has no query parameters",
+            )),
+        }
     }
 }
 

@@ -85,6 +85,58 @@ def test_waitset_read_condition_timeout_and_trigger(dp):
     assert ws.wait(1) == [guard]
 
 
+def test_query_condition_selects_sorts_and_takes_new_parameters(dp):
+    topic = halyard.Topic(dp, "query_topic", Reading)
+    rd = halyard.DataReader(dp, topic, qos=RELIABLE)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    wr.wait_for_matched(1, 5)
+    for sensor, value in [(1, 5.0), (2, 0.5), (3, 2.5), (4, 9.0)]:
+        wr.write(Reading(sensor, value))
+    deadline = time.time() + 5
+    while len(rd.read(10)) < 4 and time.time() < deadline:
+        time.sleep(0.01)
+    qc = halyard.QueryCondition(rd, "value > %0 ORDER BY value", ["1"])
+    assert qc.expression == "value > %0 ORDER BY value"
+    assert qc.triggered
+    assert [s.sensor for s in rd.read(10, condition=qc)] == [3, 1, 4]
+    qc.set_parameters(["4.5"])
+    assert [s.sensor for s in rd.take(10, condition=qc)] == [1, 4]
+    assert sorted(s.sensor for s in rd.take(10)) == [2, 3]
+    with pytest.raises(halyard.BadParameterError, match="colour"):
+        halyard.QueryCondition(rd, "colour = 'red'")
+
+
+def test_content_filtered_topic_reader_sees_only_what_its_filter_accepts(dp):
+    topic = halyard.Topic(dp, "cft_topic", Reading)
+    cft = halyard.ContentFilteredTopic(dp, "cft_high", topic, "value >= %0", ["2"])
+    assert cft.name == "cft_high" and cft.expression == "value >= %0"
+    assert cft.parameters == ["2"]
+    rd = halyard.DataReader(dp, cft, qos=RELIABLE)
+    wr = halyard.DataWriter(dp, topic, qos=RELIABLE)
+    wr.wait_for_matched(1, 5)
+    for sensor, value in [(1, 5.0), (2, 0.5), (3, 2.5)]:
+        wr.write(Reading(sensor, value))
+    deadline = time.time() + 5
+    got = []
+    while len(got) < 2 and time.time() < deadline:
+        got += rd.take(10)
+        time.sleep(0.01)
+    assert sorted(s.sensor for s in got) == [1, 3]
+    cft.set_parameters(["6"])
+    wr.write(Reading(4, 5.5))
+    wr.write(Reading(5, 7.0))
+    deadline = time.time() + 5
+    got = []
+    while not got and time.time() < deadline:
+        got += rd.take(10)
+        time.sleep(0.01)
+    time.sleep(0.1)
+    got += rd.take(10)
+    assert [s.sensor for s in got] == [5]
+    with pytest.raises(halyard.BadParameterError, match="sensr"):
+        halyard.ContentFilteredTopic(dp, "cft_bad", topic, "sensr = 1")
+
+
 def test_read_then_take_and_dispose(dp):
     topic = halyard.Topic(dp, "dispose_topic", Reading)
     rd = halyard.DataReader(dp, topic, qos=RELIABLE)

@@ -17,7 +17,6 @@ mod pub_durable;
 mod security;
 mod service_qos;
 mod shapes;
-mod sqlfilter;
 mod sub;
 mod sub_readers;
 mod typeof_cmd;

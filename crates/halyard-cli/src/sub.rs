@@ -8,13 +8,15 @@
 //! exactly what a writer offers for each kind of writer that reader does not serve; each
 //! sample is printed once. `--reliable`, `--best-effort`, `--durability`, `--history` and
 //! `--partition` override. It accepts XCDR1 and XCDR2. `--filter` keeps the samples a DDS
-//! SQL expression accepts, evaluated on the decoded sample (see [`crate::sqlfilter`]).
+//! SQL expression accepts, evaluated on the decoded sample by Halyard's filter language
+//! ([`halyard::filter`], bound to the type learnt at run time).
 
 use crate::discovery::{option_value, BadArgs};
 use crate::dyntopic::{self, Common, Failure, Resolved};
-use crate::sqlfilter::Expr;
 use crate::sub_readers::Readers;
+use halyard::filter::DynamicSample;
 use halyard::xtypes::dynamic;
+use halyard::Filter;
 use halyard::{DomainParticipant, InstanceState, Sample};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -173,7 +175,7 @@ fn run(a: &Args) -> Result<(), Failure> {
     let (dp, r, other_names) = join_and_resolve(&a.common)?;
     let filter = match &a.filter {
         Some(text) => Some(
-            Expr::parse(text, &r.ty)
+            Filter::for_schema(text, &[], &r.ty)
                 .map_err(|e| Failure::BadArgs(format!("bad --filter {text:?}: {e}")))?,
         ),
         None => None,
@@ -270,7 +272,7 @@ impl<'a> Printer<'a> {
 
     /// The line to print for `s`, `None` when filtered out or undecodable (reported on
     /// stderr once a sample).
-    fn line(&mut self, s: &Sample<Vec<u8>>, filter: Option<&Expr>) -> Option<String> {
+    fn line(&mut self, s: &Sample<Vec<u8>>, filter: Option<&Filter>) -> Option<String> {
         let handle = s.info.instance_handle.0;
         let Some(bytes) = s.data.as_ref().filter(|_| s.info.valid_data) else {
             self.notice_count += 1;
@@ -297,7 +299,7 @@ impl<'a> Printer<'a> {
         {
             self.keys.insert(handle, key_json(&self.r.ty, &j));
         }
-        if filter.is_some_and(|f| !f.matches(&j)) {
+        if filter.is_some_and(|f| !f.matches(&DynamicSample::new(&self.r.ty, &v))) {
             return None;
         }
         self.data_count += 1;

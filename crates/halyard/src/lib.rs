@@ -79,8 +79,8 @@ pub use status::{
 };
 pub use topic_name::{check_topic_name, TopicNameError, MAX_TOPIC_NAME_LEN};
 pub use untyped::{
-    KeySupport, OwnedTypeDescription, Untyped, UntypedDataReader, UntypedDataWriter, UntypedTopic,
-    UntypedType,
+    KeySupport, OwnedTypeDescription, Untyped, UntypedContentFilteredTopic, UntypedDataReader,
+    UntypedDataWriter, UntypedTopic, UntypedType,
 };
 pub use writer::{Batching, DataWriter};
 

@@ -918,13 +918,26 @@ impl Subscriber {
         } else {
             None
         };
-        let filter = filtered.map(|t| crate::filter::sample_filter::<T>(&t.filter));
-        let shared = self.group.participant.shared.clone();
         let endpoint = crate::reader::ReaderSupport {
             has_key: T::has_key(),
             key_fn,
-            filter,
+            filter: None,
         };
+        self.create_reader_filtered_with(topic, endpoint, qos, listener, filtered)
+    }
+
+    /// Creates a reader of `topic` (typed, or untyped) with what `endpoint` says of its type,
+    /// reading only what `filtered`'s filter accepts, and announcing it, when given.
+    pub(crate) fn create_reader_filtered_with<T, U>(
+        &self,
+        topic: &Topic<U>,
+        mut endpoint: crate::reader::ReaderSupport,
+        qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+        filtered: Option<&crate::filter::ContentFilteredTopic<U>>,
+    ) -> Result<DataReader<T>> {
+        endpoint.filter = filtered.map(|t| t.sample_filter());
+        let shared = self.group.participant.shared.clone();
         self.create_reader_with(
             topic,
             endpoint,

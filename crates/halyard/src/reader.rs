@@ -477,9 +477,19 @@ impl<T: TopicType> DataReader<T> {
         T: halyard_cdr::Reflect,
     {
         let filter = crate::filter::Filter::new_query::<T>(expression, &params)?;
-        let (query, shared) = crate::filter::SampleQuery::new::<T>(filter);
+        Ok(self.query_condition(mask, crate::filter::SampleQuery::new::<T>(filter)))
+    }
+}
+
+impl<T> DataReader<T> {
+    /// The QueryCondition of `query` (and its shared filter) on this reader.
+    pub(crate) fn query_condition(
+        &self,
+        mask: StateMask,
+        (query, shared): (crate::filter::SampleQuery, crate::filter::SharedFilter),
+    ) -> crate::condition::QueryCondition {
         let read = ReadCondition::with_query(self.participant.shared.clone(), self.id, mask, query);
-        Ok(crate::condition::QueryCondition::new(read, shared))
+        crate::condition::QueryCondition::new(read, shared)
     }
 }
 

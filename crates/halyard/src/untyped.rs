@@ -14,18 +14,24 @@
 //! decode a Rust type (`impl<T: TopicType>`). An untyped endpoint is a
 //! `DataWriter<Untyped>` / `DataReader<Untyped>` (the [`Untyped`] marker has no values) with
 //! the type support beside it, and derefs to it for the type-independent methods. What does
-//! not fit bytes is left out, not faked: content-filtered untyped readers, query conditions
-//! and writer-side filtering need to evaluate members, which only a dynamic type can do.
-//! An untyped writer sends every sample to every reader; readers filter on their side.
+//! not fit bytes is left out, not faked: content filters and query conditions evaluate
+//! members, so an untyped reader gets them when it is given its type as a [`DynamicType`]
+//! (`create_untyped_contentfilteredtopic`, `UntypedDataReader::create_querycondition`: the
+//! same filter language as typed readers, `crate::filter`). An untyped writer applies its
+//! readers' content filters when its type comes with its XTypes description (it decodes
+//! samples with it); without, it sends every sample and readers filter on their side.
 
+use crate::condition::QueryCondition;
 use crate::error::{Error, Result};
+use crate::filter::{ContentFilteredTopic, Filter, SampleQuery};
 use crate::listener::{DataReaderListener, DataWriterListener};
 use crate::participant::{DomainParticipant, Publisher, Subscriber, Topic};
 use crate::qos::{DataReaderQos, DataWriterQos};
 use crate::reader::{condition_visit, DataReader, Sample, Selector};
 use crate::status::InstanceHandle;
 use crate::writer::DataWriter;
-use crate::ReadCondition;
+use crate::xtypes::DynamicType;
+use crate::{ReadCondition, StateMask};
 use halyard_cdr::{
     deserialize, parse_encapsulation, serialize_key, CdrError, DataRepresentation, Extensibility,
     TopicType,
@@ -88,6 +94,21 @@ impl std::fmt::Debug for UntypedType {
 }
 
 impl UntypedType {
+    /// The type as a [`DynamicType`], built from its XTypes description (`None` without one,
+    /// or when it does not build).
+    pub fn dynamic_type(&self) -> Option<DynamicType> {
+        use crate::xtypes::{TypeInformation, TypeObject, TypeRegistry};
+        let d = self.type_description.as_ref()?;
+        let info = TypeInformation::from_xcdr2(&d.type_information).ok()?;
+        let mut reg = TypeRegistry::new();
+        for o in &d.type_objects {
+            reg.insert_object(TypeObject::from_xcdr2(o).ok()?).ok()?;
+        }
+        reg.build(&info.complete.typeid_with_size.type_id)
+            .or_else(|_| reg.build(&info.minimal.typeid_with_size.type_id))
+            .ok()
+    }
+
     /// A keyless type.
     pub fn keyless(type_name: impl Into<String>, extensibility: Extensibility) -> Self {
         UntypedType {
@@ -235,8 +256,10 @@ impl DomainParticipant {
 
 impl Publisher {
     /// Creates a writer of serialized samples of `topic`'s run-time type. QoS, listener,
-    /// matching, reliability and durability are a typed writer's; it does not apply its
-    /// readers' content filters (it cannot evaluate members), they filter on their side.
+    /// matching, reliability and durability are a typed writer's. When the type comes with
+    /// its XTypes description it applies its readers' content filters as a typed writer does
+    /// (decoding samples with that description); without, it sends every sample and readers
+    /// filter on their side.
     pub fn create_untyped_datawriter(
         &self,
         topic: &UntypedTopic,
@@ -245,7 +268,11 @@ impl Publisher {
     ) -> Result<UntypedDataWriter> {
         let has_key = topic.ty.has_key();
         let representation = qos.data_representation.unwrap_or(DataRepresentation::Xcdr1);
-        let inner = self.create_writer(&topic.topic, has_key, None, qos, listener)?;
+        let compiler = topic
+            .ty
+            .dynamic_type()
+            .map(crate::filter::dynamic_filter_compiler);
+        let inner = self.create_writer(&topic.topic, has_key, compiler, qos, listener)?;
         Ok(UntypedDataWriter {
             inner,
             ty: topic.ty.clone(),
@@ -263,6 +290,16 @@ impl Subscriber {
         qos: DataReaderQos,
         listener: Option<Arc<dyn DataReaderListener>>,
     ) -> Result<UntypedDataReader> {
+        self.untyped_reader(topic, qos, listener, None)
+    }
+
+    fn untyped_reader(
+        &self,
+        topic: &UntypedTopic,
+        qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+        filtered: Option<&ContentFilteredTopic<Untyped>>,
+    ) -> Result<UntypedDataReader> {
         let key_fn: Option<crate::history::KeyFn> = topic.ty.key.clone().map(|k| {
             Arc::new(move |payload: &[u8], key_only: bool| {
                 // Peers differ in what a key-only payload holds: try the other way too.
@@ -277,13 +314,23 @@ impl Subscriber {
             filter: None,
         };
         let inner =
-            self.create_reader_with(&topic.topic, endpoint, qos, listener, |core, now, spec| {
-                core.create_reader_disabled(now, spec, None)
-            })?;
+            self.create_reader_filtered_with(&topic.topic, endpoint, qos, listener, filtered)?;
         Ok(UntypedDataReader {
             inner,
             ty: topic.ty.clone(),
         })
+    }
+
+    /// Creates a reader of a content-filtered topic of a type known at run time: as
+    /// [`Subscriber::create_datareader_filtered`], samples its filter rejects never reach the
+    /// reader's cache, and it announces the filter to writers.
+    pub fn create_untyped_datareader_filtered(
+        &self,
+        topic: &UntypedContentFilteredTopic,
+        qos: DataReaderQos,
+        listener: Option<Arc<dyn DataReaderListener>>,
+    ) -> Result<UntypedDataReader> {
+        self.untyped_reader(&topic.related, qos, listener, Some(&topic.inner))
     }
 }
 
@@ -473,5 +520,67 @@ impl UntypedDataReader {
     /// The instance handle (key hash) of a serialized sample.
     pub fn lookup_instance(&self, sample: &[u8]) -> Result<InstanceHandle> {
         self.ty.instance_of(sample)
+    }
+
+    /// A QueryCondition (see [`DataReader::create_querycondition`]) whose expression is
+    /// bound to `schema`, the reader's type as learnt at run time: its samples are decoded
+    /// with it to be evaluated and sorted (a sample that does not decode passes, and sorts
+    /// last).
+    pub fn create_querycondition(
+        &self,
+        mask: StateMask,
+        expression: &str,
+        params: Vec<String>,
+        schema: &DynamicType,
+    ) -> Result<QueryCondition> {
+        let filter = Filter::query_for_schema(expression, &params, schema)?;
+        let query = SampleQuery::with_decoder(filter, Arc::new(schema.clone()));
+        Ok(self.inner.query_condition(mask, query))
+    }
+}
+
+/// A content-filtered topic of a type known at run time (made by
+/// [`DomainParticipant::create_untyped_contentfilteredtopic`]); derefs to
+/// [`ContentFilteredTopic`] for its name, expression and parameters.
+pub struct UntypedContentFilteredTopic {
+    inner: ContentFilteredTopic<Untyped>,
+    related: UntypedTopic,
+}
+
+impl std::ops::Deref for UntypedContentFilteredTopic {
+    type Target = ContentFilteredTopic<Untyped>;
+    fn deref(&self) -> &ContentFilteredTopic<Untyped> {
+        &self.inner
+    }
+}
+
+impl UntypedContentFilteredTopic {
+    /// The topic it filters.
+    pub fn related_untyped_topic(&self) -> &UntypedTopic {
+        &self.related
+    }
+}
+
+impl DomainParticipant {
+    /// Creates a content-filtered topic of `topic`, whose type is known at run time:
+    /// `expression` (the DDS SQL filter grammar, `%n` for `params[n]`) is bound to `schema`,
+    /// that type as a [`DynamicType`], and readers created from it
+    /// ([`Subscriber::create_untyped_datareader_filtered`]) decode samples with it to filter
+    /// them. A bad expression is `Error::BadFilter`, which says which token is wrong and why.
+    pub fn create_untyped_contentfilteredtopic(
+        &self,
+        name: &str,
+        topic: &UntypedTopic,
+        expression: &str,
+        params: Vec<String>,
+        schema: &DynamicType,
+    ) -> Result<UntypedContentFilteredTopic> {
+        crate::check_topic_name(name).map_err(Error::BadTopicName)?;
+        let filter = Filter::for_schema(expression, &params, schema)?;
+        let decoder = Arc::new(schema.clone());
+        Ok(UntypedContentFilteredTopic {
+            inner: ContentFilteredTopic::with_filter(name, &topic.topic, filter, decoder),
+            related: topic.clone(),
+        })
     }
 }

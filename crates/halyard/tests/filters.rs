@@ -3,7 +3,9 @@
 //! apply to later samples, a Halyard writer filters for a Halyard filtered reader (it does not
 //! send what the reader's filter rejects, with the parameters the reader last set), a
 //! QueryCondition selects (and triggers a WaitSet) by its query, one with ORDER BY returns
-//! what it selects sorted (ties in reception order), and bad expressions (ORDER BY in a
+//! what it selects sorted (ties in reception order), an untyped reader given its type as a
+//! dynamic type filters and queries with the same language, an untyped writer whose type
+//! comes with its description filters for its readers, and bad expressions (ORDER BY in a
 //! content filter among them) are refused with the offending token.
 #![allow(clippy::disallowed_methods)] // tests above the core may read the clock
 
@@ -343,4 +345,124 @@ fn bad_expressions_are_refused_with_the_offending_token() {
         };
         assert_eq!((f.position, f.token.as_str()), (position, token), "{e}");
     }
+}
+
+/// `Reading` as a reader that learnt it at run time sees it.
+fn dynamic_reading() -> halyard::xtypes::DynamicType {
+    use halyard::cdr::TopicType;
+    use halyard::xtypes::{TypeInformation, TypeObject, TypeRegistry};
+    let d = Reading::type_description().expect("described");
+    let info = TypeInformation::from_xcdr2(d.type_information).unwrap();
+    let mut reg = TypeRegistry::new();
+    for o in d.type_objects {
+        reg.insert_object(TypeObject::from_xcdr2(o).unwrap())
+            .unwrap();
+    }
+    reg.build(&info.complete.typeid_with_size.type_id).unwrap()
+}
+
+fn untyped_ids(samples: Vec<halyard::Sample<Vec<u8>>>) -> Vec<u32> {
+    samples
+        .into_iter()
+        .filter_map(|s| s.data)
+        .map(|d| halyard::cdr::deserialize::<Reading>(&d).unwrap().id)
+        .collect()
+}
+
+#[test]
+fn an_untyped_reader_filters_and_queries_with_its_dynamic_type() {
+    let (a, b) = (participant(135), participant(135));
+    let ta = a.create_topic::<Reading>("UntypedFiltered").unwrap();
+    let ty = dynamic_reading();
+    let tb = b
+        .create_untyped_topic("UntypedFiltered", halyard::UntypedType::of::<Reading>())
+        .unwrap();
+    let w = a
+        .create_publisher(PublisherQos::default())
+        .create_datawriter(&ta, reliable(DataWriterQos::default()))
+        .unwrap();
+    let cft = b
+        .create_untyped_contentfilteredtopic(
+            "UntypedHigh",
+            &tb,
+            "level = High OR (at.x BETWEEN %0 AND %1 AND name LIKE 'sensor-_')",
+            vec!["20".into(), "40".into()],
+            &ty,
+        )
+        .unwrap();
+    let sub = b.create_subscriber(SubscriberQos::default());
+    let r = sub
+        .create_untyped_datareader_filtered(&cft, reliable(DataReaderQos::default()), None)
+        .unwrap();
+    let plain = sub
+        .create_untyped_datareader(&tb, reliable(DataReaderQos::default()), None)
+        .unwrap();
+    let q = plain
+        .create_querycondition(
+            StateMask::ANY,
+            "value > %0 ORDER BY level, id",
+            vec!["6".into()],
+            &ty,
+        )
+        .unwrap();
+    w.wait_for_matched(2, T).unwrap();
+    for id in 0..12 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(untyped_ids(r.take(100).unwrap()), vec![2, 3, 4, 5, 8, 11]);
+    // value = 1.5 id > 6: ids 5 to 11, by level (Low 6, 9; Mid 7, 10; High 5, 8, 11).
+    assert_eq!(
+        untyped_ids(plain.read_w_condition(100, q.read_condition()).unwrap()),
+        vec![6, 9, 7, 10, 5, 8, 11]
+    );
+    cft.set_expression_parameters(vec!["90".into(), "100".into()])
+        .unwrap();
+    for id in 0..12 {
+        w.write(&reading(id)).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(untyped_ids(r.take(100).unwrap()), vec![2, 5, 8, 9, 11]);
+    let e = b
+        .create_untyped_contentfilteredtopic("Bad", &tb, "at.z = 1", vec![], &ty)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("no member z"), "{e}");
+}
+
+#[test]
+fn an_untyped_writer_with_a_type_description_filters_for_a_filtered_reader() {
+    let (a, b) = (participant(136), participant(136));
+    let ta = a
+        .create_untyped_topic("UntypedWriter", halyard::UntypedType::of::<Reading>())
+        .unwrap();
+    let tb = b.create_topic::<Reading>("UntypedWriter").unwrap();
+    let w = a
+        .create_publisher(PublisherQos::default())
+        .create_untyped_datawriter(&ta, reliable(DataWriterQos::default()), None)
+        .unwrap();
+    let cft = b
+        .create_contentfilteredtopic("UntypedHigh", &tb, "level = High", vec![])
+        .unwrap();
+    let r = b
+        .create_subscriber(SubscriberQos::default())
+        .create_datareader_filtered(&cft, reliable(DataReaderQos::default()), None)
+        .unwrap();
+    w.wait_for_matched(1, T).unwrap();
+    for id in 0..12 {
+        let mut buf = Vec::new();
+        halyard::cdr::serialize(
+            &reading(id),
+            halyard::cdr::DataRepresentation::Xcdr1,
+            &mut buf,
+        )
+        .unwrap();
+        w.write(&buf).unwrap();
+    }
+    w.wait_for_acknowledgments(T).unwrap();
+    assert_eq!(ids(r.take(100).unwrap()), vec![2, 5, 8, 11]);
+    // The writer decoded its samples with the type's description and sent only those.
+    let filtered_out = w.stats().unwrap().filtered_out;
+    assert!(filtered_out >= 8, "{filtered_out}");
+    assert_eq!(r.stats().unwrap().filtered_samples, 0);
 }

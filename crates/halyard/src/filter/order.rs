@@ -13,8 +13,9 @@
 //! OpenDDS, a query with ORDER BY selects data samples only: disposal and unregistration
 //! notices have no members to sort by (the spec says nothing of them).
 
-use super::{sample_filter, Filter, SampleFilter, SharedFilter};
-use halyard_cdr::{FieldValue, PathSegment, Reflect, TopicType};
+use super::schema::{Fields, Value};
+use super::{sample_filter, Filter, SampleDecoder, SampleFilter, SharedFilter, Typed};
+use halyard_cdr::{PathSegment, TopicType};
 use std::cmp::Ordering;
 use std::sync::{Arc, RwLock};
 
@@ -32,15 +33,15 @@ pub(crate) enum SortValue {
 }
 
 impl SortValue {
-    fn of(v: Option<FieldValue<'_>>) -> SortValue {
+    fn of(v: Option<Value<'_>>) -> SortValue {
         match v {
-            Some(FieldValue::Bool(b)) => SortValue::Bool(b),
-            Some(FieldValue::Int(i)) => SortValue::Number(i128::from(i)),
-            Some(FieldValue::UInt(u)) => SortValue::Number(i128::from(u)),
-            Some(FieldValue::Enum { value, .. }) => SortValue::Number(i128::from(value)),
-            Some(FieldValue::Float(f)) => SortValue::Float(f),
-            Some(FieldValue::Char(c)) => SortValue::Text(c.to_string()),
-            Some(FieldValue::Str(s)) => SortValue::Text(s.to_string()),
+            Some(Value::Bool(b)) => SortValue::Bool(b),
+            Some(Value::Int(i)) => SortValue::Number(i128::from(i)),
+            Some(Value::UInt(u)) => SortValue::Number(i128::from(u)),
+            Some(Value::Enum { value, .. }) => SortValue::Number(i128::from(value)),
+            Some(Value::Float(f)) => SortValue::Float(f),
+            Some(Value::Char(c)) => SortValue::Text(c.to_string()),
+            Some(Value::Str(s)) => SortValue::Text(s.to_string()),
             None => SortValue::Absent,
         }
     }
@@ -94,11 +95,11 @@ pub(crate) struct SortKey(Vec<SortValue>);
 
 impl SortKey {
     /// The key of `sample` for the members at `paths`.
-    pub(crate) fn of<T: Reflect>(sample: &T, paths: &[Vec<PathSegment>]) -> SortKey {
+    pub(crate) fn of<S: Fields + ?Sized>(sample: &S, paths: &[Vec<PathSegment>]) -> SortKey {
         SortKey(
             paths
                 .iter()
-                .map(|p| SortValue::of(sample.field(p)))
+                .map(|p| SortValue::of(sample.value(p)))
                 .collect(),
         )
     }
@@ -124,20 +125,34 @@ pub(crate) struct SampleQuery {
 impl SampleQuery {
     /// The query of `filter` over serialized samples of `T`, and `filter` shared, for the
     /// condition that sets its parameters.
-    pub(crate) fn new<T: TopicType + Reflect>(filter: Filter) -> (SampleQuery, SharedFilter) {
-        let paths: Vec<Vec<PathSegment>> = filter.order_by.iter().map(|k| k.path.clone()).collect();
+    pub(crate) fn new<T: TopicType>(filter: Filter) -> (SampleQuery, SharedFilter) {
+        Self::with_decoder(filter, Arc::new(Typed::<T>::new()))
+    }
+
+    /// The query of `filter` over serialized samples that `decoder` decodes, and `filter`
+    /// shared, for the condition that sets its parameters.
+    pub(crate) fn with_decoder(
+        filter: Filter,
+        decoder: Arc<dyn SampleDecoder>,
+    ) -> (SampleQuery, SharedFilter) {
+        let paths: Vec<Vec<PathSegment>> = filter
+            .parsed
+            .order_by
+            .iter()
+            .map(|k| k.path.clone())
+            .collect();
         let shared = Arc::new(RwLock::new(filter));
         let order = (!paths.is_empty()).then(|| {
-            let order: SampleOrder = Arc::new(
-                move |payload: &[u8]| match halyard_cdr::deserialize::<T>(payload) {
-                    Ok(v) => SortKey::of(&v, &paths),
-                    Err(_) => SortKey::undecodable(paths.len()),
-                },
-            );
+            let decoder = Arc::clone(&decoder);
+            let order: SampleOrder = Arc::new(move |payload: &[u8]| {
+                let mut key = None;
+                decoder.with_sample(payload, &mut |v| key = Some(SortKey::of(v, &paths)));
+                key.unwrap_or_else(|| SortKey::undecodable(paths.len()))
+            });
             order
         });
         let query = SampleQuery {
-            filter: sample_filter::<T>(&shared),
+            filter: sample_filter(&shared, decoder),
             order,
         };
         (query, shared)
