@@ -22,8 +22,7 @@ step() {
     echo "=== test.sh: $((SECONDS - t0)) s: $*" >&2
 }
 # A test that hangs must fail its step, not run into CI's time limit: each test step has a
-# ceiling (SIGTERM, then SIGKILL 30 s later), well above what it takes here (the simulation
-# tests about 3 minutes, the other tests about 18 with their build).
+# ceiling (SIGTERM, then SIGKILL 30 s later), well above what the step takes here.
 limit() {
     timeout --kill-after=30 "$@"
 }

@@ -48,8 +48,8 @@ DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss", "
 # What a campaign runs without --dims: everything but the security dimension (≈40 runs per
 # peer and repeat, each with a secure handshake) and the durability one; asked for by name.
 DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d not in ("security", "durability"))
-# The durability dimension (issue 12): its sizes, and the late-joiner catch-up's sample count
-# per mode (1 KB each; the issue's figure is for 1 M).
+# The durability dimension: its sizes, and the late-joiner catch-up's sample count per mode
+# (1 KB each; the catch-up target is stated for 1 M).
 DURABILITY_THROUGHPUT_SIZES = [32, 1024, 16384, 63000]
 DURABILITY_LATENCY_SIZES = [32, 1024, 63000]
 # Halyard's default store sync level (halyard_store::SyncLevel's default: keep the two in
@@ -57,7 +57,7 @@ DURABILITY_LATENCY_SIZES = [32, 1024, 63000]
 DURABILITY_DEFAULT_SYNC_LEVEL = "normal"
 DURABILITY_OTHER_SYNC_LEVELS = ("process", "full")
 DURABILITY_CATCHUP = {"tiny": 10_000, "quick": 200_000, "full": 1_000_000}
-# The security dimension's points per level (issue 11): latency sizes, reliable throughput
+# The security dimension's points per level: latency sizes, reliable throughput
 # sizes (63000 B is the campaign's "64 KB" point) and the seed-000 point (rate, size, subs).
 SECURITY_LATENCY_SIZES = [32, 1024]
 SECURITY_THROUGHPUT_SIZES = [32, 1024, 63000]

@@ -214,10 +214,10 @@ def execute(point: Point, peer: Peer, repeat: int, ctx: RunContext) -> RunOutcom
 
 
 # Seconds a durable run waits after removing its stores. On guests with free page reporting
-# (see machine.free_page_reporting) freed memory goes back to the hypervisor about two seconds
-# after it was freed, and touching it again costs a host fault; a run started sooner writes
-# into the previous run's pages several times cheaper, so which point ran after which decided
-# comparisons (campaigns durability-20261129e-3x and -f-3x: the group of points run last won).
+# (see machine.free_page_reporting) freed memory goes back to the hypervisor within seconds
+# of being freed, and touching it again costs a host fault; a run started sooner writes into
+# the previous run's pages much more cheaply, so without the pause the order of the points
+# would decide comparisons (the group of points run last would win).
 STORE_SETTLE_S = 3.0
 
 

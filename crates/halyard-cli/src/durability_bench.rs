@@ -8,10 +8,10 @@
 //! and in order. Printed, one line each (the benchmark campaign parses them):
 //!
 //! ```text
-//! durability-bench stored 1000000 samples of 1024 B in 21.3 s (46.9 kS/s 384.5 Mb/s) commits 1043
-//! durability-bench disk 1171.2 B/sample (1171234567 B) for 1000000 samples
-//! durability-bench reload 1000000 samples in 2.10 s
-//! durability-bench catch-up 1000000 samples of 1024 B in 4.20 s (238.1 kS/s 1950.2 Mb/s)
+//! durability-bench stored N samples of S B in SECS s (KSPS kS/s MBPS Mb/s) commits COMMITS
+//! durability-bench disk BYTES_PER_SAMPLE B/sample (BYTES B) for N samples
+//! durability-bench reload N samples in SECS s
+//! durability-bench catch-up N samples of S B in SECS s (KSPS kS/s MBPS Mb/s)
 //! ```
 
 use halyard::durability::{

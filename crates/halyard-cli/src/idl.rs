@@ -1,5 +1,5 @@
 //! `halyard idl FILE.idl --lang rust|python --out DIR [-I DIR]... [-D NAME[=VAL]]...`: the IDL
-//! compiler (issue 13). Errors print as `file:line:col: error: message` and exit 1; bad
+//! compiler. Errors print as `file:line:col: error: message` and exit 1; bad
 //! arguments print the usage and exit 2.
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! the writer, the service or both with SIGKILL after a random time, restarts what was killed (the store must open cleanly every time), and then a new
 //! reader must get every sample ever acknowledged as stored, exactly once and in order.
 //!
-//! The contract of issue 12 is also checked with `halyard shapes`: a PERSISTENT shape written
+//! The same contract is also checked with `halyard shapes`: a PERSISTENT shape written
 //! while the service ran reaches a subscriber started after the publisher exited and the
 //! service was killed with -9 and restarted on the same store.
 

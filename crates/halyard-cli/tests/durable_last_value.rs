@@ -2,7 +2,7 @@
 //! its writer: a `halyard durability` service keeps each instance's last data samples (the
 //! DURABILITY_SERVICE history: KEEP_LAST 1 and KEEP_ALL) beside its unregistration, whether
 //! the writer (this test binary run as `durable_writer_child`, or `halyard shapes` as in the
-//! README) ends by SIGINT or by kill -9, and a reader that starts afterwards gets them and the
+//! user guide) ends by SIGINT or by kill -9, and a reader that starts afterwards gets them and the
 //! instance's state, from the live service and from one restarted after kill -9, with no
 //! status of the service's relay (matched, liveliness, deadline); and that `halyard pub
 //! --durability persistent|transient` leaves its instances alive (or disposes them with
@@ -319,7 +319,7 @@ fn red_sizes(lines: &[String]) -> Vec<u32> {
         .collect()
 }
 
-/// The README's example: `halyard shapes -P -t Square -c RED -D p` for a while, ended by
+/// The user guide's durability example: `halyard shapes -P -t Square -c RED -D p` for a while, ended by
 /// SIGINT, with the durability service running; then `halyard shapes -S -t Square -D p`
 /// prints the last shape and its state (no writers), live and after a restart of the
 /// service, and no matched writer (the relay is no peer).

@@ -22,12 +22,18 @@ use std::time::{Duration, Instant};
 const IDL: &str =
     "module Demo { @topic struct Reading { @key long sensor; string location; double value; }; };\n";
 
+/// The IDL file, written once: runs go on in two lanes at once, and a file rewritten while
+/// the other lane's tool reads it would be read empty.
 fn idl_file() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("halyard-subthenpub-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("Sensor.idl");
-    std::fs::write(&path, IDL).expect("write IDL");
-    path
+    static PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("halyard-subthenpub-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("Sensor.idl");
+        std::fs::write(&path, IDL).expect("write IDL");
+        path
+    })
+    .clone()
 }
 
 fn halyard_cmd(args: &[&str]) -> Command {

@@ -1,6 +1,6 @@
 //! Large payload buffers kept for reuse. A fresh buffer of a large sample costs a page fault
-//! per 4 KiB page the first time it is written (for 10 MiB, about 1.8 ms here: three times
-//! the copy itself); a reused one costs nothing. The participant keeps a few: buffers of
+//! per 4 KiB page the first time it is written (for a sample of megabytes, several times
+//! what the copy itself costs); a reused one costs nothing. The participant keeps a few: buffers of
 //! samples it finished sending (dropped from a writer's history), payloads the application
 //! finished reading (given back by the API layer), and buffers of abandoned reassemblies.
 

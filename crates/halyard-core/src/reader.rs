@@ -191,7 +191,7 @@ pub(crate) struct WriterProxy {
 /// answers that NACK and no other, so the interval is a true sample of the repair round trip
 /// (queues on the way included): as long as HEARTBEATs the writer sent before it saw the NACK
 /// can keep arriving. Timing "the first repair after a NACK" instead mixed in the tail of the
-/// previous NACK's repairs (samples of 0.1 µs on a path with 100 µs latency) and, after a
+/// previous NACK's repairs (samples far shorter than the path's latency) and, after a
 /// lost NACK, the wait for the next HEARTBEAT (a 1 MiB stream at 30 % loss stalled on the
 /// hold that estimate grew into). An item asked for again drops the probe (Karn's rule).
 #[derive(Clone, Copy, Debug)]
@@ -673,8 +673,8 @@ impl WriterProxy {
         self.answered_upto = Some(p.at);
         let sample = now.saturating_duration_since(p.at);
         // Quick to fall, slow to rise: a queue the first burst built (8 MiB ahead of the
-        // first repair on a 1 Gbit/s link: 67 ms) drains in one round trip, and an estimate
-        // still holding it back idled the stream for a quarter of a second.
+        // first repair on a 1 Gbit/s link: tens of milliseconds) drains in one round trip, and
+        // an estimate still holding it back would idle the stream for several round trips.
         self.repair_rtt = Some(match self.repair_rtt {
             Some(s) if sample < s => (s + sample) / 2,
             Some(s) => (s * 7 + sample) / 8,
@@ -699,7 +699,7 @@ impl WriterProxy {
     /// How long a NACKed change or fragment is not asked for again: one repair round trip.
     /// HEARTBEATs arriving sooner were sent before the writer saw the NACK (new data, the
     /// periodic timer), and answering each with the same NACK made the writer resend the same
-    /// repairs again and again (43 % of the bytes on a 10 %-loss link were duplicates). The
+    /// repairs again and again (on a lossy link, a large share of the bytes were duplicates). The
     /// writer's HEARTBEAT after its repairs comes later and is answered in full.
     ///
     /// Until a round trip is measured, [`INITIAL_NACK_HOLD`]: with none, every HEARTBEAT asked

@@ -1,5 +1,5 @@
 //! OMG IDL 4.2 for Halyard: a preprocessor, a parser into a typed syntax tree, and a resolver
-//! that checks names, constants and types, the first stage of the IDL compiler (issue 13).
+//! that checks names, constants and types, the first stage of the IDL compiler.
 //!
 //! The parser is written with [`winnow`] because it composes plain Rust functions over a
 //! stateful `&str` (no grammar file or macro DSL), gives precise committed-error positions

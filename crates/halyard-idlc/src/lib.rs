@@ -1,4 +1,4 @@
-//! The back ends of Halyard's IDL compiler (issue 13): from a resolved [`halyard_idl::Spec`]
+//! The back ends of Halyard's IDL compiler: from a resolved [`halyard_idl::Spec`]
 //! to XTypes TypeObjects ([`type_objects`]), Rust source ([`rust::generate`]), Python modules
 //! ([`python::generate`]), plus a `build.rs` helper ([`Builder`]). The IDL → Rust mapping,
 //! the constructs refused (with a `file:line:col` error) and where the output differs from

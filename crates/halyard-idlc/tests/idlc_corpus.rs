@@ -1,4 +1,4 @@
-//! Every corpus type against Cyclone's own IDL compiler (issue 13).
+//! Every corpus type against Cyclone's own IDL compiler.
 //!
 //! Cyclone C 0.10.2's `idlc` (Debian package `cyclonedds-tools`, installed by
 //! `scripts/install-deps.sh`) compiles each `tests/corpus/*.idl` to C. The generated `.c` holds,

@@ -12,7 +12,8 @@
 //!
 //! Every primitive (hashes, signatures, key agreement, X.509, S/MIME) comes from OpenSSL
 //! through the `openssl` crate, except AES-GCM/GMAC, which comes from AWS-LC through
-//! `aws-lc-rs` (about 2.7 times faster than OpenSSL 3.0 here: `halyard security cipher-bench`);
+//! `aws-lc-rs` (faster than OpenSSL 3.0's on the same machine: `halyard security cipher-bench`
+//! measures it);
 //! nothing cryptographic is written here by hand. Secret
 //! keys are zeroized when dropped. Nothing here does network I/O or reads the clock: the
 //! current time is passed in.

@@ -1,15 +1,16 @@
 //! The floor under the store: what SQLite alone costs per 1 KB sample, with no Halyard code
 //! around it, one sample per row (the store's schema) or several samples packed in one row,
 //! in each journal mode the sync levels use. It bounds what PERSISTENT throughput can reach
-//! on a machine (issue 12's target is a share of VOLATILE throughput, and on a machine whose
-//! cores VOLATILE already keeps busy every microsecond of CPU a stored sample costs counts).
+//! on a machine (the durability target is a share of VOLATILE throughput, and on a machine
+//! whose cores VOLATILE already keeps busy every microsecond of CPU a stored sample costs
+//! counts).
 //!
 //! ```text
 //! cargo run --release -p halyard-store --example sqlite_floor -- [SAMPLES] [PER_ROW] [wal|rollback] [DIR]
 //! ```
 //! Defaults: 300 000 samples, 1 per row, `wal`, the system temp directory. The table has the
-//! store's columns and page size (16 KB); commits every 1024 samples (the service's default batch until 2026-11-29; 4096 since)
-//! batch. `wal` is the `normal` level's journal (synchronous NORMAL; the log is checkpointed
+//! store's columns and page size (16 KB); it commits every 1024 samples (the service's
+//! default batch is 4096 samples or 10 ms). `wal` is the `normal` level's journal (synchronous NORMAL; the log is checkpointed
 //! on this thread every 64 MB, so the figure includes the copy into the file), `rollback`
 //! the `process` level's (synchronous OFF). Printed: wall time and this process's CPU time
 //! (user + system, from /proc/self/stat) per sample.

@@ -6,20 +6,20 @@
 //! In WAL mode every committed page is appended to the log, and a *checkpoint* later copies
 //! the log's pages into the database file and fsyncs it (`synchronous = NORMAL`). SQLite runs
 //! that checkpoint inside the commit that takes the log past 1000 pages, on the committing
-//! thread: for a stream of 1 KB samples a quarter of the durability service thread's time went
-//! there (copying pages into the file's fresh page-cache pages, then the fsync). So the store
+//! thread: for a stream of small samples a large share of the durability service thread's
+//! time went there (copying pages into the file's fresh page-cache pages, then the fsync). So the store
 //! turns automatic checkpoints off on its connection and gives them to this thread, which has
 //! a connection of its own and runs a PASSIVE checkpoint each time the log has grown by
 //! [`SIGNAL_BYTES`] more: a passive checkpoint never waits for, nor blocks, the writer (the
 //! WAL design lets one checkpointer copy frames while a writer appends).
 //!
 //! *What grows the log is pages, not samples.* Each commit appends every page it changed,
-//! whole (the table's last leaf, the instance rows, the interior pages above them: about 33
-//! KB for a commit of one small sample), so the cadence follows the log file's own growth
+//! whole (the table's last leaf, the instance rows, the interior pages above them: several
+//! pages for a commit of one small sample), so the cadence follows the log file's own growth
 //! (looked at after each commit), or the bytes committed when more (a log that restarted
 //! grows inside its file). Counting the samples' bytes alone, a slow stream of small
-//! samples, each its own transaction, never reached a checkpoint: 9.4 MB of log beside a
-//! 16 KB store after 280 samples, kept for good.
+//! samples, each its own transaction, would never reach a checkpoint, and a log many times
+//! the store's size would stay beside it for good.
 //!
 //! The log restarts (the next commit writes it from its start, and it grows no more) only
 //! when a commit begins after a checkpoint copied every frame: a pass that takes longer than
@@ -43,27 +43,25 @@
 //! RESTART, not TRUNCATE: the next commits write the log from its start again, over file
 //! blocks and page-cache pages that exist already, where a truncated log is extended block by
 //! block (the file system allocates, the kernel takes fresh pages). The log file is truncated
-//! to `journal_size_limit` (the same bound) after a restart. Measured with `examples/store_bench` (500 000 × 1 KB, Normal, 3
-//! alternating runs, a 64 MB bound): 367–376 k samples/s with TRUNCATE, 427–442 k with
-//! RESTART.
+//! to `journal_size_limit` (the same bound) after a restart. `examples/store_bench` at the
+//! `normal` level shows the difference.
 //!
 //! The restart does not wait for this thread. While a passive checkpoint is in progress (it
 //! holds SQLite's checkpoint lock, and its fsync of the file can take tens of milliseconds)
 //! a RESTART can only wait, and SQLite's busy handler waits by sleeping 1, 2, 5, 10, 15, 20,
 //! 25... ms: the commit that waited stalled the whole stream (its writers' histories filled
-//! while their samples went unacknowledged), 8 to 38 ms twenty times in five seconds of
-//! PERSISTENT 1 KB samples. So a commit past the bound tries the RESTART without waiting
+//! while their samples went unacknowledged), many times a second on a fast PERSISTENT
+//! stream. So a commit past the bound tries the RESTART without waiting
 //! (busy timeout zero): if this thread is checkpointing, the log grows a little more and the
 //! next commit tries again; when this thread is idle, the restart only has what was
 //! committed since its last pass to copy. Past twice the bound (this thread cannot keep up)
 //! a commit waits, so the log stays bounded.
 //!
 //! Each restart still copies and syncs what this thread had not, and the commit that runs it
-//! holds up the stream meanwhile: the fewer restarts the better. With a 64 MB bound a
-//! PERSISTENT stream of 16 KB samples restarted the log every 0.3 s; with 256 MB
-//! (`halyard perf`, 16 KB, 5 s, two alternating runs) the writer sent 121–126 k samples
-//! where it sent 98–108 k with 64 MB (both with a service's larger flow-control window, see
-//! `halyard_core`'s writer, "Bounds").
+//! holds up the stream meanwhile: the fewer restarts the better, hence a bound of hundreds
+//! of megabytes rather than tens (a fast stream of large samples would otherwise restart the
+//! log several times a second; see also the larger flow-control window of a writer read by a
+//! service, `halyard_core`'s writer, "Bounds").
 //!
 //! Crash safety is SQLite's: a checkpoint from any connection leaves the log authoritative
 //! until the file holds and has synced its pages, so a kill -9 at any moment loses nothing

@@ -2,10 +2,9 @@
 //!
 //! Design. Schema version 1 kept two SQLite indexes on the samples table, (channel, writer,
 //! sn) for duplicates and (channel, key_hash, id) for KEEP_LAST eviction and purges. On a
-//! stream of 1 KB samples they cost more than the row itself: every insert walked and wrote
+//! stream of small samples they cost more than the row itself: every insert walked and wrote
 //! two more b-trees, and a commit rewrote an index leaf per interleaved instance
-//! (`examples/store_bench`, 1 KB, 100 instances: 137 k inserts/s with them, 310 k/s without,
-//! write-ahead log). Since version 2 the table is the only b-tree and this index answers
+//! (`examples/store_bench` shows it). Since version 2 the table is the only b-tree and this index answers
 //! the same questions from memory:
 //!
 //! * per writer, the sequence numbers stored, as disjoint ranges (a writer's samples arrive

@@ -1,5 +1,5 @@
-//! The sample store under Halyard's durability service (issue 12: TRANSIENT and PERSISTENT
-//! durability, DDS 1.4 §2.2.3.4 DURABILITY and §2.2.3.5 DURABILITY_SERVICE).
+//! The sample store under Halyard's durability service (TRANSIENT and PERSISTENT durability,
+//! DDS 1.4 §2.2.3.4 DURABILITY and §2.2.3.5 DURABILITY_SERVICE).
 //!
 //! # Design
 //!
@@ -10,8 +10,7 @@
 //! source time. The durability service owns the DDS side and decides when to commit.
 //!
 //! * **Transactions.** Inserts join one open transaction until [`Store::commit`], so the
-//!   service chooses the durability cadence the issue asks for: commit per sample, per batch
-//!   or per interval. The store reads no clock; the service passes time in and calls commit.
+//!   service chooses the durability cadence: commit per sample, per batch or per interval. The store reads no clock; the service passes time in and calls commit.
 //!   A sample is durable, and may be acknowledged as stored, only once `commit` returned.
 //! * **Idempotence.** (channel, writer GUID, sequence number) is unique: a sample seen again
 //!   (a service restart, two services, a writer's resend) is [`Inserted::Duplicate`].
@@ -33,8 +32,8 @@
 //!   and more live in append-only segment files beside the database (`PATH-payloads/`),
 //!   written with `O_DIRECT` a commit at a time, and the row says where (schema version 3;
 //!   the `segments` module has the design). A 1 KB sample then costs no write into fresh
-//!   page-cache pages (on the machines Halyard is measured on, that copy cost as much as all
-//!   of VOLATILE's work), and its row is a tenth of what it was. At `Normal` and `Full` the
+//!   page-cache pages (on machines whose freed memory goes back to a hypervisor, that copy
+//!   costs about as much as all of a VOLATILE sample's work), and its row is much smaller. At `Normal` and `Full` the
 //!   payloads are fdatasynced before SQLite's COMMIT: a row never reaches the disk ahead of
 //!   its payload. Smaller payloads, and every payload a capped or in-memory store is given,
 //!   stay in their rows (a capped store still reads the segments an uncapped run wrote).
@@ -46,10 +45,10 @@
 //!   inserts: a channel streams in insertion order straight from the table's b-tree.
 //! * **Indexes.** The samples table is the only b-tree an insert writes (schema version 2).
 //!   Duplicates, KEEP_LAST eviction and purges are answered by an in-memory index per channel
-//!   (stored sequence numbers per writer as ranges, row ids per instance: about 8 bytes per
+//!   (stored sequence numbers per writer as ranges, row ids per instance: a few bytes per
 //!   stored sample), built by one scan of the channel's rows on first use (`index` module).
-//!   Version 1's two SQLite indexes cost more than the row on 1 KB samples; a version-1
-//!   store is converted when opened (its indexes dropped).
+//!   Version 1's two SQLite indexes cost more than the row itself on small samples; a
+//!   version-1 store is converted when opened (its indexes dropped).
 //! * **Instance rows once per commit.** An insert updates its instance's row (last kind and
 //!   source time, sample count) in memory; the rows are written once per commit (and
 //!   before anything reads the `instances` table), one upsert per instance and batch
@@ -62,14 +61,8 @@
 //!   PERSIST`). Samples are appended: a commit writes its new pages once, into the file, and
 //!   journals only the few existing pages it changes (the last leaf and the interior pages of
 //!   the table and its indexes), where the log writes every page twice (log, then checkpoint
-//!   into the file) and checksums it. Measured on 1 KB samples in batches of 1024
-//!   (`examples/store_bench`: 300 000 samples, 100 instances), the store took 9 to 13 µs per
-//!   sample with the log and an upsert per sample (before instance rows were written per
-//!   commit), 3.2 to 3.5 µs with the rollback journal, `synchronous = OFF` and instance rows
-//!   per commit, and about 6.4 µs with the log at `NORMAL`; without the SQLite indexes
-//!   (schema version 2, "Indexes" above) 1.4 µs with the rollback journal and 2.9 µs with
-//!   the log (702 k and 348 k samples/s, against 277 k and 137 k just before, same machine
-//!   and hour). `Process` is `synchronous = OFF`:
+//!   into the file) and checksums it, so a rollback journal costs a sample about half what
+//!   the log does (`examples/store_bench` compares them). `Process` is `synchronous = OFF`:
 //!   a commit has handed every byte to the kernel, which is what survives a kill -9, but a
 //!   power loss may damage the file (refused at open as corrupt): an explicit choice, never
 //!   the default. `Full` is `synchronous = FULL` (journal and file fsynced per commit). The
@@ -82,8 +75,8 @@
 //!   only once the file's header says it is a Halyard store). Opening a store with another
 //!   level converts it (SQLite switches the journal mode). With the log, checkpoints run on
 //!   a thread of the store's own (`checkpoint` module): SQLite's automatic checkpoint ran in
-//!   the commit that crossed 1000 pages, on the service thread, and cost it a quarter of its
-//!   time on a stream of 1 KB samples.
+//!   the commit that crossed 1000 pages, on the service thread, and cost it a large share of
+//!   its time on a stream of small samples.
 //! * **The type of a channel.** [`Store::set_channel_type`] keeps the XTypes TypeInformation
 //!   and TypeObjects its writers announced (schema version 4, table `channel_types`), so a
 //!   restarted service announces and serves the type although no writer of it is alive.

@@ -29,7 +29,8 @@ pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// Length a rollback journal is truncated to after a commit.
 const ROLLBACK_JOURNAL_LIMIT: u64 = 64 << 20;
 
-/// Page size of new stores: 1 KB samples fill 16 KB pages to 92 % (4 KB pages: 67 %).
+/// Page size of new stores: a page holds whole rows, and 1 KB samples leave less of a 16 KB
+/// page unused than of a 4 KB one.
 const PAGE_SIZE: i64 = 16 * 1024;
 
 /// Tables of schema versions 1 and 2, as they appear in `sqlite_master`.
@@ -365,7 +366,7 @@ fn configure(
         // transaction writes the pages it appends once, into the file, and journals only the
         // few existing pages it changes (b-tree interior and last leaf pages). Normal: a
         // write-ahead log, which writes every page twice (log, then checkpoint) and checksums
-        // it, about twice the CPU per 1 KB sample, but with `synchronous = NORMAL` a power
+        // it, more CPU per sample, but with `synchronous = NORMAL` a power
         // loss cannot damage the file (the crate documentation, "Journal"). SQLite converts a
         // store between the two when it is opened with another level.
         let want = match options.sync {

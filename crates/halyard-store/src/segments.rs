@@ -5,11 +5,11 @@
 //!
 //! Why. With the payload in its row, a 1 KB sample reached the disk through SQLite's pages:
 //! copied into fresh page-cache pages of the file (and, with the write-ahead log, into the
-//! log's pages first, then again into the file's by the checkpoint). On the machines Halyard
-//! is measured on that copy into fresh pages costs about as much per kilobyte as all the work
-//! of a VOLATILE sample. A segment takes the payload once, from an aligned buffer, with
+//! log's pages first, then again into the file's by the checkpoint). On machines whose freed
+//! memory goes back to a hypervisor, that copy into fresh pages costs about as much per
+//! kilobyte as all the work of a VOLATILE sample. A segment takes the payload once, from an aligned buffer, with
 //! `O_DIRECT`: no page-cache page, a DMA from the buffer. The row keeps the metadata and
-//! where the payload is, about a tenth of what it held.
+//! where the payload is, a small part of what it held.
 //!
 //! Layout. A store `PATH` keeps its segments in the directory `PATH-payloads`, one file per
 //! segment, `NNNNNNNN.seg`, each up to [`SEGMENT_BYTES`]. A record is a 16-byte header

@@ -62,8 +62,8 @@ pub struct Store {
 }
 
 /// The row of an insert whose payload went to a segment, INSERTed later with others: one
-/// statement of [`DEFERRED_ROWS`] rows costs about two thirds of as many one-row statements
-/// once the payload is out of the row. Deferred rows are written when there are that many,
+/// statement of [`DEFERRED_ROWS`] rows costs less than as many one-row statements once the
+/// payload is out of the row (the statement's own cost is then a large part of an insert). Deferred rows are written when there are that many,
 /// and before anything reads or deletes samples, and before the commit. The row id was
 /// chosen by the store and is free (the same check as for an immediate insert: the cached
 /// next row id, kept current by `PRAGMA data_version`); should it be taken anyway, the
@@ -86,8 +86,8 @@ const DEFERRED_ROWS: usize = 32;
 /// `INSERT OR FAIL INTO samples COLUMNS VALUES (..), ..` for `n` rows of 11 parameters.
 ///
 /// `OR FAIL`, not SQLite's default `OR ABORT`: a multi-row statement that may abort gets a
-/// statement journal (a copy of every page it touches, to undo it alone), about a tenth of
-/// the service thread's time at 1 KB. A failed flush rolls the whole transaction back
+/// statement journal (a copy of every page it touches, to undo it alone), a noticeable share
+/// of the service thread's time on small samples. A failed flush rolls the whole transaction back
 /// ([`Store::flush_rows`]), so rows a failing statement left are never committed.
 fn deferred_insert(columns: &str, n: usize) -> String {
     let one = "(?,?,?,?,?,?,?,X'',?,?,?)";
@@ -625,7 +625,7 @@ impl Store {
     /// gives the statement a statement journal and a SQLITE_FULL undoes that statement alone
     /// (the caller's savepoint undoes the rest). A single-row `INSERT .. VALUES` has no
     /// statement journal and a SQLITE_FULL there cancels the whole transaction, but it is
-    /// about 1.5 times faster, so it is the path far from the cap.
+    /// markedly faster, so it is the path far from the cap.
     fn write_sample(
         &self,
         ch: ChannelId,

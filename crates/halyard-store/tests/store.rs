@@ -404,7 +404,7 @@ fn change(w: u8, sn: i64, k: u8, kind: SampleKind) -> halyard_store::StoredSampl
     s
 }
 
-/// The README's example: a writer of KEEP_LAST 1 (the default DURABILITY_SERVICE history)
+/// The user guide's durability example: a writer of KEEP_LAST 1 (the default DURABILITY_SERVICE history)
 /// writes, then unregisters its instance as it leaves. The unregistration evicts no data:
 /// the last sample is kept beside it, on disk too, and the evicted samples are reported.
 #[test]

@@ -11,7 +11,7 @@
 //! * [`name_hash`]: the first 4 bytes of the MD5 of a member name (§7.3.4.9.3).
 //!
 //!
-//! Dynamic data (types learnt at run time, issue 13):
+//! Dynamic data (types learnt at run time):
 //!
 //! * [`TypeRegistry`]: TypeObjects by hashed identifier, each checked on insertion (hash,
 //!   consistency); [`TypeRegistry::missing`] lists what TypeLookup should still fetch and

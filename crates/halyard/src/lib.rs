@@ -81,3 +81,19 @@ pub use untyped::{
     UntypedType,
 };
 pub use writer::{Batching, DataWriter};
+
+/// The Rust examples of the repository's README, compiled (and run, unless marked `no_run`) as
+/// doctests so that they keep matching the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
+/// The Rust examples of the user guide's QoS page, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/qos.md")]
+pub struct GuideQosDoctests;
+
+/// The Rust examples of the user guide's types and IDL page, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/types-and-idl.md")]
+pub struct GuideTypesDoctests;

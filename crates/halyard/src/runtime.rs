@@ -11,8 +11,8 @@
 //! say), the receive thread leaves the datagram in a bounded inbox and goes back to its
 //! socket; the holder handles the inbox before it releases the lock (see
 //! [`Shared::receive`]). Sleeping on the lock instead cost the holder a futex wake-up of the
-//! other core at every release: with a writer that holds the lock most of the time, about a
-//! sixth of the writing thread (63000 B samples, measured). Listener calls caused by a
+//! other core at every release: with a writer that holds the lock most of the time, a large
+//! share of the writing thread. Listener calls caused by a
 //! handed-over datagram run on the timer thread, never inside the holder's call: an
 //! application may hold a lock of its own while it writes and take it in a listener.
 

@@ -267,7 +267,7 @@ fn full_protection_at_every_level_carries_every_sample_and_keys() {
 #[test]
 fn rtps_protection_of_every_kind_carries_data() {
     // Every rtps kind, origin authentication included (what `halyard security help` and the
-    // README say Halyard implements; `--protect rtps-sign --origin-auth` asks for it).
+    // user guide say Halyard implements; `--protect rtps-sign --origin-auth` asks for it).
     for (i, kind) in [
         ProtectionKind::Sign,
         ProtectionKind::Encrypt,

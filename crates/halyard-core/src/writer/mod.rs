@@ -46,8 +46,8 @@
 //! service's reader matched has the whole `writer_high_water_bytes`: that reader acknowledges
 //! only what its service committed (a batch waits up to the commit delay, see
 //! [`crate::relay`]), so the stream needs more bytes in flight than to an ordinary reader;
-//! with the floor's 2 MiB, a PERSISTENT stream of 16 KB samples spent a third of its time
-//! waiting for the window, its cores idle.
+//! with the floor alone, a PERSISTENT stream of medium-sized samples would spend much of its
+//! time waiting for the window, its cores idle.
 
 pub(crate) mod delivery;
 mod filter;

@@ -1,7 +1,7 @@
 //! Proves that a best-effort writer of large samples paces itself to what the path absorbs: a
 //! writer offering 1 MiB samples at five times what its reader drains (100 MB/s into a 4 MB
 //! receive buffer, as a socket) delivers whole samples at close to the reader's rate (at least
-//! three quarters of it; 81 % measured, the rest lost to probing for more) once the reader's
+//! three quarters of it, what probing for more costs being the rest) once the reader's
 //! reception reports set its pace; without the reports (the old behaviour) no sample arrives
 //! whole. A KEEP_LAST writer drops superseded samples whole, before
 //! sending them, and counts them; a configured bandwidth limit holds without any report.

@@ -6,7 +6,7 @@
 //! writer was told is stored (it still holds those samples and sends them again); a crash
 //! after it loses nothing at all.
 //!
-//! Cost per sample (issue 12's throughput target): a sample's buffer, as received, goes to the
+//! Cost per sample (it bounds PERSISTENT throughput): a sample's buffer, as received, goes to the
 //! store (borrowed) and to its relay (shared), never copied; per sample the thread touches
 //! its reader's entry, the store, the relay queue and the release map. The rest is per commit:
 //! the relay writes, the acknowledgment releases and the credits (one lock of the
