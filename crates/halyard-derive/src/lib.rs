@@ -33,6 +33,8 @@
 //! Generated code names the runtime as `::halyard::cdr` when the crate depends on `halyard`,
 //! else `::halyard_cdr`. Inside the `halyard` package itself the path is also `::halyard::cdr`.
 
+#![warn(missing_docs)]
+
 mod attrs;
 mod describe;
 mod enums;

@@ -1,17 +1,106 @@
 //! Halyard: a Data Distribution Service (OMG DDS 1.4 DCPS) over RTPS 2.5/UDP.
 //!
+//! This crate is the DCPS API. Applications publish typed samples on named topics and
+//! subscribe to them; participants in the same domain find each other by themselves (no
+//! broker) and QoS policies govern what is delivered and how. The user guide
+//! (`docs/guide/` in the repository) covers each subject at length; this page is the map.
+//!
+//! # Entities
+//!
+//! - [`DomainParticipant`]: membership of a domain (a number); owns the sockets and threads.
+//! - [`Topic`](struct@Topic): a name and a type, made with [`#[derive(halyard::Topic)]`](derive@Topic);
+//!   `#[key]` members make instances.
+//! - [`Publisher`] / [`Subscriber`]: groups of writers / readers (partitions, presentation).
+//! - [`DataWriter`] writes samples; [`DataReader`] receives them into its cache, from which
+//!   [`DataReader::take`] or [`DataReader::read`] return [`Sample`]s (data and [`SampleInfo`]).
+//!
+//! A writer and a reader of the same topic name, type and compatible QoS are matched:
+//!
 //! ```no_run
-//! use halyard::{DataWriterQos, DomainParticipant, PublisherQos, Topic};
+//! use halyard::{DataReaderQos, DataWriterQos, DomainParticipant, PublisherQos, SubscriberQos};
+//! use std::time::Duration;
 //!
 //! #[derive(halyard::Topic, Clone, Debug, Default)]
-//! struct Reading { #[key] sensor: u32, value: f64 }
+//! struct Reading {
+//!     #[key]
+//!     sensor: u32,
+//!     value: f64,
+//! }
 //!
 //! let dp = DomainParticipant::new(0)?;
-//! let topic: Topic<Reading> = dp.create_topic("Readings")?;
-//! let writer = dp.create_publisher(PublisherQos::default()).create_datawriter(&topic, DataWriterQos::default())?;
+//! let topic = dp.create_topic::<Reading>("Readings")?;
+//! let writer = dp
+//!     .create_publisher(PublisherQos::default())
+//!     .create_datawriter(&topic, DataWriterQos::default().keep_last(10))?;
+//! let reader = dp
+//!     .create_subscriber(SubscriberQos::default())
+//!     .create_datareader(&topic, DataReaderQos::default().reliable().keep_last(10))?;
+//! writer.wait_for_matched(1, Duration::from_secs(5))?;
 //! writer.write(&Reading { sensor: 1, value: 21.5 })?;
+//! if reader.wait_for_data(Duration::from_secs(5)) {
+//!     for sample in reader.take(10)? {
+//!         println!("{:?} ({:?})", sample.data, sample.info.instance_state);
+//!     }
+//! }
 //! # Ok::<(), halyard::Error>(())
 //! ```
+//!
+//! # QoS
+//!
+//! Each entity has its own QoS type ([`DataWriterQos`], [`DataReaderQos`], [`TopicQos`],
+//! [`PublisherQos`], [`SubscriberQos`], [`DomainParticipantQos`]) holding exactly its
+//! policies, with the DDS 1.4 defaults and a builder method per policy. Inconsistent values are
+//! refused with [`Error::BadQos`] naming the policy ([`QosPolicyId`]); what Halyard does not
+//! implement is [`Error::Unsupported`], never ignored. [`QosProvider`] reads DDS-XML profiles
+//! into the same types.
+//!
+//! ```
+//! use halyard::qos::{Durability, History, ReliabilityKind};
+//! use halyard::DataReaderQos;
+//!
+//! let qos = DataReaderQos::default()
+//!     .reliable()
+//!     .keep_all()
+//!     .durability(Durability::TransientLocal);
+//! assert_eq!(qos.reliability.kind, ReliabilityKind::Reliable);
+//! assert_eq!(qos.history, History::KeepAll);
+//! assert!(qos.validate().is_ok());
+//! ```
+//!
+//! # Waiting and reacting
+//!
+//! Block with [`DataReader::wait_for_data`] or a [`WaitSet`] of [`ReadCondition`]s,
+//! [`QueryCondition`]s, [`StatusCondition`]s and [`GuardCondition`]s; or set one listener per
+//! entity ([`DataReaderListener`], [`DataWriterListener`]). Statuses (matched, deadline
+//! missed, liveliness, incompatible QoS ...) are read with the entity's `*_status()` getters,
+//! counters with [`DataWriter::stats`] and [`DataReader::stats`].
+//!
+//! # Types known at run time
+//!
+//! [`UntypedTopic`], [`UntypedDataWriter`] and [`UntypedDataReader`] carry serialized samples
+//! of a type described by XTypes (from IDL, or learnt from the network through TypeLookup);
+//! [`xtypes`] decodes them to dynamic values. [`ContentFilteredTopic`] and query conditions take
+//! DDS SQL expressions ([`filter`]) on typed and untyped endpoints alike.
+//!
+//! # Configuration
+//!
+//! A participant takes its configuration in code, [`ParticipantOptions`] (network interface,
+//! initial peers, security identity, embedded durability service ...). The library reads no
+//! environment variable unless asked: [`ParticipantOptions::from_env`] starts from the
+//! `HALYARD_*` variables the command-line tools document.
+//!
+//! # Errors
+//!
+//! Every call returns [`Result`]; [`Error`] maps to the DDS return codes and keeps the error
+//! it wraps as its `source()`.
+//!
+//! # Cargo features
+//!
+//! All on by default: `security` (DDS Security 1.1 builtin plugins; OpenSSL and AWS-LC),
+//! `durability` (TRANSIENT and PERSISTENT through the [`durability`] service; SQLite), `xml`
+//! ([`QosProvider`]), `typelookup` ([`DomainParticipant::lookup_type`]). Without them the crate
+//! is a core DDS that links none of OpenSSL, AWS-LC or SQLite; asking for what a missing
+//! feature provides is [`Error::Unsupported`] naming the feature.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
