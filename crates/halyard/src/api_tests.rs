@@ -205,8 +205,7 @@ fn a_deleted_entity_answers_already_deleted_to_every_call() {
 fn the_library_default_starts_no_embedded_durability_service() {
     let dp = participant(ParticipantOptions::default());
     let topic = dp.create_topic::<Probe>("ApiTestsNoEmbedded").unwrap();
-    let mut q = DataWriterQos::default();
-    q.durability = Durability::Transient;
+    let q = DataWriterQos::default().durability(Durability::Transient);
     let _w = dp
         .create_publisher(PublisherQos::default())
         .create_datawriter(&topic, q)
@@ -253,8 +252,7 @@ fn without_durability_an_embedded_service_is_refused() {
     });
     let topic = dp.create_topic::<Probe>("ApiTestsNoStore").unwrap();
     let publisher = dp.create_publisher(PublisherQos::default());
-    let mut q = DataWriterQos::default();
-    q.durability = Durability::Persistent;
+    let q = DataWriterQos::default().durability(Durability::Persistent);
     is_unsupported(
         publisher.create_datawriter(&topic, q).map(|_| ()),
         "durability",
