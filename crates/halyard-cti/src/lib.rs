@@ -1,0 +1,1 @@
+//! The threat-intelligence sharing node (being written).
