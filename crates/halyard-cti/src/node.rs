@@ -166,15 +166,46 @@ impl Counters {
     }
 }
 
+/// One object version to write to the community.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outgoing {
+    /// The object.
+    pub object: StixObject,
+    /// Its marking (the topic).
+    pub tlp: Tlp,
+    /// The sector (the partition).
+    pub sector: String,
+    /// When it was shared (ns since the epoch).
+    pub shared_at_ns: i64,
+}
+
+/// The node's way out to the community: DDS in production ([`crate::dds`]), a recorder in
+/// tests. Writes must be in the community's hands (in the writers' histories) when they
+/// return.
+pub trait Sharer: Send + Sync {
+    /// Writes these versions.
+    fn share(&self, out: &[Outgoing]) -> Result<(), String>;
+    /// Disposes of an object (revocation or deletion) in a sector under a marking.
+    fn dispose(&self, id: &str, tlp: Tlp, sector: &str) -> Result<(), String>;
+}
+
 /// The node.
 pub struct Node {
     cfg: Config,
     db: Mutex<Db>,
     counters: Counters,
+    #[allow(dead_code)]
+    sharer: std::sync::Arc<dyn Sharer>,
 }
 
 #[allow(unused_variables)]
 impl Node {
+    /// A node over an open database, sharing through `sharer`. Versions this node shared
+    /// that the community had not acknowledged before it stopped are written again.
+    pub fn new(cfg: Config, db: Db, sharer: std::sync::Arc<dyn Sharer>) -> Result<Node, NodeError> {
+        todo!()
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg

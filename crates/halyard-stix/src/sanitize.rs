@@ -18,3 +18,21 @@ impl Sanitizer {
         Ok(Sanitizer)
     }
 }
+/// One change.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Change {
+    /// JSON pointer.
+    pub path: String,
+    /// Rule.
+    pub rule: String,
+    /// Before.
+    pub before: String,
+    /// After.
+    pub after: String,
+}
+impl Sanitizer {
+    /// Sanitises in place.
+    pub fn sanitize(&self, _obj: &mut serde_json::Map<String, serde_json::Value>) -> Vec<Change> {
+        Vec::new()
+    }
+}

@@ -13,3 +13,30 @@ pub struct Limits {
     /// properties
     pub max_properties: usize,
 }
+/// Why an object or bundle is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidationError {
+    /// Position in the bundle.
+    pub index: Option<usize>,
+    /// The object's id, when known.
+    pub id: Option<String>,
+    /// The property.
+    pub property: String,
+    /// Why.
+    pub reason: String,
+}
+impl std::fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "property `{}`: {}", self.property, self.reason)
+    }
+}
+impl std::error::Error for ValidationError {}
+/// One object.
+pub fn object(_v: &serde_json::Value) -> Result<crate::object::StixObject, ValidationError> {
+    Err(ValidationError {
+        index: None,
+        id: None,
+        property: String::new(),
+        reason: "stub".into(),
+    })
+}
