@@ -12,7 +12,9 @@
 // An application reads clocks (the clock ban is for the protocol core).
 #![allow(clippy::disallowed_methods)]
 
+pub mod accounts;
 pub mod config;
+pub mod http;
 pub mod ids;
 pub mod node;
 pub mod store;
