@@ -13,6 +13,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod config;
+pub mod dds;
 pub mod ids;
 pub mod node;
 pub mod store;

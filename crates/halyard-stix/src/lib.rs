@@ -15,4 +15,5 @@ pub mod misp;
 pub mod object;
 pub mod pattern;
 pub mod sanitize;
+pub mod time;
 pub mod validate;
