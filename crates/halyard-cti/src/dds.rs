@@ -77,7 +77,7 @@ fn dds_err(what: &str) -> impl Fn(halyard::Error) -> DdsError + '_ {
 /// The node's participant, writers, readers and durability service.
 pub struct Dds {
     participant: DomainParticipant,
-    service: Option<DurabilityService>,
+    service: std::sync::Mutex<Option<DurabilityService>>,
     writers: BTreeMap<(Tlp, String), DataWriter<StixSample>>,
     /// Readers not yet handed to their receiving threads.
     readers: std::sync::Mutex<Vec<(Tlp, String, DataReader<StixSample>)>>,
@@ -180,7 +180,7 @@ impl Dds {
         }
         Ok(Dds {
             participant,
-            service: Some(service),
+            service: std::sync::Mutex::new(Some(service)),
             writers,
             readers: std::sync::Mutex::new(readers),
             origin: org.clone(),
@@ -213,13 +213,18 @@ impl Dds {
     }
 
     /// Stops the receiving threads and the durability service.
-    pub fn stop(&mut self) {
+    pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
         for h in threads {
             let _ = h.join();
         }
-        if let Some(s) = self.service.take() {
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(s) = service {
             s.stop();
         }
     }

@@ -12,6 +12,7 @@
 // An application reads clocks (the clock ban is for the protocol core).
 #![allow(clippy::disallowed_methods)]
 
+pub mod community;
 pub mod config;
 pub mod dds;
 pub mod ids;
