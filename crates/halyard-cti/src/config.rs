@@ -485,6 +485,15 @@ impl Config {
         self.node.store.join("cti.sqlite")
     }
 
+    /// [`Config::db_path`], its directory created if absent.
+    pub fn db_path_creating(&self) -> Result<PathBuf, ConfigError> {
+        std::fs::create_dir_all(&self.node.store).map_err(|e| ConfigError {
+            path: self.node.store.clone(),
+            reason: format!("cannot create the store directory: {e}"),
+        })?;
+        Ok(self.db_path())
+    }
+
     /// The durability service's store file.
     pub fn durability_path(&self) -> PathBuf {
         self.node.store.join("durability.sqlite")
