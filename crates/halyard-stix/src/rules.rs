@@ -173,8 +173,10 @@ fn check_email_message(map: &Map<String, Value>) -> Check {
 
 fn check_network_traffic(map: &Map<String, Value>) -> Check {
     need_one_of(map, &["src_ref", "dst_ref"])?;
-    if map.get("is_active").and_then(Value::as_bool) == Some(true) && map.contains_key("end") {
-        return fail("end", "must not be present when is_active is true");
+    // §6.12: with `end`, `is_active` MUST be false; read as the stix2 library reads it,
+    // which wants the `false` written out.
+    if map.contains_key("end") && map.get("is_active").and_then(Value::as_bool) != Some(false) {
+        return fail("is_active", "must be present and false when end is present");
     }
     check_not_before(map, "start", "end")
 }

@@ -323,7 +323,9 @@ pub(crate) fn check_kind(value: &Value, kind: Kind, path: &str) -> Check {
             _ => fail(path, "must be base64-encoded binary (RFC 4648)"),
         },
         Kind::Hex => match value.as_str() {
-            Some(s) if s.len().is_multiple_of(2) && s.bytes().all(|b| b.is_ascii_hexdigit()) => Ok(()),
+            Some(s) if s.len().is_multiple_of(2) && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Ok(())
+            }
             _ => fail(path, "must be hex: an even number of hex digits"),
         },
         Kind::Any => Ok(()),
