@@ -127,8 +127,8 @@ pub struct ObjectPath {
 pub enum PathStep {
     /// A property or dictionary key (`hashes`, `'SHA-256'`).
     Property(String),
-    /// A list index, `[n]`.
-    Index(i64),
+    /// A list index, `[n]`, from zero.
+    Index(u64),
     /// Any list element, `[*]`.
     AnyIndex,
 }
@@ -879,7 +879,7 @@ impl Parser {
         let offset = self.offset();
         let step = match self.next() {
             Tok::Star => PathStep::AnyIndex,
-            Tok::Int(n) => PathStep::Index(n),
+            Tok::Int(n) if n >= 0 => PathStep::Index(n.unsigned_abs()),
             other => {
                 return err(
                     offset,
