@@ -29,6 +29,7 @@ pub(crate) fn check(stix_type: &str, category: Category, map: &Map<String, Value
         "observed-data" => check_observed_data(map),
         "relationship" => check_strictly_before(map, "start_time", "stop_time"),
         "location" => check_location(map),
+        "language-content" => check_contents(map),
         _ => check_sco(stix_type, map),
     }
 }
@@ -138,6 +139,19 @@ fn check_location(map: &Map<String, Value>) -> Check {
             "region",
             "one of region, country, or latitude and longitude must be present",
         );
+    }
+    Ok(())
+}
+
+/// STIX 2.1 §7.1: `contents` maps language tags to dictionaries of translated properties.
+fn check_contents(map: &Map<String, Value>) -> Check {
+    let contents = map.get("contents").and_then(Value::as_object);
+    for (lang, translated) in contents.into_iter().flatten() {
+        let path = format!("contents.{lang}");
+        check_lang(&Value::String(lang.clone()), &path)?;
+        if !translated.is_object() {
+            return fail(path, "must be a dictionary of translated properties");
+        }
     }
     Ok(())
 }
@@ -390,7 +404,38 @@ pub(crate) fn check_external_reference(value: &Value, path: &str) -> Check {
             "needs at least one of description, url, external_id besides source_name",
         );
     }
-    Ok(())
+    check_well_known_external_id(r, path)
+}
+
+/// STIX 2.1 §2.5: `cve` references carry `CVE-YYYY-NNNN...`, `capec` ones `CAPEC-n`.
+fn check_well_known_external_id(r: &Map<String, Value>, path: &str) -> Check {
+    let source = r.get("source_name").and_then(Value::as_str);
+    let id = r.get("external_id").and_then(Value::as_str);
+    let digits = |s: &str, min: usize| s.len() >= min && s.bytes().all(|b| b.is_ascii_digit());
+    let (ok, form) = match source {
+        Some("cve") => (
+            id.and_then(|i| i.strip_prefix("CVE-"))
+                .and_then(|rest| rest.split_once('-'))
+                .is_some_and(|(year, n)| year.len() == 4 && digits(year, 4) && digits(n, 4)),
+            "CVE-YYYY-NNNN",
+        ),
+        Some("capec") => (
+            id.and_then(|i| i.strip_prefix("CAPEC-"))
+                .is_some_and(|n| digits(n, 1)),
+            "CAPEC-n",
+        ),
+        _ => return Ok(()),
+    };
+    if ok {
+        return Ok(());
+    }
+    fail(
+        format!("{path}.external_id"),
+        format!(
+            "a {} reference needs an external_id of the form {form}",
+            source.unwrap_or_default()
+        ),
+    )
 }
 
 /// STIX 2.1 §7.2.3: selectors and exactly one of marking_ref and lang.

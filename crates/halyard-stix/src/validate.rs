@@ -138,7 +138,7 @@ fn check_object(map: &Map<String, Value>) -> Result<StixObject, ValidationError>
         None => (custom_category(stix_type, map)?, &[][..], true),
     };
     check_properties(map, category, props, custom_type)?;
-    check_common(map)?;
+    check_common(map, category)?;
     rules::check(stix_type, category, map)?;
     Ok(summarise(map, stix_type, id, category))
 }
@@ -483,10 +483,15 @@ fn check_kill_chain_phase(value: &Value, path: &str) -> Check {
 
 /// The common properties with structure: spec_version, versions, external references,
 /// granular markings, extensions and lang.
-fn check_common(map: &Map<String, Value>) -> Check {
+fn check_common(map: &Map<String, Value>, category: Category) -> Check {
     if let Some(v) = map.get("spec_version") {
         if v.as_str() != Some("2.1") {
             return fail("spec_version", "must be \"2.1\"");
+        }
+    }
+    if category != Category::MarkingDefinition {
+        for name in ["created", "modified"] {
+            check_millisecond_precision(map, name)?;
         }
     }
     rules::check_not_before(map, "created", "modified")?;
@@ -501,6 +506,27 @@ fn check_common(map: &Map<String, Value>) -> Check {
     }
     if let Some(lang) = map.get("lang") {
         rules::check_lang(lang, "lang")?;
+    }
+    Ok(())
+}
+
+/// STIX 2.1 §3.2: `created` and `modified` are precise to at least the millisecond (three or
+/// more fraction digits); marking definitions are exempt, as stix2-validator has them.
+fn check_millisecond_precision(map: &Map<String, Value>, name: &str) -> Check {
+    let Some(ts) = map.get(name).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let digits = ts
+        .split_once('.')
+        .map_or(0, |(_, frac)| frac.trim_end_matches('Z').len());
+    if digits < 3 {
+        return fail(
+            name,
+            format!(
+                "`{}` must be precise to the millisecond (YYYY-MM-DDTHH:MM:SS.sssZ)",
+                shorten(ts)
+            ),
+        );
     }
     Ok(())
 }

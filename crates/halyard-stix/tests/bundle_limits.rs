@@ -172,3 +172,24 @@ fn envelope_and_bundle_headers_are_checked() {
     let e = bundle::parse(not_object.as_bytes(), &Limits::default()).expect_err("string");
     assert_eq!(e.index, Some(0));
 }
+
+#[test]
+fn mutated_bundles_never_panic() {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let original = VALID_BUNDLE.as_bytes();
+    let noise = b"{}[]\",:0-9.eE\\u tfn x_Z";
+    for _ in 0..1500 {
+        let mut bytes = original.to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % bytes.len() as u64) as usize;
+            bytes[at] = noise[(next() % noise.len() as u64) as usize];
+        }
+        let _ = bundle::parse(&bytes, &Limits::default());
+    }
+}

@@ -71,7 +71,7 @@ fn missing_required_properties() {
     }
     let malware = json!({
         "type": "malware", "spec_version": "2.1", "id": "malware--31b940d4-6f7f-459a-80ea-9c1f17b58abc",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z", "name": "X"
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z", "name": "X"
     });
     refused(&malware, "is_family", "required");
     let family = with(without(malware, "name"), "is_family", json!(true));
@@ -190,14 +190,14 @@ fn wrong_reference_types_are_refused() {
     );
     let rel = json!({
         "type": "relationship", "spec_version": "2.1", "id": "relationship--44298a74-ba52-4f0c-87a3-1824e67d7fad",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z", "relationship_type": "uses",
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z", "relationship_type": "uses",
         "source_ref": "relationship--44298a74-ba52-4f0c-87a3-1824e67d7fad",
         "target_ref": "malware--31b940d4-6f7f-459a-80ea-9c1f17b58abc"
     });
     refused(&rel, "source_ref", "SDO or SCO");
     let sighting = json!({
         "type": "sighting", "spec_version": "2.1", "id": "sighting--ee20065d-2555-424f-ad9e-0f8428623c75",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z",
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z",
         "sighting_of_ref": "ipv4-addr--ff26c055-6336-5bc5-b98d-13d6226742dd",
         "where_sighted_refs": ["malware--31b940d4-6f7f-459a-80ea-9c1f17b58abc"]
     });
@@ -367,7 +367,7 @@ fn sco_rules_are_checked() {
 fn observed_data_and_location_rules_are_checked() {
     let od = json!({
         "type": "observed-data", "spec_version": "2.1", "id": "observed-data--b67d30ff-02ac-498a-92f9-32f845f448cf",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z",
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z",
         "first_observed": "2024-01-01T00:00:00Z", "last_observed": "2023-12-31T00:00:00Z",
         "number_observed": 0, "object_refs": ["indicator--8e2e2d2b-17d4-4cbf-938f-98ee46b3cd3f"]
     });
@@ -382,7 +382,7 @@ fn observed_data_and_location_rules_are_checked() {
     refused(&od, "last_observed", "earlier than `first_observed`");
     let loc = json!({
         "type": "location", "spec_version": "2.1", "id": "location--a6e9345f-5a15-4c29-8bb3-7dcc5d168d64",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z", "latitude": 48.8
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z", "latitude": 48.8
     });
     refused(&loc, "longitude", "together");
     refused(
@@ -436,4 +436,48 @@ fn display_names_object_property_and_reason() {
     );
     let err: &dyn std::error::Error = &e;
     assert!(!err.to_string().is_empty());
+}
+
+#[test]
+fn rules_shared_with_stix2_validator_are_checked() {
+    refused(
+        &with(indicator(), "modified", json!("2024-03-15T11:00:00.1Z")),
+        "modified",
+        "precise to the millisecond",
+    );
+    refused(
+        &with(indicator(), "created", json!("2024-03-14T09:30:00Z")),
+        "created",
+        "precise to the millisecond",
+    );
+    validate::object(&with(
+        indicator(),
+        "modified",
+        json!("2024-03-15T11:00:00.123456Z"),
+    ))
+    .expect("finer is fine");
+    refused(
+        &with(
+            indicator(),
+            "external_references",
+            json!([{"source_name": "cve", "external_id": "CVE-1"}]),
+        ),
+        "external_references[0].external_id",
+        "CVE-YYYY-NNNN",
+    );
+    refused(
+        &with(
+            indicator(),
+            "external_references",
+            json!([{"source_name": "capec", "external_id": "9"}]),
+        ),
+        "external_references[0].external_id",
+        "CAPEC-n",
+    );
+    let lc = json!({
+        "type": "language-content", "spec_version": "2.1", "id": "language-content--b86bd89f-98bb-4fa9-8cb2-9ad421da981d",
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z",
+        "object_ref": "indicator--8e2e2d2b-17d4-4cbf-938f-98ee46b3cd3f", "contents": {"de": "Text"}
+    });
+    refused(&lc, "contents.de", "dictionary of translated properties");
 }

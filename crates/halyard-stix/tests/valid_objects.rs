@@ -182,14 +182,14 @@ fn custom_properties_custom_objects_and_extensions_are_accepted() {
     let custom_object = json!({
         "type": "x-acme-ticket", "spec_version": "2.1",
         "id": "x-acme-ticket--6c2d6a7e-3f9b-4f0e-8a1d-2b3c4d5e6f70",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z",
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z",
         "ticket_number": "INC-42"
     });
     validate::object(&custom_object).expect("custom x- object");
     let toplevel = json!({
         "type": "identity", "spec_version": "2.1",
         "id": "identity--6c2d6a7e-3f9b-4f0e-8a1d-2b3c4d5e6f70",
-        "created": "2024-01-01T00:00:00Z", "modified": "2024-01-01T00:00:00Z",
+        "created": "2024-01-01T00:00:00.000Z", "modified": "2024-01-01T00:00:00.000Z",
         "name": "Org", "rating": 5,
         "extensions": {
             "extension-definition--a932fcc6-e032-476c-826f-cb970a5a1ade": {
