@@ -631,12 +631,7 @@ impl Sanitizer {
             let content = unescape_literal(inner);
             if phase == Phase::InternalIp {
                 if let Some((op, net)) = lit.ip_op.zip(self.whole_internal_address(&content)) {
-                    let subset = if op.negated {
-                        "NOT ISSUBSET"
-                    } else {
-                        "ISSUBSET"
-                    };
-                    edits.replace(op.start, op.end, subset);
+                    edits.replace(op.start, op.end, &subset_operator(pattern, op));
                     edits.replace(lit.open + 1, lit.close, &escape_literal(&net.text));
                     continue;
                 }
@@ -695,6 +690,15 @@ impl Sanitizer {
             else {
                 continue;
             };
+            // `CORP\\jdoe` (a doubled separator after a word) is not a share.
+            let joined = |c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | '%');
+            if text[..whole.start()]
+                .chars()
+                .next_back()
+                .is_some_and(joined)
+            {
+                continue;
+            }
             let rest = trim_trailing_punctuation(rest.as_str());
             let host = match rest.is_empty() {
                 true => trim_trailing_punctuation(host.as_str()),
@@ -1282,6 +1286,28 @@ fn classify_literal(
         value,
         ip_op,
     }
+}
+
+/// The `ISSUBSET` comparison replacing `op`, spaced from its neighbours (`value='x'` has none,
+/// and a keyword needs them).
+fn subset_operator(pattern: &str, op: Operator) -> String {
+    let space = |c: Option<char>| c.is_some_and(|c| c.is_ascii_whitespace());
+    let before = if space(pattern[..op.start].chars().next_back()) {
+        ""
+    } else {
+        " "
+    };
+    let after = if space(pattern[op.end..].chars().next()) {
+        ""
+    } else {
+        " "
+    };
+    let keyword = if op.negated {
+        "NOT ISSUBSET"
+    } else {
+        "ISSUBSET"
+    };
+    format!("{before}{keyword}{after}")
 }
 
 /// The text of a literal's contents (`\'` and `\\` are the escapes; any other backslash is
