@@ -28,6 +28,7 @@
 //! | `email`       | `jane.doe@corp.example` (which ones: [`EmailRule`])      | `redacted@corp.example`        |
 //! | `hostname`    | `fs01.corp.example` (strictly under an internal domain)  | `host.corp.example`            |
 //! | `username`    | the NAME in `C:\Users\NAME`, `/home/NAME`, `/Users/NAME`, `CORP\NAME`; known users as whole words | `<user>` |
+//! | `username`    | the domain part of a domain account's SID `S-1-5-21-a-b-c-1104` | `S-1-5-21-<domain>-1104` |
 //! | `internal-ip` | `10.1.2.3`, `10.1.2.0/24`, `fd00::17` in an internal network | `10.0.0.0/8` (the network)  |
 //!
 //! The rules run in that order on each string, each on the previous one's output, and each
@@ -180,7 +181,8 @@ pub struct Rules {
     pub hostnames: bool,
     /// Replace user names with `<user>`: in user-profile paths, in `DOMAIN\NAME` with a
     /// domain of `internal_netbios`, the names listed in `known_users`, and the personal
-    /// properties of `user-account` objects. Default: on.
+    /// properties of `user-account` objects; the domain part of domain account SIDs is
+    /// generalised too. Default: on.
     pub usernames: bool,
     /// The organisation's NetBIOS (pre-Windows 2000) domain names, as in `CORP\jdoe`.
     /// Compared ignoring case. Default: none.
@@ -304,6 +306,7 @@ struct Builtin {
     win_profile: Regex,
     win_profile_slash: Regex,
     unix_profile: Regex,
+    domain_sid: Regex,
 }
 
 impl Builtin {
@@ -327,6 +330,7 @@ impl Builtin {
                 r#"(?i)\b[a-z]:/{1,2}(?:users|documents and settings)/{1,2}([^\\/\s"'<>|:*?%]+)"#,
             ),
             unix_profile: re(r#"/(?:home|Users)/([^\\/\s"'<>|:*?$%]+)"#),
+            domain_sid: re(r"\bS-1-5-21-[0-9]+-[0-9]+-[0-9]+((?:-[0-9]+)?)\b"),
         }
     }
 }
@@ -609,6 +613,7 @@ impl Sanitizer {
                     &|t| self.profile_paths(t),
                     &|t| self.netbios_users(t),
                     &|t| self.listed_users(t),
+                    &|t| self.domain_sids(t),
                 ],
             ),
             Phase::InternalIp => chain(
@@ -829,6 +834,23 @@ impl Sanitizer {
             if before_ok && ends_cleanly(text, m.end(), word) {
                 edits.replace(m.start(), m.end(), USER);
             }
+        }
+        edits.finish()
+    }
+
+    /// `S-1-5-21-<a>-<b>-<c>-RID` → `S-1-5-21-<domain>-RID`: the three sub-authorities name the
+    /// organisation's domain; the relative identifier (500 is the built-in Administrator) stays.
+    fn domain_sids(&self, text: &str) -> Option<String> {
+        let mut edits = Edits::new(text);
+        for caps in self.re.domain_sid.captures_iter(text) {
+            let (Some(whole), Some(rid)) = (caps.get(0), caps.get(1)) else {
+                continue;
+            };
+            edits.replace(
+                whole.start(),
+                whole.end(),
+                &format!("S-1-5-21-<domain>{}", rid.as_str()),
+            );
         }
         edits.finish()
     }

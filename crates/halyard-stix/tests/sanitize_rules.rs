@@ -174,6 +174,19 @@ fn known_users_are_replaced_as_whole_words() {
 }
 
 #[test]
+fn domain_sids_lose_the_domain_and_keep_the_relative_id() {
+    let (out, fired) = text(
+        &rules(),
+        "owner S-1-5-21-3623811015-3361044348-30300820-1013, admin S-1-5-21-1-2-3-500, domain S-1-5-21-1-2-3; S-1-5-18 and S-1-5-32-544",
+    );
+    assert_eq!(
+        out,
+        "owner S-1-5-21-<domain>-1013, admin S-1-5-21-<domain>-500, domain S-1-5-21-<domain>; S-1-5-18 and S-1-5-32-544"
+    );
+    assert_eq!(fired, ["username"]);
+}
+
+#[test]
 fn users_can_be_switched_off() {
     let off = Rules {
         usernames: false,
