@@ -53,6 +53,8 @@
 //!   the configured network; the network itself (`10.0.0.0/8`) stays, which makes sanitising
 //!   idempotent. When several configured networks hold an address, the most specific wins.
 //!   IPv4-mapped IPv6 addresses are checked against the IPv4 networks.
+//! - Sanitising its own output changes nothing on the text the rules are made for; on
+//!   adversarial text a second pass may generalise further, which only ever removes more.
 //! - A domain that merely starts like an internal one is not internal:
 //!   `fs01.corp.example.com` and `login-corp.example.net` are someone else's names.
 //!
@@ -314,15 +316,18 @@ impl Builtin {
         // These patterns are constants tested by every sanitizer construction, so failing to
         // compile them is a programming error, never an input error.
         let re = |p: &str| Regex::new(p).expect("built-in sanitize pattern compiles");
-        let label = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?";
+        // ASCII classes spelt out: `(?i)` would also fold in `ſ` and the Kelvin sign.
+        let label = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
         Builtin {
             ipv4: re(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"),
             ipv6: re(
-                r"(?i)(?:[0-9a-f]{0,4}:){2,8}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-f]{1,4})?",
+                r"(?:[0-9a-fA-F]{0,4}:){2,8}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-fA-F]{1,4})?",
             ),
-            email: re(&format!(r"(?i)[a-z0-9._%+-]+@{label}(?:\.{label})+")),
-            dns_name: re(&format!(r"(?i){label}(?:\.{label})+")),
-            unc: re(r#"\\\\([^\\/\s"'<>|:*?]+)((?:\\[^\\/\s"'<>|:*?]*)*)"#),
+            email: re(&format!(r"[a-zA-Z0-9._%+-]+@{label}(?:\.{label})+")),
+            dns_name: re(&format!(r"{label}(?:\.{label})+")),
+            // Components may hold placeholders such as `<user>`: `<` and `>` are invalid in
+            // Windows file names, so there they can only be an earlier rule's output.
+            unc: re(r#"\\\\([^\\/\s"'<>|:*?]+)((?:\\[^\\/\s"'|:*?]*)*)"#),
             win_profile: re(
                 r#"(?i)(?:\b[a-z]:|%systemdrive%|%homedrive%)?\\{1,2}(?:users|documents and settings)\\{1,2}([^\\/\s"'<>|:*?%]+)"#,
             ),
@@ -695,13 +700,18 @@ impl Sanitizer {
             else {
                 continue;
             };
-            // `CORP\\jdoe` (a doubled separator after a word) is not a share.
-            let joined = |c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | '%');
+            // `CORP\\jdoe`, `<user>\\x`: a doubled separator after a word is not a share.
+            let joined = |c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | '%' | '>');
             if text[..whole.start()]
                 .chars()
                 .next_back()
                 .is_some_and(joined)
             {
+                continue;
+            }
+            // A host cut short by a placeholder or a prefix (`\\S-1-5-21-<domain>`,
+            // `\\10.0.0.0/8`) is not a host: it is an earlier rule's output.
+            if text[host.end()..].starts_with(['<', '>', '/']) {
                 continue;
             }
             let rest = trim_trailing_punctuation(rest.as_str());

@@ -230,6 +230,14 @@ fn public_shares_and_device_paths_stay() {
 }
 
 #[test]
+fn earlier_rules_output_is_not_taken_for_a_share() {
+    unchanged(
+        &rules(),
+        r"\\S-1-5-21-<domain>-500 and \\10.0.0.0/8 and <user>\\x",
+    );
+}
+
+#[test]
 fn internal_addresses_become_their_network() {
     let (out, fired) = text(
         &rules(),
