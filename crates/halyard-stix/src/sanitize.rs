@@ -50,12 +50,12 @@
 //! - Built-in account names are not personal and stay: `Administrator`, `Guest`, `krbtgt`,
 //!   `SYSTEM`, `root`, `Public`, `Default`, `All Users` and the like.
 //! - An address with a prefix (`10.1.2.0/24`) is generalised when it is at least as specific as
-//!   the configured network; the network itself (`10.0.0.0/8`) stays, which makes sanitising
-//!   idempotent. When several configured networks hold an address, the most specific wins.
+//!   the configured network; the network itself (`10.0.0.0/8`) stays, so a second pass leaves
+//!   it alone. When several configured networks hold an address, the most specific wins.
 //!   IPv4-mapped IPv6 addresses are checked against the IPv4 networks.
 //! - Sanitising its own output changes nothing on the text the rules are made for; on
 //!   adversarial text a second pass may generalise further, which only ever removes more.
-//! - A domain that merely starts like an internal one is not internal:
+//! - A name that merely contains an internal domain is not internal:
 //!   `fs01.corp.example.com` and `login-corp.example.net` are someone else's names.
 //!
 //! **Indicator patterns.** In an `indicator` whose `pattern_type` is `stix` (or absent), only
@@ -77,6 +77,12 @@
 //! [`CREDENTIAL_WITHHELD`], so the secret is not copied into logs or onto the review page.
 //! In an `email-addr` whose `value` is a personal address, `display_name` becomes `<user>`
 //! (rule `email`).
+//!
+//! **Limits.** Rules recognise forms, not meaning: a colleague's name in free text is found only
+//! when listed in `known_users` (full names may be listed), a bare NetBIOS host name (`WS-0427`)
+//! only through a custom rule for the organisation's naming scheme, and defanged names
+//! (`fs01[.]corp[.]example`) not at all. In `smb://` or `file://` URLs the host is generalised
+//! but the share path stays. The reviewer's second look exists for what rules cannot see.
 //!
 //! **Order and cost.** Changes come in document order: an object's properties in the order of
 //! its `serde_json` map (sorted keys), arrays by index, depth first. The same input always gives
