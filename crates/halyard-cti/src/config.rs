@@ -186,7 +186,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_body_bytes: 32 << 20,
+            max_body_bytes: 64 << 20,
             max_objects: 100_000,
             max_depth: 16,
             max_string_bytes: 1 << 20,
@@ -483,6 +483,15 @@ impl Config {
     /// The SQLite file of objects, review queue, audit log and users.
     pub fn db_path(&self) -> PathBuf {
         self.node.store.join("cti.sqlite")
+    }
+
+    /// [`Config::db_path`], its directory created if absent.
+    pub fn db_path_creating(&self) -> Result<PathBuf, ConfigError> {
+        std::fs::create_dir_all(&self.node.store).map_err(|e| ConfigError {
+            path: self.node.store.clone(),
+            reason: format!("cannot create the store directory: {e}"),
+        })?;
+        Ok(self.db_path())
     }
 
     /// The durability service's store file.

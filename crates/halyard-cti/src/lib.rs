@@ -13,7 +13,9 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod accounts;
+pub mod community;
 pub mod config;
+pub mod dds;
 pub mod http;
 pub mod ids;
 pub mod node;

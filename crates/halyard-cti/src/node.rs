@@ -3,16 +3,28 @@
 //! collections) ends in [`Node::ingest`]; everything received from the community over DDS
 //! ends in [`Node::receive`].
 //!
-//! (Signatures fixed; bodies being written.)
+//! The order of work for one ingest: check the markings and sectors asked for against the
+//! sharing policy; drop versions the node has (the same id and `modified`: a replayed request
+//! or a re-sent file shares nothing twice); sanitise a copy of each object for sharing,
+//! keeping the original in the node's local collection; queue what the review policy says;
+//! store everything in one transaction; then write what is to be shared to DDS. A version is
+//! stored with `pending_share` until every reader and durability service of the community
+//! acknowledged it ([`Node::confirm_shares`]); a node killed before that writes it again when
+//! it starts, and receivers drop the duplicate. Receiving ([`Node::receive`]) validates every
+//! sample again: a peer is never trusted to send valid STIX or to respect markings.
 
 use crate::config::Config;
-use crate::store::{CollectionKey, Db, ReviewItem, User};
+use crate::store::{
+    AuditEntry, CollectionKey, Db, InsertOutcome, NewObject, NewReview, ReviewItem, ReviewState,
+    Role, User,
+};
 use halyard_stix::marking::Tlp;
 use halyard_stix::object::StixObject;
+use halyard_stix::sanitize::{Change, Sanitizer};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Where objects came from (recorded in the audit log and the review queue).
 #[derive(Clone, Debug, PartialEq)]
@@ -187,6 +199,33 @@ pub trait Sharer: Send + Sync {
     fn share(&self, out: &[Outgoing]) -> Result<(), String>;
     /// Disposes of an object (revocation or deletion) in a sector under a marking.
     fn dispose(&self, id: &str, tlp: Tlp, sector: &str) -> Result<(), String>;
+    /// Waits up to `timeout` until every matched reader and durability service acknowledged
+    /// all that was written; true if they did.
+    fn acknowledged(&self, timeout: std::time::Duration) -> bool {
+        let _ = timeout;
+        true
+    }
+}
+
+/// One sample received from the community.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incoming {
+    /// The instance key (must equal the object's id).
+    pub key: String,
+    /// The sample's `stix_type` field.
+    pub stix_type: String,
+    /// The sample's `tlp` field.
+    pub tlp_field: String,
+    /// The marking of the topic it came on.
+    pub tlp: Tlp,
+    /// The sector of the reader that took it.
+    pub sector: String,
+    /// The organisation that shared it.
+    pub origin: String,
+    /// When it was shared (ns since the epoch).
+    pub shared_at_ns: i64,
+    /// The object's JSON text.
+    pub json: String,
 }
 
 /// The node.
@@ -194,16 +233,47 @@ pub struct Node {
     cfg: Config,
     db: Mutex<Db>,
     counters: Counters,
-    #[allow(dead_code)]
-    sharer: std::sync::Arc<dyn Sharer>,
+    sanitizer: Sanitizer,
+    sharer: Arc<dyn Sharer>,
+    /// Rows written to DDS and not yet known acknowledged.
+    unconfirmed: Mutex<Vec<i64>>,
+    /// The latest end-to-end latencies of received objects (ns), bounded.
+    latencies: Mutex<std::collections::VecDeque<i64>>,
 }
 
-#[allow(unused_variables)]
+/// How many received latencies are kept for figures.
+const LATENCY_WINDOW: usize = 10_000;
+
+/// Wall-clock time, microseconds since the Unix epoch.
+pub fn now_us() -> i64 {
+    now_ns() / 1000
+}
+
+/// Wall-clock time, nanoseconds since the Unix epoch.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 impl Node {
     /// A node over an open database, sharing through `sharer`. Versions this node shared
     /// that the community had not acknowledged before it stopped are written again.
-    pub fn new(cfg: Config, db: Db, sharer: std::sync::Arc<dyn Sharer>) -> Result<Node, NodeError> {
-        todo!()
+    pub fn new(cfg: Config, db: Db, sharer: Arc<dyn Sharer>) -> Result<Node, NodeError> {
+        let sanitizer = Sanitizer::new(&cfg.sanitize)
+            .map_err(|e| NodeError::Refused(format!("sanitize rules: {e}")))?;
+        let node = Node {
+            cfg,
+            db: Mutex::new(db),
+            counters: Counters::default(),
+            sanitizer,
+            sharer,
+            unconfirmed: Mutex::new(Vec::new()),
+            latencies: Mutex::new(std::collections::VecDeque::new()),
+        };
+        node.reshare_pending()?;
+        Ok(node)
     }
 
     /// The configuration.
@@ -221,17 +291,536 @@ impl Node {
         &self.counters
     }
 
+    /// End-to-end latencies (ns, from the origin's sharing to this node's storing) of the
+    /// latest received objects, oldest first.
+    pub fn latencies_ns(&self) -> Vec<i64> {
+        self.latencies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .copied()
+            .collect()
+    }
+
     /// The collections `user` may read: each (sector, marking) of the node within the user's
     /// sectors and clearance, and the local collection's markings within its clearance.
     pub fn visible_collections(&self, user: &User) -> Vec<CollectionKey> {
-        todo!()
+        let mut out = Vec::new();
+        for sector in &self.cfg.sectors {
+            if let Some(allowed) = &user.sectors {
+                if !allowed.contains(sector) {
+                    continue;
+                }
+            }
+            for tlp in crate::dds::SHARED_TLPS {
+                if tlp <= user.max_tlp {
+                    out.push(CollectionKey {
+                        sector: Some(sector.clone()),
+                        tlp,
+                    });
+                }
+            }
+        }
+        for tlp in [
+            Tlp::Clear,
+            Tlp::Green,
+            Tlp::Amber,
+            Tlp::AmberStrict,
+            Tlp::Red,
+        ] {
+            if tlp <= user.max_tlp {
+                out.push(CollectionKey { sector: None, tlp });
+            }
+        }
+        out
     }
 
-    /// Takes objects in: checks the caller may use their markings and sectors, drops known
-    /// versions, sanitises, queues what the review policy says, stores and shares the rest.
-    /// All or none: on any refusal nothing is stored.
+    /// The marking an object is handled under.
+    fn marking_of(&self, obj: &StixObject, default: Option<Tlp>) -> Tlp {
+        obj.tlp
+            .or(default)
+            .unwrap_or_else(|| self.cfg.default_tlp())
+    }
+
+    /// The sectors an object is shared with: those asked for (each allowed by the sharing
+    /// policy for its marking) or the policy's.
+    fn sectors_of(&self, tlp: Tlp, asked: &Option<Vec<String>>) -> Result<Vec<String>, NodeError> {
+        let policy = self.cfg.sectors_for(tlp);
+        match asked {
+            None => Ok(policy),
+            Some(list) => {
+                for s in list {
+                    if !self.cfg.sectors.contains(s) {
+                        return Err(NodeError::Refused(format!(
+                            "sector {s:?} is not one of this node's sectors {:?}",
+                            self.cfg.sectors
+                        )));
+                    }
+                    if !policy.contains(s) {
+                        return Err(NodeError::Refused(format!(
+                            "the sharing policy does not share TLP:{} with sector {s:?}",
+                            tlp.as_str().to_uppercase()
+                        )));
+                    }
+                }
+                Ok(list.clone())
+            }
+        }
+    }
+
+    /// Why an object to be shared needs review (empty: it does not).
+    fn review_reasons(&self, obj: &StixObject, tlp: Tlp, changes: &[Change]) -> Vec<String> {
+        let r = &self.cfg.review;
+        let mut reasons = Vec::new();
+        if r.all {
+            reasons.push("policy: everything is reviewed".to_string());
+        }
+        if let Some(min) = self.cfg.review_min_tlp() {
+            if tlp >= min {
+                reasons.push(format!("marking TLP:{}", tlp.as_str().to_uppercase()));
+            }
+        }
+        if r.types.iter().any(|t| t == &obj.stix_type) {
+            reasons.push(format!("type {}", obj.stix_type));
+        }
+        if r.on_sanitized && !changes.is_empty() {
+            reasons.push(format!("sanitised: {} change(s)", changes.len()));
+        }
+        reasons
+    }
+
+    /// Takes objects in: checks the markings and sectors asked for against the sharing
+    /// policy, drops known versions, sanitises, queues what the review policy says, stores
+    /// and shares the rest. All or none: on any refusal nothing is stored.
     pub fn ingest(&self, req: IngestRequest) -> Result<IngestReport, NodeError> {
-        todo!()
+        let me = self.cfg.node.organisation.clone();
+        let actor = req.source.actor();
+        let shared_at_ns = now_ns();
+        // Decide everything before touching the database.
+        struct Plan {
+            obj: StixObject,
+            tlp: Tlp,
+            sectors: Vec<String>,
+            sanitized: StixObject,
+            changes: Vec<Change>,
+            reasons: Vec<String>,
+        }
+        let mut plans = Vec::with_capacity(req.objects.len());
+        let mut results = Vec::with_capacity(req.objects.len());
+        let mut seen = std::collections::BTreeSet::new();
+        {
+            let db = self.db();
+            for obj in req.objects {
+                let version = obj.version().to_string();
+                if !seen.insert((obj.id.clone(), version.clone()))
+                    || db.has_version(&obj.id, &version)?
+                {
+                    results.push((obj.id.clone(), version, Disposition::Duplicate));
+                    continue;
+                }
+                let tlp = self.marking_of(&obj, req.default_tlp);
+                let sectors = if tlp == Tlp::AmberStrict {
+                    Vec::new()
+                } else {
+                    self.sectors_of(tlp, &req.sectors)?
+                };
+                let mut json = obj.json.clone();
+                let changes = if sectors.is_empty() {
+                    Vec::new()
+                } else {
+                    self.sanitizer.sanitize(&mut json)
+                };
+                let sanitized = if changes.is_empty() {
+                    obj.clone()
+                } else {
+                    halyard_stix::validate::object(&serde_json::Value::Object(json)).map_err(|e| {
+                        NodeError::Refused(format!(
+                            "{}: the sanitised object is not valid STIX ({e}); fix the object or the rule",
+                            obj.id
+                        ))
+                    })?
+                };
+                let reasons = if sectors.is_empty() {
+                    Vec::new()
+                } else {
+                    self.review_reasons(&obj, tlp, &changes)
+                };
+                results.push((obj.id.clone(), version, Disposition::Local));
+                plans.push((
+                    results.len() - 1,
+                    Plan {
+                        obj,
+                        tlp,
+                        sectors,
+                        sanitized,
+                        changes,
+                        reasons,
+                    },
+                ));
+            }
+            let queued = plans.iter().filter(|(_, p)| !p.reasons.is_empty()).count();
+            if queued > 0 {
+                let pending = db.pending_reviews()?;
+                if pending + queued > self.cfg.limits.max_review_queue {
+                    return Err(NodeError::Full(format!(
+                        "the review queue holds {pending} of at most {} objects; {queued} more need review",
+                        self.cfg.limits.max_review_queue
+                    )));
+                }
+            }
+        }
+        // Store: the original in the local collection; the sanitised copy in each sector it
+        // is shared with now; the review items.
+        let mut rows = Vec::new();
+        let mut outgoing = Vec::new();
+        for (_, p) in &plans {
+            rows.push(new_object(&p.obj, p.tlp, None, &me, 0, false));
+            if p.reasons.is_empty() {
+                for s in &p.sectors {
+                    rows.push(new_object(
+                        &p.sanitized,
+                        p.tlp,
+                        Some(s.clone()),
+                        &me,
+                        shared_at_ns,
+                        true,
+                    ));
+                    outgoing.push(Outgoing {
+                        object: p.sanitized.clone(),
+                        tlp: p.tlp,
+                        sector: s.clone(),
+                        shared_at_ns,
+                    });
+                }
+            }
+        }
+        let mut db = self.db();
+        db.insert_objects(&rows)?;
+        let mut shared_n = 0usize;
+        let mut queued_n = 0usize;
+        for (i, p) in &plans {
+            let (id, version, disposition) = &mut results[*i];
+            if !p.reasons.is_empty() {
+                let review = db.enqueue_review(&NewReview {
+                    object_id: id.clone(),
+                    version: version.clone(),
+                    stix_type: p.obj.stix_type.clone(),
+                    tlp: p.tlp,
+                    sectors: p.sectors.clone(),
+                    submitted_by: actor.clone(),
+                    original_json: p.obj.to_json_string(),
+                    sanitized_json: p.sanitized.to_json_string(),
+                    changes_json: serde_json::to_string(&p.changes).unwrap_or_else(|_| "[]".into()),
+                    reasons: p.reasons.clone(),
+                })?;
+                queued_n += 1;
+                *disposition = Disposition::Queued {
+                    review,
+                    reasons: p.reasons.clone(),
+                };
+            } else if !p.sectors.is_empty() {
+                shared_n += 1;
+                *disposition = Disposition::Shared {
+                    sectors: p.sectors.clone(),
+                };
+            }
+            if !p.changes.is_empty() && p.reasons.is_empty() {
+                db.audit(&AuditEntry {
+                    actor: actor.clone(),
+                    action: "sanitise".into(),
+                    object_id: Some(id.clone()),
+                    detail: serde_json::json!({ "changes": p.changes }).to_string(),
+                })?;
+            }
+        }
+        let duplicates = results
+            .iter()
+            .filter(|r| r.2 == Disposition::Duplicate)
+            .count();
+        db.audit(&AuditEntry {
+            actor: actor.clone(),
+            action: "ingest".into(),
+            object_id: None,
+            detail: serde_json::json!({
+                "objects": results.len(), "new": plans.len(), "shared": shared_n,
+                "queued": queued_n, "duplicates": duplicates,
+            })
+            .to_string(),
+        })?;
+        let pending_rows = db.pending_shares(usize::MAX)?;
+        drop(db);
+        self.counters
+            .ingested
+            .fetch_add(plans.len() as u64, Ordering::Relaxed);
+        self.counters
+            .duplicates
+            .fetch_add(duplicates as u64, Ordering::Relaxed);
+        self.counters
+            .queued
+            .fetch_add(queued_n as u64, Ordering::Relaxed);
+        self.share_now(&outgoing, pending_rows.iter().map(|r| r.row));
+        Ok(IngestReport { results })
+    }
+
+    /// Writes to DDS; the rows become candidates for confirmation. A failure leaves them
+    /// pending: [`Node::confirm_shares`] tries again.
+    fn share_now(&self, out: &[Outgoing], rows: impl Iterator<Item = i64>) {
+        if out.is_empty() {
+            return;
+        }
+        match self.sharer.share(out) {
+            Ok(()) => {
+                self.counters
+                    .shared
+                    .fetch_add(out.len() as u64, Ordering::Relaxed);
+                self.unconfirmed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(rows);
+            }
+            Err(e) => eprintln!("halyard-cti: sharing failed, will retry: {e}"),
+        }
+    }
+
+    /// Writes again every version still marked `pending_share` (at start).
+    fn reshare_pending(&self) -> Result<(), NodeError> {
+        let rows = self.db().pending_shares(usize::MAX)?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        let mut ids = Vec::with_capacity(rows.len());
+        for r in rows {
+            let Some(sector) = r.sector.clone() else {
+                ids.push(r.row);
+                continue;
+            };
+            let parsed = serde_json::from_str::<serde_json::Value>(&r.json)
+                .ok()
+                .and_then(|v| halyard_stix::validate::object(&v).ok());
+            match parsed {
+                Some(object) => {
+                    out.push(Outgoing {
+                        object,
+                        tlp: r.tlp,
+                        sector,
+                        shared_at_ns: r.shared_at_ns,
+                    });
+                    ids.push(r.row);
+                }
+                None => eprintln!(
+                    "halyard-cti: stored object {} is no longer valid; not shared",
+                    r.id
+                ),
+            }
+        }
+        self.share_now(&out, ids.into_iter());
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for the community to acknowledge what was written, then clears
+    /// `pending_share` on the rows written before the wait; rows whose first write failed are
+    /// written again. Run periodically by the server.
+    pub fn confirm_shares(&self, timeout: std::time::Duration) -> Result<(), NodeError> {
+        let rows: Vec<i64> =
+            std::mem::take(&mut *self.unconfirmed.lock().unwrap_or_else(|p| p.into_inner()));
+        if !rows.is_empty() {
+            if self.sharer.acknowledged(timeout) {
+                self.db().mark_shared(&rows)?;
+            } else {
+                self.unconfirmed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(rows);
+                return Ok(());
+            }
+        }
+        // Rows pending but never written (a failed write): write them again.
+        let pending = self.db().pending_shares(10_000)?;
+        let known: std::collections::BTreeSet<i64> = self
+            .unconfirmed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .copied()
+            .collect();
+        if pending.iter().any(|r| !known.contains(&r.row)) {
+            self.reshare_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Stores what the community sent, after validating each sample again; invalid samples
+    /// are counted and dropped.
+    pub fn receive(&self, batch: Vec<Incoming>) {
+        let limits = self.cfg.limits.stix();
+        let now = now_ns();
+        let mut rows = Vec::with_capacity(batch.len());
+        for s in &batch {
+            match self.check_incoming(s, &limits) {
+                Ok(obj) => rows.push(new_object(
+                    &obj,
+                    s.tlp,
+                    Some(s.sector.clone()),
+                    &s.origin,
+                    s.shared_at_ns,
+                    false,
+                )),
+                Err(reason) => {
+                    Counters::bump(&self.counters.refused_samples);
+                    eprintln!(
+                        "halyard-cti: dropped a sample from {} in {} (TLP:{}): {reason}",
+                        s.origin,
+                        s.sector,
+                        s.tlp.as_str().to_uppercase()
+                    );
+                }
+            }
+        }
+        if rows.is_empty() {
+            return;
+        }
+        let outcome = self.db().insert_objects(&rows);
+        match outcome {
+            Ok(outcomes) => {
+                let stored = now_ns();
+                let mut lat = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+                for (row, o) in rows.iter().zip(outcomes) {
+                    if o == InsertOutcome::Duplicate {
+                        Counters::bump(&self.counters.duplicates);
+                        continue;
+                    }
+                    Counters::bump(&self.counters.received);
+                    if row.shared_at_ns > 0 && row.shared_at_ns <= stored {
+                        if lat.len() == LATENCY_WINDOW {
+                            lat.pop_front();
+                        }
+                        lat.push_back(stored - row.shared_at_ns);
+                    }
+                }
+                let _ = now;
+            }
+            Err(e) => eprintln!("halyard-cti: could not store received objects: {e}"),
+        }
+    }
+
+    fn check_incoming(
+        &self,
+        s: &Incoming,
+        limits: &halyard_stix::validate::Limits,
+    ) -> Result<StixObject, String> {
+        let objs =
+            halyard_stix::bundle::parse(s.json.as_bytes(), limits).map_err(|e| e.to_string())?;
+        let [obj] = <[StixObject; 1]>::try_from(objs)
+            .map_err(|v| format!("{} objects in one sample", v.len()))?;
+        if obj.id != s.key {
+            return Err(format!(
+                "key {} differs from the object's id {}",
+                s.key, obj.id
+            ));
+        }
+        if obj.stix_type != s.stix_type {
+            return Err(format!(
+                "type field {} differs from the object's {}",
+                s.stix_type, obj.stix_type
+            ));
+        }
+        if Tlp::parse(&s.tlp_field) != Some(s.tlp) {
+            return Err(format!(
+                "tlp field {:?} differs from the topic's",
+                s.tlp_field
+            ));
+        }
+        if let Some(marked) = obj.tlp {
+            if marked > s.tlp {
+                return Err(format!(
+                    "marked TLP:{} but sent on the TLP:{} topic",
+                    marked.as_str().to_uppercase(),
+                    s.tlp.as_str().to_uppercase()
+                ));
+            }
+        }
+        if !self.cfg.sectors.contains(&s.sector) {
+            return Err(format!("sector {} is not this node's", s.sector));
+        }
+        Ok(obj)
+    }
+
+    /// A disposal received. After a revoked version it is the revocation: the object stays
+    /// served, revoked, so that consumers learn of it. Otherwise the object was deleted by its
+    /// origin and is marked deleted in that sector.
+    pub fn receive_dispose(&self, id: &str, tlp: Tlp, sector: &str) {
+        let mut db = self.db();
+        let here = [CollectionKey {
+            sector: Some(sector.to_string()),
+            tlp,
+        }];
+        let revoked = db
+            .versions_of(id, &here)
+            .map(|v| v.last().is_some_and(|last| last.revoked))
+            .unwrap_or(false);
+        if revoked {
+            let _ = db.audit(&AuditEntry {
+                actor: "dds".into(),
+                action: "revoke".into(),
+                object_id: Some(id.to_string()),
+                detail: serde_json::json!({ "sector": sector, "tlp": tlp.as_str() }).to_string(),
+            });
+            return;
+        }
+        if let Err(e) = db.mark_deleted(id, &Some(sector.to_string())) {
+            eprintln!("halyard-cti: could not record the deletion of {id}: {e}");
+            return;
+        }
+        let _ = db.audit(&AuditEntry {
+            actor: "dds".into(),
+            action: "delete".into(),
+            object_id: Some(id.to_string()),
+            detail: serde_json::json!({ "sector": sector, "tlp": tlp.as_str() }).to_string(),
+        });
+    }
+
+    /// Deletes an object this node shared: disposes of it in every sector it was shared with
+    /// and marks it deleted here. Admins only.
+    pub fn delete(&self, id: &str, by: &User) -> Result<usize, NodeError> {
+        if by.role != Role::Admin {
+            return Err(NodeError::Forbidden(format!(
+                "{} may not delete objects (admin only)",
+                by.name
+            )));
+        }
+        let all: Vec<CollectionKey> = self.visible_collections(&User {
+            max_tlp: Tlp::Red,
+            sectors: None,
+            ..by.clone()
+        });
+        let versions = self.db().versions_of(id, &all)?;
+        if versions.is_empty() {
+            return Err(NodeError::NotFound(format!("object {id}")));
+        }
+        let me = &self.cfg.node.organisation;
+        let mut done = std::collections::BTreeSet::new();
+        for v in versions.iter().filter(|v| &v.origin == me) {
+            if let Some(s) = &v.sector {
+                if done.insert((v.tlp, s.clone())) {
+                    self.sharer.dispose(id, v.tlp, s).map_err(NodeError::Dds)?;
+                }
+            }
+        }
+        let mut db = self.db();
+        let mut n = db.mark_deleted(id, &None)?;
+        for (_, s) in &done {
+            n += db.mark_deleted(id, &Some(s.clone()))?;
+        }
+        db.audit(&AuditEntry {
+            actor: by.name.clone(),
+            action: "delete".into(),
+            object_id: Some(id.to_string()),
+            detail:
+                serde_json::json!({ "sectors": done.iter().map(|(_, s)| s).collect::<Vec<_>>() })
+                    .to_string(),
+        })?;
+        Ok(n)
     }
 
     /// Decides a review item (four eyes: never by its submitter; reviewers and admins only).
@@ -241,6 +830,129 @@ impl Node {
         decision: Decision,
         by: &User,
     ) -> Result<ReviewItem, NodeError> {
-        todo!()
+        if by.role > Role::Reviewer {
+            Counters::bump(&self.counters.forbidden);
+            return Err(NodeError::Forbidden(format!(
+                "{} is {} and may not decide reviews (reviewer or admin only)",
+                by.name,
+                by.role.as_str()
+            )));
+        }
+        let item = self
+            .db()
+            .review_item(review)?
+            .ok_or_else(|| NodeError::NotFound(format!("review {review}")))?;
+        if item.item.submitted_by == by.name {
+            Counters::bump(&self.counters.forbidden);
+            return Err(NodeError::Forbidden(format!(
+                "four eyes: {} submitted review {review} and may not decide it",
+                by.name
+            )));
+        }
+        let me = self.cfg.node.organisation.clone();
+        let shared_at_ns = now_ns();
+        let (state, final_obj, note, action) = match decision {
+            Decision::Reject { note } => (ReviewState::Rejected, None, note, "reject"),
+            Decision::Approve { edited, note } => {
+                let (obj, action) = match edited {
+                    Some(map) => {
+                        let obj = halyard_stix::validate::object(&serde_json::Value::Object(map))
+                            .map_err(|e| {
+                            NodeError::Refused(format!("the edited object: {e}"))
+                        })?;
+                        if obj.id != item.item.object_id {
+                            return Err(NodeError::Refused(format!(
+                                "the edited object's id {} differs from {}",
+                                obj.id, item.item.object_id
+                            )));
+                        }
+                        (obj, "edit")
+                    }
+                    None => {
+                        let v: serde_json::Value = serde_json::from_str(&item.item.sanitized_json)
+                            .map_err(|e| NodeError::Refused(format!("stored object: {e}")))?;
+                        let obj = halyard_stix::validate::object(&v)
+                            .map_err(|e| NodeError::Refused(format!("stored object: {e}")))?;
+                        (obj, "approve")
+                    }
+                };
+                (ReviewState::Approved, Some(obj), note, action)
+            }
+        };
+        let tlp = item.item.tlp;
+        let mut rows = Vec::new();
+        let mut outgoing = Vec::new();
+        if let Some(obj) = &final_obj {
+            if let Some(m) = obj.tlp {
+                if m != tlp && !(m < tlp) {
+                    return Err(NodeError::Refused(format!(
+                        "the edited object is marked TLP:{}, above the TLP:{} it was submitted under",
+                        m.as_str().to_uppercase(),
+                        tlp.as_str().to_uppercase()
+                    )));
+                }
+            }
+            for s in &item.item.sectors {
+                rows.push(new_object(
+                    obj,
+                    tlp,
+                    Some(s.clone()),
+                    &me,
+                    shared_at_ns,
+                    true,
+                ));
+                outgoing.push(Outgoing {
+                    object: obj.clone(),
+                    tlp,
+                    sector: s.clone(),
+                    shared_at_ns,
+                });
+            }
+        }
+        let final_json = final_obj.as_ref().map(StixObject::to_json_string);
+        let mut db = self.db();
+        let decided = db.decide_review(
+            review,
+            state,
+            &by.name,
+            final_json.as_deref(),
+            note.as_deref(),
+            &rows,
+        )?;
+        db.audit(&AuditEntry {
+            actor: by.name.clone(),
+            action: action.into(),
+            object_id: Some(item.item.object_id.clone()),
+            detail:
+                serde_json::json!({ "review": review, "note": note, "sectors": item.item.sectors })
+                    .to_string(),
+        })?;
+        let pending_rows = db.pending_shares(usize::MAX)?;
+        drop(db);
+        self.share_now(&outgoing, pending_rows.iter().map(|r| r.row));
+        Ok(decided)
+    }
+}
+
+fn new_object(
+    obj: &StixObject,
+    tlp: Tlp,
+    sector: Option<String>,
+    origin: &str,
+    shared_at_ns: i64,
+    pending_share: bool,
+) -> NewObject {
+    NewObject {
+        id: obj.id.clone(),
+        stix_type: obj.stix_type.clone(),
+        spec_version: obj.spec_version.clone(),
+        version: obj.version().to_string(),
+        tlp,
+        sector,
+        origin: origin.to_string(),
+        shared_at_ns,
+        json: obj.to_json_string(),
+        revoked: obj.revoked,
+        pending_share,
     }
 }
