@@ -422,15 +422,22 @@ fn the_media_types_are_enforced_with_406_and_415() {
 }
 
 #[test]
-fn deletion_is_answered_by_revocation() {
+fn admins_delete_and_the_community_is_told() {
     let s = Server::start();
-    let path = format!(
-        "{}objects/{}/",
-        collection_path("finance", "green"),
-        new_indicator_id()
-    );
+    let id = post_green(&s, 1).remove(0);
+    let coll = collection_path("finance", "green");
+    let path = format!("{coll}objects/{id}/");
     assert_eq!(s.taxii("DELETE", &path, "alice").get().status, 403);
+    let missing = format!("{coll}objects/{}/", new_indicator_id());
+    assert_eq!(s.taxii("DELETE", &missing, "admin").get().status, 404);
     let r = s.taxii("DELETE", &path, "admin").get();
-    assert_eq!(r.status, 501);
-    assert!(r.json()["description"].as_str().unwrap().contains("revok"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let disposed = s.sharer.disposed.lock().unwrap().clone();
+    assert!(
+        disposed
+            .iter()
+            .any(|(d, _, sector)| d == &id && sector == "finance"),
+        "{disposed:?}"
+    );
+    assert_eq!(s.taxii("GET", &path, "reader").get().status, 404);
 }

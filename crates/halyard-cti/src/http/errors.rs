@@ -67,6 +67,8 @@ pub struct HttpError {
     pub fault: Option<Box<InputFault>>,
     /// Seconds after which a retry may succeed (`Retry-After`).
     pub retry_after_secs: Option<u64>,
+    /// The node counted this refusal already (the server's outer layer counts the others).
+    pub(crate) counted: bool,
 }
 
 impl HttpError {
@@ -78,6 +80,7 @@ impl HttpError {
             description: description.into(),
             fault: None,
             retry_after_secs: None,
+            counted: false,
         }
     }
 
@@ -151,7 +154,11 @@ impl HttpError {
     pub fn from_node(e: NodeError) -> HttpError {
         match e {
             NodeError::Refused(s) => HttpError::bad_request(s),
-            NodeError::Forbidden(s) => HttpError::forbidden(s),
+            NodeError::Forbidden(s) => HttpError {
+                // The node counts the refusals of its own rules (four eyes, roles).
+                counted: true,
+                ..HttpError::forbidden(s)
+            },
             NodeError::Full(s) => {
                 HttpError::new(StatusCode::SERVICE_UNAVAILABLE, s).retry_after(30)
             }

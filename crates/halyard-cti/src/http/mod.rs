@@ -113,7 +113,9 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
 /// Renders an error's body, counts refusals, and adds the security headers.
 fn finish(mut resp: Response, api: Api, counters: &Counters) -> Response {
     let status = resp.status();
+    let mut counted = false;
     if let Some(err) = resp.extensions_mut().remove::<HttpError>() {
+        counted = err.counted;
         resp = err.render(api);
     } else if status.is_client_error() || status.is_server_error() {
         // The router's own answers (no route, method not allowed) and extractor rejections.
@@ -125,6 +127,7 @@ fn finish(mut resp: Response, api: Api, counters: &Counters) -> Response {
         resp = HttpError::new(status, description).render(api);
     }
     match status {
+        _ if counted => {}
         StatusCode::FORBIDDEN => Counters::bump(&counters.forbidden),
         StatusCode::BAD_REQUEST
         | StatusCode::PAYLOAD_TOO_LARGE

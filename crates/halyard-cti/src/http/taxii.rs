@@ -16,8 +16,8 @@
 //! every object's marking must be at most the collection's, and the node ingests them in one
 //! step. The node decides synchronously, so the status resource returned is already
 //! `complete`: stored or shared objects are successes, objects waiting for review pendings,
-//! and objects the node refused failures. Deleting is done by revoking (§5.6 is answered
-//! 501).
+//! and objects the node refused failures. Deleting (§5.6, admins only) disposes of the
+//! object in the community and hides it here.
 //!
 //! Every answer is `application/taxii+json;version=2.1`; a request whose `Accept` does not
 //! admit it is refused with 406 (§1.6.8).
@@ -433,17 +433,28 @@ async fn get_object(
     Ok(page_response(&page, body, "objects"))
 }
 
-/// §5.6 Delete An Object: not done here; the community learns of withdrawn intelligence
-/// through a revoked version.
+/// §5.6 Delete An Object (admins): the object, visible in this collection, is disposed of
+/// in every sector this node shared it with and marked deleted here.
 async fn delete_object(
     Authed(user): Authed,
-    Path((_cid, _oid)): Path<(String, String)>,
+    State(state): State<AppState>,
+    Path((cid, oid)): Path<(String, String)>,
 ) -> Result<Response, HttpError> {
     require(&user, Role::Admin)?;
-    Err(HttpError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "deletion is done by revocation: POST a revoked version of the object",
-    ))
+    let mut q = prepare(&state, &user, &cid, None).await?;
+    q.ids = vec![oid.clone()];
+    q.limit = 1;
+    if run_query(state.node.clone(), q).await?.objects.is_empty() {
+        return Err(HttpError::not_found("no such object in this collection"));
+    }
+    let node = state.node.clone();
+    blocking(move || Ok(node.delete(&oid, &user)?)).await?;
+    let mut resp = StatusCode::OK.into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(TAXII_MEDIA_TYPE),
+    );
+    Ok(resp)
 }
 
 /// §5.7 Get Object Versions.
