@@ -62,6 +62,7 @@ fn a_misp_event_becomes_stix_and_is_ingested() {
         "Event": {
             "uuid": "5e1f6b5c-1b2c-4d3e-8f40-0a1b2c3d4e5f",
             "info": "phishing wave",
+            "Orgc": { "uuid": "7a3b8d7e-3d4e-4f50-8b62-2c3d4e5f6071", "name": "acme" },
             "date": "2024-01-02",
             "timestamp": "1704153600",
             "threat_level_id": "2",

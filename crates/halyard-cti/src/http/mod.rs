@@ -86,6 +86,7 @@ async fn unknown_route() -> HttpError {
 /// The outer layer: bounds, panics, error bodies, counters, security headers.
 async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let api = Api::of_path(req.uri().path());
+    let has_body = request_has_body(req.headers());
     let limits = &state.node.config().limits;
     let timeout = Duration::from_secs(limits.request_timeout_secs);
     let turns = state.turns.clone();
@@ -107,7 +108,20 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
         .retry_after(limits.request_timeout_secs)
         .into_response(),
     };
-    finish(resp, api, state.node.counters())
+    let mut resp = finish(resp, api, state.node.counters());
+    if has_body && (resp.status().is_client_error() || resp.status().is_server_error()) {
+        // The body may be unread (refused before reading it): the connection cannot carry
+        // another request, and the client must know not to reuse it.
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    resp
+}
+
+fn request_has_body(h: &HeaderMap) -> bool {
+    h.contains_key(header::TRANSFER_ENCODING)
+        || h.get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
 }
 
 /// Renders an error's body, counts refusals, and adds the security headers.
