@@ -87,27 +87,8 @@ async fn unknown_route() -> HttpError {
 async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let api = Api::of_path(req.uri().path());
     let has_body = request_has_body(req.headers());
-    let limits = &state.node.config().limits;
-    let timeout = Duration::from_secs(limits.request_timeout_secs);
-    let turns = state.turns.clone();
-    let work = async move {
-        // The semaphore is never closed, so acquiring only waits.
-        let _turn = turns.acquire_owned().await;
-        AssertUnwindSafe(next.run(req)).catch_unwind().await
-    };
-    let resp = match tokio::time::timeout(timeout, work).await {
-        Ok(Ok(resp)) => resp,
-        Ok(Err(_panic)) => HttpError::internal(&"a handler panicked").into_response(),
-        Err(_elapsed) => HttpError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the request was not served within {} s; try again later",
-                limits.request_timeout_secs
-            ),
-        )
-        .retry_after(limits.request_timeout_secs)
-        .into_response(),
-    };
+    let timeout_secs = state.node.config().limits.request_timeout_secs;
+    let resp = bounded(state.turns.clone(), timeout_secs, next.run(req)).await;
     let mut resp = finish(resp, api, state.node.counters());
     if has_body && (resp.status().is_client_error() || resp.status().is_server_error()) {
         // The body may be unread (refused before reading it): the connection cannot carry
@@ -116,6 +97,30 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     resp
+}
+
+/// Runs `work` when a turn is free, within `timeout_secs` of its arrival (then 503), a panic
+/// becoming a 500.
+async fn bounded(
+    turns: Arc<Semaphore>,
+    timeout_secs: u64,
+    work: impl Future<Output = Response>,
+) -> Response {
+    let work = async move {
+        // The semaphore is never closed, so acquiring only waits.
+        let _turn = turns.acquire_owned().await;
+        AssertUnwindSafe(work).catch_unwind().await
+    };
+    match tokio::time::timeout(Duration::from_secs(timeout_secs), work).await {
+        Ok(Ok(resp)) => resp,
+        Ok(Err(_panic)) => HttpError::internal(&"a handler panicked").into_response(),
+        Err(_elapsed) => HttpError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the request was not served within {timeout_secs} s; try again later"),
+        )
+        .retry_after(timeout_secs)
+        .into_response(),
+    }
 }
 
 fn request_has_body(h: &HeaderMap) -> bool {
@@ -299,6 +304,78 @@ pub(crate) fn now_us() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn status_of(resp: &Response) -> (u16, Option<u16>) {
+        let err = resp
+            .extensions()
+            .get::<HttpError>()
+            .map(|e| e.status.as_u16());
+        (resp.status().as_u16(), err)
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_a_500_and_a_slow_request_a_503() {
+        let turns = Arc::new(Semaphore::new(1));
+        let ok = bounded(turns.clone(), 1, async { StatusCode::OK.into_response() }).await;
+        assert_eq!(status_of(&ok), (200, None));
+        let panicked = bounded(turns.clone(), 1, async {
+            if turns_are_free() {
+                panic!("handler bug");
+            }
+            StatusCode::OK.into_response()
+        })
+        .await;
+        assert_eq!(status_of(&panicked), (500, Some(500)));
+        let slow = bounded(turns.clone(), 1, async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            StatusCode::OK.into_response()
+        })
+        .await;
+        assert_eq!(status_of(&slow), (503, Some(503)));
+        assert_eq!(turns.available_permits(), 1, "every turn is given back");
+
+        // A request waiting for a turn longer than the timeout is answered too.
+        let held = turns.clone().acquire_owned().await.unwrap();
+        let waiting = bounded(turns.clone(), 1, async { StatusCode::OK.into_response() }).await;
+        assert_eq!(status_of(&waiting), (503, Some(503)));
+        std::mem::drop(held);
+    }
+
+    fn turns_are_free() -> bool {
+        true
+    }
+
+    #[test]
+    fn errors_get_their_dialect_and_every_answer_the_security_headers() {
+        let counters = Counters::default();
+        let taxii = finish(
+            HttpError::too_large(10).into_response(),
+            Api::Taxii,
+            &counters,
+        );
+        assert_eq!(taxii.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(
+            taxii.headers()[header::CONTENT_TYPE],
+            errors::TAXII_MEDIA_TYPE
+        );
+        let rest = finish(
+            StatusCode::METHOD_NOT_ALLOWED.into_response(),
+            Api::Rest,
+            &counters,
+        );
+        assert_eq!(rest.headers()[header::CONTENT_TYPE], "application/json");
+        let ok = finish(StatusCode::OK.into_response(), Api::Rest, &counters);
+        for r in [&taxii, &rest, &ok] {
+            assert_eq!(r.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+            assert_eq!(r.headers()[header::CACHE_CONTROL], "no-store");
+        }
+        assert_eq!(
+            counters
+                .refused_input
+                .load(std::sync::atomic::Ordering::Relaxed),
+            1
+        );
+    }
 
     #[test]
     fn media_ranges_match_with_an_optional_version() {
