@@ -1,16 +1,16 @@
 //! The node's HTTP server: TAXII 2.1 ([`taxii`], at `/taxii2/`) and a JSON REST API
 //! ([`rest`], at `/api/v1/`), both over the same [`Node`].
 //!
-//! Every request passes one outer layer, [`guard`], which bounds it before any handler runs
+//! Every request passes one outer layer, `guard`, which bounds it before any handler runs
 //! and shapes every answer after: at most `limits.max_concurrent_requests` requests are
 //! served at once (more wait for a turn), each within `limits.request_timeout_secs` (then
 //! 503), a panicking handler becomes a 500 and the server goes on; errors get their body in
 //! the path's dialect ([`errors`]); the input-refusal and permission counters are bumped; and
 //! every response, errors included, carries the security headers (no content sniffing, no
 //! framing, no referrer, no caching, a content security policy that allows nothing). Request
-//! bodies are read by [`read_body`] within `limits.max_body_bytes` (then 413).
+//! bodies are read by `read_body` within `limits.max_body_bytes` (then 413).
 //!
-//! Handlers do their database and node work on the blocking pool ([`blocking`]): SQLite and
+//! Handlers do their database and node work on the blocking pool (`blocking`): SQLite and
 //! argon2 block, and the runtime's threads must stay free to accept and time out requests.
 //!
 //! Every route needs an authenticated account ([`auth`]); what each role may do is decided
