@@ -124,6 +124,14 @@ pub fn new_token() -> String {
     )
 }
 
+/// A new random password for a generated account: 18 random bytes in unpadded base64url
+/// (24 characters, well above the password policy's minimum).
+pub fn new_password() -> String {
+    let mut b = [0u8; 18];
+    getrandom::fill(&mut b).expect("the OS random generator is available");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
 /// The SHA-256 of a token, lower-case hex: what the store keeps and looks tokens up by.
 pub fn token_hash(token: &str) -> String {
     hex(&Sha256::digest(token.as_bytes()))
