@@ -16,5 +16,6 @@ pub mod community;
 pub mod config;
 pub mod dds;
 pub mod ids;
+pub mod ingest;
 pub mod node;
 pub mod store;
