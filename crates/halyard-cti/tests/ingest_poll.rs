@@ -252,6 +252,24 @@ fn server_errors_and_transient_node_failures_keep_the_bookmark() {
 }
 
 #[test]
+fn a_date_added_last_that_is_not_a_timestamp_leaves_the_bookmark() {
+    let server = CannedServer::start(|_| {
+        Answer::envelope(
+            vec![indicator(40, Tlp::Green)],
+            false,
+            None,
+            Some("yesterday"),
+        )
+    });
+    let dir = tmp("poll-baddate");
+    let (node, _rec) = node_in(&dir, &poll_section(&server.collection_url(), ""));
+    let report = poller(&node).poll_once(&AtomicBool::new(false)).unwrap();
+    assert_eq!(report.objects, 1);
+    assert!(has(&node, &indicator_id(40)));
+    assert_eq!(bookmark(&node), None);
+}
+
+#[test]
 fn backoff_doubles_up_to_five_minutes() {
     let s = Duration::from_secs;
     assert_eq!(backoff(s(30), 1), s(30));

@@ -9,9 +9,9 @@
 //! The bookmark is the server's `X-TAXII-Date-Added-Last` of the last page taken, stored in
 //! the node's database after each page (`poll:<name>`), so a restarted node resumes where it
 //! stopped; a page re-read after a crash is harmless, the node dropping versions it has. A
-//! server that sends no such header leaves the bookmark where it was (said once in the log):
-//! every poll then reads the collection from the old bookmark, and the node drops the
-//! duplicates.
+//! server that sends no such header (or one that is not a timestamp) leaves the bookmark where
+//! it was (said once in the log): every poll then reads the collection from the old bookmark,
+//! and the node drops the duplicates.
 //!
 //! A page the node refuses (invalid STIX, a marking the sharing policy does not allow for the
 //! poll's sector) would block the collection forever if the bookmark stopped before it, so
@@ -306,30 +306,39 @@ impl Poller {
         }))
     }
 
-    /// Moves the bookmark to the page's `X-TAXII-Date-Added-Last`, when the server sent it.
+    /// Moves the bookmark to the page's `X-TAXII-Date-Added-Last`, when the server sent one
+    /// that is a timestamp.
     fn advance(
         &mut self,
         raw: &RawPage,
         objects: usize,
         report: &mut PollReport,
     ) -> Result<(), PollError> {
-        let Some(date) = &raw.date_added_last else {
+        let date = raw
+            .date_added_last
+            .as_deref()
+            .filter(|d| halyard_stix::time::parse_rfc3339(d).is_some());
+        let Some(date) = date else {
             if objects > 0 && !self.noted_no_date {
                 self.noted_no_date = true;
+                let what = match &raw.date_added_last {
+                    None => format!("sends no {DATE_ADDED_LAST}"),
+                    Some(d) => format!("sends a {DATE_ADDED_LAST} that is not a timestamp ({d:?})"),
+                };
                 log(&format!(
-                    "poll {}: the server sends no {DATE_ADDED_LAST}: the bookmark stays at {:?} \
-                     and every poll reads from there (duplicates are dropped)",
+                    "poll {}: the server {what}: the bookmark stays at {:?} and every poll \
+                     reads from there (duplicates are dropped)",
                     self.cfg.name, report.bookmark
                 ));
             }
             return Ok(());
         };
-        if report.bookmark.as_ref() != Some(date) {
+        if report.bookmark.as_deref() != Some(date) {
             self.node
                 .db()
                 .set_bookmark(&self.bookmark_key(), date)
                 .map_err(|e| PollError::Node(format!("storing the bookmark: {e}")))?;
-            report.bookmark = Some(date.clone());
+            report.bookmark = Some(date.to_string());
         }
         Ok(())
     }

@@ -317,14 +317,14 @@ enum ReadError {
 
 /// Reads a whole file of at most `max` bytes; a larger one is refused without reading it all.
 fn read_bounded(path: &Path, size: u64, max: usize) -> Result<Vec<u8>, ReadError> {
-    let too_large = |n: u64| {
+    let too_large = |what: String| {
         ReadError::TooLarge(format!(
-            "the file has {n} bytes or more, over limits.max_body_bytes ({max})"
+            "the file has {what} bytes, over limits.max_body_bytes ({max})"
         ))
     };
     let max64 = u64::try_from(max).unwrap_or(u64::MAX);
     if size > max64 {
-        return Err(too_large(size));
+        return Err(too_large(size.to_string()));
     }
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(max));
@@ -332,7 +332,7 @@ fn read_bounded(path: &Path, size: u64, max: usize) -> Result<Vec<u8>, ReadError
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
     if bytes.len() > max {
-        return Err(too_large(bytes.len() as u64));
+        return Err(too_large(format!("more than {max}")));
     }
     Ok(bytes)
 }
