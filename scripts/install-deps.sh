@@ -15,6 +15,8 @@
 #   libssl-dev, pkg-config, openssl  OpenSSL for the security plugins (the `openssl` crate)
 #   python: cyclonedds  Cyclone 11 Python binding + `cyclonedds` CLI, used by
 #                       tests/peers/*.py
+#   python: stix2, stix2-validator, taxii2-client, medallion  reference STIX and TAXII
+#                       tools, for the CTI node's tests (crates/halyard-cti/tests)
 #   python venv $HALYARD_SECURE_VENV (default /opt/halyard-cyclone010): the same
 #                       binding built against Debian's Cyclone 0.10 (which has the DDS
 #                       Security plugins; the PyPI wheel's Cyclone 11 has no security), for
@@ -87,6 +89,17 @@ else
 fi
 # pytest runs the Python package's tests (python/tests).
 "$PYTHON" -c 'import pytest' >/dev/null 2>&1 || "$PYTHON" -m pip install pytest
+# The CTI node's tests check what it produces and serves against the reference tools: the
+# OASIS `stix2` library and `stix2-validator`, the `taxii2-client` package and the OASIS TAXII
+# 2.1 reference server `medallion`.
+for mod in stix2:stix2 stix2validator:stix2-validator taxii2client:taxii2-client medallion:medallion; do
+    if "$PYTHON" -c "import ${mod%%:*}" >/dev/null 2>&1; then
+        log "pip: ${mod#*:} already importable"
+    else
+        log "pip: installing ${mod#*:}"
+        "$PYTHON" -m pip install "${mod#*:}"
+    fi
+done
 
 # The Python binding of Debian's Cyclone DDS 0.10, built from source in its own virtual
 # environment: the wheel's bundled Cyclone 11 rejects <Security> ("unknown element").
