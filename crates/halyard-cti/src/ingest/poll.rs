@@ -227,6 +227,9 @@ impl Poller {
                 break;
             }
             match envelope.next {
+                // Some servers (the OASIS reference server) answer every page of a chain
+                // with the same `next`: it names the chain, not the page. The chain is
+                // bounded by `MAX_PAGES_PER_POLL`.
                 Some(n) => next = Some(n),
                 // No `next`: page on by `added_after`, if the bookmark moved.
                 None if report.bookmark != added_after => {
