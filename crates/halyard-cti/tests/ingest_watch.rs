@@ -1,7 +1,8 @@
 //! Proves that the watched directory ingests STIX bundles and MISP events into a real node and
 //! moves them to `done/`, refuses invalid files into `refused/` with a reason, ignores
 //! dotfiles, other names and files still being written, keeps a file in place when the node
-//! fails transiently, and that its thread ends promptly when stopped.
+//! fails transiently, does not take a file again when its move failed, and that its thread
+//! ends promptly when stopped.
 #![allow(clippy::disallowed_methods)]
 
 mod ingest_util;
@@ -279,6 +280,34 @@ fn a_name_taken_in_done_gets_a_suffix() {
     }
     assert!(inbox.join("done/feed.json").exists());
     assert!(inbox.join("done/feed.1.json").exists());
+}
+
+#[test]
+fn a_file_whose_move_fails_is_not_ingested_again() {
+    let dir = tmp("watch-stuck");
+    let (node, _rec, inbox) = watching(&dir, "");
+    // A plain file named `done` makes the directory impossible to create.
+    std::fs::write(inbox.join("done"), "").unwrap();
+    let watch = node.config().watch.clone().unwrap();
+    let mut watcher = Watcher::new(node.clone(), watch);
+    let never = AtomicBool::new(false);
+    let path = inbox.join("feed.json");
+    std::fs::write(&path, bundle(vec![indicator(13, Tlp::Green)])).unwrap();
+    age(&path, 60);
+    watcher.scan(&never);
+    assert_eq!(watcher.scan(&never).ingested, vec!["feed.json"]);
+    for _ in 0..3 {
+        assert_eq!(watcher.scan(&never), Default::default());
+    }
+    assert!(path.exists() && has(&node, &indicator_id(13)));
+    let log = node.db().audit_log(None, 100).unwrap();
+    assert_eq!(log.iter().filter(|r| r.entry.action == "ingest").count(), 1);
+    // Once the way is clear and the file changes, it is taken again (a duplicate) and moved.
+    std::fs::remove_file(inbox.join("done")).unwrap();
+    age(&path, 30);
+    watcher.scan(&never);
+    assert_eq!(watcher.scan(&never).ingested, vec!["feed.json"]);
+    assert!(inbox.join("done/feed.json").exists());
 }
 
 #[test]

@@ -116,35 +116,43 @@ impl Watcher {
                 return report;
             }
         };
+        self.reported.remove(&OsString::new());
         let now = SystemTime::now();
-        let mut seen_now = BTreeMap::new();
+        // What stays in the directory, for the next scan to compare with. A file moved away
+        // is forgotten: a new file of the same name starts afresh.
+        let mut staying = BTreeMap::new();
         for (name, seen) in candidates {
             let previous = self.last_seen.get(&name).copied();
-            seen_now.insert(name.clone(), seen);
             let display = name.to_string_lossy().into_owned();
-            if stop.load(Ordering::Relaxed) || !is_stable(previous, seen, now) {
+            let stays = if stop.load(Ordering::Relaxed) || !is_stable(previous, seen, now) {
                 report.waiting.push(display);
-                continue;
-            }
-            if self.stuck.get(&name) == Some(&seen) {
-                continue;
-            }
-            match self.take(&name, seen) {
-                Taken::Ingested => report.ingested.push(display),
-                Taken::Refused => report.refused.push(display),
-                Taken::Retry => report.retry.push(display),
+                true
+            } else if self.stuck.get(&name) == Some(&seen) {
+                // Taken before; its move failed and was reported.
+                true
+            } else {
+                let taken = self.take(&name, seen);
+                let stays = taken == Taken::Retry || self.stuck.contains_key(&name);
+                match taken {
+                    Taken::Ingested => report.ingested.push(display),
+                    Taken::Refused => report.refused.push(display),
+                    Taken::Retry => report.retry.push(display),
+                }
+                stays
+            };
+            if stays {
+                staying.insert(name, seen);
             }
         }
-        self.reported
-            .retain(|n, _| n.is_empty() || seen_now.contains_key(n));
-        self.stuck.retain(|n, _| seen_now.contains_key(n));
-        self.last_seen = seen_now;
+        self.reported.retain(|n, _| staying.contains_key(n));
+        self.stuck.retain(|n, _| staying.contains_key(n));
+        self.last_seen = staying;
         report
     }
 
     /// The candidate files: `*.json`, not dotfiles, regular files (symbolic links followed),
     /// sorted by name.
-    fn list(&mut self) -> Result<Vec<(OsString, Seen)>, String> {
+    fn list(&self) -> Result<Vec<(OsString, Seen)>, String> {
         let dir = &self.cfg.dir;
         let entries =
             std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
@@ -177,6 +185,7 @@ impl Watcher {
 
     /// Reads, parses and ingests one stable file, then moves it.
     fn take(&mut self, name: &OsString, seen: Seen) -> Taken {
+        self.stuck.remove(name);
         let path = self.cfg.dir.join(name);
         let limits = &self.node.config().limits;
         let bytes = match read_bounded(&path, seen.size, limits.max_body_bytes) {
@@ -285,6 +294,7 @@ impl Watcher {
 }
 
 /// What became of one file.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Taken {
     Ingested,
     Refused,
