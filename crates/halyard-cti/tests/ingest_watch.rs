@@ -161,7 +161,7 @@ fn dotfiles_and_other_names_are_ignored() {
     let dir = tmp("watch-ignore");
     let (node, _rec, inbox) = watching(&dir, "");
     let text = bundle(vec![indicator(5, Tlp::Green)]);
-    for name in [".hidden.json", "notes.txt", "feed.json.part"] {
+    for name in [".hidden.json", "notes.txt", "feed.json.part", "a€son"] {
         std::fs::write(inbox.join(name), &text).unwrap();
         age(&inbox.join(name), 60);
     }
@@ -169,7 +169,7 @@ fn dotfiles_and_other_names_are_ignored() {
     let (stop, handles) = start_and_stop_later(&node);
     std::thread::sleep(Duration::from_millis(600));
     stop_all(&stop, handles);
-    for name in [".hidden.json", "notes.txt", "feed.json.part"] {
+    for name in [".hidden.json", "notes.txt", "feed.json.part", "a€son"] {
         assert!(inbox.join(name).exists(), "{name} was moved");
     }
     assert!(!inbox.join("done").exists() && !inbox.join("refused").exists());

@@ -308,7 +308,9 @@ fn is_candidate_name(name: &std::ffi::OsStr) -> bool {
 }
 
 fn has_json_extension(s: &str) -> bool {
-    s.len() > 5 && s[s.len() - 5..].eq_ignore_ascii_case(".json")
+    // On bytes: the last five bytes of a name need not be a character boundary.
+    let b = s.as_bytes();
+    b.len() > 5 && b[b.len() - 5..].eq_ignore_ascii_case(b".json")
 }
 
 /// Seen the same by the previous scan, and left alone for [`SETTLE`]. A modification time in
