@@ -18,5 +18,6 @@ pub mod config;
 pub mod dds;
 pub mod http;
 pub mod ids;
+pub mod ingest;
 pub mod node;
 pub mod store;
