@@ -190,7 +190,7 @@ fn serve(args: &[String]) -> Res {
         let listener = tokio::net::TcpListener::bind(cfg.listen.http)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen.http))?;
-        let addr = listener.local_addr()?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let base = cfg
             .listen
             .public_url
