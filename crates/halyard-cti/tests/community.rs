@@ -5,6 +5,9 @@
 //! late, end with every object; the outsider's node and a TAXII user without the sector get
 //! nothing.
 
+// A process test reads the clock for its deadlines.
+#![allow(clippy::disallowed_methods)]
+
 use base64::Engine as _;
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
