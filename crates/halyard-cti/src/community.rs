@@ -107,7 +107,7 @@ pub fn node_toml(m: &Member, domain: u32, port: u16) -> String {
     let sectors: Vec<String> = m.sectors.iter().map(|s| format!("{s:?}")).collect();
     format!(
         r#"# The sharing node of {org}, made by `halyard-cti community init`.
-# Run it with: halyard-cti serve --config {org}/node.toml
+# Run it with: halyard-cti serve --config <this file>
 sectors = [{sectors}]
 
 [node]
