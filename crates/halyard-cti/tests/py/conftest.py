@@ -24,17 +24,22 @@ import pytest
 import ctitest
 
 
-@pytest.fixture(scope="session")
-def cti_bin():
+def _require_bin():
     try:
         return ctitest.cti_bin()
     except FileNotFoundError as e:
-        pytest.fail(str(e), pytrace=False)
+        message = str(e)
+    pytest.fail(message, pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def cti_bin():
+    return _require_bin()
 
 
 def _factory(tmp_dir, started):
     def start_node(org, domain, sectors, extra="", start=True):
-        ctitest.cti_bin()  # fails clearly before anything else when absent
+        _require_bin()  # fails clearly before anything else when absent
         n = ctitest.Node(tmp_dir / org, org, ctitest.node_config(org, domain, sectors, extra))
         started.append(n)
         ctitest.LIVE.append(n)
@@ -72,10 +77,7 @@ def start_node(cti_bin, tmp_path):
 @pytest.fixture(scope="module")
 def start_module_node(tmp_path_factory):
     started = []
-    try:
-        ctitest.cti_bin()
-    except FileNotFoundError as e:
-        pytest.fail(str(e), pytrace=False)
+    _require_bin()
     yield _factory(tmp_path_factory.mktemp("nodes"), started)
     _teardown(started)
 
