@@ -186,7 +186,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_body_bytes: 32 << 20,
+            max_body_bytes: 64 << 20,
             max_objects: 100_000,
             max_depth: 16,
             max_string_bytes: 1 << 20,

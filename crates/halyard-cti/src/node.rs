@@ -746,9 +746,28 @@ impl Node {
         Ok(obj)
     }
 
-    /// A disposal received: the object is marked deleted in that sector.
+    /// A disposal received. After a revoked version it is the revocation: the object stays
+    /// served, revoked, so that consumers learn of it. Otherwise the object was deleted by its
+    /// origin and is marked deleted in that sector.
     pub fn receive_dispose(&self, id: &str, tlp: Tlp, sector: &str) {
         let mut db = self.db();
+        let here = [CollectionKey {
+            sector: Some(sector.to_string()),
+            tlp,
+        }];
+        let revoked = db
+            .versions_of(id, &here)
+            .map(|v| v.last().is_some_and(|last| last.revoked))
+            .unwrap_or(false);
+        if revoked {
+            let _ = db.audit(&AuditEntry {
+                actor: "dds".into(),
+                action: "revoke".into(),
+                object_id: Some(id.to_string()),
+                detail: serde_json::json!({ "sector": sector, "tlp": tlp.as_str() }).to_string(),
+            });
+            return;
+        }
         if let Err(e) = db.mark_deleted(id, &Some(sector.to_string())) {
             eprintln!("halyard-cti: could not record the deletion of {id}: {e}");
             return;
