@@ -134,6 +134,9 @@ def queries(objects):
         ("version all", lambda s: s.col.get_objects(version="all"), norm_envelope),
         ("version first", lambda s: s.col.get_objects(version="first"), norm_envelope),
         ("version last", lambda s: s.col.get_objects(version="last"), norm_envelope),
+        # TAXII 2.1 section 3.4: a match field's comma-separated values are ORed.
+        ("versions first and last", lambda s: s.col.get_objects(version=["first", "last"]),
+         norm_envelope),
         ("specific version", lambda s: s.col.get_objects(id=vid, version=v2["modified"]),
          norm_envelope),
         ("two specific versions",
