@@ -12,9 +12,12 @@
 // An application reads clocks (the clock ban is for the protocol core).
 #![allow(clippy::disallowed_methods)]
 
+pub mod accounts;
 pub mod community;
 pub mod config;
 pub mod dds;
+pub mod http;
 pub mod ids;
+pub mod ingest;
 pub mod node;
 pub mod store;

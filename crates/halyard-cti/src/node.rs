@@ -884,7 +884,7 @@ impl Node {
         let mut outgoing = Vec::new();
         if let Some(obj) = &final_obj {
             if let Some(m) = obj.tlp {
-                if m != tlp && !(m < tlp) {
+                if m > tlp {
                     return Err(NodeError::Refused(format!(
                         "the edited object is marked TLP:{}, above the TLP:{} it was submitted under",
                         m.as_str().to_uppercase(),

@@ -65,17 +65,24 @@ insecure = true
 internal_domains = ["acme.example"]
 internal_networks = ["10.0.0.0/8"]
 
-[review]
-min_tlp = "amber"
-types = ["sighting"]
-on_sanitized = true
-
 [limits]
 max_review_queue = 3
 "#;
 
+const REVIEW: &str = r#"
+[review]
+min_tlp = "amber"
+types = ["sighting"]
+on_sanitized = true
+"#;
+
 fn node_in(dir: &Path, extra: &str) -> (Arc<Node>, Arc<Recorder>) {
-    let cfg = Config::parse(&format!("{CONFIG}{extra}"), dir).unwrap();
+    let review = if extra.contains("[review]") {
+        ""
+    } else {
+        REVIEW
+    };
+    let cfg = Config::parse(&format!("{CONFIG}{review}{extra}"), dir).unwrap();
     std::fs::create_dir_all(&cfg.node.store).unwrap();
     let db = Db::open(&cfg.db_path()).unwrap();
     let rec = Arc::new(Recorder::default());

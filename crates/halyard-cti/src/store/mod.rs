@@ -2,11 +2,50 @@
 //! a full-text index; the review queue; the audit log; local accounts and API tokens; TAXII
 //! status resources; the bookmarks of polled TAXII collections.
 //!
-//! (Types and signatures fixed; bodies being written.)
+//! # Design
+//!
+//! One connection to one file, in WAL mode with `synchronous=FULL`: when a writing method
+//! returns, its transaction survives kill -9 and power loss. The file is recognised by its
+//! `application_id` and versioned by `user_version`; [`Db::open`] runs the migrations in order,
+//! each in its own transaction, refuses a file written by a newer program, and refuses a file
+//! that is not SQLite or belongs to another program before anything is written to it.
+//!
+//! **Objects.** One row per (id, version, sector), the local copy being the NULL sector; a
+//! unique index on those three makes a repeated insert a no-op that is reported as
+//! [`InsertOutcome::Duplicate`]. Rows are never removed (deletion is a flag), row ids are
+//! never reused (`AUTOINCREMENT`), and `added_us` is assigned inside the write transaction as
+//! `max(now, last + 1)`, so row order, `added_us` order and TAXII `date_added` order are one
+//! order, even when the clock steps back or the node restarts. TAXII pages are therefore
+//! resumed by row id. Versions (RFC 3339 timestamps of any precision) are compared through a
+//! `version_key` column that pads the fractional seconds to nine digits.
+//!
+//! **Search.** A contentless FTS5 table indexes, under the object's row id, its id, type and
+//! every string value of its JSON. The user's words are each quoted and matched as prefixes;
+//! every query is fixed SQL text with `?` placeholders, lists included, so no input is ever
+//! read as SQL or as FTS5 syntax. Visibility (sector, marking) is applied in the same query.
+//!
+//! **Audit.** Append-only (triggers refuse updates and deletes) and chained: each line stores
+//! the SHA-256 of the previous line's hash and its own fields, so [`Db::verify_audit`] finds
+//! a line altered or removed behind the program's back (short of the whole tail being cut
+//! and the sequence counter rewritten, which an outside copy of the last hash would reveal).
+//!
+//! **Reading.** Nothing read from the file is trusted: a value of the wrong type, an unknown
+//! marking or role, or malformed JSON in a list column is a [`DbError::Schema`] naming the
+//! table and the row.
 
 use halyard_stix::marking::Tlp;
 use std::fmt;
 use std::path::Path;
+
+mod accounts;
+mod audit;
+mod objects;
+mod query;
+mod review;
+mod schema;
+mod taxii;
+#[cfg(test)]
+mod testutil;
 
 /// Why a database operation failed.
 #[derive(Debug)]
@@ -373,180 +412,87 @@ pub struct TaxiiStatus {
 
 /// The node's database.
 pub struct Db {
-    #[allow(dead_code)]
     conn: rusqlite::Connection,
 }
 
-#[allow(unused_variables)]
 impl Db {
     /// Opens (creating if absent) the database at `path`, in WAL mode with full
     /// synchronisation (a commit survives kill -9 and power loss), migrating its schema.
+    ///
+    /// A file that is not SQLite, or is another program's database, is refused with
+    /// [`DbError::Schema`] and left untouched; so is a database of a newer schema.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        todo!()
+        let conn = schema::open(path)?;
+        Ok(Db { conn })
+    }
+}
+
+/// Now, in microseconds since the Unix epoch (0 before it, saturating far after it).
+fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// A count or limit as an SQL integer (saturating: no table holds `i64::MAX` rows).
+fn sql_int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Reads the columns of one row of `table`, turning any value that does not decode into a
+/// [`DbError::Schema`] naming the table, the row (its first column) and the column.
+struct Reader<'r, 's> {
+    row: &'r rusqlite::Row<'s>,
+    table: &'static str,
+}
+
+impl<'r, 's> Reader<'r, 's> {
+    fn new(row: &'r rusqlite::Row<'s>, table: &'static str) -> Self {
+        Reader { row, table }
     }
 
-    /// Stores versions in one transaction: all are stored or, on error, none.
-    pub fn insert_objects(&mut self, items: &[NewObject]) -> Result<Vec<InsertOutcome>, DbError> {
-        todo!()
+    /// Column `idx` (named `name` in messages) as a `T`.
+    fn get<T: rusqlite::types::FromSql>(&self, idx: usize, name: &str) -> Result<T, DbError> {
+        self.row
+            .get::<_, T>(idx)
+            .map_err(|e| self.corrupt(&format!("column {name}: {e}")))
     }
 
-    /// This version of this object is stored (in any sector, or locally).
-    pub fn has_version(&self, id: &str, version: &str) -> Result<bool, DbError> {
-        todo!()
+    /// A marking column.
+    fn tlp(&self, idx: usize, name: &str) -> Result<Tlp, DbError> {
+        let s: String = self.get(idx, name)?;
+        Tlp::parse(&s).ok_or_else(|| self.corrupt(&format!("column {name}: unknown marking {s:?}")))
     }
 
-    /// Every stored version of `id` visible in `visible`, oldest first (deleted included,
-    /// flagged).
-    pub fn versions_of(
+    /// A JSON column decoded as a `T`.
+    fn json<T: serde::de::DeserializeOwned>(&self, idx: usize, name: &str) -> Result<T, DbError> {
+        let s: String = self.get(idx, name)?;
+        serde_json::from_str(&s).map_err(|e| self.corrupt(&format!("column {name}: {e}")))
+    }
+
+    /// An optional JSON column.
+    fn json_opt<T: serde::de::DeserializeOwned>(
         &self,
-        id: &str,
-        visible: &[CollectionKey],
-    ) -> Result<Vec<StoredObject>, DbError> {
-        todo!()
+        idx: usize,
+        name: &str,
+    ) -> Result<Option<T>, DbError> {
+        match self.get::<Option<String>>(idx, name)? {
+            None => Ok(None),
+            Some(s) => serde_json::from_str(&s)
+                .map(Some)
+                .map_err(|e| self.corrupt(&format!("column {name}: {e}"))),
+        }
     }
 
-    /// A TAXII page.
-    pub fn query_objects(&self, q: &ObjectQuery) -> Result<ObjectPage, DbError> {
-        todo!()
-    }
-
-    /// Full-text search with filters, newest first.
-    pub fn search(&self, q: &SearchQuery) -> Result<Vec<StoredObject>, DbError> {
-        todo!()
-    }
-
-    /// Marks every version of `id` in `sector` deleted; returns how many rows changed.
-    pub fn mark_deleted(&mut self, id: &str, sector: &Sector) -> Result<usize, DbError> {
-        todo!()
-    }
-
-    /// Versions with `pending_share` set, oldest first, at most `limit`.
-    pub fn pending_shares(&self, limit: usize) -> Result<Vec<StoredObject>, DbError> {
-        todo!()
-    }
-
-    /// Clears `pending_share` on these rows.
-    pub fn mark_shared(&mut self, rows: &[i64]) -> Result<(), DbError> {
-        todo!()
-    }
-
-    /// Number of stored versions (all sectors).
-    pub fn object_count(&self) -> Result<u64, DbError> {
-        todo!()
-    }
-
-    /// Queues an object for review; returns its number.
-    pub fn enqueue_review(&mut self, item: &NewReview) -> Result<i64, DbError> {
-        todo!()
-    }
-
-    /// Review items, newest first, in `state` (or all), at most `limit`.
-    pub fn review_items(
-        &self,
-        state: Option<ReviewState>,
-        limit: usize,
-    ) -> Result<Vec<ReviewItem>, DbError> {
-        todo!()
-    }
-
-    /// One review item.
-    pub fn review_item(&self, id: i64) -> Result<Option<ReviewItem>, DbError> {
-        todo!()
-    }
-
-    /// Items pending.
-    pub fn pending_reviews(&self) -> Result<usize, DbError> {
-        todo!()
-    }
-
-    /// Decides a pending item (Approved with the final JSON, or Rejected): refused with
-    /// [`DbError::Review`] when it is not pending or does not exist. The item's decision and
-    /// the object versions to store (`store`, the approved object in each of its sectors) are
-    /// written in one transaction.
-    pub fn decide_review(
-        &mut self,
-        id: i64,
-        state: ReviewState,
-        by: &str,
-        final_json: Option<&str>,
-        note: Option<&str>,
-        store: &[NewObject],
-    ) -> Result<ReviewItem, DbError> {
-        todo!()
-    }
-
-    /// Appends to the audit log.
-    pub fn audit(&mut self, entry: &AuditEntry) -> Result<i64, DbError> {
-        todo!()
-    }
-
-    /// Audit lines after `after_seq` (or from the start), oldest first, at most `limit`.
-    pub fn audit_log(
-        &self,
-        after_seq: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<AuditRecord>, DbError> {
-        todo!()
-    }
-
-    /// Creates an account ([`DbError::Account`] if the name is taken).
-    pub fn create_user(&mut self, user: &User) -> Result<(), DbError> {
-        todo!()
-    }
-
-    /// Replaces an account's role, hash, sectors, max_tlp and disabled flag.
-    pub fn update_user(&mut self, user: &User) -> Result<(), DbError> {
-        todo!()
-    }
-
-    /// An account.
-    pub fn user(&self, name: &str) -> Result<Option<User>, DbError> {
-        todo!()
-    }
-
-    /// Every account, by name.
-    pub fn users(&self) -> Result<Vec<User>, DbError> {
-        todo!()
-    }
-
-    /// Stores an API token of `user` by its hash (SHA-256 hex of the token; the token itself
-    /// is never stored), with a label and an optional expiry (µs).
-    pub fn create_token(
-        &mut self,
-        user: &str,
-        token_sha256_hex: &str,
-        label: &str,
-        expires_us: Option<i64>,
-    ) -> Result<(), DbError> {
-        todo!()
-    }
-
-    /// The account a token belongs to, if the token exists and has not expired at `now_us`.
-    pub fn user_by_token(
-        &self,
-        token_sha256_hex: &str,
-        now_us: i64,
-    ) -> Result<Option<User>, DbError> {
-        todo!()
-    }
-
-    /// Stores a TAXII status resource.
-    pub fn put_status(&mut self, s: &TaxiiStatus) -> Result<(), DbError> {
-        todo!()
-    }
-
-    /// A TAXII status resource.
-    pub fn status(&self, id: &str) -> Result<Option<TaxiiStatus>, DbError> {
-        todo!()
-    }
-
-    /// The bookmark of a polled collection (the last `X-TAXII-Date-Added-Last` seen).
-    pub fn bookmark(&self, name: &str) -> Result<Option<String>, DbError> {
-        todo!()
-    }
-
-    /// Sets a bookmark.
-    pub fn set_bookmark(&mut self, name: &str, value: &str) -> Result<(), DbError> {
-        todo!()
+    /// The error for this row: table, key and what is wrong.
+    fn corrupt(&self, what: &str) -> DbError {
+        use rusqlite::types::ValueRef;
+        let key = match self.row.get_ref(0) {
+            Ok(ValueRef::Integer(i)) => i.to_string(),
+            Ok(ValueRef::Text(t)) => format!("{:?}", String::from_utf8_lossy(t)),
+            _ => "?".to_string(),
+        };
+        DbError::Schema(format!("corrupt row {key} of table {}: {what}", self.table))
     }
 }
