@@ -219,11 +219,19 @@ def test_match_version(node, data):
     assert versions(version=v2["modified"]) == [v2["modified"]]
     assert versions(version=[v1["modified"], v3["modified"]]) == sorted(
         [v1["modified"], v3["modified"]])
-    assert versions(version=["first", "last"]) == sorted([v1["modified"], v3["modified"]])
     # Without match[id]: every object's latest version, and all of them with "all".
     all_latest = col.get_objects()["objects"]
     assert len(all_latest) == len({o["id"] for o in all_latest})
     assert len(col.get_objects(version="all")["objects"]) == len(all_latest) + 2
+
+
+def test_match_version_first_and_last_together(node, data):
+    # TAXII 2.1 section 3.4: the comma-separated values of a match field are ORed, so
+    # match[version]=first,last is each object's first and last versions (as medallion says).
+    col = _collection(node, "finance", "green")
+    v1, _v2, v3 = data["versions"]
+    got = col.get_objects(id=v1["id"], version=["first", "last"]).get("objects", [])
+    assert sorted(o["modified"] for o in got) == sorted([v1["modified"], v3["modified"]])
 
 
 def test_add_objects_then_status_and_get(node):
