@@ -421,11 +421,10 @@ fn user(args: &[String]) -> Res {
             let expires = match o.get("--days") {
                 None => None,
                 Some(d) => {
-                    let d: i64 = d
-                        .parse()
-                        .ok()
-                        .filter(|d| *d > 0)
-                        .ok_or_else(|| Failure::Usage("--days takes a positive number".into()))?;
+                    let d: i64 =
+                        d.parse().ok().filter(|d| *d > 0).ok_or_else(|| {
+                            Failure::Usage("--days takes a positive number".into())
+                        })?;
                     Some(halyard_cti::node::now_us() + d * 86_400_000_000)
                 }
             };
@@ -444,7 +443,9 @@ fn user(args: &[String]) -> Res {
                     "{}\t{}\tsectors={}\tmax_tlp={}{}",
                     u.name,
                     u.role.as_str(),
-                    u.sectors.map(|s| s.join(",")).unwrap_or_else(|| "all".into()),
+                    u.sectors
+                        .map(|s| s.join(","))
+                        .unwrap_or_else(|| "all".into()),
                     u.max_tlp.as_str(),
                     if u.disabled { "\tdisabled" } else { "" }
                 );
@@ -456,7 +457,11 @@ fn user(args: &[String]) -> Res {
 }
 
 fn publish(args: &[String]) -> Res {
-    let o = Opts::parse(args, &["--config", "--url", "--sector", "--tlp"], &["--misp"])?;
+    let o = Opts::parse(
+        args,
+        &["--config", "--url", "--sector", "--tlp"],
+        &["--misp"],
+    )?;
     if o.words.is_empty() {
         return Err(Failure::Usage("publish FILE...: no file".into()));
     }
@@ -546,11 +551,7 @@ fn summarise(file: &str, text: &str) {
         if results.len() <= 50 {
             let extra = match d.as_str() {
                 "shared" => format!(" with {}", join(&r["sectors"])),
-                "queued" => format!(
-                    " for review {} ({})",
-                    r["review"],
-                    join(&r["reasons"])
-                ),
+                "queued" => format!(" for review {} ({})", r["review"], join(&r["reasons"])),
                 _ => String::new(),
             };
             out!("{file}: {} {}{extra}", r["id"].as_str().unwrap_or("?"), d);
@@ -558,7 +559,11 @@ fn summarise(file: &str, text: &str) {
         *counts.entry(d).or_default() += 1;
     }
     let summary: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    out!("{file}: {} object(s): {}", results.len(), summary.join(", "));
+    out!(
+        "{file}: {} object(s): {}",
+        results.len(),
+        summary.join(", ")
+    );
 }
 
 fn join(v: &serde_json::Value) -> String {
