@@ -70,6 +70,9 @@ step cargo clippy --locked --manifest-path python/Cargo.toml --all-targets -- -D
 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 step python3 -m pip install ./python
 # The test of `halyard idl --lang python` output needs the halyard binary built above.
 HALYARD_BIN=$PWD/target/ci/halyard HALYARD_REQUIRE_BIN=1 step limit 600 python3 -m pytest python/tests -q
+# The CTI node against the reference STIX and TAXII tools (stix2, stix2-validator,
+# taxii2-client, medallion): the ci-profile halyard-cti binary built by the workspace test step.
+HALYARD_CTI_BIN=$PWD/target/ci/halyard-cti step limit 600 python3 -m pytest crates/halyard-cti/tests/py -q
 
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'test.sh: FAILED: %s\n' "${failed[@]}" >&2
