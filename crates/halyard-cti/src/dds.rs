@@ -123,6 +123,9 @@ fn writer_qos(cfg: &Config) -> DataWriterQos {
             resource_limits: limits(cfg),
         })
         .max_blocking_time(Duration::from_secs(10))
+        // A node that stops (or restarts) unregisters its instances; that must never read as
+        // a deletion: only an explicit revocation or deletion disposes of an object.
+        .autodispose_unregistered_instances(false)
 }
 
 fn reader_qos(cfg: &Config) -> DataReaderQos {
