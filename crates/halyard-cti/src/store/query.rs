@@ -60,7 +60,8 @@ impl Db {
     /// Full-text search with filters, newest first.
     ///
     /// Deleted versions are never found, and nothing outside `visible` is: an empty
-    /// `visible` finds nothing.
+    /// `visible` finds nothing. A search with text first indexes the rows not yet indexed
+    /// (see [`Db::index_pending`]), so it sees every committed row.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<StoredObject>, DbError> {
         if q.visible.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
@@ -74,6 +75,7 @@ impl Db {
                 .map(|k| [text_or_null(k.sector.as_deref()), text(k.tlp.as_str())]),
         );
         if let Some(m) = match_expression(&q.text) {
+            super::fts::catch_up(&self.conn)?;
             f.and(
                 "o.row IN (SELECT rowid FROM objects_fts WHERE objects_fts MATCH ?)",
                 [Value::Text(m)],
