@@ -8,7 +8,7 @@ fn entry(n: u32) -> AuditEntry {
     AuditEntry {
         actor: format!("user{n}"),
         action: "ingest".into(),
-        object_id: (n % 2 == 0).then(|| format!("indicator--{n}")),
+        object_id: (n > 2).then(|| format!("indicator--{n}")),
         detail: format!("{{\"n\":{n}}}"),
     }
 }

@@ -123,7 +123,7 @@ fn store_has_version_any_sector() {
     let mut db = db(&dir);
     let o = indicator(1, V1, None, Tlp::Red, "x");
     assert!(!db.has_version(&o.id, V1).unwrap());
-    db.insert_objects(&[o.clone()]).unwrap();
+    db.insert_objects(std::slice::from_ref(&o)).unwrap();
     assert!(db.has_version(&o.id, V1).unwrap());
     assert!(!db.has_version(&o.id, V2).unwrap());
     assert!(!db.has_version("indicator--other", V1).unwrap());
@@ -271,7 +271,7 @@ fn store_corrupt_object_rows_are_schema_errors() {
     let dir = TempDir::new("corrupt");
     let mut db = db(&dir);
     let o = indicator(1, V1, s("e"), Tlp::Green, "x");
-    db.insert_objects(&[o.clone()]).unwrap();
+    db.insert_objects(std::slice::from_ref(&o)).unwrap();
     let vis = [key(Some("e"), Tlp::Green)];
     db.conn
         .execute("UPDATE objects SET json = X'00FF'", [])

@@ -368,7 +368,7 @@ fn store_search_filters_and_paging() {
     ])
     .unwrap();
     let deleted = searchable(6, Some("e"), Tlp::Green, "six deleted");
-    db.insert_objects(&[deleted.clone()]).unwrap();
+    db.insert_objects(std::slice::from_ref(&deleted)).unwrap();
     db.mark_deleted(&deleted.id, &s("e")).unwrap();
     let base = SearchQuery {
         visible: everywhere(),
@@ -471,4 +471,41 @@ fn store_search_sees_only_visible_collections() {
     // Asking for a sector does not widen what is visible.
     assert!(run(vec![key(Some("e"), Tlp::Green)], vec![s("f"), None]).is_empty());
     assert_eq!(run(vec![key(None, Tlp::Red)], vec![None]), ["secret local"]);
+}
+
+#[test]
+fn store_taxii_query_plan_seeks_instead_of_scanning() {
+    let dir = TempDir::new("plan");
+    let db = db(&dir);
+    let q = ObjectQuery {
+        added_after_us: Some(1),
+        after_row: Some(5),
+        ..page_query(key(Some("e"), Tlp::Green), VersionMatch::Last, 10)
+    };
+    let c = q.collection.clone().unwrap();
+    let (sql, f) = taxii_sql(&c, &q, q.limit);
+    let mut st = db
+        .conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap();
+    let plan: Vec<String> = st
+        .query_map(rusqlite::params_from_iter(f.params.iter()), |r| r.get(3))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let plan = plan.join("\n");
+    assert!(
+        plan.contains(
+            "SEARCH o USING INDEX objects_collection (sector=? AND tlp=? AND added_us>?)"
+        ),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("SEARCH n USING INDEX objects_version (id=?)"),
+        "{plan}"
+    );
+    assert!(
+        !plan.contains("SCAN") && !plan.contains("TEMP B-TREE"),
+        "{plan}"
+    );
 }
