@@ -20,7 +20,7 @@
 //! `version_key` column that pads the fractional seconds to nine digits.
 //!
 //! **Search.** A contentless FTS5 table indexes, under the object's row id, its id, type and
-//! every string value of its JSON. Tokenizing is most of the cost of storing an object, so
+//! every string value of its JSON. Tokenizing costs about as much as storing the row, so
 //! storing does not index: rows are indexed in row order, up to a watermark kept in the same
 //! transactions, by [`Db::index_pending`] (for an idle moment) and, for what is left, at the
 //! start of every text search, which therefore always sees every committed row. The user's
