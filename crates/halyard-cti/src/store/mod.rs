@@ -20,9 +20,13 @@
 //! `version_key` column that pads the fractional seconds to nine digits.
 //!
 //! **Search.** A contentless FTS5 table indexes, under the object's row id, its id, type and
-//! every string value of its JSON. The user's words are each quoted and matched as prefixes;
-//! every query is fixed SQL text with `?` placeholders, lists included, so no input is ever
-//! read as SQL or as FTS5 syntax. Visibility (sector, marking) is applied in the same query.
+//! every string value of its JSON. Tokenizing costs about as much as storing the row, so
+//! storing does not index: rows are indexed in row order, up to a watermark kept in the same
+//! transactions, by [`Db::index_pending`] (for an idle moment) and, for what is left, at the
+//! start of every text search, which therefore always sees every committed row. The user's
+//! words are each quoted and matched as prefixes; every query is fixed SQL text with `?`
+//! placeholders, lists included, so no input is ever read as SQL or as FTS5 syntax.
+//! Visibility (sector, marking) is applied in the same query.
 //!
 //! **Audit.** Append-only (triggers refuse updates and deletes) and chained: each line stores
 //! the SHA-256 of the previous line's hash and its own fields, so [`Db::verify_audit`] finds
@@ -39,6 +43,7 @@ use std::path::Path;
 
 mod accounts;
 mod audit;
+mod fts;
 mod objects;
 mod query;
 mod review;

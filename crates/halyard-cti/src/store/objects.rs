@@ -107,8 +107,9 @@ impl Db {
 
 /// Stores `items` inside the caller's transaction (see [`Db::insert_objects`]).
 ///
-/// `added_us` continues from the largest value stored, so it increases across restarts and
-/// clock steps; only a stored row consumes a value.
+/// `added_us` continues from the largest value stored (that of the last row), so it
+/// increases across restarts and clock steps; only a stored row consumes a value. The
+/// full-text index is left to [`super::fts`].
 pub(super) fn insert_in(
     conn: &Connection,
     items: &[NewObject],
@@ -122,8 +123,6 @@ pub(super) fn insert_in(
     let mut known = conn
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM objects WHERE id = ?1 AND version = ?2)")?;
     let mut insert = conn.prepare_cached(INSERT)?;
-    let mut index = conn.prepare_cached("INSERT INTO objects_fts (rowid, body) VALUES (?1, ?2)")?;
-    let mut text = String::new();
     let mut outcomes = Vec::with_capacity(items.len());
     for o in items {
         let existed: bool = known.query_row(params![o.id, o.version], |r| r.get(0))?;
@@ -148,8 +147,6 @@ pub(super) fn insert_in(
             continue;
         }
         last_us = added_us;
-        searchable_text(o, &mut text);
-        index.execute(params![conn.last_insert_rowid(), text])?;
         outcomes.push(if existed {
             InsertOutcome::NewInSector
         } else {
@@ -207,38 +204,6 @@ pub(super) fn version_key(version: &str) -> String {
         _ => return version.to_string(),
     };
     format!("{}T{}.{frac:0<9}", &version[..10], &version[11..19])
-}
-
-/// The text indexed for `o`: its id, its type and every string value of its JSON (names,
-/// descriptions, patterns, labels, aliases, references ...), one per line. JSON that does
-/// not parse is indexed as it is.
-fn searchable_text(o: &NewObject, out: &mut String) {
-    out.clear();
-    out.push_str(&o.id);
-    out.push('\n');
-    out.push_str(&o.stix_type);
-    match serde_json::from_str::<serde_json::Value>(&o.json) {
-        Ok(v) => push_strings(&v, out),
-        Err(_) => {
-            out.push('\n');
-            out.push_str(&o.json);
-        }
-    }
-}
-
-/// Appends every string of `v`, depth first, each on its own line.
-fn push_strings(v: &serde_json::Value, out: &mut String) {
-    // JSON depth is bounded by serde_json's parser (its recursion limit), so recursion here
-    // is bounded too.
-    match v {
-        serde_json::Value::String(s) => {
-            out.push('\n');
-            out.push_str(s);
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|v| push_strings(v, out)),
-        serde_json::Value::Object(m) => m.values().for_each(|v| push_strings(v, out)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

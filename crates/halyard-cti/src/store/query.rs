@@ -7,7 +7,8 @@
 
 use super::objects::{read_object, OBJECT_COLUMNS};
 use super::{
-    sql_int, Db, DbError, ObjectPage, ObjectQuery, SearchQuery, StoredObject, VersionMatch,
+    sql_int, CollectionKey, Db, DbError, ObjectPage, ObjectQuery, SearchQuery, StoredObject,
+    VersionMatch,
 };
 use rusqlite::types::Value;
 
@@ -23,34 +24,8 @@ impl Db {
         let Some(c) = &q.collection else {
             return Ok(ObjectPage::default());
         };
-        let mut f = Filter::default();
-        f.and(
-            "o.sector IS ? AND o.tlp = ? AND o.deleted = 0",
-            [text_or_null(c.sector.as_deref()), text(c.tlp.as_str())],
-        );
-        if let Some(t) = q.added_after_us {
-            f.and("o.added_us > ?", [Value::Integer(t)]);
-        }
-        if let Some(row) = q.after_row {
-            f.and("o.row > ?", [Value::Integer(row)]);
-        }
-        f.and_in("o.id", q.ids.iter().map(|s| text(s)));
-        f.and_in("o.stix_type", q.types.iter().map(|s| text(s)));
-        f.and_in("o.spec_version", q.spec_versions.iter().map(|s| text(s)));
-        match &q.versions {
-            VersionMatch::All => {}
-            VersionMatch::Last => f.and(&extreme_version(">"), []),
-            VersionMatch::First => f.and(&extreme_version("<"), []),
-            VersionMatch::Specific(list) if list.is_empty() => f.and("0", []),
-            VersionMatch::Specific(list) => f.and_in("o.version", list.iter().map(|s| text(s))),
-        }
         let limit = q.limit.max(1);
-        let sql = format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects o WHERE {} ORDER BY o.added_us, o.row LIMIT ?",
-            f.sql
-        );
-        f.params
-            .push(Value::Integer(sql_int(limit).saturating_add(1)));
+        let (sql, f) = taxii_sql(c, q, limit);
         let mut objects = f.run(self, &sql)?;
         let more = objects.len() > limit;
         objects.truncate(limit);
@@ -60,7 +35,8 @@ impl Db {
     /// Full-text search with filters, newest first.
     ///
     /// Deleted versions are never found, and nothing outside `visible` is: an empty
-    /// `visible` finds nothing.
+    /// `visible` finds nothing. A search with text first indexes the rows not yet indexed
+    /// (see [`Db::index_pending`]), so it sees every committed row.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<StoredObject>, DbError> {
         if q.visible.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
@@ -74,6 +50,7 @@ impl Db {
                 .map(|k| [text_or_null(k.sector.as_deref()), text(k.tlp.as_str())]),
         );
         if let Some(m) = match_expression(&q.text) {
+            super::fts::catch_up(&self.conn)?;
             f.and(
                 "o.row IN (SELECT rowid FROM objects_fts WHERE objects_fts MATCH ?)",
                 [Value::Text(m)],
@@ -105,11 +82,54 @@ impl Db {
     }
 }
 
+/// The statement of a TAXII page of collection `c` of at most `limit` rows, plus one to
+/// tell whether there are more.
+fn taxii_sql(c: &CollectionKey, q: &ObjectQuery, limit: usize) -> (String, Filter) {
+    let mut f = Filter::default();
+    f.and(
+        "o.sector IS ? AND o.tlp = ? AND o.deleted = 0",
+        [text_or_null(c.sector.as_deref()), text(c.tlp.as_str())],
+    );
+    if let Some(t) = q.added_after_us {
+        f.and("o.added_us > ?", [Value::Integer(t)]);
+    }
+    if let Some(row) = q.after_row {
+        // The same bound as `row > after_row` (rows and `added_us` grow together), put
+        // on `added_us` as well so the collection's index seeks to it.
+        f.and(
+            "o.row > ? AND o.added_us > coalesce((SELECT a.added_us FROM objects a \
+                 WHERE a.row <= ? ORDER BY a.row DESC LIMIT 1), -9223372036854775808)",
+            [Value::Integer(row), Value::Integer(row)],
+        );
+    }
+    f.and_in("o.id", q.ids.iter().map(|s| text(s)));
+    f.and_in("o.stix_type", q.types.iter().map(|s| text(s)));
+    f.and_in("o.spec_version", q.spec_versions.iter().map(|s| text(s)));
+    match &q.versions {
+        VersionMatch::All => {}
+        VersionMatch::Last => f.and(&extreme_version(">"), []),
+        VersionMatch::First => f.and(&extreme_version("<"), []),
+        VersionMatch::Specific(list) if list.is_empty() => f.and("0", []),
+        VersionMatch::Specific(list) => f.and_in("o.version", list.iter().map(|s| text(s))),
+    }
+    let sql = format!(
+        "SELECT {OBJECT_COLUMNS} FROM objects o WHERE {} ORDER BY o.added_us, o.row LIMIT ?",
+        f.sql
+    );
+    f.params
+        .push(Value::Integer(sql_int(limit).saturating_add(1)));
+    (sql, f)
+}
+
 /// The condition that no other row of the same id in the same collection has a later
 /// (`">"`) or earlier (`"<"`) version; equal versions are ordered by row.
+///
+/// The lookup goes by id (an object has few versions): left to itself, the planner would
+/// scan the whole collection by its sector and marking for every row.
 fn extreme_version(cmp: &str) -> String {
     format!(
-        "NOT EXISTS (SELECT 1 FROM objects n WHERE n.id = o.id AND n.sector IS o.sector \
+        "NOT EXISTS (SELECT 1 FROM objects n INDEXED BY objects_version \
+         WHERE n.id = o.id AND n.sector IS o.sector \
          AND n.tlp = o.tlp AND n.deleted = 0 AND (n.version_key {cmp} o.version_key \
          OR (n.version_key = o.version_key AND n.row {cmp} o.row)))"
     )

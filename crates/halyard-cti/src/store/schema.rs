@@ -55,6 +55,12 @@ CREATE INDEX objects_pending ON objects (row) WHERE pending_share <> 0;
 CREATE VIRTUAL TABLE objects_fts USING fts5 (
     body, content = '', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2'
 );
+-- Rows up to `indexed_row` are in objects_fts; later ones are indexed before a search.
+CREATE TABLE fts_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    indexed_row INTEGER NOT NULL
+);
+INSERT INTO fts_state (id, indexed_row) VALUES (1, 0);
 
 CREATE TABLE reviews (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -2,7 +2,7 @@
 
 use super::{CollectionKey, Db, NewObject, Sector};
 use halyard_stix::marking::Tlp;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A directory removed when dropped.
@@ -25,12 +25,6 @@ impl TempDir {
     /// A path inside.
     pub(super) fn file(&self, name: &str) -> PathBuf {
         self.0.join(name)
-    }
-
-    /// The directory.
-    #[allow(dead_code)]
-    pub(super) fn path(&self) -> &Path {
-        &self.0
     }
 }
 
