@@ -300,18 +300,25 @@ fn version_match(values: &[String]) -> Result<VersionMatch, HttpError> {
         [v] if v == "first" => return Ok(VersionMatch::First),
         _ => {}
     }
-    if keyword("last") || keyword("first") {
-        return Err(HttpError::bad_request(
-            "match[version]: `first` and `last` combined with other values are not supported; \
-             use `all`",
-        ));
-    }
-    if let Some(bad) = values.iter().find(|v| parse_us(v).is_none()) {
+    let times: Vec<String> = values
+        .iter()
+        .filter(|v| *v != "first" && *v != "last")
+        .cloned()
+        .collect();
+    if let Some(bad) = times.iter().find(|v| parse_us(v).is_none()) {
         return Err(HttpError::bad_request(format!(
             "match[version] {bad:?} is neither first, last, all nor a timestamp"
         )));
     }
-    Ok(VersionMatch::Specific(values.to_vec()))
+    if !keyword("last") && !keyword("first") {
+        return Ok(VersionMatch::Specific(times));
+    }
+    // Comma-separated values are alternatives (TAXII 2.1 §3.4.2).
+    Ok(VersionMatch::AnyOf {
+        first: keyword("first"),
+        last: keyword("last"),
+        versions: times,
+    })
 }
 
 /// The `next` token of a page ending at `row`.
@@ -650,7 +657,14 @@ mod tests {
         assert_eq!(v(&[]).unwrap(), VersionMatch::Last);
         assert_eq!(v(&["first"]).unwrap(), VersionMatch::First);
         assert_eq!(v(&["all", "last"]).unwrap(), VersionMatch::All);
-        assert!(v(&["first", "last"]).is_err());
+        assert_eq!(
+            v(&["first", "last"]).unwrap(),
+            VersionMatch::AnyOf {
+                first: true,
+                last: true,
+                versions: vec![]
+            }
+        );
         assert!(v(&["yesterday"]).is_err());
         assert_eq!(
             v(&["2020-01-01T00:00:00.000Z"]).unwrap(),

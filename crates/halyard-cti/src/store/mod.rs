@@ -191,6 +191,16 @@ pub enum VersionMatch {
     All,
     /// These versions (timestamps as written in `modified`).
     Specific(Vec<String>),
+    /// Any of these (TAXII's comma-separated values are alternatives): the first, the last
+    /// and the versions listed.
+    AnyOf {
+        /// The earliest version.
+        first: bool,
+        /// The latest version.
+        last: bool,
+        /// Versions as written in `modified`.
+        versions: Vec<String>,
+    },
 }
 
 /// A TAXII objects/manifest query on one collection.

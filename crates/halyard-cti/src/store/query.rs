@@ -111,6 +111,31 @@ fn taxii_sql(c: &CollectionKey, q: &ObjectQuery, limit: usize) -> (String, Filte
         VersionMatch::First => f.and(&extreme_version("<"), []),
         VersionMatch::Specific(list) if list.is_empty() => f.and("0", []),
         VersionMatch::Specific(list) => f.and_in("o.version", list.iter().map(|s| text(s))),
+        VersionMatch::AnyOf {
+            first,
+            last,
+            versions,
+        } => {
+            let mut alternatives = Vec::new();
+            if *first {
+                alternatives.push(extreme_version("<"));
+            }
+            if *last {
+                alternatives.push(extreme_version(">"));
+            }
+            if !versions.is_empty() {
+                alternatives.push(format!(
+                    "o.version IN ({})",
+                    vec!["?"; versions.len()].join(", ")
+                ));
+            }
+            if alternatives.is_empty() {
+                f.and("0", []);
+            } else {
+                f.and(&alternatives.join(" OR "), []);
+                f.params.extend(versions.iter().map(|s| text(s)));
+            }
+        }
     }
     let sql = format!(
         "SELECT {OBJECT_COLUMNS} FROM objects o WHERE {} ORDER BY o.added_us, o.row LIMIT ?",
