@@ -93,6 +93,11 @@ pub struct NodeSection {
     /// `HALYARD_INTERFACE` environment variable).
     #[serde(default)]
     pub interface: Option<String>,
+    /// What a commit of the node's database survives: `normal` (default: a crash of the
+    /// process, kill -9 included; a power loss may lose the latest commits) or `full` (a power
+    /// loss too, at the price of a disk flush per commit).
+    #[serde(default)]
+    pub sync: crate::store::Sync,
     /// The identity (`identity--UUID`) of the organisation used as `created_by_ref` of
     /// objects it produces from MISP events; made from the organisation's name when absent.
     #[serde(default)]

@@ -156,7 +156,7 @@ fn serve(args: &[String]) -> Res {
             cfg.node.organisation
         );
     }
-    let db = Db::open(&cfg.db_path())?;
+    let db = Db::open_with(&cfg.db_path(), cfg.node.sync)?;
     let dds = Arc::new(halyard_cti::dds::Dds::start(&cfg)?);
     let node = Arc::new(Node::new(cfg.clone(), db, dds.clone())?);
     dds.start_receiving(Arc::downgrade(&node));
@@ -175,6 +175,11 @@ fn serve(args: &[String]) -> Res {
             while !stop.load(Ordering::Relaxed) {
                 if let Err(e) = node.confirm_shares(Duration::from_millis(500)) {
                     eprintln!("halyard-cti: {e}");
+                }
+                // The full-text index catches up between requests (a search also brings it
+                // up to date before it runs).
+                if let Err(e) = node.db().index_pending(2000) {
+                    eprintln!("halyard-cti: indexing: {e}");
                 }
                 std::thread::sleep(Duration::from_millis(200));
             }

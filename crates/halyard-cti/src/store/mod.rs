@@ -4,8 +4,10 @@
 //!
 //! # Design
 //!
-//! One connection to one file, in WAL mode with `synchronous=FULL`: when a writing method
-//! returns, its transaction survives kill -9 and power loss. The file is recognised by its
+//! One connection to one file, in WAL mode. When a writing method returns, its transaction
+//! survives kill -9 (the write is in the operating system's hands); with [`Sync::Full`] it
+//! also survives a power loss (each commit waits for the disk). With [`Sync::Normal`] a power
+//! loss may lose the latest commits but never damages the file. The file is recognised by its
 //! `application_id` and versioned by `user_version`; [`Db::open`] runs the migrations in order,
 //! each in its own transaction, refuses a file written by a newer program, and refuses a file
 //! that is not SQLite or belongs to another program before anything is written to it.
@@ -51,6 +53,18 @@ mod schema;
 mod taxii;
 #[cfg(test)]
 mod testutil;
+
+/// What a commit survives (SQLite's `synchronous` in WAL mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sync {
+    /// A crash of the process (kill -9); a power loss may lose the latest commits, never
+    /// damages the file. Commits do not wait for the disk.
+    #[default]
+    Normal,
+    /// A power loss too: each commit waits until the disk has it.
+    Full,
+}
 
 /// Why a database operation failed.
 #[derive(Debug)]
@@ -437,7 +451,12 @@ impl Db {
     /// A file that is not SQLite, or is another program's database, is refused with
     /// [`DbError::Schema`] and left untouched; so is a database of a newer schema.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        let conn = schema::open(path)?;
+        Db::open_with(path, Sync::Full)
+    }
+
+    /// [`Db::open`] with a choice of what a commit survives.
+    pub fn open_with(path: &Path, sync: Sync) -> Result<Db, DbError> {
+        let conn = schema::open(path, sync)?;
         Ok(Db { conn })
     }
 }

@@ -131,7 +131,7 @@ CREATE TABLE bookmarks (
 "#;
 
 /// Opens, checks, configures and migrates the database at `path`.
-pub(super) fn open(path: &Path) -> Result<Connection, DbError> {
+pub(super) fn open(path: &Path, sync: super::Sync) -> Result<Connection, DbError> {
     check_header(path)?;
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -145,7 +145,11 @@ pub(super) fn open(path: &Path) -> Result<Connection, DbError> {
             path.display()
         )));
     }
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    let level = match sync {
+        super::Sync::Full => "FULL",
+        super::Sync::Normal => "NORMAL",
+    };
+    conn.pragma_update(None, "synchronous", level)?;
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
     migrate(&mut conn, path)?;
     Ok(conn)
