@@ -179,6 +179,11 @@ pub struct Limits {
     pub max_instances: usize,
     /// Most samples per topic and sector in a DDS history (ResourceLimits: max_samples).
     pub max_samples: usize,
+    /// Most samples each writer keeps in memory (its history, ResourceLimits max_samples). What
+    /// the community's readers and durability services acknowledged is dropped from it once it
+    /// is full, oldest first: the durability services keep everything on disk and serve
+    /// late joiners, so a node's memory does not grow with what it shared.
+    pub writer_history: usize,
     /// Most objects waiting in the review queue; beyond it new submissions needing review are
     /// refused (never dropped).
     pub max_review_queue: usize,
@@ -200,6 +205,7 @@ impl Default for Limits {
             max_versions: 1000,
             max_instances: 1_000_000,
             max_samples: 4_000_000,
+            writer_history: 1024,
             max_review_queue: 10_000,
             max_concurrent_requests: 64,
             request_timeout_secs: 30,
@@ -400,6 +406,7 @@ impl Config {
             ("max_versions", l.max_versions),
             ("max_instances", l.max_instances),
             ("max_samples", l.max_samples),
+            ("writer_history", l.writer_history),
             ("max_review_queue", l.max_review_queue),
             ("max_concurrent_requests", l.max_concurrent_requests),
             ("request_timeout_secs", l.request_timeout_secs as usize),

@@ -112,11 +112,20 @@ fn limits(cfg: &Config) -> ResourceLimits {
 }
 
 fn writer_qos(cfg: &Config) -> DataWriterQos {
+    let l = &cfg.limits;
+    let cap = |v: usize| Some(u32::try_from(v).unwrap_or(u32::MAX));
+    // The writer's own history is small: once it is full, what every reader and durability
+    // service acknowledged is dropped, oldest first (the services keep it all, on disk).
+    let history = ResourceLimits {
+        max_samples: cap(l.writer_history),
+        max_instances: cap(l.max_instances),
+        max_samples_per_instance: cap(l.writer_history.min(l.max_versions)),
+    };
     DataWriterQos::default()
         .reliable()
         .keep_all()
         .durability(Durability::Persistent)
-        .resource_limits(limits(cfg))
+        .resource_limits(history)
         .durability_service(halyard::qos::DurabilityService {
             service_cleanup_delay: Duration::ZERO,
             history: History::KeepAll,

@@ -167,13 +167,26 @@ fn serve(args: &[String]) -> Res {
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
             .map_err(|e| format!("cannot handle SIGINT/SIGTERM: {e}"))?;
     }
-    // Confirms what the community acknowledged, so a restart re-shares only the rest.
+    // The outbox: writes what requests left to it (large batches, review decisions after a
+    // failure, what was pending at start) and confirms what the community acknowledged, so
+    // that a restart re-shares only the rest.
     let confirmer = {
         let node = node.clone();
         let stop = stop.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                if let Err(e) = node.confirm_shares(Duration::from_millis(500)) {
+                loop {
+                    match node.pump_outbox(2048) {
+                        Ok(0) => break,
+                        Ok(_) if stop.load(Ordering::Relaxed) => break,
+                        Ok(_) => {}
+                        Err(e) => {
+                            eprintln!("halyard-cti: sharing failed, will retry: {e}");
+                            break;
+                        }
+                    }
+                }
+                if let Err(e) = node.confirm_shares(Duration::from_millis(200)) {
                     eprintln!("halyard-cti: {e}");
                 }
                 // The full-text index catches up between requests (a search also brings it
@@ -181,7 +194,7 @@ fn serve(args: &[String]) -> Res {
                 if let Err(e) = node.db().index_pending(2000) {
                     eprintln!("halyard-cti: indexing: {e}");
                 }
-                std::thread::sleep(Duration::from_millis(200));
+                node.wait_for_outbox(Duration::from_millis(200));
             }
         })
     };

@@ -235,10 +235,24 @@ pub struct Node {
     counters: Counters,
     sanitizer: Sanitizer,
     sharer: Arc<dyn Sharer>,
-    /// Rows written to DDS and not yet known acknowledged.
-    unconfirmed: Mutex<Vec<i64>>,
+    /// What was written to DDS and not yet known acknowledged, and how far the outbox got.
+    outbox: Mutex<Outbox>,
+    /// Wakes the outbox's thread.
+    outbox_wake: std::sync::Condvar,
     /// The latest end-to-end latencies of received objects (ns), bounded.
     latencies: Mutex<std::collections::VecDeque<i64>>,
+}
+
+/// The most versions a request writes to DDS from its own thread; a larger batch is left to
+/// the outbox's thread.
+const INLINE_SHARE_MAX: usize = 256;
+
+/// The rows written to DDS and not yet confirmed, and the last pending row looked at.
+#[derive(Debug, Default)]
+struct Outbox {
+    sent: std::collections::BTreeSet<i64>,
+    cursor: i64,
+    woken: bool,
 }
 
 /// How many received latencies are kept for figures.
@@ -269,10 +283,11 @@ impl Node {
             counters: Counters::default(),
             sanitizer,
             sharer,
-            unconfirmed: Mutex::new(Vec::new()),
+            outbox: Mutex::new(Outbox::default()),
+            outbox_wake: std::sync::Condvar::new(),
             latencies: Mutex::new(std::collections::VecDeque::new()),
         };
-        node.reshare_pending()?;
+        while node.pump_outbox(4096)? > 0 {}
         Ok(node)
     }
 
@@ -547,7 +562,11 @@ impl Node {
             })
             .to_string(),
         })?;
-        let pending_rows = db.pending_shares(usize::MAX)?;
+        let rows = if outgoing.len() <= INLINE_SHARE_MAX {
+            Self::rows_of(&db, &outgoing)?
+        } else {
+            Vec::new()
+        };
         drop(db);
         self.counters
             .ingested
@@ -558,41 +577,88 @@ impl Node {
         self.counters
             .queued
             .fetch_add(queued_n as u64, Ordering::Relaxed);
-        self.share_now(&outgoing, pending_rows.iter().map(|r| r.row));
+        self.share_now(&outgoing, &rows);
         Ok(IngestReport { results })
     }
 
-    /// Writes to DDS; the rows become candidates for confirmation. A failure leaves them
-    /// pending: [`Node::confirm_shares`] tries again.
-    fn share_now(&self, out: &[Outgoing], rows: impl Iterator<Item = i64>) {
+    /// Writes a small batch to DDS at once, from the request's thread (the latency path); the
+    /// rows become candidates for confirmation. A larger batch, or a failed write, is left to
+    /// the outbox ([`Node::pump_outbox`]), which the server runs on a thread of its own so that
+    /// a request never waits for the community's flow control.
+    fn share_now(&self, out: &[Outgoing], rows: &[i64]) {
         if out.is_empty() {
             return;
         }
+        if out.len() > INLINE_SHARE_MAX {
+            self.wake_outbox();
+            return;
+        }
+        let mut ob = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
         match self.sharer.share(out) {
             Ok(()) => {
                 self.counters
                     .shared
                     .fetch_add(out.len() as u64, Ordering::Relaxed);
-                self.unconfirmed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend(rows);
+                ob.sent.extend(rows.iter().copied());
             }
-            Err(e) => eprintln!("halyard-cti: sharing failed, will retry: {e}"),
+            Err(e) => {
+                // The outbox takes them again from the first of them.
+                if let Some(first) = rows.iter().min() {
+                    ob.cursor = ob.cursor.min(first - 1);
+                }
+                drop(ob);
+                eprintln!("halyard-cti: sharing failed, will retry: {e}");
+                self.wake_outbox();
+            }
         }
     }
 
-    /// Writes again every version still marked `pending_share` (at start).
-    fn reshare_pending(&self) -> Result<(), NodeError> {
-        let rows = self.db().pending_shares(usize::MAX)?;
-        if rows.is_empty() {
-            return Ok(());
+    /// The rows of what `out` wrote (the versions stored in their sectors).
+    fn rows_of(db: &Db, out: &[Outgoing]) -> Result<Vec<i64>, NodeError> {
+        let mut rows = Vec::with_capacity(out.len());
+        for o in out {
+            if let Some(r) = db.row_of(&o.object.id, o.object.version(), Some(&o.sector))? {
+                rows.push(r);
+            }
         }
+        Ok(rows)
+    }
+
+    fn wake_outbox(&self) {
+        let mut ob = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        ob.woken = true;
+        self.outbox_wake.notify_all();
+    }
+
+    /// Waits up to `timeout` for work for the outbox (a batch left to it).
+    pub fn wait_for_outbox(&self, timeout: std::time::Duration) {
+        let ob = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut ob, _) = self
+            .outbox_wake
+            .wait_timeout_while(ob, timeout, |o| !o.woken)
+            .unwrap_or_else(|p| p.into_inner());
+        ob.woken = false;
+    }
+
+    /// Writes up to `max` pending versions not written yet (oldest first) and returns how
+    /// many it wrote: what a large ingest or a review decision left to it, what a failed write
+    /// left, and at start what the node had not seen acknowledged before it stopped.
+    pub fn pump_outbox(&self, max: usize) -> Result<usize, NodeError> {
+        let mut ob = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        let rows = self.db().pending_shares_after(ob.cursor, max)?;
+        let Some(last) = rows.last().map(|r| r.row) else {
+            return Ok(0);
+        };
+        let restart = ob.cursor;
         let mut out = Vec::with_capacity(rows.len());
         let mut ids = Vec::with_capacity(rows.len());
+        let mut local = Vec::new();
         for r in rows {
+            if ob.sent.contains(&r.row) {
+                continue;
+            }
             let Some(sector) = r.sector.clone() else {
-                ids.push(r.row);
+                local.push(r.row); // a local copy is never shared
                 continue;
             };
             let parsed = serde_json::from_str::<serde_json::Value>(&r.json)
@@ -608,44 +674,52 @@ impl Node {
                     });
                     ids.push(r.row);
                 }
-                None => eprintln!(
-                    "halyard-cti: stored object {} is no longer valid; not shared",
-                    r.id
-                ),
+                None => {
+                    eprintln!(
+                        "halyard-cti: stored object {} is no longer valid; not shared",
+                        r.id
+                    );
+                    local.push(r.row);
+                }
             }
         }
-        self.share_now(&out, ids.into_iter());
-        Ok(())
+        if !local.is_empty() {
+            self.db().mark_shared(&local)?;
+        }
+        if out.is_empty() {
+            ob.cursor = last;
+            return Ok(0);
+        }
+        match self.sharer.share(&out) {
+            Ok(()) => {
+                ob.cursor = last;
+                ob.sent.extend(ids);
+                self.counters
+                    .shared
+                    .fetch_add(out.len() as u64, Ordering::Relaxed);
+                Ok(out.len())
+            }
+            Err(e) => {
+                ob.cursor = restart;
+                Err(NodeError::Dds(e))
+            }
+        }
     }
 
     /// Waits up to `timeout` for the community to acknowledge what was written, then clears
-    /// `pending_share` on the rows written before the wait; rows whose first write failed are
-    /// written again. Run periodically by the server.
+    /// `pending_share` on the rows written before the wait. Run periodically by the server.
     pub fn confirm_shares(&self, timeout: std::time::Duration) -> Result<(), NodeError> {
-        let rows: Vec<i64> =
-            std::mem::take(&mut *self.unconfirmed.lock().unwrap_or_else(|p| p.into_inner()));
-        if !rows.is_empty() {
-            if self.sharer.acknowledged(timeout) {
-                self.db().mark_shared(&rows)?;
-            } else {
-                self.unconfirmed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend(rows);
-                return Ok(());
-            }
+        let rows: Vec<i64> = {
+            let ob = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+            ob.sent.iter().copied().collect()
+        };
+        if rows.is_empty() || !self.sharer.acknowledged(timeout) {
+            return Ok(());
         }
-        // Rows pending but never written (a failed write): write them again.
-        let pending = self.db().pending_shares(10_000)?;
-        let known: std::collections::BTreeSet<i64> = self
-            .unconfirmed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .copied()
-            .collect();
-        if pending.iter().any(|r| !known.contains(&r.row)) {
-            self.reshare_pending()?;
+        self.db().mark_shared(&rows)?;
+        let mut ob = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        for r in &rows {
+            ob.sent.remove(r);
         }
         Ok(())
     }
@@ -927,9 +1001,9 @@ impl Node {
                 serde_json::json!({ "review": review, "note": note, "sectors": item.item.sectors })
                     .to_string(),
         })?;
-        let pending_rows = db.pending_shares(usize::MAX)?;
+        let rows = Self::rows_of(&db, &outgoing)?;
         drop(db);
-        self.share_now(&outgoing, pending_rows.iter().map(|r| r.row));
+        self.share_now(&outgoing, &rows);
         Ok(decided)
     }
 }

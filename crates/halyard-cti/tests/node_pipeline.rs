@@ -483,3 +483,30 @@ fn deleting_disposes_in_every_sector_it_was_shared_with_admins_only() {
     d.sort();
     assert_eq!(d, vec!["energy", "finance"]);
 }
+
+#[test]
+fn a_large_batch_is_left_to_the_outbox_and_shared_once() {
+    let dir = tmp("outbox");
+    let (node, rec) = node_in(&dir, "");
+    let many: Vec<StixObject> = (1000..1300)
+        .map(|n| indicator(n, Some(Tlp::Green), "x"))
+        .collect();
+    ingest(&node, many, "alice").unwrap();
+    // The request did not wait for the community: the outbox writes it.
+    assert!(rec.shared.lock().unwrap().is_empty());
+    let mut written = 0;
+    loop {
+        let n = node.pump_outbox(128).unwrap();
+        if n == 0 {
+            break;
+        }
+        written += n;
+    }
+    assert_eq!(written, 600, "300 objects in two sectors");
+    assert_eq!(rec.shared.lock().unwrap().len(), 600);
+    // Nothing is written twice while it waits for acknowledgment.
+    assert_eq!(node.pump_outbox(1000).unwrap(), 0);
+    rec.acked.store(true, Ordering::SeqCst);
+    node.confirm_shares(std::time::Duration::ZERO).unwrap();
+    assert!(node.db().pending_shares(10).unwrap().is_empty());
+}

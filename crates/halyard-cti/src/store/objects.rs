@@ -81,6 +81,43 @@ impl Db {
         Ok(out)
     }
 
+    /// Versions with `pending_share` set whose row is after `after_row`, oldest first, at
+    /// most `limit` (the outbox walks the pending rows with it).
+    pub fn pending_shares_after(
+        &self,
+        after_row: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredObject>, DbError> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects o WHERE o.pending_share <> 0 AND o.row > ?1 \
+             ORDER BY o.row LIMIT ?2"
+        ))?;
+        let mut rows = st.query(params![after_row, sql_int(limit)])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(read_object(r)?);
+        }
+        Ok(out)
+    }
+
+    /// The row of a stored version in a sector (`None`: the local copy), if stored.
+    pub fn row_of(
+        &self,
+        id: &str,
+        version: &str,
+        sector: Option<&str>,
+    ) -> Result<Option<i64>, DbError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT row FROM objects WHERE id = ?1 AND version = ?2 \
+             AND coalesce(sector, X'') = coalesce(?3, X'')",
+        )?;
+        let mut rows = st.query(params![id, version, sector])?;
+        Ok(match rows.next()? {
+            Some(r) => Some(r.get(0)?),
+            None => None,
+        })
+    }
+
     /// Clears `pending_share` on these rows.
     pub fn mark_shared(&mut self, rows: &[i64]) -> Result<(), DbError> {
         let tx = self.conn.transaction()?;
