@@ -184,6 +184,9 @@ pub struct Limits {
     /// is full, oldest first: the durability services keep everything on disk and serve
     /// late joiners, so a node's memory does not grow with what it shared.
     pub writer_history: usize,
+    /// Bytes SQLite may use for page caches in the whole process (the node's database and its
+    /// durability service's store together); beyond it cached pages are recycled.
+    pub sqlite_heap_bytes: u64,
     /// Most objects waiting in the review queue; beyond it new submissions needing review are
     /// refused (never dropped).
     pub max_review_queue: usize,
@@ -206,6 +209,7 @@ impl Default for Limits {
             max_instances: 1_000_000,
             max_samples: 4_000_000,
             writer_history: 1024,
+            sqlite_heap_bytes: 8 << 20,
             max_review_queue: 10_000,
             max_concurrent_requests: 64,
             request_timeout_secs: 30,
@@ -407,6 +411,7 @@ impl Config {
             ("max_instances", l.max_instances),
             ("max_samples", l.max_samples),
             ("writer_history", l.writer_history),
+            ("sqlite_heap_bytes", l.sqlite_heap_bytes as usize),
             ("max_review_queue", l.max_review_queue),
             ("max_concurrent_requests", l.max_concurrent_requests),
             ("request_timeout_secs", l.request_timeout_secs as usize),

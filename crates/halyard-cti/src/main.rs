@@ -157,6 +157,7 @@ fn serve(args: &[String]) -> Res {
         );
     }
     let db = Db::open_with(&cfg.db_path(), cfg.node.sync)?;
+    db.limit_process_heap(cfg.limits.sqlite_heap_bytes)?;
     let dds = Arc::new(halyard_cti::dds::Dds::start(&cfg)?);
     let node = Arc::new(Node::new(cfg.clone(), db, dds.clone())?);
     dds.start_receiving(Arc::downgrade(&node));

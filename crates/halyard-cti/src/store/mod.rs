@@ -454,6 +454,20 @@ impl Db {
         Db::open_with(path, Sync::Full)
     }
 
+    /// Bounds the memory every SQLite database of the process may use for its page caches
+    /// (SQLite's process-wide soft heap limit): the node's and its durability service's stores
+    /// recycle cache pages beyond it instead of growing. The operating system's file cache
+    /// still holds the files.
+    pub fn limit_process_heap(&self, bytes: u64) -> Result<(), DbError> {
+        let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+        let _: i64 =
+            self.conn
+                .query_row(&format!("PRAGMA soft_heap_limit = {bytes}"), [], |r| {
+                    r.get(0)
+                })?;
+        Ok(())
+    }
+
     /// [`Db::open`] with a choice of what a commit survives.
     pub fn open_with(path: &Path, sync: Sync) -> Result<Db, DbError> {
         let conn = schema::open(path, sync)?;

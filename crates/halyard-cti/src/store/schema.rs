@@ -20,7 +20,7 @@ pub(super) const APPLICATION_ID: i32 = 0x4843_5449;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Pages of cache, as SQLite's negative kibibyte count.
-const CACHE_KIB: i64 = 32 * 1024;
+const CACHE_KIB: i64 = 8 * 1024;
 
 /// The migrations, in order: entry `i` takes `user_version` from `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[V1];
