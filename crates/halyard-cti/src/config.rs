@@ -536,8 +536,12 @@ impl Sharing {
     }
 }
 
-/// Sector names become DDS partition names and parts of URLs: letters, digits, `-`, `_`, `.`.
+/// Sector names become DDS partition names and parts of URLs: letters, digits, `-`, `_`, `.`;
+/// `local` names the node's own collections and is not a sector.
 pub fn check_sector_name(s: &str) -> Result<(), String> {
+    if s == "local" {
+        return Err("sector \"local\": the name of the node's own collections; choose another".into());
+    }
     if s.is_empty()
         || s.len() > 64
         || !s
