@@ -322,6 +322,7 @@ def polling_latency(coll_url, rate, seconds, run, interval, cap):
     sent, seen = {}, {}
     stop = threading.Event()
     bookmark = [None]
+    errors = []
 
     # taxii2-client's get_objects() returns the envelope without its headers; the poll reads
     # X-TAXII-Date-Added-Last (the bookmark) through the client's own session.
@@ -330,9 +331,14 @@ def polling_latency(coll_url, rate, seconds, run, interval, cap):
     def poll():
         while not stop.is_set() or len(seen) < len(sent):
             params = {"added_after": bookmark[0]} if bookmark[0] else {}
-            r = session.get(consumer.objects_url, headers={"Accept": TAXII}, params=params)
-            r.raise_for_status()
-            env = r.json() if r.content else {}
+            try:
+                r = session.get(consumer.objects_url, headers={"Accept": TAXII}, params=params, timeout=30)
+                r.raise_for_status()
+                env = r.json() if r.content else {}
+            except Exception as e:  # a failed poll is retried, as a polling client does
+                errors.append(repr(e))
+                time.sleep(0.05)
+                continue
             now = time.time_ns()
             for o in env.get("objects", []):
                 seen.setdefault(o["id"], now)
@@ -363,8 +369,13 @@ def polling_latency(coll_url, rate, seconds, run, interval, cap):
     t.join(70)
     lat = [seen[i] - s for i, s in sent.items() if i in seen]
     res = summary(lat)
-    res.update(rate=rate, achieved_rate=round(achieved, 1), sent=n, delivered=len(lat), poll_interval_s=interval)
+    res.update(rate=rate, achieved_rate=round(achieved, 1), sent=n, delivered=len(lat),
+               poll_interval_s=interval, failed_polls=len(errors), first_error=errors[0] if errors else None)
     return res
+
+
+class _SkipHalyard(Exception):
+    pass
 
 
 def main():
@@ -377,6 +388,7 @@ def main():
     ap.add_argument("--load-seconds", type=float, default=20.0, help="length of the 125/s CPU and RSS run")
     ap.add_argument("--domain", type=int, default=219)
     ap.add_argument("--skip-polling", action="store_true")
+    ap.add_argument("--only-polling", action="store_true", help="measure the polling pipeline only")
     ap.add_argument("--polling-cap", type=int, default=300, help="most objects per polling run")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
@@ -385,6 +397,8 @@ def main():
     results = {"machine": {"cpus": os.cpu_count()}, "halyard": [], "polling": []}
     nodes = []
     try:
+        if args.only_polling:
+            raise _SkipHalyard()
         subprocess.run(
             [binary, "community", "init", "--dir", tmp, "--org", "pub", "--sector", "bench",
              "--org", "sub", "--sector", "bench", "--domain", str(args.domain), "--base-port", "0"],
@@ -460,6 +474,8 @@ def main():
             results["ingest"] = {"objects": args.bulk, "bytes": size, "seconds": round(took, 2),
                                  "objects_per_s": round(args.bulk / took)}
             log("ingest", results["ingest"])
+    except _SkipHalyard:
+        pass
     finally:
         for n in nodes:
             n.stop()
