@@ -540,7 +540,9 @@ impl Sharing {
 /// `local` names the node's own collections and is not a sector.
 pub fn check_sector_name(s: &str) -> Result<(), String> {
     if s == "local" {
-        return Err("sector \"local\": the name of the node's own collections; choose another".into());
+        return Err(
+            "sector \"local\": the name of the node's own collections; choose another".into(),
+        );
     }
     if s.is_empty()
         || s.len() > 64

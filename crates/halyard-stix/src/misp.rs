@@ -578,6 +578,35 @@ fn check_all(objects: &[Value]) -> Result<(), MispError> {
     Ok(())
 }
 
+/// The event's objects as validated [`StixObject`]s (what [`event_to_stix`] makes), refused
+/// when there are more than `max_objects` of them.
+pub fn event_to_objects(
+    event: &Value,
+    now_millis: i64,
+    max_objects: usize,
+) -> Result<Vec<crate::object::StixObject>, MispError> {
+    let values = event_to_stix(event, now_millis)?;
+    if values.len() > max_objects {
+        return Err(MispError::Invalid {
+            path: "Event".into(),
+            reason: format!(
+                "converts to {} objects, more than the {max_objects} allowed",
+                values.len()
+            ),
+        });
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            crate::validate::object(v).map_err(|e| MispError::Invalid {
+                path: format!("converted object {i}"),
+                reason: e.to_string(),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -241,23 +241,8 @@ async fn post_misp(
     let objects = blocking(move || {
         let event = parse_json(&bytes)?;
         let now_millis = now_us() / 1000;
-        let values = halyard_stix::misp::event_to_stix(&event, now_millis)
-            .map_err(|e| HttpError::bad_request(format!("MISP event not converted: {e}")))?;
-        if values.len() > max_objects {
-            return Err(HttpError::bad_request(format!(
-                "the event makes more than {max_objects} objects"
-            )));
-        }
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                halyard_stix::validate::object(v).map_err(|mut e| {
-                    e.index = Some(i);
-                    HttpError::from_validation(&e)
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
+        halyard_stix::misp::event_to_objects(&event, now_millis, max_objects)
+            .map_err(|e| HttpError::bad_request(format!("MISP event not converted: {e}")))
     })
     .await?;
     ingest(node, &user, objects, target).await

@@ -404,23 +404,6 @@ fn misp_objects(
     event: &Value,
     limits: &halyard_stix::validate::Limits,
 ) -> Result<Vec<StixObject>, String> {
-    let converted = halyard_stix::misp::event_to_stix(event, now_millis())
-        .map_err(|e| format!("MISP event: {e}"))?;
-    if converted.len() > limits.max_objects {
-        return Err(format!(
-            "MISP event: converts to {} objects, over limits.max_objects ({})",
-            converted.len(),
-            limits.max_objects
-        ));
-    }
-    converted
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            halyard_stix::validate::object(o).map_err(|e| {
-                let id = o.get("id").and_then(Value::as_str).unwrap_or("?");
-                format!("MISP event: converted object {i} ({id}): {e}")
-            })
-        })
-        .collect()
+    halyard_stix::misp::event_to_objects(event, now_millis(), limits.max_objects)
+        .map_err(|e| format!("MISP event: {e}"))
 }
