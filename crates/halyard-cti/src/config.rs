@@ -589,6 +589,20 @@ sectors = ["finance"]
     }
 
     #[test]
+    fn the_guides_example_configuration_is_valid() {
+        let guide = include_str!("../../../docs/guide/cti.md");
+        let start = guide
+            .find("## The configuration file")
+            .and_then(|i| guide[i..].find("```toml\n").map(|j| i + j + 8))
+            .expect("the guide has a TOML example");
+        let end = start + guide[start..].find("```").expect("closed");
+        let c = Config::parse(&guide[start..end], Path::new("/etc/cti"))
+            .unwrap_or_else(|e| panic!("the guide's example: {e}"));
+        assert_eq!(c.polls.len(), 1);
+        assert!(c.watch.is_some());
+    }
+
+    #[test]
     fn mistakes_are_refused_with_the_key_and_the_reason() {
         let e = parse("[sharing]\nred = [\"health\"]\n").unwrap_err();
         assert!(e.contains("sharing.red") && e.contains("health"), "{e}");
