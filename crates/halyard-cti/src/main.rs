@@ -222,7 +222,12 @@ fn serve(args: &[String]) -> Res {
             cfg.sectors.join(", "),
             cfg.node.domain,
             match &cfg.node.security {
-                Some(p) => format!("DDS Security identity {}", p.display()),
+                Some(p) => format!(
+                    "DDS Security identity {}",
+                    std::fs::canonicalize(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .display()
+                ),
                 None => "NO DDS Security".into(),
             }
         );
