@@ -15,6 +15,10 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// The markings that leave an organisation, each on a topic of its own (AMBER+STRICT stays
+/// in the organisation: TLP 2.0).
+pub const SHARED_TLPS: [Tlp; 4] = [Tlp::Clear, Tlp::Green, Tlp::Amber, Tlp::Red];
+
 /// A configuration that could not be used: which file, and what is wrong.
 #[derive(Debug)]
 pub struct ConfigError {

@@ -44,8 +44,7 @@ pub mod types {
 
 pub use types::cti::StixObject as StixSample;
 
-/// The markings that travel, each with its topic.
-pub const SHARED_TLPS: [Tlp; 4] = [Tlp::Clear, Tlp::Green, Tlp::Amber, Tlp::Red];
+pub use crate::config::SHARED_TLPS;
 
 /// The topic of a marking (`None` for AMBER+STRICT, which is never shared).
 pub fn topic_name(tlp: Tlp) -> Option<&'static str> {

@@ -327,7 +327,7 @@ impl Node {
                     continue;
                 }
             }
-            for tlp in crate::dds::SHARED_TLPS {
+            for tlp in crate::config::SHARED_TLPS {
                 if tlp <= user.max_tlp {
                     out.push(CollectionKey {
                         sector: Some(sector.clone()),
