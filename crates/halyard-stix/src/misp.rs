@@ -578,8 +578,9 @@ fn check_all(objects: &[Value]) -> Result<(), MispError> {
     Ok(())
 }
 
-/// The event's objects as validated [`StixObject`]s (what [`event_to_stix`] makes), refused
-/// when there are more than `max_objects` of them.
+/// The event's objects (what [`event_to_stix`] makes) as validated
+/// [`StixObject`](crate::object::StixObject)s, refused when there are more than `max_objects`
+/// of them.
 pub fn event_to_objects(
     event: &Value,
     now_millis: i64,
