@@ -32,7 +32,9 @@ const USAGE: &str = "usage:
   halyard-cti user list --config FILE
   halyard-cti publish FILE... [--config FILE | --url URL] [--sector S] [--tlp LEVEL] [--misp]
       sends STIX 2.1 bundles (or, with --misp, MISP event JSON) to a running node's REST
-      API; credentials from HALYARD_CTI_TOKEN, or HALYARD_CTI_USER and HALYARD_CTI_PASSWORD;
+      API: the node of --url, or of --config's [listen], or HALYARD_CTI_URL, or
+      http://127.0.0.1:8443 (the default [listen] address); credentials from
+      HALYARD_CTI_TOKEN, or HALYARD_CTI_USER and HALYARD_CTI_PASSWORD;
       prints what became of each object (shared, queued for review, duplicate, local)
   halyard-cti validate FILE...
       checks STIX 2.1 bundles offline and says what is wrong, with the property
@@ -500,7 +502,11 @@ fn publish(args: &[String]) -> Res {
                 .trim_end_matches('/')
                 .to_string()
         }
-        (None, None) => return Err(Failure::Usage("--config FILE or --url URL".into())),
+        // The node's default listen address, unless the environment names another.
+        (None, None) => std::env::var("HALYARD_CTI_URL")
+            .unwrap_or_else(|_| format!("http://{}", halyard_cti::config::Listen::default().http))
+            .trim_end_matches('/')
+            .to_string(),
     };
     let auth = if let Ok(t) = std::env::var("HALYARD_CTI_TOKEN") {
         format!("Bearer {t}")
