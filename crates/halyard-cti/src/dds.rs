@@ -239,19 +239,6 @@ impl Dds {
             s.stop();
         }
     }
-
-    /// Per (marking, sector): the readers matched by the writer and whether every one of them
-    /// acknowledged everything written.
-    pub fn delivery(&self) -> Vec<(Tlp, String, usize, bool)> {
-        self.writers
-            .iter()
-            .map(|((tlp, sector), w)| {
-                let report = w.delivery_report().unwrap_or_default();
-                let all = w.wait_for_acknowledgments(Duration::ZERO).is_ok();
-                (*tlp, sector.clone(), report.len(), all)
-            })
-            .collect()
-    }
 }
 
 impl Drop for Dds {

@@ -728,7 +728,6 @@ impl Node {
     /// are counted and dropped.
     pub fn receive(&self, batch: Vec<Incoming>) {
         let limits = self.cfg.limits.stix();
-        let now = now_ns();
         let mut rows = Vec::with_capacity(batch.len());
         for s in &batch {
             match self.check_incoming(s, &limits) {
@@ -772,7 +771,6 @@ impl Node {
                         lat.push_back(stored - row.shared_at_ns);
                     }
                 }
-                let _ = now;
             }
             Err(e) => eprintln!("halyard-cti: could not store received objects: {e}"),
         }
