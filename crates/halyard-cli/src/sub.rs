@@ -16,9 +16,9 @@ use crate::dyntopic::{self, Common, Failure, Resolved};
 use crate::sub_readers::Readers;
 use halyard::filter::DynamicSample;
 use halyard::xtypes::dynamic;
-use halyard::{DomainParticipant, Filter, InstanceState, Sample};
+use halyard::{DomainParticipant, Filter, InstanceHandle, InstanceState, Sample};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -59,7 +59,7 @@ writer discovered that no reader serves yet (best effort, its own durability, EX
 ownership, other partitions), one more reader asking exactly what that writer offers, so a
 durable writer's history arrives too. Each sample is printed once. --reliable, --best-effort,
 --durability and --partition fix that part of every reader (a writer they exclude is named on
-stderr). History KEEP_ALL unless --history N. With --idl naming one type (the file's only topic
+stderr; so is each writer matched or gone). History KEEP_ALL unless --history N. With --idl naming one type (the file's only topic
 type, or --type), the readers exist as soon as sub starts, so a writer started a moment later
 finds them; without --idl, sub first waits for an endpoint of TOPIC to learn the type.
 
@@ -192,6 +192,7 @@ fn run(a: &Args) -> Result<(), Failure> {
     let end = a.duration.map(|d| Instant::now() + d);
     let stdout = std::io::stdout();
     let mut next_adapt = Instant::now();
+    let mut writers = BTreeSet::new();
     'outer: while !INTERRUPTED.load(Ordering::SeqCst) {
         let now = Instant::now();
         if end.is_some_and(|e| now >= e) {
@@ -208,6 +209,16 @@ fn run(a: &Args) -> Result<(), Failure> {
             next_adapt = now + ADAPT_PERIOD;
         }
         readers.wait(ADAPT_PERIOD);
+        let matched = readers.matched_writers();
+        if matched != writers {
+            for w in matched.difference(&writers) {
+                eprintln!("halyard sub: matched writer {}", handle_text(w));
+            }
+            for w in writers.difference(&matched) {
+                eprintln!("halyard sub: writer {} gone", handle_text(w));
+            }
+            writers = matched;
+        }
         let samples = readers
             .take(256)
             .map_err(|e| Failure::Dds("take failed".into(), Box::new(e)))?;
@@ -236,6 +247,11 @@ fn run(a: &Args) -> Result<(), Failure> {
         }
     );
     Ok(())
+}
+
+/// A writer's handle as its GUID, printed as Cyclone DDS's tools print GUIDs.
+fn handle_text(h: &InstanceHandle) -> String {
+    crate::discovery::guid(halyard_wire::Guid::from_bytes(h.0))
 }
 
 /// Formats samples.

@@ -307,6 +307,15 @@ impl<'a> Readers<'a> {
         Ok(out)
     }
 
+    /// The writers some reader matches now.
+    pub fn matched_writers(&self) -> BTreeSet<InstanceHandle> {
+        self.lanes
+            .iter()
+            .filter_map(|l| l.reader.matched_publications().ok())
+            .flatten()
+            .collect()
+    }
+
     /// The QoS of each reader, for the start-up message.
     pub fn describe(&self) -> String {
         self.lanes

@@ -253,14 +253,36 @@ impl CyclonePublisher {
     }
 }
 
+/// A `halyard sub` started with [`sub_ready`], and the lines of its stderr.
+struct ReadySub {
+    child: Child,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl ReadySub {
+    /// Waits (at most 40 s) until sub says it matched a writer.
+    fn wait_matched(&self) {
+        let end = Instant::now() + Duration::from_secs(40);
+        let mut seen = Vec::new();
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(l) if l.starts_with("halyard sub: matched writer") => return,
+                Ok(l) => seen.push(l),
+                Err(_) => panic!("sub never matched a writer: {seen:?}"),
+            }
+        }
+    }
+}
+
 /// Starts `halyard sub` and returns it once it printed that it subscribed.
-fn sub_ready(args: &[&str]) -> Child {
-    let mut sub = halyard_cmd(args)
+fn sub_ready(args: &[&str]) -> ReadySub {
+    let mut child = halyard_cmd(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn sub");
-    let err = sub.stderr.take().expect("stderr");
+    let err = child.stderr.take().expect("stderr");
     let mut lines = BufReader::new(err).lines();
     for line in lines.by_ref() {
         let line = line.expect("stderr line");
@@ -269,8 +291,13 @@ fn sub_ready(args: &[&str]) -> Child {
         }
     }
     // Keep draining stderr so the subscriber never blocks on it.
-    std::thread::spawn(move || lines.for_each(drop));
-    sub
+    let (tx, stderr) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    ReadySub { child, stderr }
 }
 
 #[test]
@@ -283,7 +310,10 @@ fn sub_gets_a_cyclone_writer_created_after_it_and_before_it() {
     let want = samples(3);
 
     // After: `halyard sub` first; the Cyclone writer takes its type and QoS from the reader.
-    let sub = halyard_cmd(&[
+    // It writes once each side has matched the other: a volatile reader that learns of a
+    // writer only after its samples went out is not owed them (it starts at the writer's
+    // first HEARTBEAT, as Cyclone DDS's readers do).
+    let sub = sub_ready(&[
         "sub",
         "Readings",
         "-i",
@@ -295,14 +325,11 @@ fn sub_gets_a_cyclone_writer_created_after_it_and_before_it() {
         "--json",
         "--duration",
         "50",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("spawn sub");
+    ]);
     let mut cyclone = CyclonePublisher::start(149);
+    sub.wait_matched();
     cyclone.publish_when_matched(1, &want);
-    let s = sub.wait_with_output().expect("sub");
+    let s = sub.child.wait_with_output().expect("sub");
     let log = cyclone.finish();
     assert_eq!(json_lines(&text(&s).0), want, "{log}");
 
@@ -333,8 +360,9 @@ fn sub_gets_a_cyclone_writer_created_after_it_and_before_it() {
         "alone",
     );
     let sub = sub_ready(&["sub", "Readings", "-i", "148", "--count", "3", "--json"]);
+    sub.wait_matched();
     cyclone.publish_when_matched(1, &want);
-    let s = sub.wait_with_output().expect("sub");
+    let s = sub.child.wait_with_output().expect("sub");
     let log = cyclone.finish();
     assert_eq!(json_lines(&text(&s).0), want, "{log}");
 }

@@ -360,6 +360,14 @@ impl<T> DataReader<T> {
         })
     }
 
+    /// The handles of the writers matched now (DDS `get_matched_publications`), without
+    /// resetting the SUBSCRIPTION_MATCHED status. A durability service's relay is not listed.
+    pub fn matched_publications(&self) -> Result<Vec<InstanceHandle>> {
+        let st = self.participant.shared.lock();
+        let r = st.readers.get(&self.id).ok_or(Error::AlreadyDeleted)?;
+        Ok(r.matched.matched_handles())
+    }
+
     /// The reader's instance handle (its GUID), as `Subscriber::get_datareaders` lists it.
     pub fn instance_handle(&self) -> InstanceHandle {
         let prefix = self.participant.guid_prefix();

@@ -31,6 +31,14 @@ pub struct MatchedStatus {
 }
 
 impl MatchedStatus {
+    /// The handles (GUIDs) of the peers matched now, in GUID order.
+    pub fn matched_handles(&self) -> Vec<InstanceHandle> {
+        self.peers
+            .iter()
+            .map(|g| InstanceHandle::from(*g))
+            .collect()
+    }
+
     pub(crate) fn update(&mut self, peer: Guid, matched: bool) {
         let changed = if matched {
             self.peers.insert(peer)

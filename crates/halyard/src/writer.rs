@@ -453,6 +453,18 @@ impl<T> DataWriter<T> {
         self.status(StatusMask::PUBLICATION_MATCHED, |w| w.matched.clone())
     }
 
+    /// The handles of the readers matched now (DDS `get_matched_subscriptions`), without
+    /// resetting the PUBLICATION_MATCHED status.
+    pub fn matched_subscriptions(&self) -> Result<Vec<InstanceHandle>> {
+        self.with_state(|w| w.matched.matched_handles())
+    }
+
+    /// The writer's instance handle (its GUID), as readers' `matched_publications` list it.
+    pub fn instance_handle(&self) -> InstanceHandle {
+        let prefix = self.participant.guid_prefix();
+        InstanceHandle::from(halyard_wire::Guid::new(prefix, self.id))
+    }
+
     /// OFFERED_INCOMPATIBLE_QOS status.
     pub fn offered_incompatible_qos_status(&self) -> Result<IncompatibleQosStatus> {
         self.status(StatusMask::OFFERED_INCOMPATIBLE_QOS, |w| {

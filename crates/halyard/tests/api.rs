@@ -101,7 +101,7 @@ fn status_condition_tracks_matching_until_the_status_is_read() {
     ws.attach_condition(sc.clone()).unwrap();
 
     let topic_b = b.create_topic::<ApiTest>("StatusTopic").unwrap();
-    let _r = b
+    let r = b
         .create_subscriber(SubscriberQos::default())
         .create_datareader(&topic_b, reliable_reader_qos())
         .unwrap();
@@ -110,12 +110,25 @@ fn status_condition_tracks_matching_until_the_status_is_read() {
     assert!(sc
         .changed_statuses()
         .intersects(StatusMask::PUBLICATION_MATCHED));
+    // Listing the matched peers leaves the status unread.
+    assert_eq!(
+        w.matched_subscriptions().unwrap(),
+        vec![r.instance_handle()]
+    );
+    assert!(sc.trigger_value());
+    eventually("the reader lists the writer", || {
+        r.matched_publications().unwrap() == vec![w.instance_handle()]
+    });
     let status = w.publication_matched_status().unwrap();
     assert_eq!((status.current_count, status.total_count), (1, 1));
     assert!(
         !sc.trigger_value(),
         "reading the status resets its changed flag"
     );
+    drop(w);
+    eventually("the deleted writer is no longer listed", || {
+        r.matched_publications().unwrap().is_empty()
+    });
 }
 
 #[test]
