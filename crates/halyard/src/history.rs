@@ -93,11 +93,56 @@ pub(crate) fn group_order<T>(
     }
 }
 
+/// The writers alive for an instance. Almost every instance has one writer, kept inline: a
+/// reader of many instances then holds no set per instance.
+#[derive(Debug, PartialEq)]
+enum WriterSet {
+    Empty,
+    One(Guid),
+    Many(BTreeSet<Guid>),
+}
+
+impl WriterSet {
+    fn insert(&mut self, w: Guid) {
+        match self {
+            WriterSet::Empty => *self = WriterSet::One(w),
+            WriterSet::One(x) if *x == w => {}
+            WriterSet::One(x) => *self = WriterSet::Many(BTreeSet::from([*x, w])),
+            WriterSet::Many(set) => {
+                set.insert(w);
+            }
+        }
+    }
+
+    /// Removes `w`; true if it was there.
+    fn remove(&mut self, w: &Guid) -> bool {
+        match self {
+            WriterSet::Empty => false,
+            WriterSet::One(x) if x == w => {
+                *self = WriterSet::Empty;
+                true
+            }
+            WriterSet::One(_) => false,
+            WriterSet::Many(set) => {
+                let removed = set.remove(w);
+                if set.is_empty() {
+                    *self = WriterSet::Empty;
+                }
+                removed
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == WriterSet::Empty
+    }
+}
+
 /// What the cache knows of one instance.
 struct Instance {
     state: InstanceState,
     viewed: bool,
-    writers: BTreeSet<Guid>,
+    writers: WriterSet,
     /// Data samples held.
     count: usize,
     /// Samples without data held (a dispose, an unregistration): at most one under
@@ -115,7 +160,7 @@ impl Instance {
         Instance {
             state: InstanceState::Alive,
             viewed: false,
-            writers: BTreeSet::new(),
+            writers: WriterSet::Empty,
             count: 0,
             states: 0,
             not_alive_since: None,
@@ -636,6 +681,22 @@ mod tests {
 
     fn writer(n: u8) -> Guid {
         Guid::new(GuidPrefix([n; 12]), EntityId([0, 0, 1, 2]))
+    }
+
+    #[test]
+    fn an_instance_has_no_writers_only_once_every_writer_left() {
+        let mut set = WriterSet::Empty;
+        set.insert(writer(1));
+        set.insert(writer(1));
+        assert_eq!(set, WriterSet::One(writer(1)));
+        set.insert(writer(2));
+        assert!(!set.remove(&writer(3)));
+        assert!(set.remove(&writer(1)));
+        assert!(!set.is_empty());
+        assert!(!set.remove(&writer(1)));
+        assert!(set.remove(&writer(2)));
+        assert!(set.is_empty());
+        assert!(!set.remove(&writer(2)));
     }
 
     fn sample(w: Guid, key: u8, kind: ChangeKind, sn: i64) -> ReceivedSample {
