@@ -16,6 +16,7 @@ pub mod accounts;
 pub mod community;
 pub mod config;
 pub mod dds;
+pub mod demo;
 pub mod http;
 pub mod ids;
 pub mod ingest;

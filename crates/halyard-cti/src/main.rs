@@ -1,4 +1,6 @@
 //! `halyard-cti`: the threat-intelligence sharing node and its tools.
+// An application reads clocks (the clock ban is for the protocol core).
+#![allow(clippy::disallowed_methods)]
 
 use halyard_cti::config::Config;
 use halyard_cti::node::Node;
@@ -36,6 +38,16 @@ const USAGE: &str = "usage:
       http://127.0.0.1:8443 (the default [listen] address); credentials from
       HALYARD_CTI_TOKEN, or HALYARD_CTI_USER and HALYARD_CTI_PASSWORD;
       prints what became of each object (shared, queued for review, duplicate, local)
+  halyard-cti demo [--dir DIR] [--domain ID] [--base-port PORT] [--rate N]
+                   [--seconds S] [--seed N]
+      starts a demo community: acme-energy (sector energy), borealis-grid (energy and
+      finance) and coral-bank (finance), each a node process with its own DDS Security
+      identity; a feed per organisation publishes generated STIX (indicators, malware,
+      relationships, sightings, notes with personal data for the sanitiser) at N bursts a
+      second (default 1); prints each node's TAXII URL and login, then the delivery figures
+      every 5 s; runs until Ctrl-C, or for S seconds. DIR (default: a new directory under
+      the system's temporary directory) holds the community; ports from --base-port
+      (default 8441; 0 picks free ones); DDS domain 42 unless --domain
   halyard-cti validate FILE...
       checks STIX 2.1 bundles offline and says what is wrong, with the property
   environment: HALYARD_INTERFACE selects the network interface for DDS";
@@ -50,14 +62,22 @@ macro_rules! out {
     }};
 }
 
+mod run_demo;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `halyard-cti COMMAND --help` as well as `halyard-cti --help`.
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        out!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
         Some("serve") => serve(&args[1..]),
         Some("community") => community(&args[1..]),
         Some("user") => user(&args[1..]),
         Some("publish") => publish(&args[1..]),
         Some("validate") => validate(&args[1..]),
+        Some("demo") => run_demo::demo(&args[1..]),
         Some("-h" | "--help" | "help") => {
             out!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -307,32 +327,14 @@ fn community(args: &[String]) -> Res {
         }
     }
     let opts = halyard_cti::community::CommunityOptions {
-        members: members.clone(),
+        members,
         domain,
         base_port,
         days,
         force,
     };
-    let configs = halyard_cti::community::init(&dir, &opts).map_err(Failure::Usage)?;
-    for (m, path) in members.iter().zip(&configs) {
-        let cfg = Config::load(path)?;
-        let password = halyard_cti::accounts::new_password();
-        let mut db = Db::open(&cfg.db_path_creating()?)?;
-        let admin = User {
-            name: "admin".into(),
-            role: Role::Admin,
-            password_hash: halyard_cti::accounts::hash_password(&password)?,
-            sectors: None,
-            max_tlp: Tlp::Red,
-            disabled: false,
-        };
-        if db.user("admin")?.is_some() {
-            db.update_user(&admin)?;
-        } else {
-            db.create_user(&admin)?;
-        }
+    for (m, path, _) in init_with_admins(&dir, &opts)? {
         let pw_file = path.with_file_name("admin.password");
-        write_secret(&pw_file, &format!("{password}\n"))?;
         out!(
             "{}: sectors {}; config {}; admin password in {}",
             m.org,
@@ -346,6 +348,48 @@ fn community(args: &[String]) -> Res {
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Creates a community (`community init`) and each organisation's `admin` account, its
+/// password in `admin.password` beside the node's configuration: (member, configuration
+/// path, password) per organisation.
+fn init_with_admins(
+    dir: &Path,
+    opts: &halyard_cti::community::CommunityOptions,
+) -> Result<Vec<(halyard_cti::community::Member, PathBuf, String)>, Failure> {
+    let configs = halyard_cti::community::init(dir, opts).map_err(Failure::Usage)?;
+    let mut out = Vec::new();
+    for (m, path) in opts.members.iter().zip(configs) {
+        let password = add_account(&path, "admin", Role::Admin)?;
+        out.push((m.clone(), path, password));
+    }
+    Ok(out)
+}
+
+/// Creates (or resets) account `name` with `role` and a new password, on the node of the
+/// configuration at `path`, and writes the password to `NAME.password` beside it (mode 0600).
+fn add_account(path: &Path, name: &str, role: Role) -> Result<String, Failure> {
+    let cfg = Config::load(path)?;
+    let password = halyard_cti::accounts::new_password();
+    let mut db = Db::open(&cfg.db_path_creating()?)?;
+    let user = User {
+        name: name.into(),
+        role,
+        password_hash: halyard_cti::accounts::hash_password(&password)?,
+        sectors: None,
+        max_tlp: Tlp::Red,
+        disabled: false,
+    };
+    if db.user(name)?.is_some() {
+        db.update_user(&user)?;
+    } else {
+        db.create_user(&user)?;
+    }
+    write_secret(
+        &path.with_file_name(format!("{name}.password")),
+        &format!("{password}\n"),
+    )?;
+    Ok(password)
 }
 
 fn write_secret(path: &Path, text: &str) -> Result<(), Failure> {
