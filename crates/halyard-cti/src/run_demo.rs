@@ -5,7 +5,9 @@
 //!
 //! Delivery is counted from what the nodes say: each publication's report names the sectors
 //! an object was shared with (objects held for review are not shared yet), every other member
-//! of such a sector is owed it, and each node's status counts what it received over DDS.
+//! of such a sector is owed it, and each node's status counts what it received over DDS. What
+//! a reviewer approves meanwhile is delivered too without being counted as owed: delivery
+//! may then pass 100 %.
 
 use super::{add_account, init_with_admins, Failure, Res};
 use halyard_cti::community::{CommunityOptions, Member};
@@ -432,7 +434,7 @@ fn report(
         100.0 * delivered as f64 / t.owed as f64
     };
     out!(
-        "[{:>4.0} s] published {}, shared {}, held for review {}; delivered {delivered} of {} owed ({pct:.1} %) | {}",
+        "[{:>4.0} s] feeds published {}, shared {}, held for review {}; delivered {delivered} of {} owed ({pct:.1} %) | {}",
         elapsed.as_secs_f64(),
         t.published,
         t.shared,
