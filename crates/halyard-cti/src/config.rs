@@ -213,7 +213,7 @@ impl Default for Limits {
             max_instances: 1_000_000,
             max_samples: 4_000_000,
             writer_history: 1024,
-            sqlite_heap_bytes: 8 << 20,
+            sqlite_heap_bytes: 2 << 20,
             max_review_queue: 10_000,
             max_concurrent_requests: 64,
             request_timeout_secs: 30,

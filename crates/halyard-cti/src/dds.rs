@@ -26,8 +26,8 @@ use crate::node::{Incoming, Node, Outgoing, Sharer};
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
 use halyard::qos::{Durability, History, ResourceLimits};
 use halyard::{
-    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, InstanceHandle,
-    InstanceState, ParticipantOptions, PublisherQos, SubscriberQos, Time,
+    DataReader, DataReaderQos, DataWriter, DataWriterQos, DomainParticipant, InstanceState,
+    ParticipantOptions, PublisherQos, SubscriberQos, Time,
 };
 use halyard_stix::marking::Tlp;
 use std::collections::BTreeMap;
@@ -266,14 +266,7 @@ fn receive_loop(
     node: &Weak<Node>,
     stop: &AtomicBool,
 ) {
-    // A disposal carries no data: the instance's STIX id is remembered from its samples
-    // (bounded by the reader's max_instances, as the reader's own instances are).
-    let mut ids: BTreeMap<InstanceHandle, String> = BTreeMap::new();
-    let max_ids = reader
-        .qos()
-        .ok()
-        .and_then(|q| q.resource_limits.max_instances)
-        .unwrap_or(1_000_000) as usize;
+    // A disposal carries no data: the node finds the object by the instance it came as.
     while !stop.load(Ordering::Relaxed) {
         if !reader.wait_for_data(Duration::from_millis(200)) {
             continue;
@@ -293,9 +286,6 @@ fn receive_loop(
                     if d.origin == own {
                         continue; // our own writer, matched by our own reader
                     }
-                    if ids.len() < max_ids || ids.contains_key(&s.info.instance_handle) {
-                        ids.insert(s.info.instance_handle, d.id.clone());
-                    }
                     batch.push(Incoming {
                         key: d.id,
                         stix_type: d.stix_type,
@@ -305,14 +295,13 @@ fn receive_loop(
                         origin: d.origin,
                         shared_at_ns: d.shared_at_ns,
                         json: d.json,
+                        instance: s.info.instance_handle.0,
                     });
                 }
                 _ if !s.info.valid_data
                     && s.info.instance_state == InstanceState::NotAliveDisposed =>
                 {
-                    if let Some(id) = ids.remove(&s.info.instance_handle) {
-                        node.receive_dispose(&id, tlp, sector);
-                    }
+                    node.receive_dispose_instance(&s.info.instance_handle.0, tlp, sector);
                 }
                 _ => {}
             }

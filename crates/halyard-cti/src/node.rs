@@ -226,6 +226,8 @@ pub struct Incoming {
     pub shared_at_ns: i64,
     /// The object's JSON text.
     pub json: String,
+    /// The DDS instance it came as (its key's hash), by which a later disposal names it.
+    pub instance: [u8; 16],
 }
 
 /// The node.
@@ -729,16 +731,20 @@ impl Node {
     pub fn receive(&self, batch: Vec<Incoming>) {
         let limits = self.cfg.limits.stix();
         let mut rows = Vec::with_capacity(batch.len());
+        let mut instances = Vec::with_capacity(batch.len());
         for s in &batch {
             match self.check_incoming(s, &limits) {
-                Ok(obj) => rows.push(new_object(
-                    &obj,
-                    s.tlp,
-                    Some(s.sector.clone()),
-                    &s.origin,
-                    s.shared_at_ns,
-                    false,
-                )),
+                Ok(obj) => rows.push({
+                    instances.push((s.instance, obj.id.clone()));
+                    new_object(
+                        &obj,
+                        s.tlp,
+                        Some(s.sector.clone()),
+                        &s.origin,
+                        s.shared_at_ns,
+                        false,
+                    )
+                }),
                 Err(reason) => {
                     Counters::bump(&self.counters.refused_samples);
                     eprintln!(
@@ -753,7 +759,7 @@ impl Node {
         if rows.is_empty() {
             return;
         }
-        let outcome = self.db().insert_objects(&rows);
+        let outcome = self.db().insert_received(&rows, &instances);
         match outcome {
             Ok(outcomes) => {
                 let stored = now_ns();
@@ -816,6 +822,18 @@ impl Node {
             return Err(format!("sector {} is not this node's", s.sector));
         }
         Ok(obj)
+    }
+
+    /// A disposal received over DDS, naming only the instance: applied to the object received
+    /// as that instance ([`Node::receive_dispose`]). A disposal of an instance never received
+    /// here (this node's own, or one whose data it refused) changes nothing.
+    pub fn receive_dispose_instance(&self, instance: &[u8; 16], tlp: Tlp, sector: &str) {
+        let id = self.db().id_of_instance(instance);
+        match id {
+            Ok(Some(id)) => self.receive_dispose(&id, tlp, sector),
+            Ok(None) => {}
+            Err(e) => eprintln!("halyard-cti: could not look up a disposed instance: {e}"),
+        }
     }
 
     /// A disposal received. After a revoked version it is the revocation: the object stays

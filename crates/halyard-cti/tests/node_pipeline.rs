@@ -399,6 +399,7 @@ fn received_samples_are_checked_again_and_bad_ones_counted_and_dropped() {
         origin: "beta".into(),
         shared_at_ns: 1,
         json: obj.to_json_string(),
+        instance: instance_of(&obj.id),
     };
     let mut wrong_key = sample(&good, Tlp::Green);
     wrong_key.key = "indicator--00000000-0000-4000-8000-000000000000".into();
@@ -428,10 +429,23 @@ fn received_samples_are_checked_again_and_bad_ones_counted_and_dropped() {
     // The same sample again (another member's durability service): a duplicate.
     node.receive(vec![sample(&good, Tlp::Green)]);
     assert_eq!(node.counters().received.load(Ordering::Relaxed), 1);
-    // Disposed: deleted in that sector.
-    node.receive_dispose(&good.id, Tlp::Green, "finance");
+    // A disposal of an instance never received here changes nothing.
+    node.receive_dispose_instance(&[9; 16], Tlp::Green, "finance");
+    drop(node);
+    // Disposed, naming the instance only, after a restart: deleted in that sector.
+    let (node, _rec) = node_in(&dir, "");
+    node.receive_dispose_instance(&instance_of(&good.id), Tlp::Green, "finance");
     let v = node.db().versions_of(&good.id, &everything()).unwrap();
-    assert!(v.iter().all(|v| v.deleted));
+    assert!(!v.is_empty() && v.iter().all(|v| v.deleted));
+}
+
+/// A stand-in for an instance handle: distinct per id.
+fn instance_of(id: &str) -> [u8; 16] {
+    let mut h = [0u8; 16];
+    for (k, b) in id.bytes().enumerate() {
+        h[k % 16] = h[k % 16].wrapping_mul(31).wrapping_add(b);
+    }
+    h
 }
 
 #[test]

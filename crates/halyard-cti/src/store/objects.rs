@@ -26,6 +26,41 @@ impl Db {
         Ok(outcomes)
     }
 
+    /// Stores received versions as [`Db::insert_objects`] does and, in the same transaction,
+    /// the DDS instance each came as (`(instance handle, id)`), for [`Db::id_of_instance`].
+    pub fn insert_received(
+        &mut self,
+        items: &[NewObject],
+        instances: &[([u8; 16], String)],
+    ) -> Result<Vec<InsertOutcome>, DbError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT INTO instance_ids (handle, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            )?;
+            for (handle, id) in instances {
+                st.execute(params![&handle[..], id])?;
+            }
+        }
+        let outcomes = insert_in(&tx, items)?;
+        tx.commit()?;
+        Ok(outcomes)
+    }
+
+    /// The object a received DDS instance carries, if one was received as it.
+    pub fn id_of_instance(&self, handle: &[u8; 16]) -> Result<Option<String>, DbError> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT id FROM instance_ids WHERE handle = ?1")?;
+        let mut rows = st.query(params![&handle[..]])?;
+        Ok(match rows.next()? {
+            Some(r) => Some(r.get(0)?),
+            None => None,
+        })
+    }
+
     /// This version of this object is stored (in any sector, or locally).
     pub fn has_version(&self, id: &str, version: &str) -> Result<bool, DbError> {
         let mut st = self.conn.prepare_cached(

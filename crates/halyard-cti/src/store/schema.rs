@@ -23,7 +23,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const CACHE_KIB: i64 = 8 * 1024;
 
 /// The migrations, in order: entry `i` takes `user_version` from `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The version this program writes.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -128,6 +128,15 @@ CREATE TABLE bookmarks (
     name TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
 );
+"#;
+
+/// The DDS instance of each object received: a disposal names only its instance (the key's
+/// hash), and this finds the object it disposes of, across restarts.
+const V2: &str = r#"
+CREATE TABLE instance_ids (
+    handle BLOB PRIMARY KEY NOT NULL CHECK (length(handle) = 16),
+    id TEXT NOT NULL
+) WITHOUT ROWID;
 "#;
 
 /// Opens, checks, configures and migrates the database at `path`.
