@@ -198,6 +198,8 @@ pub struct Limits {
     pub max_concurrent_requests: usize,
     /// Seconds a request may take before it is answered with an error.
     pub request_timeout_secs: u64,
+    /// Live event streams (`GET /api/v1/events`) open at once; more are refused (503).
+    pub max_event_streams: usize,
 }
 
 impl Default for Limits {
@@ -217,6 +219,7 @@ impl Default for Limits {
             max_review_queue: 10_000,
             max_concurrent_requests: 64,
             request_timeout_secs: 30,
+            max_event_streams: 64,
         }
     }
 }
@@ -419,6 +422,7 @@ impl Config {
             ("max_review_queue", l.max_review_queue),
             ("max_concurrent_requests", l.max_concurrent_requests),
             ("request_timeout_secs", l.request_timeout_secs as usize),
+            ("max_event_streams", l.max_event_streams),
         ] {
             if v == 0 {
                 return Err(format!(

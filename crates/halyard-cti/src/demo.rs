@@ -164,52 +164,51 @@ impl Feed {
         if self.malware.is_empty() || self.rng.below(6) == 0 {
             let (name, kind) = FAMILIES[self.rng.below(FAMILIES.len() as u64) as usize];
             let id = format!("malware--{}", self.rng.uuid());
-            out.push(json!({
-                "type": "malware",
-                "spec_version": "2.1",
-                "id": id,
-                "created": now,
-                "modified": now,
-                "created_by_ref": self.identity,
-                "name": name,
-                "is_family": true,
-                "malware_types": [kind],
-                "description": format!("{name}: {kind} seen by {} analysts.", self.member.display),
-                "object_marking_refs": [tlp.marking_definition_id()],
-            }));
+            let description = format!("{name}: {kind} seen by {} analysts.", self.member.display);
+            out.push(self.object(
+                "malware",
+                &id,
+                now,
+                tlp,
+                json!({
+                    "name": name,
+                    "is_family": true,
+                    "malware_types": [kind],
+                    "description": description,
+                }),
+            ));
             self.malware.push((id, name.to_string()));
         }
         let pick = self.rng.below(self.malware.len() as u64) as usize;
         let (malware_id, family) = self.malware[pick].clone();
         let (pattern, what) = self.pattern();
         let indicator = format!("indicator--{}", self.rng.uuid());
-        out.push(json!({
-            "type": "indicator",
-            "spec_version": "2.1",
-            "id": indicator,
-            "created": now,
-            "modified": now,
-            "created_by_ref": self.identity,
-            "name": format!("{family} {what}"),
-            "description": format!("{what} used by {family}."),
-            "indicator_types": ["malicious-activity"],
-            "pattern": pattern,
-            "pattern_type": "stix",
-            "valid_from": now,
-            "object_marking_refs": [tlp.marking_definition_id()],
-        }));
-        out.push(json!({
-            "type": "relationship",
-            "spec_version": "2.1",
-            "id": format!("relationship--{}", self.rng.uuid()),
-            "created": now,
-            "modified": now,
-            "created_by_ref": self.identity,
-            "relationship_type": "indicates",
-            "source_ref": indicator,
-            "target_ref": malware_id,
-            "object_marking_refs": [tlp.marking_definition_id()],
-        }));
+        out.push(self.object(
+            "indicator",
+            &indicator,
+            now,
+            tlp,
+            json!({
+                "name": format!("{family} {what}"),
+                "description": format!("{what} used by {family}."),
+                "indicator_types": ["malicious-activity"],
+                "pattern": pattern,
+                "pattern_type": "stix",
+                "valid_from": now,
+            }),
+        ));
+        let relationship = format!("relationship--{}", self.rng.uuid());
+        out.push(self.object(
+            "relationship",
+            &relationship,
+            now,
+            tlp,
+            json!({
+                "relationship_type": "indicates",
+                "source_ref": indicator,
+                "target_ref": malware_id,
+            }),
+        ));
         if self.indicators.len() >= REMEMBERED_INDICATORS {
             self.indicators.remove(0);
         }
@@ -219,20 +218,21 @@ impl Feed {
         if self.rng.below(4) == 0 {
             let seen =
                 self.indicators[self.rng.below(self.indicators.len() as u64) as usize].clone();
-            out.push(json!({
-                "type": "sighting",
-                "spec_version": "2.1",
-                "id": format!("sighting--{}", self.rng.uuid()),
-                "created": now,
-                "modified": now,
-                "created_by_ref": self.identity,
-                "sighting_of_ref": seen,
-                "where_sighted_refs": [self.identity],
-                "count": 1 + self.rng.below(20),
-                "first_seen": now,
-                "last_seen": now,
-                "object_marking_refs": [Tlp::Green.marking_definition_id()],
-            }));
+            let id = format!("sighting--{}", self.rng.uuid());
+            let count = 1 + self.rng.below(20);
+            out.push(self.object(
+                "sighting",
+                &id,
+                now,
+                Tlp::Green,
+                json!({
+                    "sighting_of_ref": seen,
+                    "where_sighted_refs": [self.identity],
+                    "count": count,
+                    "first_seen": now,
+                    "last_seen": now,
+                }),
+            ));
         }
         // A report written in haste, naming a person and an internal host: the sanitiser
         // generalises them and the object waits for a second reviewer.
@@ -244,23 +244,42 @@ impl Feed {
                 self.rng.below(256),
                 1 + self.rng.below(254)
             );
-            out.push(json!({
-                "type": "note",
-                "spec_version": "2.1",
-                "id": format!("note--{}", self.rng.uuid()),
-                "created": now,
-                "modified": now,
-                "created_by_ref": self.identity,
-                "abstract": format!("{family} on an internal host"),
-                "content": format!(
-                    "Reported by {analyst}@{}.example: {family} beaconing from workstation {host}.",
-                    self.member.org
-                ),
-                "object_refs": [malware_id],
-                "object_marking_refs": [Tlp::Green.marking_definition_id()],
-            }));
+            let id = format!("note--{}", self.rng.uuid());
+            let content = format!(
+                "Reported by {analyst}@{}.example: {family} beaconing from workstation {host}.",
+                self.member.org
+            );
+            out.push(self.object(
+                "note",
+                &id,
+                now,
+                Tlp::Green,
+                json!({
+                    "abstract": format!("{family} on an internal host"),
+                    "content": content,
+                    "object_refs": [malware_id],
+                }),
+            ));
         }
         out
+    }
+
+    /// An object of this feed: the common properties (created and modified `now`, by this
+    /// organisation, marked `tlp`) and the type's own.
+    fn object(&self, stix_type: &str, id: &str, now: &str, tlp: Tlp, own: Value) -> Value {
+        let mut o = json!({
+            "type": stix_type,
+            "spec_version": "2.1",
+            "id": id,
+            "created": now,
+            "modified": now,
+            "created_by_ref": self.identity,
+            "object_marking_refs": [tlp.marking_definition_id()],
+        });
+        if let (Some(o), Value::Object(own)) = (o.as_object_mut(), own) {
+            o.extend(own);
+        }
+        o
     }
 
     /// Mostly GREEN, some CLEAR and AMBER. (RED goes to no sector unless the sharing policy

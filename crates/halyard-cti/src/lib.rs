@@ -17,6 +17,7 @@ pub mod community;
 pub mod config;
 pub mod dds;
 pub mod demo;
+pub mod feed;
 pub mod http;
 pub mod ids;
 pub mod ingest;

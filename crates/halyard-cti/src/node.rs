@@ -243,6 +243,8 @@ pub struct Node {
     outbox_wake: std::sync::Condvar,
     /// The latest end-to-end latencies of received objects (ns), bounded.
     latencies: Mutex<std::collections::VecDeque<i64>>,
+    /// Every version stored, for whoever watches.
+    feed: crate::feed::Feed,
 }
 
 /// The most versions a request writes to DDS from its own thread; a larger batch is left to
@@ -288,6 +290,7 @@ impl Node {
             outbox: Mutex::new(Outbox::default()),
             outbox_wake: std::sync::Condvar::new(),
             latencies: Mutex::new(std::collections::VecDeque::new()),
+            feed: crate::feed::Feed::default(),
         };
         while node.pump_outbox(4096)? > 0 {}
         Ok(node)
@@ -296,6 +299,33 @@ impl Node {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// The live feed of what the node stores.
+    pub fn feed(&self) -> &crate::feed::Feed {
+        &self.feed
+    }
+
+    /// Sends the stored ones of `rows` (per `outcomes`) to the feed's watchers, if any.
+    fn announce(&self, rows: &[NewObject], outcomes: Option<&[InsertOutcome]>, received: bool) {
+        if !self.feed.watched() {
+            return;
+        }
+        let stored = now_ns();
+        // A version shared with sectors is also kept as the node's local copy: the feed shows
+        // it once per sector, and the local copy only of what stays here.
+        let in_sector: std::collections::BTreeSet<(&str, &str)> = rows
+            .iter()
+            .filter(|r| r.sector.is_some())
+            .map(|r| (r.id.as_str(), r.version.as_str()))
+            .collect();
+        let events = rows.iter().enumerate().filter_map(|(i, row)| {
+            let dup = outcomes.and_then(|o| o.get(i)) == Some(&InsertOutcome::Duplicate);
+            let copy = row.sector.is_none()
+                && in_sector.contains(&(row.id.as_str(), row.version.as_str()));
+            (!dup && !copy).then(|| crate::feed::FeedEvent::of(row, received, stored))
+        });
+        self.feed.publish(events);
     }
 
     /// The database (held briefly: every request and the DDS receiver share it).
@@ -512,7 +542,8 @@ impl Node {
             }
         }
         let mut db = self.db();
-        db.insert_objects(&rows)?;
+        let outcomes = db.insert_objects(&rows)?;
+        self.announce(&rows, Some(&outcomes), false);
         let mut shared_n = 0usize;
         let mut queued_n = 0usize;
         for (i, p) in &plans {
@@ -762,6 +793,7 @@ impl Node {
         let outcome = self.db().insert_received(&rows, &instances);
         match outcome {
             Ok(outcomes) => {
+                self.announce(&rows, Some(&outcomes), true);
                 let stored = now_ns();
                 let mut lat = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
                 for (row, o) in rows.iter().zip(outcomes) {
@@ -1009,6 +1041,7 @@ impl Node {
             note.as_deref(),
             &rows,
         )?;
+        self.announce(&rows, None, false);
         db.audit(&AuditEntry {
             actor: by.name.clone(),
             action: action.into(),

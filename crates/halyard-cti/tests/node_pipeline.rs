@@ -406,6 +406,7 @@ fn received_samples_are_checked_again_and_bad_ones_counted_and_dropped() {
     let leaked_red = sample(&indicator(31, Some(Tlp::Red), "leak"), Tlp::Green);
     let mut garbage = sample(&good, Tlp::Green);
     garbage.json = "{\"type\": \"indicator\", ".into();
+    let mut feed = node.feed().subscribe().expect("the feed is open");
     node.receive(vec![
         sample(&good, Tlp::Green),
         wrong_key,
@@ -426,9 +427,18 @@ fn received_samples_are_checked_again_and_bad_ones_counted_and_dropped() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].origin, "beta");
     assert_eq!(found[0].sector.as_deref(), Some("finance"));
+    // The live feed shows what was stored, once.
+    let e = feed.try_recv().expect("an event for the stored object");
+    assert_eq!((e.id.as_str(), e.received), (good.id.as_str(), true));
+    assert_eq!(
+        (e.origin.as_str(), e.sector.as_deref()),
+        ("beta", Some("finance"))
+    );
+    assert!(feed.try_recv().is_err(), "refused samples make no event");
     // The same sample again (another member's durability service): a duplicate.
     node.receive(vec![sample(&good, Tlp::Green)]);
     assert_eq!(node.counters().received.load(Ordering::Relaxed), 1);
+    assert!(feed.try_recv().is_err(), "a duplicate makes no event");
     // A disposal of an instance never received here changes nothing.
     node.receive_dispose_instance(&[9; 16], Tlp::Green, "finance");
     drop(node);

@@ -47,6 +47,8 @@ pub struct AppState {
     pub(crate) auth: Arc<auth::Guard>,
     /// Turns to serve a request (`limits.max_concurrent_requests`).
     turns: Arc<Semaphore>,
+    /// Live event streams open (`limits.max_event_streams`).
+    pub(crate) event_streams: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// The server's routes and layers over `node`.
@@ -58,6 +60,7 @@ pub fn router(node: Arc<Node>) -> Router {
         node,
         auth: Arc::new(auth::Guard::default()),
         turns,
+        event_streams: Arc::default(),
     };
     Router::new()
         .merge(taxii::routes())
@@ -68,12 +71,18 @@ pub fn router(node: Arc<Node>) -> Router {
 }
 
 /// Serves [`router`] on `listener` until `shutdown` completes, then finishes the requests in
-/// progress.
+/// progress. The node's live feed is closed then: event streams never end by themselves, and
+/// the graceful shutdown would wait for them.
 pub async fn serve(
     node: Arc<Node>,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let watched = node.clone();
+    let shutdown = async move {
+        shutdown.await;
+        watched.feed().close();
+    };
     axum::serve(listener, router(node))
         .with_graceful_shutdown(shutdown)
         .await

@@ -8,6 +8,11 @@
 //! [`Node::ingest`] and decisions through [`Node::decide`] (which enforces the four-eyes
 //! rule), so the HTTP layer adds no rule of its own beyond parsing.
 //!
+//! `GET /api/v1/events` is a server-sent event stream of every object version the node
+//! stores that the account may see (`event: object`, the data a JSON [`crate::feed::FeedEvent`]), as it is
+//! stored: the dashboard's live feed. A stream that falls behind gets `event: lagged` with the
+//! number of events it lost; streams are bounded by `limits.max_event_streams`.
+//!
 //! Bodies are JSON (`application/json`, or `application/stix+json` for bundles), read within
 //! `limits.max_body_bytes` and checked for nesting depth before they are parsed; a refused
 //! STIX object is reported with its index, id and property.
@@ -60,6 +65,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/v1/review/{n}/reject", post(reject))
         .route("/api/v1/audit", get(audit))
         .route("/api/v1/status", get(status))
+        .route("/api/v1/events", get(events))
 }
 
 fn ok(body: &Value) -> Response {
@@ -604,6 +610,66 @@ async fn status(
         "pending_reviews": pending,
         "objects": objects,
     })))
+}
+
+/// Counts an open event stream while it lives.
+struct StreamTurn(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for StreamTurn {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How often an idle event stream sends a comment, so that proxies and clients keep it open.
+const EVENTS_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+async fn events(
+    Authed(user): Authed,
+    State(state): State<AppState>,
+) -> Result<Response, HttpError> {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    use axum::response::IntoResponse;
+    use tokio::sync::broadcast::error::RecvError;
+    let max = state.node.config().limits.max_event_streams;
+    let open = state.event_streams.fetch_add(1, Ordering::SeqCst);
+    let turn = StreamTurn(state.event_streams.clone());
+    if open >= max {
+        return Err(HttpError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{max} event streams are open (limits.max_event_streams); try again later"),
+        )
+        .retry_after(5));
+    }
+    let rx = state.node.feed().subscribe().ok_or_else(|| {
+        HttpError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the node is stopping".to_string(),
+        )
+    })?;
+    let visible = state.node.visible_collections(&user);
+    let stream =
+        futures_util::stream::unfold((rx, visible, turn), |(mut rx, visible, turn)| async move {
+            loop {
+                let event = match rx.recv().await {
+                    Ok(e) if e.visible_in(&visible) => Event::default()
+                        .event("object")
+                        .data(serde_json::to_string(&e).unwrap_or_default()),
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(n)) => {
+                        Event::default().event("lagged").data(n.to_string())
+                    }
+                    Err(RecvError::Closed) => return None,
+                };
+                return Some((
+                    Ok::<_, std::convert::Infallible>(event),
+                    (rx, visible, turn),
+                ));
+            }
+        });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(EVENTS_KEEP_ALIVE))
+        .into_response())
 }
 
 fn counters_json(c: &Counters, n: impl Fn(&std::sync::atomic::AtomicU64) -> u64) -> Value {
