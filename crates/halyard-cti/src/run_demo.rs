@@ -260,10 +260,10 @@ fn run(o: &Options, nodes: &[NodeProc], stop: &AtomicBool) -> Res {
         .collect();
     let mut tally = Tally::default();
     let now = || halyard_stix::time::format_rfc3339_millis(unix_millis());
+    // Each organisation's identity, to every sector it is in (TLP:CLEAR: the sharing policy
+    // shares it with all of them).
     for (n, f) in nodes.iter().zip(&feeds) {
-        for s in &n.sectors {
-            publish(&agent, n, nodes, s, vec![f.identity(&now())], &mut tally)?;
-        }
+        publish(&agent, n, nodes, None, vec![f.identity(&now())], &mut tally)?;
     }
     let start = Instant::now();
     let period = Duration::from_secs_f64(1.0 / o.rate);
@@ -281,7 +281,7 @@ fn run(o: &Options, nodes: &[NodeProc], stop: &AtomicBool) -> Res {
             for (n, f) in nodes.iter().zip(feeds.iter_mut()) {
                 let sector = n.sectors[bursts % n.sectors.len()].clone();
                 let objects = f.burst(&sector, &now());
-                publish(&agent, n, nodes, &sector, objects, &mut tally)?;
+                publish(&agent, n, nodes, Some(&sector), objects, &mut tally)?;
             }
             if Instant::now() >= next_report {
                 report(&agent, nodes, &tally, start.elapsed())?;
@@ -335,12 +335,13 @@ fn unix_millis() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Posts `objects` to node `n` for `sector` and counts what became of them.
+/// Posts `objects` to node `n` for `sector` (`None`: as the sharing policy says) and counts
+/// what became of them.
 fn publish(
     agent: &ureq::Agent,
     n: &NodeProc,
     nodes: &[NodeProc],
-    sector: &str,
+    sector: Option<&str>,
     objects: Vec<Value>,
     tally: &mut Tally,
 ) -> Result<(), Failure> {
@@ -349,7 +350,10 @@ fn publish(
         "id": halyard_cti::ids::new_id("bundle"),
         "objects": objects,
     });
-    let url = format!("{}/api/v1/objects?sector={sector}", n.base);
+    let url = match sector {
+        Some(s) => format!("{}/api/v1/objects?sector={s}", n.base),
+        None => format!("{}/api/v1/objects", n.base),
+    };
     let mut resp = agent
         .post(&url)
         .header("Authorization", &n.auth)
