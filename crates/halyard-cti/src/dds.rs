@@ -223,10 +223,9 @@ impl Dds {
         for (tlp, sector, reader) in readers {
             let node = node.clone();
             let stop = self.stop.clone();
-            let own = self.origin.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("cti-rx-{}-{sector}", tlp.as_str()))
-                .spawn(move || receive_loop(&reader, tlp, &sector, &own, &node, &stop));
+                .spawn(move || receive_loop(&reader, tlp, &sector, &node, &stop));
             match spawned {
                 Ok(h) => threads.push(h),
                 Err(e) => eprintln!("halyard-cti: cannot start a receiving thread: {e}"),
@@ -262,11 +261,11 @@ fn receive_loop(
     reader: &DataReader<StixSample>,
     tlp: Tlp,
     sector: &str,
-    own: &str,
     node: &Weak<Node>,
     stop: &AtomicBool,
 ) {
-    // A disposal carries no data: the node finds the object by the instance it came as.
+    // The reader's content filter keeps the node's own objects out. A disposal carries no
+    // data: the node finds the object by the instance it came as.
     while !stop.load(Ordering::Relaxed) {
         if !reader.wait_for_data(Duration::from_millis(200)) {
             continue;
@@ -283,9 +282,6 @@ fn receive_loop(
         for s in samples {
             match s.data {
                 Some(d) if s.info.valid_data => {
-                    if d.origin == own {
-                        continue; // our own writer, matched by our own reader
-                    }
                     batch.push(Incoming {
                         key: d.id,
                         stix_type: d.stix_type,

@@ -765,17 +765,17 @@ impl Node {
         let mut instances = Vec::with_capacity(batch.len());
         for s in &batch {
             match self.check_incoming(s, &limits) {
-                Ok(obj) => rows.push({
+                Ok(obj) => {
                     instances.push((s.instance, obj.id.clone()));
-                    new_object(
+                    rows.push(new_object(
                         &obj,
                         s.tlp,
                         Some(s.sector.clone()),
                         &s.origin,
                         s.shared_at_ns,
                         false,
-                    )
-                }),
+                    ));
+                }
                 Err(reason) => {
                     Counters::bump(&self.counters.refused_samples);
                     eprintln!(

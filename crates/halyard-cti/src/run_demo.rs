@@ -94,7 +94,16 @@ struct NodeProc {
 }
 
 impl NodeProc {
-    fn start(exe: &Path, org: &str, config: &Path, password: String) -> Result<NodeProc, Failure> {
+    /// Starts `member`'s node from `config` and waits until it serves; `password` and
+    /// `reviewer` are its accounts' passwords.
+    fn start(
+        exe: &Path,
+        member: Member,
+        config: &Path,
+        password: String,
+        reviewer: String,
+    ) -> Result<NodeProc, Failure> {
+        let org = &member.org;
         let log = config.with_file_name("node.log");
         let log_file =
             std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
@@ -134,13 +143,13 @@ impl NodeProc {
             base64::engine::general_purpose::STANDARD.encode(format!("admin:{password}"))
         );
         Ok(NodeProc {
-            org: org.to_string(),
-            sectors: Vec::new(),
+            org: member.org,
+            sectors: member.sectors,
             child,
             base,
             auth,
             password,
-            reviewer: String::new(),
+            reviewer,
         })
     }
 
@@ -208,12 +217,8 @@ pub fn demo(args: &[String]) -> Res {
         // A second person for the four-eyes rule: what the feed (as admin) submits for
         // review, the reviewer approves.
         let reviewer = add_account(&config, "reviewer", Role::Reviewer)?;
-        match NodeProc::start(&exe, &m.org, &config, password) {
-            Ok(mut n) => {
-                n.sectors = m.sectors.clone();
-                n.reviewer = reviewer;
-                nodes.push(n);
-            }
+        match NodeProc::start(&exe, m, &config, password, reviewer) {
+            Ok(n) => nodes.push(n),
             Err(e) => {
                 nodes.iter_mut().for_each(NodeProc::stop);
                 return Err(e);

@@ -5,7 +5,7 @@ use super::{
     now_us, sql_int, CollectionKey, Db, DbError, InsertOutcome, NewObject, Reader, Sector,
     StoredObject,
 };
-use rusqlite::{params, Connection, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 /// The columns of [`StoredObject`], in [`read_object`]'s order, from the table aliased `o`.
 pub(super) const OBJECT_COLUMNS: &str = "o.row, o.id, o.stix_type, o.spec_version, o.version, \
@@ -54,11 +54,9 @@ impl Db {
         let mut st = self
             .conn
             .prepare_cached("SELECT id FROM instance_ids WHERE handle = ?1")?;
-        let mut rows = st.query(params![&handle[..]])?;
-        Ok(match rows.next()? {
-            Some(r) => Some(r.get(0)?),
-            None => None,
-        })
+        Ok(st
+            .query_row(params![&handle[..]], |r| r.get(0))
+            .optional()?)
     }
 
     /// This version of this object is stored (in any sector, or locally).
