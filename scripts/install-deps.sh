@@ -17,6 +17,9 @@
 #                       tests/peers/*.py
 #   python: stix2, stix2-validator, taxii2-client, medallion  reference STIX and TAXII
 #                       tools, for the CTI node's tests (crates/halyard-cti/tests)
+#   chromium, chromium-driver, python: selenium  the dashboard's browser tests
+#                       (crates/halyard-cti/tests/py/test_dashboard.py)
+#   npm: uplot, cytoscape  the dashboard's browser libraries (scripts/web-deps.sh)
 #   python venv $HALYARD_SECURE_VENV (default /opt/halyard-cyclone010): the same
 #                       binding built against Debian's Cyclone 0.10 (which has the DDS
 #                       Security plugins; the PyPI wheel's Cyclone 11 has no security), for
@@ -34,7 +37,7 @@ fi
 
 APT_PACKAGES=(cyclonedds-tools cyclonedds-dev libddsc0debian iproute2 nftables
               libfastrtps-dev fastddsgen g++ gcc make cmake libssl-dev pkg-config openssl
-              python3-venv python3-dev)
+              python3-venv python3-dev chromium chromium-driver)
 
 # Wait for any other apt/dpkg run (e.g. a background install) to finish instead
 # of fighting over the dpkg lock.
@@ -92,7 +95,7 @@ fi
 # The CTI node's tests check what it produces and serves against the reference tools: the
 # OASIS `stix2` library and `stix2-validator`, the `taxii2-client` package and the OASIS TAXII
 # 2.1 reference server `medallion`.
-for mod in stix2:stix2 stix2validator:stix2-validator taxii2client:taxii2-client medallion:medallion; do
+for mod in stix2:stix2 stix2validator:stix2-validator taxii2client:taxii2-client medallion:medallion selenium:selenium; do
     if "$PYTHON" -c "import ${mod%%:*}" >/dev/null 2>&1; then
         log "pip: ${mod#*:} already importable"
     else
@@ -129,6 +132,9 @@ for component in clippy rustfmt; do
         rustup component add "$component"
     fi
 done
+
+# The dashboard's browser libraries, embedded by the halyard-cti build.
+bash "$(dirname "$0")/web-deps.sh"
 
 log "ddsperf: $(command -v ddsperf || echo 'NOT FOUND')"
 log "done"

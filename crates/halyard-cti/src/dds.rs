@@ -23,6 +23,7 @@
 
 use crate::config::Config;
 use crate::node::{Incoming, Node, Outgoing, Sharer};
+use crate::presence;
 use halyard::durability::{DurabilityConfig, DurabilityService, EmbeddedDurability};
 use halyard::qos::{Durability, History, ResourceLimits};
 use halyard::{
@@ -81,6 +82,8 @@ pub struct Dds {
     /// Readers not yet handed to their receiving threads.
     readers: std::sync::Mutex<Vec<(Tlp, String, DataReader<StixSample>)>>,
     origin: String,
+    /// Members seen before, listed as gone once discovery drops them.
+    gone: std::sync::Mutex<BTreeMap<String, Vec<String>>>,
     stop: Arc<AtomicBool>,
     threads: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
@@ -206,6 +209,7 @@ impl Dds {
             writers,
             readers: std::sync::Mutex::new(readers),
             origin: org.clone(),
+            gone: std::sync::Mutex::default(),
             stop: Arc::new(AtomicBool::new(false)),
             threads: std::sync::Mutex::new(Vec::new()),
         })
@@ -361,6 +365,55 @@ impl Sharer for Dds {
         };
         w.dispose(&key)
             .map_err(|e| format!("disposing of {id}: {e}"))
+    }
+
+    fn presence(&self) -> Vec<presence::Member> {
+        let hex = |p: &halyard::GuidPrefix| p.0.iter().map(|b| format!("{b:02x}")).collect();
+        let participants: Vec<presence::SeenParticipant> = self
+            .participant
+            .discovered_participants()
+            .into_iter()
+            .map(|p| presence::SeenParticipant {
+                prefix: hex(&p.guid.prefix),
+                name: p.entity_name.clone(),
+                secure: p.security_info.is_some() || p.identity_token.is_some(),
+                lease_secs: f64::from(p.lease_duration.seconds)
+                    + f64::from(p.lease_duration.fraction) / 4_294_967_296.0,
+            })
+            .filter(|p| {
+                let own = p.name.as_deref().and_then(presence::organisation_of);
+                own.is_none_or(|(org, _)| org != self.origin)
+            })
+            .collect();
+        let cti_topics: Vec<&str> = SHARED_TLPS.iter().filter_map(|t| topic_name(*t)).collect();
+        let readers: Vec<presence::SeenReader> = self
+            .participant
+            .discovered_subscriptions()
+            .into_iter()
+            .filter(|r| cti_topics.contains(&r.topic_name.as_str()))
+            .map(|r| presence::SeenReader {
+                prefix: hex(&r.guid.prefix),
+                partitions: r.qos.partition.clone(),
+            })
+            .collect();
+        let mut deliveries = Vec::new();
+        for ((_, sector), w) in &self.writers {
+            for d in w.delivery_report().unwrap_or_default() {
+                if !d.matched || d.durability_service {
+                    continue;
+                }
+                if let halyard::Reception::Acknowledged { acknowledged, owed } = d.reception {
+                    deliveries.push(presence::SeenDelivery {
+                        sector: sector.clone(),
+                        prefix: hex(&d.reader.prefix),
+                        acknowledged,
+                        owed,
+                    });
+                }
+            }
+        }
+        let mut gone = self.gone.lock().unwrap_or_else(|p| p.into_inner());
+        presence::assemble(&participants, &readers, &deliveries, &mut gone)
     }
 
     fn acknowledged(&self, timeout: Duration) -> bool {

@@ -26,7 +26,7 @@ pub struct FeedEvent {
     pub stix_type: String,
     /// The version (`modified`, or `created`).
     pub version: String,
-    /// The object's `name`, if it has one.
+    /// The object's `name`, else its `pattern`, `content` or `value`, if it has one.
     pub name: Option<String>,
     /// The marking (`clear`, `green`, `amber`, `amber+strict`, `red`).
     pub tlp: &'static str,
@@ -47,7 +47,11 @@ impl FeedEvent {
     pub fn of(row: &NewObject, received: bool, stored_at_ns: i64) -> FeedEvent {
         let name = serde_json::from_str::<serde_json::Value>(&row.json)
             .ok()
-            .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
+            .and_then(|v| {
+                ["name", "pattern", "content", "value"]
+                    .iter()
+                    .find_map(|k| v.get(*k).and_then(|n| n.as_str()).map(str::to_string))
+            });
         FeedEvent {
             id: row.id.clone(),
             stix_type: row.stix_type.clone(),

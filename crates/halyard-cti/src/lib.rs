@@ -22,4 +22,5 @@ pub mod http;
 pub mod ids;
 pub mod ingest;
 pub mod node;
+pub mod presence;
 pub mod store;

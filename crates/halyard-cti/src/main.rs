@@ -255,6 +255,7 @@ fn serve(args: &[String]) -> Res {
         );
         out!("TAXII 2.1: {base}/taxii2/");
         out!("REST API:  {base}/api/v1/");
+        out!("Dashboard: {base}/ui/");
         let stop2 = stop.clone();
         let shutdown = async move {
             while !stop2.load(Ordering::Relaxed) {

@@ -205,6 +205,10 @@ pub trait Sharer: Send + Sync {
         let _ = timeout;
         true
     }
+    /// The other members of the community as discovery sees them now (none without DDS).
+    fn presence(&self) -> Vec<crate::presence::Member> {
+        Vec::new()
+    }
 }
 
 /// One sample received from the community.
@@ -299,6 +303,11 @@ impl Node {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// The other members of the community, as DDS discovery sees them now.
+    pub fn presence(&self) -> Vec<crate::presence::Member> {
+        self.sharer.presence()
     }
 
     /// The live feed of what the node stores.

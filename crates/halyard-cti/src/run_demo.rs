@@ -227,9 +227,10 @@ pub fn demo(args: &[String]) -> Res {
     }
     for n in &nodes {
         out!(
-            "  {:<14} sectors {:<15} TAXII {}/taxii2/  REST {}/api/v1/\n  {:<14} logins: admin / {}, reviewer / {}",
+            "  {:<14} sectors {:<15} dashboard {}/ui/  TAXII {}/taxii2/  REST {}/api/v1/\n  {:<14} logins: admin / {}, reviewer / {}",
             n.org,
             n.sectors.join(","),
+            n.base,
             n.base,
             n.base,
             "",
@@ -239,7 +240,7 @@ pub fn demo(args: &[String]) -> Res {
     }
     let first = nodes.first().map_or("", |n| n.base.as_str());
     out!(
-        "  try: curl -u admin:PASSWORD -H 'Accept: application/taxii+json;version=2.1' \\\n         {first}/taxii2/api/collections/\n  review: curl -u reviewer:PASSWORD {first}/api/v1/review, then POST .../review/N/approve"
+        "  open a dashboard in a browser: the live feed, search, the review queue (log in as\n  reviewer to approve what the sanitiser held back), community status and live plots\n  TAXII: curl -u admin:PASSWORD -H 'Accept: application/taxii+json;version=2.1' \\\n         {first}/taxii2/api/collections/"
     );
     let result = run(&o, &nodes, &stop);
     nodes.iter_mut().for_each(NodeProc::stop);

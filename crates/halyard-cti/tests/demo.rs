@@ -1,5 +1,6 @@
-//! `halyard-cti demo` as a newcomer runs it: three node processes start, each prints a TAXII
-//! URL that answers discovery with the printed login while the demo runs, the feeds'
+//! `halyard-cti demo` as a newcomer runs it: three node processes start, each prints a
+//! dashboard URL that answers with its login page and a TAXII URL that answers discovery with
+//! the printed login while the demo runs, the feeds'
 //! objects reach every member of their sectors, and the demo stops cleanly when its time is
 //! up, leaving no node behind.
 
@@ -26,6 +27,7 @@ fn the_demo_starts_three_nodes_that_answer_and_delivers_everything_shared() {
     // Each node: its URL line, then its logins line.
     let mut nodes = Vec::new();
     let mut seen = Vec::new();
+    let mut dashboards = Vec::new();
     while nodes.len() < 3 {
         let Some(line) = lines.next() else {
             panic!("the demo ended before naming three nodes: {seen:#?}");
@@ -33,6 +35,12 @@ fn the_demo_starts_three_nodes_that_answer_and_delivers_everything_shared() {
         seen.push(line.clone());
         if let Some(at) = line.find("TAXII ") {
             let url = line[at + 6..].split_whitespace().next().unwrap_or_default();
+            let dashboard = line
+                .split("dashboard ")
+                .nth(1)
+                .and_then(|s| s.split_whitespace().next())
+                .unwrap_or_default();
+            dashboards.push(dashboard.to_string());
             let logins = lines.next().unwrap_or_default();
             seen.push(logins.clone());
             let password = logins
@@ -68,6 +76,17 @@ fn the_demo_starts_three_nodes_that_answer_and_delivers_everything_shared() {
             "{body}"
         );
     }
+    for url in &dashboards {
+        // Without a session the dashboard sends the browser to its login form.
+        let mut resp = agent
+            .get(url)
+            .call()
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(resp.status().as_u16(), 200, "{url}");
+        let page = resp.body_mut().read_to_string().unwrap_or_default();
+        assert!(page.contains("action=\"/ui/login\""), "{url}: {page}");
+    }
+    assert_eq!(dashboards.len(), 3, "{seen:#?}");
     let rest: Vec<String> = lines.collect();
     let status = demo.wait().expect("demo exit");
     let mut err = String::new();

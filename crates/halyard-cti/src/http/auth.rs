@@ -1,8 +1,9 @@
 //! Who is asking, and what they may do.
 //!
 //! [`Authed`] is the extractor every handler takes: it reads `Authorization: Basic`
-//! (a local account's name and password) or `Authorization: Bearer` (an API token) and
-//! yields the account's current row, so that disabling an account or changing its role takes
+//! (a local account's name and password) or `Authorization: Bearer` (an API token), or,
+//! without either, the dashboard's session cookie ([`super::session`]), and yields the
+//! account's current row, so that disabling an account or changing its role takes
 //! effect on its next request. A password check costs an argon2id hash, so successful logins
 //! are remembered for a few minutes in a bounded cache keyed by SHA-256(name ‖ 0 ‖ password),
 //! together with the password hash they were checked against: a changed password stops
@@ -14,16 +15,21 @@
 //! audit line per throttle period, so a password-guessing run cannot flood the log (the
 //! counter still counts every attempt).
 //!
+//! A request authenticated by the session cookie alone that changes anything (any method
+//! but GET and HEAD) must carry the session's CSRF token in `X-CSRF-Token`: the cookie is
+//! sent by the browser whoever made the page, the token only by the dashboard's own scripts.
+//!
 //! [`require`] is the only place roles are compared.
 
 use super::errors::HttpError;
+use super::session::{self, SessionInfo};
 use super::{blocking, AppState};
 use crate::accounts;
 use crate::node::{Counters, Node};
 use crate::store::{AuditEntry, Role, User};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderValue, Method};
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -79,7 +85,89 @@ impl FromRequestParts<AppState> for Authed {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, HttpError> {
         let value = parts.headers.get(header::AUTHORIZATION).cloned();
+        if value.is_none() {
+            if let Some((user, session)) = session_of(parts, state).await? {
+                let safe = parts.method == Method::GET || parts.method == Method::HEAD;
+                let sent = parts
+                    .headers
+                    .get("x-csrf-token")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                if !safe && !session::csrf_matches(&session, sent) {
+                    return Err(HttpError::forbidden(
+                        "a request made with the dashboard's session cookie must carry the \
+                         session's X-CSRF-Token header",
+                    ));
+                }
+                return Ok(Authed(user));
+            }
+        }
         authenticate(state, value).await.map(Authed)
+    }
+}
+
+/// The account and session of the request's session cookie: `None` without a cookie or
+/// when the session ended; the account's current row (refused if disabled or removed).
+pub(crate) async fn session_of(
+    parts: &Parts,
+    state: &AppState,
+) -> Result<Option<(User, SessionInfo)>, HttpError> {
+    let Some(token) = parts
+        .headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(session::token_in_cookies)
+    else {
+        return Ok(None);
+    };
+    let Some(found) = state.sessions.find(token, Instant::now()) else {
+        return Ok(None);
+    };
+    let node = state.node.clone();
+    let name = found.account.clone();
+    let user = blocking(move || Ok(node.db().user(&name)?)).await?;
+    match user {
+        Some(u) if !u.disabled => Ok(Some((u, found))),
+        _ => {
+            state.sessions.close(token);
+            Ok(None)
+        }
+    }
+}
+
+/// Checks a login form's name and password as the basic scheme does (argon2, the same
+/// timing for unknown names, failures counted and audited); the account on success.
+pub(crate) async fn check_password(
+    state: &AppState,
+    name: &str,
+    password: &str,
+) -> Result<User, HttpError> {
+    let key = login_key(name, password);
+    let remembered = state.auth.remembered(&key);
+    let node = state.node.clone();
+    let lookup = name.to_string();
+    let user = blocking(move || Ok(node.db().user(&lookup)?)).await?;
+    if let (Some(login), Some(u)) = (&remembered, &user) {
+        let same_hash = bool::from(login.1.as_bytes().ct_eq(u.password_hash.as_bytes()));
+        if login.0 == u.name && same_hash && !u.disabled {
+            return Ok(u.clone());
+        }
+    }
+    let phc = user
+        .as_ref()
+        .map(|u| u.password_hash.clone())
+        .unwrap_or_else(|| dummy_hash().to_string());
+    let password = password.to_string();
+    let ok = blocking(move || Ok(accounts::verify_password(&password, &phc))).await?;
+    match user {
+        Some(u) if ok && !u.disabled => {
+            state.auth.remember(key, &u);
+            Ok(u)
+        }
+        Some(u) if ok => Err(fail(state, &u.name, "account disabled").await),
+        Some(_) => Err(fail(state, name, "wrong password").await),
+        None => Err(fail(state, name, "unknown account").await),
     }
 }
 
@@ -112,32 +200,7 @@ async fn basic(state: &AppState, encoded: &str) -> Result<User, HttpError> {
     let Some((name, password)) = decoded.as_deref().and_then(|s| s.split_once(':')) else {
         return Err(fail(state, "?", "malformed basic credentials").await);
     };
-    let (name, password) = (name.to_string(), password.to_string());
-    let key = login_key(&name, &password);
-    let remembered = state.auth.remembered(&key);
-    let node = state.node.clone();
-    let lookup = name.clone();
-    let user = blocking(move || Ok(node.db().user(&lookup)?)).await?;
-    if let (Some(login), Some(u)) = (&remembered, &user) {
-        let same_hash = bool::from(login.1.as_bytes().ct_eq(u.password_hash.as_bytes()));
-        if login.0 == u.name && same_hash && !u.disabled {
-            return Ok(u.clone());
-        }
-    }
-    let phc = user
-        .as_ref()
-        .map(|u| u.password_hash.clone())
-        .unwrap_or_else(|| dummy_hash().to_string());
-    let ok = blocking(move || Ok(accounts::verify_password(&password, &phc))).await?;
-    match user {
-        Some(u) if ok && !u.disabled => {
-            state.auth.remember(key, &u);
-            Ok(u)
-        }
-        Some(u) if ok => Err(fail(state, &u.name, "account disabled").await),
-        Some(_) => Err(fail(state, &name, "wrong password").await),
-        None => Err(fail(state, &name, "unknown account").await),
-    }
+    check_password(state, name, password).await
 }
 
 async fn bearer(state: &AppState, token: &str) -> Result<User, HttpError> {

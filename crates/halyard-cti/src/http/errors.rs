@@ -30,6 +30,8 @@ pub enum Api {
     Taxii,
     /// The JSON REST API (`/api/v1/...`) and anything else.
     Rest,
+    /// The web dashboard (`/ui/...`): an HTML page.
+    Ui,
 }
 
 impl Api {
@@ -37,6 +39,8 @@ impl Api {
     pub fn of_path(path: &str) -> Api {
         if path == "/taxii2" || path.starts_with("/taxii2/") {
             Api::Taxii
+        } else if path == "/" || path == "/ui" || path.starts_with("/ui/") {
+            Api::Ui
         } else {
             Api::Rest
         }
@@ -186,13 +190,15 @@ impl HttpError {
     /// The response, its body in the dialect of `api`.
     pub fn render(&self, api: Api) -> Response {
         let (body, media_type) = match api {
-            Api::Taxii => (self.taxii_body(), TAXII_MEDIA_TYPE),
-            Api::Rest => (self.rest_body(), "application/json"),
+            Api::Taxii => (self.taxii_body().to_string(), TAXII_MEDIA_TYPE),
+            Api::Rest => (self.rest_body().to_string(), "application/json"),
+            Api::Ui => (self.html_body(), "text/html; charset=utf-8"),
         };
-        let mut resp = (self.status, body.to_string()).into_response();
+        let mut resp = (self.status, body).into_response();
         let h = resp.headers_mut();
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static(media_type));
-        if self.status == StatusCode::UNAUTHORIZED {
+        // The dashboard logs in with its own form: a challenge would open the browser's.
+        if self.status == StatusCode::UNAUTHORIZED && api != Api::Ui {
             h.insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static(WWW_AUTHENTICATE),
@@ -217,6 +223,19 @@ impl HttpError {
             m.insert("details".into(), fault_json(f));
         }
         Value::Object(m)
+    }
+
+    /// A plain page for the dashboard: the status and description, escaped.
+    fn html_body(&self) -> String {
+        let code = self.status.as_u16();
+        format!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <title>{code} {title}</title><link rel=\"stylesheet\" href=\"/ui/static/app.css\">\
+             </head><body><main class=\"error\"><h1>{code} {title}</h1><p id=\"error\">{desc}</p>\
+             <p><a href=\"/ui/\">Back to the dashboard</a></p></main></body></html>",
+            title = escape_html(&self.title),
+            desc = escape_html(&self.description),
+        )
     }
 
     fn rest_body(&self) -> Value {
@@ -274,4 +293,20 @@ impl From<DbError> for HttpError {
     fn from(e: DbError) -> Self {
         HttpError::from_db(e)
     }
+}
+
+/// Text made safe to put in HTML content or a quoted attribute.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -1,5 +1,6 @@
-//! The node's HTTP server: TAXII 2.1 ([`taxii`], at `/taxii2/`) and a JSON REST API
-//! ([`rest`], at `/api/v1/`), both over the same [`Node`].
+//! The node's HTTP server: TAXII 2.1 ([`taxii`], at `/taxii2/`), a JSON REST API
+//! ([`rest`], at `/api/v1/`) and the web dashboard ([`ui`], at `/ui/`), all over the same
+//! [`Node`].
 //!
 //! Every request passes one outer layer, `guard`, which bounds it before any handler runs
 //! and shapes every answer after: at most `limits.max_concurrent_requests` requests are
@@ -7,7 +8,8 @@
 //! 503), a panicking handler becomes a 500 and the server goes on; errors get their body in
 //! the path's dialect ([`errors`]); the input-refusal and permission counters are bumped; and
 //! every response, errors included, carries the security headers (no content sniffing, no
-//! framing, no referrer, no caching, a content security policy that allows nothing). Request
+//! framing, no referrer, no caching, a content security policy that allows nothing, or for
+//! the dashboard's pages only the node's own scripts, styles and connections). Request
 //! bodies are read by `read_body` within `limits.max_body_bytes` (then 413).
 //!
 //! Handlers do their database and node work on the blocking pool (`blocking`): SQLite and
@@ -19,8 +21,10 @@
 pub mod auth;
 pub mod errors;
 pub mod rest;
+pub mod session;
 pub mod taxii;
 pub mod timefmt;
+mod ui;
 
 use crate::node::{Counters, Node};
 use axum::body::Body;
@@ -49,6 +53,8 @@ pub struct AppState {
     turns: Arc<Semaphore>,
     /// Live event streams open (`limits.max_event_streams`).
     pub(crate) event_streams: Arc<std::sync::atomic::AtomicUsize>,
+    /// The dashboard's login sessions.
+    pub(crate) sessions: Arc<session::Sessions>,
 }
 
 /// The server's routes and layers over `node`.
@@ -61,10 +67,12 @@ pub fn router(node: Arc<Node>) -> Router {
         auth: Arc::new(auth::Guard::default()),
         turns,
         event_streams: Arc::default(),
+        sessions: Arc::default(),
     };
     Router::new()
         .merge(taxii::routes())
         .merge(rest::routes())
+        .merge(ui::routes())
         .fallback(unknown_route)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
@@ -145,8 +153,9 @@ fn finish(mut resp: Response, api: Api, counters: &Counters) -> Response {
     if let Some(err) = resp.extensions_mut().remove::<HttpError>() {
         counted = err.counted;
         resp = err.render(api);
-    } else if status.is_client_error() || status.is_server_error() {
-        // The router's own answers (no route, method not allowed) and extractor rejections.
+    } else if (status.is_client_error() || status.is_server_error()) && !is_page(&resp, api) {
+        // The router's own answers (no route, method not allowed) and extractor rejections;
+        // a dashboard page rendered with an error status (a refused login) is kept.
         let description = match status {
             StatusCode::NOT_FOUND => "no such resource",
             StatusCode::METHOD_NOT_ALLOWED => "this method is not allowed on this resource",
@@ -162,20 +171,32 @@ fn finish(mut resp: Response, api: Api, counters: &Counters) -> Response {
         | StatusCode::UNSUPPORTED_MEDIA_TYPE => Counters::bump(&counters.refused_input),
         _ => {}
     }
-    security_headers(resp.headers_mut());
+    security_headers(resp.headers_mut(), api);
     resp
 }
 
+/// Whether a response is a dashboard page a handler rendered.
+fn is_page(resp: &Response, api: Api) -> bool {
+    api == Api::Ui
+        && resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/html"))
+}
+
 /// The headers every response carries.
-fn security_headers(h: &mut HeaderMap) {
+fn security_headers(h: &mut HeaderMap, api: Api) {
+    let (csp, referrer) = match api {
+        // A form post of a page under `no-referrer` has the Origin `null`; `same-origin`
+        // gives the node's own pages their origin, and nothing to other sites.
+        Api::Ui => (ui::PAGE_CSP, "same-origin"),
+        Api::Rest | Api::Taxii => ("default-src 'none'; frame-ancestors 'none'", "no-referrer"),
+    };
     for (name, value) in [
-        (
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; frame-ancestors 'none'",
-        ),
+        (header::CONTENT_SECURITY_POLICY, csp),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, referrer),
         (header::CACHE_CONTROL, "no-store"),
     ] {
         h.insert(name, HeaderValue::from_static(value));

@@ -40,7 +40,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Most query parameters read from one request.
-const QUERY_PAIRS_MAX: usize = 64;
+pub(crate) const QUERY_PAIRS_MAX: usize = 64;
 /// Default number of search results, review items and audit lines.
 const LIST_DEFAULT: usize = 100;
 /// Most review items or audit lines in one answer.
@@ -50,7 +50,7 @@ const OFFSET_MAX: usize = 100_000;
 /// Longest search text, in bytes.
 const SEARCH_TEXT_BYTES_MAX: usize = 1000;
 /// Longest reviewer's note, in characters.
-const NOTE_CHARS_MAX: usize = 4000;
+pub(crate) const NOTE_CHARS_MAX: usize = 4000;
 
 /// The REST routes.
 pub(crate) fn routes() -> Router<AppState> {
@@ -66,6 +66,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/v1/audit", get(audit))
         .route("/api/v1/status", get(status))
         .route("/api/v1/events", get(events))
+        .route("/api/v1/community", get(community))
 }
 
 fn ok(body: &Value) -> Response {
@@ -297,13 +298,47 @@ fn opt_count(
     }
 }
 
-async fn visible(
+pub(crate) async fn visible(
     node: &Arc<Node>,
     user: &User,
 ) -> Result<Vec<crate::store::CollectionKey>, HttpError> {
     let node = node.clone();
     let user = user.clone();
     blocking(move || Ok(node.visible_collections(&user))).await
+}
+
+/// The search a query string asks for: `q`, `type`, `tlp`, `sector` (`local` for the node's
+/// own collection), `origin`, `since`, `until`, `limit`, `offset`; `visible` left empty.
+pub(crate) fn search_query(
+    pairs: &[(String, String)],
+    page_size: usize,
+) -> Result<SearchQuery, HttpError> {
+    let text = single(pairs, "q")?.unwrap_or("").to_string();
+    if text.len() > SEARCH_TEXT_BYTES_MAX {
+        return Err(HttpError::bad_request(format!(
+            "q is longer than {SEARCH_TEXT_BYTES_MAX} bytes"
+        )));
+    }
+    let tlps = list(pairs, "tlp")
+        .iter()
+        .map(|t| Tlp::parse(t).ok_or_else(|| HttpError::bad_request(format!("tlp {t:?} unknown"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sectors: Vec<Sector> = list(pairs, "sector")
+        .into_iter()
+        .map(|s| (s != "local").then_some(s))
+        .collect();
+    Ok(SearchQuery {
+        text,
+        types: list(pairs, "type"),
+        tlps,
+        sectors,
+        origins: list(pairs, "origin"),
+        since_us: opt_time(pairs, "since")?,
+        until_us: opt_time(pairs, "until")?,
+        visible: Vec::new(),
+        limit: opt_count(pairs, "limit", LIST_DEFAULT, page_size)?.max(1),
+        offset: opt_count(pairs, "offset", 0, OFFSET_MAX)?,
+    })
 }
 
 /// `GET /api/v1/search?q=&type=&tlp=&sector=&origin=&since=&until=&limit=&offset=`.
@@ -313,33 +348,7 @@ async fn search(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, HttpError> {
     let pairs = query_pairs(raw.as_deref(), QUERY_PAIRS_MAX)?;
-    let text = single(&pairs, "q")?.unwrap_or("").to_string();
-    if text.len() > SEARCH_TEXT_BYTES_MAX {
-        return Err(HttpError::bad_request(format!(
-            "q is longer than {SEARCH_TEXT_BYTES_MAX} bytes"
-        )));
-    }
-    let tlps = list(&pairs, "tlp")
-        .iter()
-        .map(|t| Tlp::parse(t).ok_or_else(|| HttpError::bad_request(format!("tlp {t:?} unknown"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let sectors: Vec<Sector> = list(&pairs, "sector")
-        .into_iter()
-        .map(|s| (s != "local").then_some(s))
-        .collect();
-    let page_size = state.node.config().limits.page_size;
-    let mut q = SearchQuery {
-        text,
-        types: list(&pairs, "type"),
-        tlps,
-        sectors,
-        origins: list(&pairs, "origin"),
-        since_us: opt_time(&pairs, "since")?,
-        until_us: opt_time(&pairs, "until")?,
-        visible: Vec::new(),
-        limit: opt_count(&pairs, "limit", LIST_DEFAULT, page_size)?.max(1),
-        offset: opt_count(&pairs, "offset", 0, OFFSET_MAX)?,
-    };
+    let mut q = search_query(&pairs, state.node.config().limits.page_size)?;
     q.visible = visible(&state.node, &user).await?;
     let node = state.node.clone();
     let found = blocking(move || Ok(node.db().search(&q)?)).await?;
@@ -366,7 +375,7 @@ async fn get_object(
 
 /// Whether `user` may see a review item: its marking within their clearance and its sectors
 /// within theirs.
-fn may_see(user: &User, item: &ReviewItem) -> bool {
+pub(crate) fn may_see(user: &User, item: &ReviewItem) -> bool {
     let within_sectors = match &user.sectors {
         None => true,
         Some(mine) => item.item.sectors.iter().all(|s| mine.contains(s)),
@@ -609,6 +618,22 @@ async fn status(
         "counters": counters_json(c, n),
         "pending_reviews": pending,
         "objects": objects,
+    })))
+}
+
+/// `GET /api/v1/community`: this node and the other members as DDS discovery sees them now
+/// (any account).
+async fn community(
+    Authed(_user): Authed,
+    State(state): State<AppState>,
+) -> Result<Response, HttpError> {
+    let node = state.node.clone();
+    let members = blocking(move || Ok(node.presence())).await?;
+    let cfg = state.node.config();
+    Ok(ok(&json!({
+        "organisation": cfg.node.organisation,
+        "sectors": cfg.sectors,
+        "members": members,
     })))
 }
 

@@ -74,6 +74,13 @@ impl Db {
         Ok(out)
     }
 
+    /// The number of the newest audit line, if any.
+    pub fn last_audit_seq(&self) -> Result<Option<i64>, DbError> {
+        Ok(self
+            .conn
+            .query_row("SELECT max(seq) FROM audit", [], |r| r.get(0))?)
+    }
+
     /// Checks the audit log's hash chain: `None` if intact, else the first line that was
     /// altered, or follows a removed line, or (for a removed tail) the first missing `seq`.
     pub fn verify_audit(&self) -> Result<Option<i64>, DbError> {

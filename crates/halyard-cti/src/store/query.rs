@@ -82,6 +82,42 @@ impl Db {
     }
 }
 
+impl Db {
+    /// The relationships and sightings that refer to `id` (as source, target, sighted object
+    /// or any other reference), newest version first, at most `limit`, only within `visible`.
+    pub fn related(
+        &self,
+        id: &str,
+        visible: &[CollectionKey],
+        limit: usize,
+    ) -> Result<Vec<StoredObject>, DbError> {
+        if visible.is_empty() || limit == 0 || id.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut f = Filter::default();
+        f.and("o.deleted = 0", []);
+        f.any(
+            "(o.sector IS ? AND o.tlp = ?)",
+            visible
+                .iter()
+                .map(|k| [text_or_null(k.sector.as_deref()), text(k.tlp.as_str())]),
+        );
+        f.and_in(
+            "o.stix_type",
+            ["relationship", "sighting"].into_iter().map(text),
+        );
+        // A STIX identifier is quoted wherever the object refers to it.
+        f.and("instr(o.json, ?) > 0", [Value::Text(format!("\"{id}\""))]);
+        let sql = format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects o WHERE {} \
+             ORDER BY o.added_us DESC, o.row DESC LIMIT ?",
+            f.sql
+        );
+        f.params.push(Value::Integer(sql_int(limit)));
+        f.run(self, &sql)
+    }
+}
+
 /// The statement of a TAXII page of collection `c` of at most `limit` rows, plus one to
 /// tell whether there are more.
 fn taxii_sql(c: &CollectionKey, q: &ObjectQuery, limit: usize) -> (String, Filter) {
