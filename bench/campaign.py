@@ -48,8 +48,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                       help="every dimension and size, 8 s runs (hours with the full seed-000 grid)")
     mode.add_argument("--tiny", dest="mode", action="store_const", const="tiny",
                       help="2 sizes, latency + throughput, 2 s runs (the integration test)")
+    mode.add_argument("--seed000", dest="mode", action="store_const", const="seed000",
+                      help="seed 000's evaluation (the seed000 dimension, Halyard and raw UDP by default) "
+                           "with the CTI node's TAXII-polling baseline (bench/cti/e2e.py); about 50 min")
     ap.add_argument("--out", help="output directory (default bench/results/<UTC time>-<mode>/)")
-    ap.add_argument("--peers", default=",".join(ALL_PEERS),
+    ap.add_argument("--peers", default=None,
                     help="comma-separated subset of halyard,cyclone,fastdds,udp (default: all)")
     ap.add_argument("--duration", type=float, help="seconds per run, overriding the mode's")
     ap.add_argument("--repeat", type=int, default=1, help="run every point K times; report the median run")
@@ -67,8 +70,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="extra options for one peer's commands, e.g. 'halyard=--no-batching'")
     ap.add_argument("--list", action="store_true", help="print the plan and exit")
     ap.add_argument("--report-only", metavar="DIR", help="regenerate the reports from DIR/results.json")
+    ap.add_argument("--no-node", action="store_true",
+                    help="--seed000: skip the CTI node's run (TAXII-polling baseline, node CPU and RSS)")
     a = ap.parse_args(argv)
     a.mode = a.mode or "quick"
+    if a.mode == "seed000":
+        # The seed's evaluation: its own dimension, full-length runs.
+        a.mode, a.seed000 = "full", True
+        a.dims = "seed000"
+        a.peers = a.peers or "halyard,udp"
+    else:
+        a.seed000 = False
+    a.peers = a.peers or ",".join(ALL_PEERS)
     return a
 
 
@@ -155,6 +168,27 @@ def run_loss_bench(out: str, data: dict) -> None:
         return
     with open(dest, encoding="utf-8") as f:
         data["loss_bench"] = json.load(f)
+
+
+def run_node_baseline(out: str, data: dict) -> None:
+    """--seed000: the CTI node's end-to-end run (bench/cti/e2e.py: publish → served latency,
+    the TAXII-polling baseline with medallion and taxii2-client, the node's CPU and RSS at
+    125 objects/s), its results.json kept as ``seed000_node``."""
+    exe = os.environ.get("HALYARD_CTI_BIN") or os.path.join(ROOT, "target", "release", "halyard-cti")
+    node_out = os.path.join(out, "node")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "cti", "e2e.py"), "--bin", exe, "--load-seconds", "30",
+           "--out", node_out]
+    print("seed000: the CTI node's run: " + " ".join(cmd), file=sys.stderr, flush=True)
+    if not os.path.exists(exe):
+        data["seed000_node"] = {"error": f"{exe} is missing: cargo build --release -p halyard-cti"}
+        return
+    r = subprocess.run(cmd, cwd=ROOT)
+    path = os.path.join(node_out, "results.json")
+    if r.returncode != 0 or not os.path.exists(path):
+        data["seed000_node"] = {"error": f"bench/cti/e2e.py exited {r.returncode}"}
+        return
+    with open(path, encoding="utf-8") as f:
+        data["seed000_node"] = json.load(f)
 
 
 def prepare_security(points: list[plan.Point], raw: str) -> dict[str, sec.Setup]:
@@ -273,6 +307,8 @@ def run_campaign(a: argparse.Namespace, argv: list[str]) -> int:
             save()
         if "loss" in dims and a.mode != "tiny":
             run_loss_bench(out, data)
+        if a.seed000 and not a.no_node:
+            run_node_baseline(out, data)
         if "durability" in dims and any(p.name == "halyard" and p.available for p in peers):
             durability.run(ROOT, out, plan.DURABILITY_CATCHUP[a.mode], a.domain, data)
             durability.run_append_floor(out, a.repeat, a.duration or 3.0, data)

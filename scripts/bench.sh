@@ -3,10 +3,12 @@
 # then runs bench/campaign.py, which measures Halyard against Cyclone's ddsperf, Fast DDS and
 # raw UDP side by side and writes results.json/.csv, report.md and report.html.
 #
-#   scripts/bench.sh [--quick|--full|--tiny] [--out DIR] [--peers halyard,cyclone,fastdds,udp]
+#   scripts/bench.sh [--quick|--full|--tiny|--seed000] [--out DIR] [--peers halyard,cyclone,fastdds,udp]
 #                    [--duration S] [--repeat K] [--no-build] [other campaign.py options]
 #
-# --quick (default) takes about 3 minutes; --full takes hours (see bench/README.md).
+# --quick (default) takes about 3 minutes; --full takes hours (see bench/README.md);
+# --seed000 reproduces seed 000's evaluation (Halyard and raw UDP, and the CTI node's TAXII
+# polling baseline: it builds halyard-cti too) in about 50 minutes.
 # HALYARD_BENCH_EXE=PATH runs that halyard binary instead of building the release one (the
 # test suite's smoke run uses the binary its tests built; published figures use the release
 # build).
@@ -16,6 +18,10 @@ cd "$(dirname "$0")/.."
 
 build=1
 peers="halyard,cyclone,fastdds,udp"
+seed000=0
+for a in "$@"; do
+  [ "$a" = "--seed000" ] && { seed000=1; peers="halyard,udp"; }
+done
 args=()
 prev=""
 for a in "$@"; do
@@ -37,6 +43,11 @@ if [ "$build" = 1 ]; then
   elif wants halyard; then
     echo "bench.sh: cargo build --release -p halyard-cli" >&2
     cargo build --release -p halyard-cli >&2 || failed+="halyard: cargo build --release -p halyard-cli failed"$'\n'
+  fi
+  if [ "$seed000" = 1 ]; then
+    echo "bench.sh: cargo build --release -p halyard-cti (the node's TAXII-polling baseline)" >&2
+    bash scripts/web-deps.sh >&2 || true
+    cargo build --release -p halyard-cti >&2 || failed+="halyard-cti: cargo build --release -p halyard-cti failed"$'\n'
   fi
   for peer in fastdds udp; do
     wants "$peer" || continue

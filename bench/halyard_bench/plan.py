@@ -21,6 +21,14 @@ Dimensions:
                    configuration (its points are the ordinary ones, shared with the other
                    dimensions); every other level's points carry ``security`` = the level.
                    Not part of any mode's default dimensions: ``--dims security``.
+- ``seed000``      seed 000's whole evaluation, in its own layout (seed000_report.py): the
+                   rate grid (50/75/100/125 msg/s x 32…8192 B, 1 sub; Table 11, Figures 11
+                   and 14), the four protection levels at 50 msg/s (Figures 12, 15, 16), the
+                   fully protected level at every rate (Table 12), 1/2/4/8/10 subscribers at
+                   50 msg/s (Figure 13), each with the seed's QoS (RELIABLE, KEEP_ALL,
+                   PERSISTENT through the embedded durability service); and the stress test
+                   of its Figure 19 (reliable pub/sub at full speed per size, beside raw UDP
+                   sockets). ``--seed000`` runs it, with the TAXII-polling baseline.
 - ``durability``   issue 12: reliable throughput (32 B, 1 KB, 16 KB, 63000 B) and latency
                    (32 B, 1 KB, 63000 B), PERSISTENT beside the plain VOLATILE points, for the
                    peers that have a durability option (Halyard: its embedded durability
@@ -44,10 +52,18 @@ SEED_SUBS = [1, 5, 10]
 SEED_SUBS_FULL = [1, 2, 4, 8, 10]
 SUBSCRIBER_COUNTS = [1, 2, 4, 8, 10]
 SUBSCRIBER_PING_HZ = 200
-DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss", "security", "durability")
+DIMENSIONS = ("latency", "throughput", "keyed", "subscribers", "rate", "loss", "security", "durability",
+              "seed000")
 # What a campaign runs without --dims: everything but the security dimension (≈40 runs per
 # peer and repeat, each with a secure handshake) and the durability one; asked for by name.
-DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d not in ("security", "durability"))
+DEFAULT_DIMENSIONS = tuple(d for d in DIMENSIONS if d not in ("security", "durability", "seed000"))
+# Seed 000's protection levels (its Figures 12, 15, 16) as security.LEVELS: no protection,
+# integrity (signed), integrity + confidentiality (encrypted), and + origin authentication.
+SEED_LEVELS = {"off": "no protection", "sign": "integrity", "encrypt": "integrity + confidentiality",
+               "encrypt-origin": "integrity + confidentiality + origin authentication"}
+# The rate of the seed's security and subscriber figures, and the stress test's run length.
+SEED_FIGURE_RATE = 50
+SEED_STRESS_S = 20.0
 # The durability dimension: its sizes, and the late-joiner catch-up's sample count per mode
 # (1 KB each; the catch-up target is stated for 1 M).
 DURABILITY_THROUGHPUT_SIZES = [32, 1024, 16384, 63000]
@@ -210,6 +226,8 @@ def build_plan(opts: PlanOptions) -> list[Point]:
             b.add("rate", Point("rate", s, True, "KS", float(r), n, d, ping_pct=100))
     if "security" in dims:
         _security_points(b, opts, dur)
+    if "seed000" in dims:
+        _seed000_points(b, opts)
     if "durability" in dims:
         for kind in (None, "persistent"):
             for size in DURABILITY_THROUGHPUT_SIZES:
@@ -236,6 +254,34 @@ def _security_points(b: _Builder, opts: PlanOptions, dur: float) -> None:
             b.add("security", Point("throughput", size, True, "KS", None, 1, dur, security=lv))
         b.add("security", Point("rate", s, True, "KS", float(r), n, round(samples / r + 1.0, 2),
                                 ping_pct=100, security=lv))
+
+
+def _seed000_points(b: _Builder, opts: PlanOptions) -> None:
+    """The seed000 dimension (see the module's list); --rate-samples and --duration (the
+    stress runs) apply, --sizes-like shortening is --rate-grid small (4 sizes)."""
+    samples = opts.rate_samples or 1000
+    sizes = SEED_SIZES if opts.rate_grid in ("one", "small") else SEED_SIZES_FULL
+
+    def rate(r: int, s: int, n: int = 1, level: str | None = None) -> None:
+        b.add("seed000", Point("rate", s, True, "KS", float(r), n, round(samples / r + 1.0, 2), ping_pct=100,
+                               security=level, durability="persistent"))
+
+    for r in SEED_RATES:
+        for s in sizes:
+            rate(r, s)
+    for level in SEED_LEVELS:
+        if level == "off":
+            continue
+        for s in sizes:
+            rate(SEED_FIGURE_RATE, s, level=level)
+        for r in SEED_RATES:
+            if level == "encrypt-origin" and r != SEED_FIGURE_RATE:
+                rate(r, 1024, level=level)
+    for n in SEED_SUBS_FULL[1:]:
+        for s in sizes:
+            rate(SEED_FIGURE_RATE, s, n)
+    for s in sizes:
+        b.add("seed000", Point("throughput", s, True, "KS", None, 1, opts.duration or SEED_STRESS_S))
 
 
 def seed_grid(which: str) -> list[tuple[int, int, int]]:

@@ -681,7 +681,8 @@ def subscribers_section(doc: Doc, v: View) -> None:
 
 
 def seed_section(doc: Doc, v: View) -> None:
-    pts = [p for p in v.points.values() if p["kind"] == "rate"]
+    # The seed000 dimension's points have their own section (seed000_report.py).
+    pts = [p for p in v.points.values() if p["kind"] == "rate" and p["dims"] != ["seed000"]]
     if not pts:
         return
     pts.sort(key=lambda p: (p["rate_hz"], p["size"], p["receivers"]))
@@ -789,10 +790,15 @@ def failures_section(doc: Doc, v: View) -> None:
 
 
 def build(data: dict) -> Doc:
-    from . import durability_report, security_report  # here: they import this module's helpers
+    from . import durability_report, security_report, seed000_report  # here: they import this module's helpers
     v = View(data)
     doc = Doc()
     header(doc, v)
+    # A seed-000 campaign opens with the seed's evaluation and its targets.
+    if "seed000" in (data["campaign"].get("dims") or []):
+        doc.h(2, "Seed 000 targets")
+        doc.table(["target", "measured", "verdict"], seed000_report.targets(v))
+        seed000_report.section(doc, v)
     # A campaign of the security dimension alone opens with it (the plain targets below are
     # then judged on its `off` points only, and mostly missing).
     security_first = set(data["campaign"].get("dims") or []) == {"security"}
@@ -840,9 +846,11 @@ def generate(out_dir: str, data: dict) -> None:
 
 def console_summary(data: dict) -> str:
     """A short plain-text summary: targets and the latency/throughput rows."""
-    from . import durability_report, security_report
+    from . import durability_report, security_report, seed000_report
     v = View(data)
     lines = ["targets:"]
+    for t, measured, verdict in seed000_report.targets(v):
+        lines.append(f"  {verdict:4s}  seed 000: {t}: {measured}")
     for t, measured, verdict in targets(v):
         lines.append(f"  {verdict:4s}  {t}: {measured}")
     for t, measured, verdict in security_report.targets(v):

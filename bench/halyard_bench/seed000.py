@@ -58,3 +58,30 @@ def published(rate: int, size: int) -> dict:
         "cpu_pct": CPU_PCT.get(rate, f"{CPU_RANGE_PCT[0]:g}–{CPU_RANGE_PCT[1]:g}"),
         "memory_mb": MEMORY_MB.get(rate, f"{MEMORY_RANGE_MB[0]:g}–{MEMORY_RANGE_MB[1]:g}"),
     }
+
+
+# With security (its Figures 12, 15, 16 and Table 12).
+# Latency of the fully protected level (integrity + confidentiality + origin authentication).
+FULL_LATENCY_US: dict[int, float] = {32: 822.0, 8192: 986.0}
+# Overhead over no protection, per level, at 32 B and 8192 B (Figure 16).
+OVERHEAD_PCT: dict[str, tuple[float, float]] = {
+    "sign": (0.13, 1.7),
+    "encrypt": (2.2, 6.9),
+    "encrypt-origin": (5.5, 20.0),
+}
+# CPU % and memory (MB) with security, at 50 and 125 msg/s (Table 12).
+SECURE_CPU_PCT: dict[int, float] = {50: 6.88, 125: 7.64}
+SECURE_MEMORY_MB: dict[int, float] = {50: 86.0, 125: 94.0}
+
+# The comparators of its Tables 13 and 14, as published there.
+COMPARATORS = [
+    {"system": "blockchain CTI sharing (Pahlevan & Ionita, its [18])",
+     "success": "96–99 %", "latency": "seconds", "cpu": "≈34–37 %", "memory": "≈1697 MB",
+     "throughput": "below the send rate"},
+    {"system": "blockchain CTI sharing (Hajizadeh et al., its [17])",
+     "success": "—", "latency": "10 s average, 36 s max at 100 msg/s", "cpu": "—", "memory": "—",
+     "throughput": "49.7 msg/s at 50, 59.7 msg/s at 100"},
+    {"system": "TAXII-based sharing (its [22])",
+     "success": "—", "latency": "48–72 ms", "cpu": "—", "memory": "—", "throughput": "—"},
+]
+TAXII_LATENCY_MS = (48.0, 72.0)

@@ -134,11 +134,13 @@ pub fn token_in_cookies(cookie_header: &str) -> Option<&str> {
         .filter(|v| !v.is_empty() && v.len() <= 256)
 }
 
-/// The `Set-Cookie` value that stores a session token.
-pub fn set_cookie(token: &str) -> String {
+/// The `Set-Cookie` value that stores a session token; `secure` (the node is reached over
+/// HTTPS) adds `Secure`, so the browser never sends it over plain HTTP.
+pub fn set_cookie(token: &str, secure: bool) -> String {
     format!(
-        "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
-        LIFETIME.as_secs()
+        "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        LIFETIME.as_secs(),
+        if secure { "; Secure" } else { "" }
     )
 }
 
@@ -201,6 +203,8 @@ mod tests {
         );
         assert_eq!(token_in_cookies("halyard_session="), None);
         assert_eq!(token_in_cookies("x=y"), None);
-        assert!(set_cookie("t").contains("HttpOnly; SameSite=Strict"));
+        assert!(set_cookie("t", false).contains("HttpOnly; SameSite=Strict"));
+        assert!(!set_cookie("t", false).contains("Secure"));
+        assert!(set_cookie("t", true).ends_with("; Secure"));
     }
 }

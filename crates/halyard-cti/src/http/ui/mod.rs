@@ -171,8 +171,9 @@ pub(crate) async fn read_form(
     super::query_pairs(Some(text), super::rest::QUERY_PAIRS_MAX)
 }
 
-/// Refuses a form post whose `Origin` (or, without one, `Referer`) is not this server.
-pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), HttpError> {
+/// Refuses a form post whose `Origin` (or, without one, `Referer`) is neither this server as
+/// the request names it (`Host`) nor its configured public URL (behind a reverse proxy).
+pub(crate) fn same_origin(headers: &HeaderMap, public_url: Option<&str>) -> Result<(), HttpError> {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -190,7 +191,11 @@ pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), HttpError> {
         .split_once("://")
         .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
         .unwrap_or("");
-    if !host.is_empty() && authority.eq_ignore_ascii_case(host) {
+    let public = public_url
+        .and_then(|u| u.split_once("://"))
+        .map(|(_, rest)| rest.split('/').next().unwrap_or(""));
+    let ours = |a: &str| !a.is_empty() && authority.eq_ignore_ascii_case(a);
+    if ours(host) || public.is_some_and(ours) {
         Ok(())
     } else {
         Err(HttpError::forbidden(format!(
@@ -201,11 +206,12 @@ pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), HttpError> {
 
 /// Checks a form post of a session: same origin and the session's CSRF token.
 pub(crate) fn check_form(
+    state: &AppState,
     viewer: &Viewer,
     headers: &HeaderMap,
     form: &[(String, String)],
 ) -> Result<(), HttpError> {
-    same_origin(headers)?;
+    same_origin(headers, public_url(state))?;
     let sent = form
         .iter()
         .find(|(k, _)| k == "csrf")
@@ -218,6 +224,11 @@ pub(crate) fn check_form(
             "the form's CSRF token is missing or not this session's: reload the page and try again",
         ))
     }
+}
+
+/// The node's configured public URL, if any.
+fn public_url(state: &AppState) -> Option<&str> {
+    state.node.config().listen.public_url.as_deref()
 }
 
 /// The value of form field `name` (the first).
@@ -266,7 +277,7 @@ async fn login(
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Result<Response, HttpError> {
-    same_origin(&headers)?;
+    same_origin(&headers, public_url(&state))?;
     let form = read_form(&state, &headers, body).await?;
     let name = field(&form, "name").unwrap_or("").trim();
     let password = field(&form, "password").unwrap_or("");
@@ -283,7 +294,9 @@ async fn login(
         Ok(user) => {
             let (token, _csrf) = state.sessions.open(&user.name, Instant::now());
             let mut resp = Redirect::to(next).into_response();
-            if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&token)) {
+            // Behind a TLS reverse proxy (`listen.public_url` is https) the cookie is Secure.
+            let secure = public_url(&state).is_some_and(|u| u.starts_with("https://"));
+            if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&token, secure)) {
                 resp.headers_mut().insert(header::SET_COOKIE, v);
             }
             Ok(resp)
@@ -318,7 +331,7 @@ async fn logout(
     body: axum::body::Body,
 ) -> Result<Response, HttpError> {
     let form = read_form(&state, &headers, body).await?;
-    check_form(&viewer, &headers, &form)?;
+    check_form(&state, &viewer, &headers, &form)?;
     if let Some(token) = headers
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
@@ -408,18 +421,25 @@ mod tests {
     fn a_form_of_another_site_is_refused() {
         let mut h = HeaderMap::new();
         h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8441"));
-        assert!(same_origin(&h).is_ok());
+        assert!(same_origin(&h, None).is_ok());
         h.insert(
             header::ORIGIN,
             HeaderValue::from_static("http://127.0.0.1:8441"),
         );
-        assert!(same_origin(&h).is_ok());
+        assert!(same_origin(&h, None).is_ok());
         h.insert(
             header::ORIGIN,
             HeaderValue::from_static("http://127.0.0.1:9999"),
         );
-        assert!(same_origin(&h).is_err());
+        assert!(same_origin(&h, None).is_err());
         h.insert(header::ORIGIN, HeaderValue::from_static("null"));
-        assert!(same_origin(&h).is_err());
+        assert!(same_origin(&h, None).is_err());
+        // Behind a reverse proxy: the public URL's origin is the node's too.
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://cti.acme.example"),
+        );
+        assert!(same_origin(&h, Some("https://cti.acme.example/")).is_ok());
+        assert!(same_origin(&h, Some("https://other.example")).is_err());
     }
 }

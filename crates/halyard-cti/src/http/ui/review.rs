@@ -160,7 +160,7 @@ pub(crate) async fn decide(
     body: axum::body::Body,
 ) -> Result<Response, HttpError> {
     let form = read_form(&state, &headers, body).await?;
-    check_form(&viewer, &headers, &form)?;
+    check_form(&state, &viewer, &headers, &form)?;
     crate::http::auth::require(&viewer.user, Role::Reviewer)?;
     let r = load(&state, &viewer, &n).await?;
     let note = field(&form, "note")
