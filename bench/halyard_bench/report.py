@@ -804,8 +804,10 @@ def build(data: dict) -> Doc:
     security_first = set(data["campaign"].get("dims") or []) == {"security"}
     if security_first:
         security_report.section(doc, v)
-    doc.h(2, "Targets")
-    doc.table(["target", "measured", "verdict"], targets(v))
+    # The campaign's own targets are about dimensions a seed-000-only campaign does not run.
+    if set(data["campaign"].get("dims") or []) != {"seed000"}:
+        doc.h(2, "Targets")
+        doc.table(["target", "measured", "verdict"], targets(v))
     if v.others and "halyard" in v.active:
         doc.h(2, "Halyard ÷ peer")
         doc.table(["peer", "latency 50% (points)", "reliable throughput (points)", "best-effort throughput (points)",

@@ -15,8 +15,9 @@ use std::time::Duration;
 const USAGE: &str = "usage:
   halyard-cti serve --config FILE
       runs an organisation's sharing node: DDS (its sectors' partitions, protected by
-      marking), the durability service, the TAXII 2.1 server and the REST API; prints the
-      TAXII base URL once ready and runs until SIGINT or SIGTERM
+      marking), the durability service, the TAXII 2.1 server, the REST API and the web
+      dashboard (/ui/: live feed, search, review queue, audit, community status, plots);
+      prints their URLs once ready and runs until SIGINT or SIGTERM
   halyard-cti community init [--dir DIR] --org NAME --sector S [--sector S]...
                              [--org NAME --sector S...]... [--domain ID] [--base-port PORT]
                              [--days N] [--force]
@@ -44,7 +45,8 @@ const USAGE: &str = "usage:
       finance) and coral-bank (finance), each a node process with its own DDS Security
       identity; a feed per organisation publishes generated STIX (indicators, malware,
       relationships, sightings, notes with personal data for the sanitiser) at N bursts a
-      second (default 1); prints each node's TAXII URL and login, then the delivery figures
+      second (default 1); prints each node's dashboard, TAXII and REST URLs and logins, then
+      the delivery figures
       every 5 s; runs until Ctrl-C, or for S seconds. DIR (default: a new directory under
       the system's temporary directory) holds the community; ports from --base-port
       (default 8441; 0 picks free ones); DDS domain 42 unless --domain
