@@ -406,6 +406,20 @@ fn review_json(r: &ReviewItem) -> Value {
     })
 }
 
+/// The review items a `state` filter asks for: `pending`, `approved`, `rejected` or `all`
+/// (`None`).
+pub(crate) fn review_state_filter(state: &str) -> Result<Option<ReviewState>, HttpError> {
+    match state {
+        "pending" => Ok(Some(ReviewState::Pending)),
+        "approved" => Ok(Some(ReviewState::Approved)),
+        "rejected" => Ok(Some(ReviewState::Rejected)),
+        "all" => Ok(None),
+        other => Err(HttpError::bad_request(format!(
+            "state {other:?}: one of pending, approved, rejected, all"
+        ))),
+    }
+}
+
 /// `GET /api/v1/review?state=pending|approved|rejected|all&limit=` (reviewers and admins).
 async fn review_list(
     Authed(user): Authed,
@@ -414,17 +428,7 @@ async fn review_list(
 ) -> Result<Response, HttpError> {
     require(&user, Role::Reviewer)?;
     let pairs = query_pairs(raw.as_deref(), QUERY_PAIRS_MAX)?;
-    let wanted = match single(&pairs, "state")?.unwrap_or("pending") {
-        "pending" => Some(ReviewState::Pending),
-        "approved" => Some(ReviewState::Approved),
-        "rejected" => Some(ReviewState::Rejected),
-        "all" => None,
-        other => {
-            return Err(HttpError::bad_request(format!(
-                "state {other:?}: one of pending, approved, rejected, all"
-            )))
-        }
-    };
+    let wanted = review_state_filter(single(&pairs, "state")?.unwrap_or("pending"))?;
     let limit = opt_count(&pairs, "limit", LIST_DEFAULT, LIST_MAX)?.max(1);
     let node = state.node.clone();
     let items = blocking(move || Ok(node.db().review_items(wanted, limit)?)).await?;
@@ -558,7 +562,8 @@ async fn reject(
     decide(state, user, n, headers, body, false).await
 }
 
-fn audit_json(a: &AuditRecord) -> Value {
+/// An audit line as JSON (its detail parsed when it is JSON).
+pub(crate) fn audit_json(a: &AuditRecord) -> Value {
     let detail = serde_json::from_str::<Value>(&a.entry.detail)
         .unwrap_or_else(|_| Value::String(a.entry.detail.clone()));
     json!({

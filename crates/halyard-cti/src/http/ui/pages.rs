@@ -3,7 +3,7 @@
 
 use super::{render, Me, Viewer};
 use crate::http::errors::HttpError;
-use crate::http::rest::{search_query, visible, QUERY_PAIRS_MAX};
+use crate::http::rest::{audit_json, search_query, visible, QUERY_PAIRS_MAX};
 use crate::http::timefmt::format_us;
 use crate::http::{blocking, query_pairs, AppState};
 use crate::store::{Role, SearchQuery, StoredObject};
@@ -291,20 +291,7 @@ pub(crate) async fn audit(
         Ok(db.audit_log(after, AUDIT_ROWS)?)
     })
     .await?;
-    let entries: Vec<Value> = lines
-        .iter()
-        .rev()
-        .map(|a| {
-            json!({
-                "seq": a.seq,
-                "at": format_us(a.at_us),
-                "actor": a.entry.actor,
-                "action": a.entry.action,
-                "object_id": a.entry.object_id,
-                "detail": a.entry.detail,
-            })
-        })
-        .collect();
+    let entries: Vec<Value> = lines.iter().rev().map(audit_json).collect();
     Ok(render(
         StatusCode::OK,
         "audit.html",

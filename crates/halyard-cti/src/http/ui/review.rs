@@ -5,7 +5,7 @@
 
 use super::{check_form, field, read_form, render, Me, Viewer};
 use crate::http::errors::HttpError;
-use crate::http::rest::{may_see, NOTE_CHARS_MAX};
+use crate::http::rest::{may_see, review_state_filter, NOTE_CHARS_MAX};
 use crate::http::timefmt::format_us;
 use crate::http::{blocking, query_pairs, single, AppState};
 use crate::node::Decision;
@@ -74,17 +74,7 @@ pub(crate) async fn list(
     crate::http::auth::require(&viewer.user, Role::Reviewer)?;
     let pairs = query_pairs(raw.as_deref(), 8)?;
     let shown = single(&pairs, "state")?.unwrap_or("pending").to_string();
-    let wanted = match shown.as_str() {
-        "pending" => Some(ReviewState::Pending),
-        "approved" => Some(ReviewState::Approved),
-        "rejected" => Some(ReviewState::Rejected),
-        "all" => None,
-        other => {
-            return Err(HttpError::bad_request(format!(
-                "state {other:?}: one of pending, approved, rejected, all"
-            )))
-        }
-    };
+    let wanted = review_state_filter(&shown)?;
     let node = state.node.clone();
     let items = blocking(move || Ok(node.db().review_items(wanted, LIST_ROWS)?)).await?;
     let items: Vec<Value> = items
