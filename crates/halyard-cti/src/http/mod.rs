@@ -1,5 +1,5 @@
 //! The node's HTTP server: TAXII 2.1 ([`taxii`], at `/taxii2/`), a JSON REST API
-//! ([`rest`], at `/api/v1/`) and the web dashboard ([`ui`], at `/ui/`), all over the same
+//! ([`rest`], at `/api/v1/`) and the web dashboard (`ui`, at `/ui/`), all over the same
 //! [`Node`].
 //!
 //! Every request passes one outer layer, `guard`, which bounds it before any handler runs
