@@ -54,8 +54,9 @@
 //! stream. So a commit past the bound tries the RESTART without waiting
 //! (busy timeout zero): if this thread is checkpointing, the log grows a little more and the
 //! next commit tries again; when this thread is idle, the restart only has what was
-//! committed since its last pass to copy. Past twice the bound (this thread cannot keep up)
-//! a commit waits, so the log stays bounded.
+//! committed since its last pass to copy. Past twice the bound (this thread cannot keep up,
+//! or a restart was deferred) every commit runs a TRUNCATE checkpoint, waiting if need be,
+//! which empties the log itself: so the log stays bounded.
 //!
 //! Each restart still copies and syncs what this thread had not, and the commit that runs it
 //! holds up the stream meanwhile: the fewer restarts the better, hence a bound of hundreds
@@ -179,6 +180,14 @@ impl Checkpointer {
         let grown = len.saturating_sub(self.log_len);
         self.log_len = len;
         self.since_wake = self.since_wake.saturating_add(bytes.max(grown));
+        // Past twice the bound the log is restarted now, whatever an earlier restart said:
+        // a RESTART that succeeded while a checkpoint pass still held frames leaves the log
+        // growing from where it was (SQLite restarts it only at a write that finds it wholly
+        // copied), so the length itself decides, at every commit.
+        if len > self.limit.saturating_mul(2) {
+            self.restart_owed = true;
+            return LogRestart::Now;
+        }
         if self.since_wake < SIGNAL_BYTES && !self.restart_owed {
             return LogRestart::No;
         }
@@ -192,9 +201,7 @@ impl Checkpointer {
             }
         }
         self.restart_owed = len > self.limit;
-        if len > self.limit.saturating_mul(2) {
-            LogRestart::Now
-        } else if self.restart_owed {
+        if self.restart_owed {
             LogRestart::IfIdle
         } else {
             LogRestart::No
@@ -209,8 +216,16 @@ impl Checkpointer {
         if !wait {
             conn.busy_timeout(std::time::Duration::ZERO)?;
         }
-        // (busy, log frames, frames checkpointed): busy = 1 when it could not finish.
-        let done = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
+        // (busy, log frames, frames checkpointed): busy = 1 when it could not finish. Past
+        // twice the bound (`wait`) TRUNCATE: it empties the log itself, where a RESTART only
+        // lets the next write start it over, which a checkpoint pass beginning meanwhile can
+        // defer while the log keeps growing.
+        let sql = if wait {
+            "PRAGMA wal_checkpoint(TRUNCATE)"
+        } else {
+            "PRAGMA wal_checkpoint(RESTART)"
+        };
+        let done = conn.query_row(sql, [], |r| r.get::<_, i64>(0));
         if !wait {
             conn.busy_timeout(BUSY_TIMEOUT)?;
         }
