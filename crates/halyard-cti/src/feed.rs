@@ -42,16 +42,19 @@ pub struct FeedEvent {
     pub stored_at_ns: i64,
 }
 
+/// What names an object for a person: its `name`, else its `pattern`, `content` or `value`.
+pub fn display_name(object: &serde_json::Value) -> Option<&str> {
+    ["name", "pattern", "content", "value"]
+        .iter()
+        .find_map(|k| object.get(*k).and_then(|n| n.as_str()))
+}
+
 impl FeedEvent {
     /// The event of a stored row.
     pub fn of(row: &NewObject, received: bool, stored_at_ns: i64) -> FeedEvent {
         let name = serde_json::from_str::<serde_json::Value>(&row.json)
             .ok()
-            .and_then(|v| {
-                ["name", "pattern", "content", "value"]
-                    .iter()
-                    .find_map(|k| v.get(*k).and_then(|n| n.as_str()).map(str::to_string))
-            });
+            .and_then(|v| display_name(&v).map(str::to_string));
         FeedEvent {
             id: row.id.clone(),
             stix_type: row.stix_type.clone(),

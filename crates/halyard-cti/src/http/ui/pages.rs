@@ -52,20 +52,13 @@ pub(crate) struct Row {
     revoked: bool,
 }
 
-/// A display name of an object: its `name`, else its pattern, else its id.
-fn display_name(object: &Value, id: &str) -> String {
-    ["name", "pattern", "content", "value"]
-        .iter()
-        .find_map(|k| object.get(*k).and_then(Value::as_str))
-        .map(|s| s.chars().take(160).collect())
-        .unwrap_or_else(|| id.to_string())
-}
-
 impl Row {
     fn of(o: &StoredObject) -> Row {
         let object = serde_json::from_str::<Value>(&o.json).unwrap_or(Value::Null);
         Row {
-            name: display_name(&object, &o.id),
+            name: crate::feed::display_name(&object)
+                .map(|s| s.chars().take(160).collect())
+                .unwrap_or_else(|| o.id.clone()),
             id: o.id.clone(),
             stix_type: o.stix_type.clone(),
             tlp: o.tlp.as_str(),
